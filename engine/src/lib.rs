@@ -1,0 +1,46 @@
+//! Baton's engine: the tool contract, the tool pool and the per-call pipeline.
+//!
+//! This crate knows no concrete tool and no scheduling: it defines what a
+//! tool is ([`tool`]), which tools are offered ([`pool`]), and what happens
+//! to one call from lookup to result ([`pipeline`]), with permission and
+//! hooks as pluggable stages ([`permission`], [`hooks`]). The actor runtime
+//! decides when calls run; the tools crate provides the built-ins.
+
+pub mod call;
+pub mod cancel;
+pub mod content;
+pub mod context;
+pub mod deferred;
+pub mod extensions;
+pub mod hooks;
+pub mod output;
+pub mod paths;
+pub mod permission;
+pub mod pipeline;
+pub mod pool;
+pub mod schema;
+pub mod session;
+pub mod tool;
+pub mod wire;
+
+pub use call::{CallResult, Outcome, ToolUse};
+pub use cancel::{CancelReason, CancelScope};
+pub use content::ContentBlock;
+pub use context::{Context, ContextModifier, ToolContext};
+pub use hooks::{Hook, HookDecision, HookEvent, HookInput, HookOutcome, HookRegistry};
+pub use output::{ToolError, ToolOutput};
+pub use permission::{
+    AllowAll, Approval, ApprovalRequest, Approver, PermissionDecision, PermissionMode,
+    PermissionPolicy, PermissionTarget, ToolPermission,
+};
+pub use pipeline::{Pipeline, PreparedCall};
+pub use pool::{PoolSpec, ToolPool};
+pub use progress::{Progress, ProgressSink};
+pub use session::{Notification, Session};
+pub use tool::{InterruptBehavior, Tool, ToolDef, ToolLogic, ToolOrigin};
+
+pub mod progress;
+
+/// Re-exported so tool crates derive schemas with the same version.
+pub use async_trait::async_trait;
+pub use schemars;

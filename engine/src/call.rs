@@ -1,0 +1,129 @@
+//! A call going in ([`ToolUse`]) and its result coming out ([`CallResult`]).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::content::ContentBlock;
+use crate::context::ContextModifier;
+
+/// One `tool_use` block as the model sent it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolUse {
+    pub id: String,
+    pub name: String,
+    pub input: Value,
+    /// Set when the input arrived as text that was not valid JSON; the input
+    /// is then `{}` (SPEC §4.3) and the error result says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_error: Option<String>,
+}
+
+impl ToolUse {
+    pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        ToolUse {
+            id: id.into(),
+            name: name.into(),
+            input,
+            input_error: None,
+        }
+    }
+
+    /// A call whose input is JSON text (as it accumulates while streaming).
+    /// Text that does not parse becomes `{}` with the parse error kept.
+    pub fn from_json_text(id: impl Into<String>, name: impl Into<String>, text: &str) -> Self {
+        let (input, input_error) = if text.trim().is_empty() {
+            (Value::Object(Default::default()), None)
+        } else {
+            match serde_json::from_str::<Value>(text) {
+                Ok(v) => (v, None),
+                Err(e) => (Value::Object(Default::default()), Some(e.to_string())),
+            }
+        };
+        ToolUse {
+            id: id.into(),
+            name: name.into(),
+            input,
+            input_error,
+        }
+    }
+}
+
+/// How a call ended, for hosts, policies and tests; the model only sees the
+/// content.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The tool ran and reported success.
+    Success,
+    /// The tool ran and reported an error itself (`is_error` or `Err`).
+    ToolError,
+    /// The tool panicked.
+    Panicked,
+    UnknownTool,
+    InvalidInput,
+    ValidationFailed,
+    /// Permission or a hook said no.
+    Denied,
+    /// Cancelled; `started` tells whether it was stopped while running.
+    Cancelled {
+        started: bool,
+    },
+    /// The engine failed in a way that is not the tool's fault.
+    Internal,
+}
+
+/// The single result of one call.
+#[derive(Debug)]
+pub struct CallResult {
+    pub call_id: String,
+    pub tool_name: String,
+    pub content: Vec<ContentBlock>,
+    pub is_error: bool,
+    pub outcome: Outcome,
+    pub extra_messages: Vec<Value>,
+    /// Context change to apply before later calls (only from unsafe calls).
+    pub modifier: Option<ContextModifier>,
+    /// A hook asked to end the turn after this batch.
+    pub stop_turn: Option<String>,
+    /// Non-blocking problems (hook errors) for the host's log.
+    pub diagnostics: Vec<String>,
+}
+
+impl CallResult {
+    /// A result with just content.
+    pub fn new(
+        call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        content: Vec<ContentBlock>,
+        is_error: bool,
+        outcome: Outcome,
+    ) -> Self {
+        CallResult {
+            call_id: call_id.into(),
+            tool_name: tool_name.into(),
+            content,
+            is_error,
+            outcome,
+            extra_messages: Vec::new(),
+            modifier: None,
+            stop_turn: None,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// An error result whose only content is `text`.
+    pub fn error(call: &ToolUse, text: String, outcome: Outcome) -> Self {
+        CallResult::new(
+            call.id.clone(),
+            call.name.clone(),
+            vec![ContentBlock::text(text)],
+            true,
+            outcome,
+        )
+    }
+
+    /// All text content joined (images skipped).
+    pub fn text(&self) -> String {
+        crate::content::joined_text(&self.content)
+    }
+}

@@ -1,0 +1,138 @@
+//! Cancellation scopes: turn → batch → call → nested batch.
+//!
+//! A bare token says *that* work was cancelled; the model also needs to know
+//! *why* (the user pressed Esc, a sibling shell command failed, the engine is
+//! shutting down), because the result text differs. So each scope carries the
+//! reason it was cancelled with, and a child that was cancelled through its
+//! parent reports the parent's reason. Cancelling a parent reaches every
+//! descendant; cancelling a child never touches the parent.
+
+use std::sync::{Arc, OnceLock};
+
+use tokio_util::sync::CancellationToken;
+
+/// Why a scope was cancelled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CancelReason {
+    /// The user stopped the turn (Esc / Ctrl-C).
+    User,
+    /// The user typed a new message; only tools that interrupt on it stop.
+    NewMessage,
+    /// The engine cancelled this call because an earlier call failed.
+    Sibling {
+        /// Id of the call whose failure triggered the cancellation.
+        failed_call_id: String,
+        /// Short label of the failed call, e.g. `Bash(make -j8…)`.
+        failed_call: String,
+    },
+    /// The engine or host is shutting down.
+    Shutdown,
+    /// Anything else, with a description.
+    Other(String),
+}
+
+#[derive(Debug, Default)]
+struct ScopeState {
+    reason: OnceLock<CancelReason>,
+}
+
+/// A node of the cancellation tree. Cheap to clone; clones share the node.
+#[derive(Clone, Debug)]
+pub struct CancelScope {
+    token: CancellationToken,
+    state: Arc<ScopeState>,
+    parent: Option<Box<CancelScope>>,
+}
+
+impl Default for CancelScope {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CancelScope {
+    /// A root scope.
+    pub fn new() -> Self {
+        CancelScope {
+            token: CancellationToken::new(),
+            state: Arc::new(ScopeState::default()),
+            parent: None,
+        }
+    }
+
+    /// A scope cancelled whenever this one is, which can also be cancelled alone.
+    pub fn child(&self) -> Self {
+        CancelScope {
+            token: self.token.child_token(),
+            state: Arc::new(ScopeState::default()),
+            parent: Some(Box::new(self.clone())),
+        }
+    }
+
+    /// Cancels this scope and all its descendants. The first reason sticks:
+    /// cancelling twice is harmless and keeps the original explanation.
+    pub fn cancel(&self, reason: CancelReason) {
+        let _ = self.state.reason.set(reason);
+        self.token.cancel();
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.token.is_cancelled()
+    }
+
+    /// Why this scope is cancelled: its own reason, else the nearest
+    /// cancelled ancestor's. `None` while not cancelled.
+    pub fn reason(&self) -> Option<CancelReason> {
+        if !self.token.is_cancelled() {
+            return None;
+        }
+        let mut scope = Some(self);
+        while let Some(s) = scope {
+            if let Some(r) = s.state.reason.get() {
+                return Some(r.clone());
+            }
+            scope = s.parent.as_deref();
+        }
+        Some(CancelReason::Other("cancelled".into()))
+    }
+
+    /// Resolves when this scope is cancelled.
+    pub async fn cancelled(&self) {
+        self.token.cancelled().await
+    }
+
+    /// The underlying token, for APIs that take one.
+    pub fn token(&self) -> &CancellationToken {
+        &self.token
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parent_reason_reaches_children_but_not_the_reverse() {
+        let batch = CancelScope::new();
+        let call = batch.child();
+        let nested = call.child();
+        nested.cancel(CancelReason::Shutdown);
+        assert!(!call.is_cancelled());
+        assert!(!batch.is_cancelled());
+
+        let other = call.child();
+        batch.cancel(CancelReason::User);
+        assert!(other.is_cancelled());
+        assert_eq!(other.reason(), Some(CancelReason::User));
+        // A scope cancelled first keeps its own reason.
+        assert_eq!(nested.reason(), Some(CancelReason::Shutdown));
+    }
+
+    #[test]
+    fn first_reason_sticks() {
+        let s = CancelScope::new();
+        s.cancel(CancelReason::NewMessage);
+        s.cancel(CancelReason::User);
+        assert_eq!(s.reason(), Some(CancelReason::NewMessage));
+    }
+}

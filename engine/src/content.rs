@@ -1,0 +1,75 @@
+//! What a tool hands back to the model.
+//!
+//! The wire formats disagree on what a tool result may contain (Anthropic takes
+//! text and image blocks, OpenAI takes a string), so tools produce this neutral
+//! form and `wire` renders it. Structured JSON stays structured until the last
+//! moment so hooks and hosts can read it without re-parsing text.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One block of a tool's output.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Plain text.
+    Text { text: String },
+    /// A base64-encoded image (`media_type` such as `image/png`).
+    Image { media_type: String, data: String },
+    /// Structured output; rendered as JSON text for the model.
+    Json { value: Value },
+}
+
+impl ContentBlock {
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text { text: text.into() }
+    }
+
+    pub fn json(value: Value) -> Self {
+        ContentBlock::Json { value }
+    }
+
+    pub fn image(media_type: impl Into<String>, base64_data: impl Into<String>) -> Self {
+        ContentBlock::Image {
+            media_type: media_type.into(),
+            data: base64_data.into(),
+        }
+    }
+
+    pub fn is_image(&self) -> bool {
+        matches!(self, ContentBlock::Image { .. })
+    }
+
+    /// The block as the model reads it in text form (images have no text form).
+    pub fn as_text(&self) -> Option<String> {
+        match self {
+            ContentBlock::Text { text } => Some(text.clone()),
+            ContentBlock::Json { value } => Some(value.to_string()),
+            ContentBlock::Image { .. } => None,
+        }
+    }
+
+    /// Characters this block costs in the result-size budget (SPEC §9).
+    /// Images are not counted: they are never spilled.
+    pub fn char_len(&self) -> usize {
+        match self {
+            ContentBlock::Text { text } => text.chars().count(),
+            ContentBlock::Json { value } => value.to_string().chars().count(),
+            ContentBlock::Image { .. } => 0,
+        }
+    }
+}
+
+/// Concatenated text of a list of blocks, images skipped.
+pub fn joined_text(blocks: &[ContentBlock]) -> String {
+    let mut out = String::new();
+    for block in blocks {
+        if let Some(text) = block.as_text() {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&text);
+        }
+    }
+    out
+}

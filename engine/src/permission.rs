@@ -1,0 +1,182 @@
+//! The permission stage's contract.
+//!
+//! The pipeline asks a [`PermissionPolicy`] for a decision and, when the answer
+//! is "ask", an [`Approver`] (the host). The Claude Code-compatible rule engine
+//! is one policy; [`AllowAll`] is the default so the engine works before any
+//! settings are loaded. Tools describe *what* a call touches through
+//! [`PermissionTarget`], so rules can be matched without the policy knowing
+//! any concrete tool.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::context::Context;
+use crate::tool::Tool;
+
+/// Permission modes, named as in Claude Code settings (SPEC §11).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PermissionMode {
+    #[default]
+    Default,
+    AcceptEdits,
+    Plan,
+    DontAsk,
+    BypassPermissions,
+}
+
+impl PermissionMode {
+    pub const ALL: [PermissionMode; 5] = [
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Plan,
+        PermissionMode::DontAsk,
+        PermissionMode::BypassPermissions,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::DontAsk => "dontAsk",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+        }
+    }
+}
+
+impl fmt::Display for PermissionMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for PermissionMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        PermissionMode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown permission mode `{s}` (expected one of: default, acceptEdits, plan, dontAsk, bypassPermissions)"
+                )
+            })
+    }
+}
+
+/// Whether a file tool reads or writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FileAccess {
+    Read,
+    Write,
+}
+
+/// What a call touches, as far as permission rules care.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PermissionTarget {
+    /// Rules match on the tool name only.
+    None,
+    /// A shell command (Bash rules).
+    Command(String),
+    /// A file or directory, absolute (file tool rules). Writes are matched
+    /// by `Edit(...)` rules whatever the tool.
+    Path { path: PathBuf, access: FileAccess },
+    /// A URL (WebFetch domain rules).
+    Url(String),
+}
+
+/// A tool's own view of a call's permission (SPEC §2 `check_permissions`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolPermission {
+    /// No opinion; the rules decide.
+    Defer,
+    Allow,
+    Ask(String),
+    Deny(String),
+}
+
+/// Everything a policy may look at.
+#[derive(Debug)]
+pub struct PermissionRequest<'a> {
+    pub tool: &'a Tool,
+    pub input: &'a Value,
+    pub target: &'a PermissionTarget,
+    pub read_only: bool,
+    pub context: &'a Context,
+}
+
+/// Where an "ask" came from: hooks may not override a rule's ask (SPEC §4.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AskSource {
+    /// An explicit ask rule matched.
+    Rule,
+    /// No rule matched and the mode's default is to ask.
+    ModeDefault,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PermissionDecision {
+    Allow,
+    Ask {
+        reason: String,
+        source: AskSource,
+        /// A rule the user could add to allow calls like this one.
+        suggestion: Option<String>,
+    },
+    Deny {
+        reason: String,
+    },
+}
+
+/// Decides whether a call may run.
+pub trait PermissionPolicy: Send + Sync {
+    fn decide(&self, request: &PermissionRequest<'_>) -> PermissionDecision;
+
+    /// A rule that removes the whole tool from the pool (SPEC §3 step 1).
+    fn denies_whole_tool(&self, _tool_name: &str) -> bool {
+        false
+    }
+}
+
+/// Allows every call. The engine's default policy.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AllowAll;
+
+impl PermissionPolicy for AllowAll {
+    fn decide(&self, _request: &PermissionRequest<'_>) -> PermissionDecision {
+        PermissionDecision::Allow
+    }
+}
+
+/// A question to the host (or user) about one call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    pub call_id: String,
+    pub tool_name: String,
+    pub input: Value,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Approval {
+    Allow,
+    Deny {
+        #[serde(default)]
+        reason: Option<String>,
+    },
+}
+
+/// Answers "ask" decisions. Without one, ask means deny.
+#[async_trait]
+pub trait Approver: Send + Sync {
+    async fn approve(&self, request: ApprovalRequest) -> Approval;
+}

@@ -1,0 +1,108 @@
+//! The call itself: run the tool, survive its panics, honour cancellation.
+//!
+//! Tools get the cancellation scope and are expected to stop promptly (Bash
+//! kills its process group). A tool that ignores it is given a grace period
+//! to return whatever it has, then its future is dropped, so a misbehaving
+//! tool cannot hold a batch hostage.
+
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
+
+use super::{messages, CallState, Pipeline};
+use crate::call::{CallResult, Outcome};
+use crate::content::ContentBlock;
+use crate::output::{ToolError, ToolOutput};
+use crate::tool::Tool;
+
+type Ran = Result<Result<ToolOutput, ToolError>, Box<dyn std::any::Any + Send>>;
+
+pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool) -> CallResult {
+    let Some(parsed) = state.parsed.take() else {
+        return CallResult::error(
+            &state.call,
+            messages::internal("no parsed input at call time"),
+            Outcome::Internal,
+        );
+    };
+    let ctx = state.ctx.clone();
+    let cancel = ctx.cancel.clone();
+    let running = AssertUnwindSafe(tool.call(parsed, ctx)).catch_unwind();
+    tokio::pin!(running);
+
+    let ran: Ran;
+    let mut cancelled = None;
+    tokio::select! {
+        biased;
+        r = &mut running => ran = r,
+        _ = cancel.cancelled() => {
+            cancelled = cancel.reason();
+            match tokio::time::timeout(pipeline.cancel_grace, &mut running).await {
+                Ok(r) => ran = r,
+                Err(_) => ran = Ok(Err(ToolError::new("did not stop within the grace period"))),
+            }
+        }
+    }
+    // The tool may also have noticed cancellation itself and returned early.
+    if cancelled.is_none() {
+        cancelled = cancel.reason();
+    }
+
+    if let Some(reason) = cancelled {
+        let mut content = vec![ContentBlock::text(messages::cancelled(&reason, true))];
+        if let Ok(Ok(output)) = ran {
+            content.extend(output.content.into_iter().filter(|b| !is_blank(b)));
+        }
+        return CallResult::new(
+            state.call.id.clone(),
+            state.call.name.clone(),
+            content,
+            true,
+            Outcome::Cancelled { started: true },
+        );
+    }
+
+    match ran {
+        Ok(Ok(output)) => {
+            let outcome = if output.is_error {
+                Outcome::ToolError
+            } else {
+                Outcome::Success
+            };
+            let mut result = CallResult::new(
+                state.call.id.clone(),
+                state.call.name.clone(),
+                output.content,
+                output.is_error,
+                outcome,
+            );
+            result.extra_messages = output.extra_messages;
+            result.modifier = output.modifier;
+            result
+        }
+        Ok(Err(err)) => CallResult::error(
+            &state.call,
+            messages::tool_failed(&err.message),
+            Outcome::ToolError,
+        ),
+        Err(panic) => CallResult::error(
+            &state.call,
+            messages::panicked(tool.name(), &panic_message(panic.as_ref())),
+            Outcome::Panicked,
+        ),
+    }
+}
+
+fn is_blank(block: &ContentBlock) -> bool {
+    matches!(block, ContentBlock::Text { text } if text.trim().is_empty())
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "no message".to_string()
+    }
+}

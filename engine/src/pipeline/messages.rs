@@ -1,0 +1,136 @@
+//! Every text Baton itself writes into a result.
+//!
+//! Each says what happened and what the model can do next. Errors Baton
+//! detects are wrapped in `<tool_use_error>`, the convention models are
+//! trained on; permission denials and a tool's own failures are plain text.
+
+use crate::cancel::CancelReason;
+use crate::schema::SchemaProblem;
+
+pub fn wrap(text: &str) -> String {
+    format!("<tool_use_error>{text}</tool_use_error>")
+}
+
+pub fn unknown_tool(name: &str) -> String {
+    wrap(&format!(
+        "There is no tool named `{name}`. Call one of the tools listed in your tool definitions, spelled exactly as listed."
+    ))
+}
+
+pub fn invalid_input(
+    tool: &str,
+    problems: &[SchemaProblem],
+    json_error: Option<&str>,
+    deferred_hint: bool,
+) -> String {
+    let mut text = String::new();
+    if let Some(err) = json_error {
+        text.push_str(&format!(
+            "The input for `{tool}` was not valid JSON ({err}), so it was read as {{}}.\n"
+        ));
+    }
+    text.push_str(&format!(
+        "The input for `{tool}` does not match its schema:\n"
+    ));
+    for p in problems {
+        text.push_str(&format!("- {p}\n"));
+    }
+    text.push_str("Fix every problem listed and call the tool again.");
+    if deferred_hint {
+        text.push_str(&format!(
+            "\n`{tool}` is a deferred tool whose definition you have not loaded yet: call ToolSearch with query \"select:{tool}\" first, then call it with the parameters its definition gives."
+        ));
+    }
+    wrap(&text)
+}
+
+pub fn validation_failed(tool: &str, message: &str) -> String {
+    wrap(&format!("`{tool}` rejected its input: {message}"))
+}
+
+pub fn hook_rewrite_invalid(tool: &str, problems: &[SchemaProblem]) -> String {
+    let list: Vec<String> = problems.iter().map(|p| format!("- {p}")).collect();
+    wrap(&format!(
+        "A PreToolUse hook rewrote the input of `{tool}` into one that does not match its schema, so the call did not run:\n{}",
+        list.join("\n")
+    ))
+}
+
+pub fn hook_denied(tool: &str, reason: Option<&str>) -> String {
+    match reason {
+        Some(r) if !r.trim().is_empty() => {
+            format!("A PreToolUse hook blocked this `{tool}` call: {}", r.trim())
+        }
+        _ => format!("A PreToolUse hook blocked this `{tool}` call and gave no reason."),
+    }
+}
+
+pub fn denied(tool: &str, reason: &str) -> String {
+    format!("Permission to use `{tool}` was denied: {reason}. Do not retry the same call; choose another approach or ask the user.")
+}
+
+pub fn needs_approval(tool: &str, reason: &str, suggestion: Option<&str>) -> String {
+    let mut text = format!(
+        "This `{tool}` call needs the user's approval ({reason}), and no one is available to approve it, so it did not run."
+    );
+    if let Some(rule) = suggestion {
+        text.push_str(&format!(
+            " Adding the rule `{rule}` to permissions.allow would let calls like it run."
+        ));
+    }
+    text
+}
+
+pub fn user_rejected(tool: &str, reason: Option<&str>) -> String {
+    match reason {
+        Some(r) if !r.trim().is_empty() => format!(
+            "The user declined this `{tool}` call: {}. It did not run; wait for the user's direction.",
+            r.trim()
+        ),
+        _ => format!("The user declined this `{tool}` call. It did not run; wait for the user's direction."),
+    }
+}
+
+pub fn tool_failed(message: &str) -> String {
+    message.to_string()
+}
+
+pub fn panicked(tool: &str, message: &str) -> String {
+    wrap(&format!(
+        "`{tool}` crashed while running (internal error: {message}). Its action may have partly happened: check its effects before trying again."
+    ))
+}
+
+pub fn internal(message: &str) -> String {
+    wrap(&format!(
+        "Baton failed internally ({message}); the call did not run. Try again."
+    ))
+}
+
+/// Why a call did not run, or was stopped (SPEC §7, §8).
+pub fn cancelled(reason: &CancelReason, started: bool) -> String {
+    let what = if started {
+        "was stopped while running; its action was cut short and may be partly done"
+    } else {
+        "never ran; its action did not happen"
+    };
+    match reason {
+        CancelReason::User => format!(
+            "The user interrupted the turn, so this call {what}. Wait for the user's next instruction."
+        ),
+        CancelReason::NewMessage => format!(
+            "The user sent a new message, so this call {what}. Read the user's message before continuing."
+        ),
+        CancelReason::Sibling { failed_call, .. } => wrap(&format!(
+            "Cancelled automatically by the engine, not by the user: this call {what}, because the earlier call {failed_call} in the same message failed. Fix that failure first, then run this call again if it is still needed."
+        )),
+        CancelReason::Shutdown => wrap(&format!(
+            "The engine was shutting down, so this call {what}."
+        )),
+        CancelReason::Other(why) => wrap(&format!("This call {what} ({why}).")),
+    }
+}
+
+pub fn empty_output(tool: &str) -> String {
+    format!("({tool} completed with no output)")
+}

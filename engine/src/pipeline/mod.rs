@@ -1,0 +1,272 @@
+//! The per-call pipeline (SPEC §4), as a sequence of stages.
+//!
+//! ```text
+//! prepare (at add time):  lookup → parse → classify
+//! run:                    cancelled? → schema → validate_input → pre-hooks
+//!                         → permission → invoke → map/size → post-hooks
+//! ```
+//!
+//! Each stage either lets the call continue or finishes it with a result;
+//! [`Early`] carries that result out through `?`, so `run` reads as the list
+//! of stages. Post-hooks see every result of a call that reached the tool.
+//! Nothing here knows a concrete tool or the actor layer: permission and
+//! hooks are traits, and the coordinator decides *when* a call runs.
+
+mod invoke;
+pub mod messages;
+mod permission;
+mod post_hooks;
+mod pre_hooks;
+pub mod size;
+mod validate;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::call::{CallResult, Outcome, ToolUse};
+use crate::cancel::CancelReason;
+use crate::context::ToolContext;
+use crate::hooks::{HookEvent, HookInput, HookRegistry};
+use crate::permission::{AllowAll, Approver, PermissionPolicy};
+use crate::pool::ToolPool;
+use crate::schema::SchemaProblem;
+use crate::tool::{InterruptBehavior, ParsedInput, Tool};
+
+/// A stage finished the call early with this result.
+pub(crate) struct Early(pub CallResult);
+
+type Flow<T = ()> = Result<T, Early>;
+
+/// An approver supplied per batch by the runtime, through
+/// [`ToolContext::services`]; it takes precedence over the pipeline's own.
+#[derive(Clone)]
+pub struct ApproverService(pub Arc<dyn Approver>);
+
+/// Everything needed to run calls: the pool and the stages' collaborators.
+#[derive(Clone)]
+pub struct Pipeline {
+    pool: ToolPool,
+    policy: Arc<dyn PermissionPolicy>,
+    hooks: HookRegistry,
+    approver: Option<Arc<dyn Approver>>,
+    cancel_grace: Duration,
+}
+
+impl std::fmt::Debug for Pipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pipeline")
+            .field("pool", &self.pool)
+            .field("hooks", &self.hooks)
+            .finish()
+    }
+}
+
+impl Pipeline {
+    /// A pipeline with allow-all permissions, no hooks and no approver.
+    pub fn new(pool: ToolPool) -> Self {
+        Pipeline {
+            pool,
+            policy: Arc::new(AllowAll),
+            hooks: HookRegistry::default(),
+            approver: None,
+            cancel_grace: Duration::from_secs(5),
+        }
+    }
+
+    pub fn with_policy(mut self, policy: Arc<dyn PermissionPolicy>) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    pub fn with_hooks(mut self, hooks: HookRegistry) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// How long a cancelled tool may take to wind down (and return what it
+    /// has) before its future is dropped.
+    pub fn with_cancel_grace(mut self, grace: Duration) -> Self {
+        self.cancel_grace = grace;
+        self
+    }
+
+    /// The same pipeline over another pool (a restricted subagent scope).
+    pub fn with_pool(mut self, pool: ToolPool) -> Self {
+        self.pool = pool;
+        self
+    }
+
+    pub fn pool(&self) -> &ToolPool {
+        &self.pool
+    }
+
+    pub fn policy(&self) -> &Arc<dyn PermissionPolicy> {
+        &self.policy
+    }
+
+    pub fn hooks(&self) -> &HookRegistry {
+        &self.hooks
+    }
+
+    /// Looks the call up and parses its input. Cheap and synchronous: the
+    /// coordinator calls it when the call is added, to decide scheduling.
+    pub fn prepare(&self, call: ToolUse) -> PreparedCall {
+        let tool = self.pool.get(&call.name).cloned();
+        let parsed = tool.as_ref().map(|t| t.parse(&call.input));
+        let (safe, read_only, label) = match (&tool, &parsed) {
+            (Some(t), Some(Ok(input))) => (
+                t.is_concurrency_safe(input),
+                t.is_read_only(input),
+                t.label(input),
+            ),
+            _ => (false, false, call.name.clone()),
+        };
+        PreparedCall {
+            interrupt: tool
+                .as_ref()
+                .map_or(InterruptBehavior::Block, |t| t.def().interrupt_behavior()),
+            cancels_siblings: tool
+                .as_ref()
+                .is_some_and(|t| t.def().triggers_sibling_cancel()),
+            call,
+            tool,
+            parsed,
+            safe,
+            read_only,
+            label,
+        }
+    }
+
+    /// Runs a prepared call through every stage. Always returns a result.
+    pub async fn run(&self, call: PreparedCall, ctx: ToolContext) -> CallResult {
+        let PreparedCall {
+            call, tool, parsed, ..
+        } = call;
+        let mut state = CallState {
+            call,
+            parsed: None,
+            ctx,
+            extra_context: Vec::new(),
+            diagnostics: Vec::new(),
+            stop_turn: None,
+            hook_verdict: Default::default(),
+        };
+        let flow: Flow<(Arc<Tool>, CallResult)> = async {
+            let tool = validate::lookup(&state, tool)?;
+            validate::not_cancelled(&state)?;
+            state.parsed = Some(validate::schema(&state, &tool, parsed)?);
+            validate::validate_input(&state, &tool).await?;
+            pre_hooks::run(self, &mut state, &tool).await?;
+            permission::decide(self, &state, &tool).await?;
+            let result = invoke::call(self, &mut state, &tool).await;
+            Ok((tool, result))
+        }
+        .await;
+        let result = match flow {
+            Ok((tool, result)) => {
+                let result = size::limit(result, tool.def(), &state.ctx.session);
+                post_hooks::run(self, &state, result).await
+            }
+            Err(Early(result)) => result,
+        };
+        state.finish(result)
+    }
+
+    /// The result of a call that never started because its batch was
+    /// cancelled (the coordinator uses this for queued calls).
+    pub fn never_started(&self, call: &PreparedCall, reason: &CancelReason) -> CallResult {
+        CallResult::error(
+            &call.call,
+            messages::cancelled(reason, false),
+            Outcome::Cancelled { started: false },
+        )
+    }
+}
+
+/// A call looked up and parsed, ready to schedule.
+pub struct PreparedCall {
+    pub call: ToolUse,
+    tool: Option<Arc<Tool>>,
+    parsed: Option<Result<ParsedInput, Vec<SchemaProblem>>>,
+    /// May run beside other safe calls (false for unknown tools and bad input).
+    pub safe: bool,
+    pub read_only: bool,
+    pub interrupt: InterruptBehavior,
+    /// An error result of this call may cancel its siblings (SPEC §8).
+    pub cancels_siblings: bool,
+    /// How other results name this call, e.g. `Bash(make…)`.
+    pub label: String,
+}
+
+impl std::fmt::Debug for PreparedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedCall")
+            .field("call", &self.call)
+            .field("safe", &self.safe)
+            .finish()
+    }
+}
+
+impl PreparedCall {
+    pub fn id(&self) -> &str {
+        &self.call.id
+    }
+
+    pub fn tool(&self) -> Option<&Arc<Tool>> {
+        self.tool.as_ref()
+    }
+}
+
+/// What the stages share while one call runs.
+pub(crate) struct CallState {
+    pub call: ToolUse,
+    pub parsed: Option<ParsedInput>,
+    pub ctx: ToolContext,
+    /// Hook context to show the model with the result.
+    pub extra_context: Vec<String>,
+    pub diagnostics: Vec<String>,
+    pub stop_turn: Option<String>,
+    /// What PreToolUse hooks said about permission.
+    pub hook_verdict: pre_hooks::HookVerdict,
+}
+
+impl CallState {
+    pub fn hook_input(&self, event: HookEvent) -> HookInput {
+        let session = &self.ctx.session;
+        HookInput {
+            session_id: session.id().to_string(),
+            transcript_path: session
+                .transcript_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            cwd: self.ctx.cwd().display().to_string(),
+            permission_mode: self.ctx.context.permission_mode.to_string(),
+            hook_event_name: event,
+            tool_name: self.call.name.clone(),
+            tool_input: self
+                .parsed
+                .as_ref()
+                .map_or_else(|| self.call.input.clone(), |p| p.raw().clone()),
+            tool_use_id: self.call.id.clone(),
+            tool_response: None,
+            error: None,
+        }
+    }
+
+    /// Attaches what the stages gathered on the way to the final result.
+    fn finish(self, mut result: CallResult) -> CallResult {
+        for text in self.extra_context {
+            result
+                .content
+                .push(crate::content::ContentBlock::text(text));
+        }
+        result.diagnostics.extend(self.diagnostics);
+        result.stop_turn = result.stop_turn.or(self.stop_turn);
+        result
+    }
+}

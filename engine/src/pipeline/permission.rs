@@ -1,0 +1,116 @@
+//! The permission stage: rules, the tool's own view and hook verdicts
+//! combined, then the approver for anything that still asks.
+//!
+//! Precedence (SPEC §4.6, §11): any deny wins; an ask *rule* cannot be
+//! overridden by a hook's allow; a hook's allow can waive the mode's default
+//! ask; with no approver, ask means deny.
+
+use super::{messages, ApproverService, CallState, Early, Flow, Pipeline};
+use crate::call::{CallResult, Outcome};
+use crate::hooks::HookDecision;
+use crate::permission::{
+    Approval, ApprovalRequest, AskSource, PermissionDecision, PermissionRequest, ToolPermission,
+};
+use crate::tool::Tool;
+
+enum Verdict {
+    Allow,
+    Ask {
+        reason: String,
+        suggestion: Option<String>,
+    },
+    Deny(String),
+}
+
+pub(super) async fn decide(pipeline: &Pipeline, state: &CallState, tool: &Tool) -> Flow {
+    let Some(parsed) = state.parsed.as_ref() else {
+        return Err(deny(
+            state,
+            messages::internal("no parsed input at permission time"),
+        ));
+    };
+    let target = tool.permission_target(parsed, &state.ctx);
+    let request = PermissionRequest {
+        tool,
+        input: parsed.raw(),
+        target: &target,
+        read_only: tool.is_read_only(parsed),
+        context: &state.ctx.context,
+    };
+    let policy = pipeline.policy.decide(&request);
+    let own = tool.check_permissions(parsed, &state.ctx).await;
+    let hook = &state.hook_verdict;
+
+    let verdict = match (policy, own, hook.decision) {
+        (PermissionDecision::Deny { reason }, _, _) => Verdict::Deny(reason),
+        (_, ToolPermission::Deny(reason), _) => Verdict::Deny(reason),
+        (
+            PermissionDecision::Ask {
+                reason,
+                source: AskSource::Rule,
+                suggestion,
+            },
+            _,
+            _,
+        ) => Verdict::Ask { reason, suggestion },
+        (_, ToolPermission::Ask(reason), _) => Verdict::Ask {
+            reason,
+            suggestion: None,
+        },
+        (_, _, Some(HookDecision::Ask)) => Verdict::Ask {
+            reason: hook
+                .reason
+                .clone()
+                .unwrap_or_else(|| "a PreToolUse hook asked for confirmation".into()),
+            suggestion: None,
+        },
+        (_, _, Some(HookDecision::Allow)) => Verdict::Allow,
+        (_, ToolPermission::Allow, _) | (PermissionDecision::Allow, _, _) => Verdict::Allow,
+        (
+            PermissionDecision::Ask {
+                reason, suggestion, ..
+            },
+            _,
+            _,
+        ) => Verdict::Ask { reason, suggestion },
+    };
+
+    match verdict {
+        Verdict::Allow => Ok(()),
+        Verdict::Deny(reason) => Err(deny(state, messages::denied(tool.name(), &reason))),
+        Verdict::Ask { reason, suggestion } => {
+            let approver = state
+                .ctx
+                .services
+                .get::<ApproverService>()
+                .map(|s| s.0.clone())
+                .or_else(|| pipeline.approver.clone());
+            let Some(approver) = approver else {
+                return Err(deny(
+                    state,
+                    messages::needs_approval(tool.name(), &reason, suggestion.as_deref()),
+                ));
+            };
+            let answer = approver
+                .approve(ApprovalRequest {
+                    call_id: state.call.id.clone(),
+                    tool_name: tool.name().to_string(),
+                    input: parsed.raw().clone(),
+                    reason,
+                    suggestion,
+                })
+                .await;
+            match answer {
+                Approval::Allow => Ok(()),
+                Approval::Deny { reason } => Err(deny(
+                    state,
+                    messages::user_rejected(tool.name(), reason.as_deref()),
+                )),
+            }
+        }
+    }
+}
+
+fn deny(state: &CallState, text: String) -> Early {
+    Early(CallResult::error(&state.call, text, Outcome::Denied))
+}

@@ -1,0 +1,77 @@
+//! Stages before anything runs: lookup, cancellation check, schema,
+//! the tool's own validation.
+
+use std::sync::Arc;
+
+use super::{messages, CallState, Early, Flow};
+use crate::call::{CallResult, Outcome};
+use crate::schema::SchemaProblem;
+use crate::tool::{ParsedInput, Tool};
+
+pub(super) fn lookup(state: &CallState, tool: Option<Arc<Tool>>) -> Flow<Arc<Tool>> {
+    tool.ok_or_else(|| {
+        Early(CallResult::error(
+            &state.call,
+            messages::unknown_tool(&state.call.name),
+            Outcome::UnknownTool,
+        ))
+    })
+}
+
+pub(super) fn not_cancelled(state: &CallState) -> Flow {
+    match state.ctx.cancel.reason() {
+        Some(reason) => Err(Early(CallResult::error(
+            &state.call,
+            messages::cancelled(&reason, false),
+            Outcome::Cancelled { started: false },
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Uses the input parsed at add time, or parses now.
+pub(super) fn schema(
+    state: &CallState,
+    tool: &Tool,
+    parsed: Option<Result<ParsedInput, Vec<SchemaProblem>>>,
+) -> Flow<ParsedInput> {
+    let parsed = parsed.unwrap_or_else(|| tool.parse(&state.call.input));
+    parsed.map_err(|problems| {
+        let deferred_hint = tool.def().is_deferred()
+            && !state
+                .ctx
+                .session
+                .slots()
+                .get_or_default::<crate::deferred::DiscoveredTools>()
+                .contains(tool.name());
+        Early(CallResult::error(
+            &state.call,
+            messages::invalid_input(
+                tool.name(),
+                &problems,
+                state.call.input_error.as_deref(),
+                deferred_hint,
+            ),
+            Outcome::InvalidInput,
+        ))
+    })
+}
+
+pub(super) async fn validate_input(state: &CallState, tool: &Tool) -> Flow {
+    let Some(parsed) = state.parsed.as_ref() else {
+        return Err(Early(CallResult::error(
+            &state.call,
+            messages::internal("the input was not parsed before validation"),
+            Outcome::Internal,
+        )));
+    };
+    tool.validate_input(parsed, &state.ctx)
+        .await
+        .map_err(|message| {
+            Early(CallResult::error(
+                &state.call,
+                messages::validation_failed(tool.name(), &message),
+                Outcome::ValidationFailed,
+            ))
+        })
+}

@@ -1,0 +1,99 @@
+//! The session: what outlives one batch.
+//!
+//! A host runs many messages in one session; state that tools keep between
+//! calls (which files were read and when, background shells, the todo list)
+//! lives here, in slots each tool owns. The session also carries the
+//! notification channel through which tools tell the host about things that
+//! happen outside any call (a background shell finished).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+use crate::extensions::SharedSlots;
+
+/// Something the host should hear about outside the result stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Notification {
+    /// Machine-readable kind, e.g. `background_task_finished`.
+    pub kind: String,
+    /// Human/model-readable text.
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+}
+
+/// Shared by every call of a session. Create with [`Session::new`].
+pub struct Session {
+    id: String,
+    state_dir: PathBuf,
+    transcript_path: Option<PathBuf>,
+    slots: SharedSlots,
+    notifications: broadcast::Sender<Notification>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("state_dir", &self.state_dir)
+            .finish()
+    }
+}
+
+impl Session {
+    /// `state_dir` receives spilled results and shell output files.
+    pub fn new(id: impl Into<String>, state_dir: impl Into<PathBuf>) -> Arc<Self> {
+        let (notifications, _) = broadcast::channel(256);
+        Arc::new(Session {
+            id: id.into(),
+            state_dir: state_dir.into(),
+            transcript_path: None,
+            slots: SharedSlots::default(),
+            notifications,
+        })
+    }
+
+    pub fn with_transcript(
+        id: impl Into<String>,
+        state_dir: impl Into<PathBuf>,
+        transcript: impl Into<PathBuf>,
+    ) -> Arc<Self> {
+        let (notifications, _) = broadcast::channel(256);
+        Arc::new(Session {
+            id: id.into(),
+            state_dir: state_dir.into(),
+            transcript_path: Some(transcript.into()),
+            slots: SharedSlots::default(),
+            notifications,
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
+    pub fn transcript_path(&self) -> Option<&Path> {
+        self.transcript_path.as_deref()
+    }
+
+    /// Tool-owned state, one slot per type.
+    pub fn slots(&self) -> &SharedSlots {
+        &self.slots
+    }
+
+    /// Tells the host something happened (dropped when nobody listens).
+    pub fn notify(&self, notification: Notification) {
+        let _ = self.notifications.send(notification);
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Notification> {
+        self.notifications.subscribe()
+    }
+}

@@ -1,0 +1,170 @@
+//! A tool's static description: everything that does not depend on input.
+
+use serde_json::Value;
+
+/// What a running call does when the user types a new message (SPEC §7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum InterruptBehavior {
+    /// Stop the call.
+    Cancel,
+    /// Let the call finish and keep its real result.
+    #[default]
+    Block,
+}
+
+/// Where a tool comes from; decides pool order and deferral (SPEC §3, §10).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum ToolOrigin {
+    #[default]
+    BuiltIn,
+    /// A tool of an MCP server; its name is `mcp__<server>__<tool>`.
+    Mcp { server: String },
+    /// Supplied by the host at run time.
+    Host,
+}
+
+/// Default size, in characters, above which a result is spilled to a file.
+pub const DEFAULT_MAX_RESULT_SIZE_CHARS: usize = 100_000;
+
+/// Static metadata of a tool. Built with [`ToolDef::new`], which fills the
+/// fail-closed defaults; setters change one thing each.
+#[derive(Clone, Debug)]
+pub struct ToolDef {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) prompt: Option<String>,
+    pub(crate) aliases: Vec<String>,
+    pub(crate) search_hint: Option<String>,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) interrupt: InterruptBehavior,
+    pub(crate) should_defer: bool,
+    pub(crate) always_load: bool,
+    pub(crate) max_result_size_chars: Option<usize>,
+    pub(crate) origin: ToolOrigin,
+    pub(crate) cancels_siblings_on_error: bool,
+}
+
+impl ToolDef {
+    /// A tool named `name`, described to the model by `description`; not
+    /// deferred, blocking on interrupt, results spilled past 100,000 chars.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        ToolDef {
+            name: name.into(),
+            description: description.into(),
+            prompt: None,
+            aliases: Vec::new(),
+            search_hint: None,
+            output_schema: None,
+            interrupt: InterruptBehavior::Block,
+            should_defer: false,
+            always_load: false,
+            max_result_size_chars: Some(DEFAULT_MAX_RESULT_SIZE_CHARS),
+            origin: ToolOrigin::BuiltIn,
+            cancels_siblings_on_error: false,
+        }
+    }
+
+    /// Longer instructions for the model; the description is used otherwise.
+    pub fn prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.prompt = Some(prompt.into());
+        self
+    }
+
+    pub fn alias(mut self, alias: impl Into<String>) -> Self {
+        self.aliases.push(alias.into());
+        self
+    }
+
+    pub fn search_hint(mut self, hint: impl Into<String>) -> Self {
+        self.search_hint = Some(hint.into());
+        self
+    }
+
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    pub fn interrupt(mut self, behavior: InterruptBehavior) -> Self {
+        self.interrupt = behavior;
+        self
+    }
+
+    pub fn should_defer(mut self, defer: bool) -> Self {
+        self.should_defer = defer;
+        self
+    }
+
+    pub fn always_load(mut self, always: bool) -> Self {
+        self.always_load = always;
+        self
+    }
+
+    /// `None`: the tool bounds its own output and is never spilled (Read).
+    pub fn max_result_size_chars(mut self, max: Option<usize>) -> Self {
+        self.max_result_size_chars = max;
+        self
+    }
+
+    pub fn origin(mut self, origin: ToolOrigin) -> Self {
+        self.origin = origin;
+        self
+    }
+
+    /// An error result of this tool may cancel its siblings (SPEC §8); Bash
+    /// sets this.
+    pub fn cancels_siblings_on_error(mut self, yes: bool) -> Self {
+        self.cancels_siblings_on_error = yes;
+        self
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The text the model reads: the prompt if given, else the description.
+    pub fn prompt_text(&self) -> &str {
+        self.prompt.as_deref().unwrap_or(&self.description)
+    }
+
+    pub fn aliases(&self) -> &[String] {
+        &self.aliases
+    }
+
+    pub fn search_hint_text(&self) -> Option<&str> {
+        self.search_hint.as_deref()
+    }
+
+    pub fn output_schema_value(&self) -> Option<&Value> {
+        self.output_schema.as_ref()
+    }
+
+    pub fn interrupt_behavior(&self) -> InterruptBehavior {
+        self.interrupt
+    }
+
+    pub fn max_result_chars(&self) -> Option<usize> {
+        self.max_result_size_chars
+    }
+
+    pub fn tool_origin(&self) -> &ToolOrigin {
+        &self.origin
+    }
+
+    pub fn is_mcp(&self) -> bool {
+        matches!(self.origin, ToolOrigin::Mcp { .. })
+    }
+
+    pub fn triggers_sibling_cancel(&self) -> bool {
+        self.cancels_siblings_on_error
+    }
+
+    /// Deferred tools are offered by name only until discovered (SPEC §10).
+    pub fn is_deferred(&self) -> bool {
+        !self.always_load && (self.is_mcp() || self.should_defer)
+    }
+}

@@ -1,0 +1,133 @@
+//! Type erasure between a `ToolLogic<I>` and the generic-free [`super::Tool`].
+
+use std::any::Any;
+use std::marker::PhantomData;
+
+use async_trait::async_trait;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::logic::ToolLogic;
+use crate::context::ToolContext;
+use crate::output::{ToolError, ToolOutput};
+use crate::permission::{PermissionTarget, ToolPermission};
+
+/// An input that passed the schema and was converted to the tool's type.
+/// Parsed once, at add time; the same value decides safety and is handed to
+/// `call`, so classification and execution cannot disagree.
+pub struct ParsedInput {
+    raw: Value,
+    value: Box<dyn Any + Send + Sync>,
+}
+
+impl std::fmt::Debug for ParsedInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParsedInput")
+            .field("raw", &self.raw)
+            .finish()
+    }
+}
+
+impl ParsedInput {
+    /// The JSON the model sent (after any hook rewrite).
+    pub fn raw(&self) -> &Value {
+        &self.raw
+    }
+
+    fn get<I: 'static>(&self) -> Option<&I> {
+        self.value.downcast_ref::<I>()
+    }
+}
+
+const WRONG_INPUT: &str = "internal error: input parsed for a different tool";
+
+#[async_trait]
+pub(super) trait ErasedLogic: Send + Sync {
+    fn parse(&self, input: &Value) -> Result<ParsedInput, String>;
+    fn is_enabled(&self) -> bool;
+    fn is_concurrency_safe(&self, input: &ParsedInput) -> bool;
+    fn is_read_only(&self, input: &ParsedInput) -> bool;
+    fn is_destructive(&self, input: &ParsedInput) -> bool;
+    fn is_open_world(&self, input: &ParsedInput) -> bool;
+    fn permission_target(&self, input: &ParsedInput, ctx: &ToolContext) -> PermissionTarget;
+    fn label(&self, input: &ParsedInput) -> Option<String>;
+    async fn validate_input(&self, input: &ParsedInput, ctx: &ToolContext) -> Result<(), String>;
+    async fn check_permissions(&self, input: &ParsedInput, ctx: &ToolContext) -> ToolPermission;
+    async fn call(&self, input: ParsedInput, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+pub(super) struct Typed<I, L> {
+    logic: L,
+    _input: PhantomData<fn() -> I>,
+}
+
+impl<I, L> Typed<I, L> {
+    pub(super) fn new(logic: L) -> Self {
+        Typed {
+            logic,
+            _input: PhantomData,
+        }
+    }
+}
+
+/// Raw tools are typed tools over `serde_json::Value`.
+#[async_trait]
+impl<I, L> ErasedLogic for Typed<I, L>
+where
+    I: DeserializeOwned + Send + Sync + 'static,
+    L: ToolLogic<I>,
+{
+    fn parse(&self, input: &Value) -> Result<ParsedInput, String> {
+        let value: I = I::deserialize(input).map_err(|e| e.to_string())?;
+        Ok(ParsedInput {
+            raw: input.clone(),
+            value: Box::new(value),
+        })
+    }
+
+    fn is_enabled(&self) -> bool {
+        self.logic.is_enabled()
+    }
+    fn is_concurrency_safe(&self, input: &ParsedInput) -> bool {
+        input
+            .get::<I>()
+            .is_some_and(|i| self.logic.is_concurrency_safe(i))
+    }
+    fn is_read_only(&self, input: &ParsedInput) -> bool {
+        input.get::<I>().is_some_and(|i| self.logic.is_read_only(i))
+    }
+    fn is_destructive(&self, input: &ParsedInput) -> bool {
+        input
+            .get::<I>()
+            .is_none_or(|i| self.logic.is_destructive(i))
+    }
+    fn is_open_world(&self, input: &ParsedInput) -> bool {
+        input.get::<I>().is_none_or(|i| self.logic.is_open_world(i))
+    }
+    fn permission_target(&self, input: &ParsedInput, ctx: &ToolContext) -> PermissionTarget {
+        input.get::<I>().map_or(PermissionTarget::None, |i| {
+            self.logic.permission_target(i, ctx)
+        })
+    }
+    fn label(&self, input: &ParsedInput) -> Option<String> {
+        input.get::<I>().and_then(|i| self.logic.label(i))
+    }
+    async fn validate_input(&self, input: &ParsedInput, ctx: &ToolContext) -> Result<(), String> {
+        match input.get::<I>() {
+            Some(i) => self.logic.validate_input(i, ctx).await,
+            None => Err(WRONG_INPUT.to_string()),
+        }
+    }
+    async fn check_permissions(&self, input: &ParsedInput, ctx: &ToolContext) -> ToolPermission {
+        match input.get::<I>() {
+            Some(i) => self.logic.check_permissions(i, ctx).await,
+            None => ToolPermission::Deny(WRONG_INPUT.to_string()),
+        }
+    }
+    async fn call(&self, input: ParsedInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        match input.value.downcast::<I>() {
+            Ok(i) => self.logic.call(*i, ctx).await,
+            Err(_) => Err(ToolError::new(WRONG_INPUT)),
+        }
+    }
+}
