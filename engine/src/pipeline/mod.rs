@@ -33,7 +33,13 @@ use crate::schema::SchemaProblem;
 use crate::tool::{InterruptBehavior, ParsedInput, Tool};
 
 /// A stage finished the call early with this result.
-pub(crate) struct Early(pub CallResult);
+pub(crate) struct Early(Box<CallResult>);
+
+impl Early {
+    pub(crate) fn new(result: CallResult) -> Self {
+        Early(Box::new(result))
+    }
+}
 
 type Flow<T = ()> = Result<T, Early>;
 
@@ -172,7 +178,7 @@ impl Pipeline {
                 let result = size::limit(result, tool.def(), &state.ctx.session);
                 post_hooks::run(self, &state, result).await
             }
-            Err(Early(result)) => result,
+            Err(Early(result)) => *result,
         };
         state.finish(result)
     }

@@ -112,5 +112,5 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &CallState, tool: &Tool) 
 }
 
 fn deny(state: &CallState, text: String) -> Early {
-    Early(CallResult::error(&state.call, text, Outcome::Denied))
+    Early::new(CallResult::error(&state.call, text, Outcome::Denied))
 }

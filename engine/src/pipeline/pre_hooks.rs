@@ -28,7 +28,7 @@ pub(super) async fn run(pipeline: &Pipeline, state: &mut CallState, tool: &Tool)
         state.stop_turn = outcome.stop;
     }
     if outcome.decision == Some(HookDecision::Deny) {
-        return Err(Early(CallResult::error(
+        return Err(Early::new(CallResult::error(
             &state.call,
             messages::hook_denied(tool.name(), outcome.reason.as_deref()),
             Outcome::Denied,
@@ -37,7 +37,7 @@ pub(super) async fn run(pipeline: &Pipeline, state: &mut CallState, tool: &Tool)
     if let Some(new_input) = outcome.updated_input {
         // A rewritten input must satisfy the schema like the model's did.
         let parsed = tool.parse(&new_input).map_err(|problems| {
-            Early(CallResult::error(
+            Early::new(CallResult::error(
                 &state.call,
                 messages::hook_rewrite_invalid(tool.name(), &problems),
                 Outcome::InvalidInput,

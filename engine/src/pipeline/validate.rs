@@ -10,7 +10,7 @@ use crate::tool::{ParsedInput, Tool};
 
 pub(super) fn lookup(state: &CallState, tool: Option<Arc<Tool>>) -> Flow<Arc<Tool>> {
     tool.ok_or_else(|| {
-        Early(CallResult::error(
+        Early::new(CallResult::error(
             &state.call,
             messages::unknown_tool(&state.call.name),
             Outcome::UnknownTool,
@@ -20,7 +20,7 @@ pub(super) fn lookup(state: &CallState, tool: Option<Arc<Tool>>) -> Flow<Arc<Too
 
 pub(super) fn not_cancelled(state: &CallState) -> Flow {
     match state.ctx.cancel.reason() {
-        Some(reason) => Err(Early(CallResult::error(
+        Some(reason) => Err(Early::new(CallResult::error(
             &state.call,
             messages::cancelled(&reason, false),
             Outcome::Cancelled { started: false },
@@ -44,7 +44,7 @@ pub(super) fn schema(
                 .slots()
                 .get_or_default::<crate::deferred::DiscoveredTools>()
                 .contains(tool.name());
-        Early(CallResult::error(
+        Early::new(CallResult::error(
             &state.call,
             messages::invalid_input(
                 tool.name(),
@@ -59,7 +59,7 @@ pub(super) fn schema(
 
 pub(super) async fn validate_input(state: &CallState, tool: &Tool) -> Flow {
     let Some(parsed) = state.parsed.as_ref() else {
-        return Err(Early(CallResult::error(
+        return Err(Early::new(CallResult::error(
             &state.call,
             messages::internal("the input was not parsed before validation"),
             Outcome::Internal,
@@ -68,7 +68,7 @@ pub(super) async fn validate_input(state: &CallState, tool: &Tool) -> Flow {
     tool.validate_input(parsed, &state.ctx)
         .await
         .map_err(|message| {
-            Early(CallResult::error(
+            Early::new(CallResult::error(
                 &state.call,
                 messages::validation_failed(tool.name(), &message),
                 Outcome::ValidationFailed,
