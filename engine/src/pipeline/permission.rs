@@ -91,15 +91,25 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &CallState, tool: &Tool) 
                     messages::needs_approval(tool.name(), &reason, suggestion.as_deref()),
                 ));
             };
-            let answer = approver
-                .approve(ApprovalRequest {
-                    call_id: state.call.id.clone(),
-                    tool_name: tool.name().to_string(),
-                    input: parsed.raw().clone(),
-                    reason,
-                    suggestion,
-                })
-                .await;
+            let asking = approver.approve(ApprovalRequest {
+                call_id: state.call.id.clone(),
+                tool_name: tool.name().to_string(),
+                input: parsed.raw().clone(),
+                reason,
+                suggestion,
+            });
+            // An unanswered question must not outlive an interrupt.
+            let answer = tokio::select! {
+                answer = asking => answer,
+                _ = state.ctx.cancel.cancelled() => {
+                    let reason = state.ctx.cancel.reason().unwrap_or(crate::cancel::CancelReason::User);
+                    return Err(Early::new(CallResult::error(
+                        &state.call,
+                        messages::cancelled(&reason, false),
+                        Outcome::Cancelled { started: false },
+                    )));
+                }
+            };
             match answer {
                 Approval::Allow => Ok(()),
                 Approval::Deny { reason } => Err(deny(
