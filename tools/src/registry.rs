@@ -15,12 +15,27 @@ use baton_engine::Tool;
 pub struct BuiltinConfig {
     /// Longest wait `Sleep` accepts, in milliseconds.
     pub sleep_max_ms: u64,
+    /// Most paths `Glob` lists before saying the list was cut.
+    pub glob_max_results: usize,
+    /// Lines or entries `Grep` returns when the call gives no `head_limit`.
+    pub grep_default_head_limit: usize,
+    /// Largest body `WebFetch` downloads, in bytes.
+    pub web_fetch_max_bytes: u64,
+    /// Longest a whole `WebFetch` request may take.
+    pub web_fetch_timeout: Duration,
+    /// Most redirects `WebFetch` follows.
+    pub web_fetch_max_redirects: usize,
 }
 
 impl Default for BuiltinConfig {
     fn default() -> Self {
         BuiltinConfig {
             sleep_max_ms: Duration::from_secs(600).as_millis() as u64,
+            glob_max_results: 100,
+            grep_default_head_limit: 250,
+            web_fetch_max_bytes: 10 * 1024 * 1024,
+            web_fetch_timeout: Duration::from_secs(30),
+            web_fetch_max_redirects: 10,
         }
     }
 }

@@ -80,8 +80,10 @@ async fn reports_progress_while_sleeping() {
 
 #[tokio::test]
 async fn bad_inputs_are_clear_errors() {
-    let mut config = BuiltinConfig::default();
-    config.sleep_max_ms = 1_000;
+    let config = BuiltinConfig {
+        sleep_max_ms: 1_000,
+        ..BuiltinConfig::default()
+    };
     let h = Harness::new(vec![super::tool(&config).unwrap()]);
     let too_long = h
         .run("Sleep", json!({"duration_ms": 5_000}), h.dir.path())
