@@ -6,6 +6,7 @@
 
 pub mod registry;
 pub mod sleep;
+pub mod todo;
 
 #[cfg(test)]
 mod test_support;
