@@ -45,7 +45,11 @@ impl Default for BuiltinConfig {
 /// Fails only if a tool's derived input schema does not compile, which is a
 /// bug in this crate (the tests build every tool).
 pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> {
-    let tools = vec![crate::sleep::tool(config)?, crate::todo::tool()?];
+    let tools = vec![
+        crate::glob::tool(config)?,
+        crate::sleep::tool(config)?,
+        crate::todo::tool()?,
+    ];
     Ok(tools)
 }
 
@@ -69,7 +73,7 @@ mod tests {
     fn every_builtin_builds_with_a_unique_name() {
         let tools = builtins(&BuiltinConfig::default());
         let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-        for expected in ["Sleep", "TodoWrite"] {
+        for expected in ["Glob", "Sleep", "TodoWrite"] {
             assert!(names.contains(&expected), "{expected} missing");
         }
         let count = names.len();

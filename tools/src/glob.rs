@@ -1,0 +1,249 @@
+//! `Glob`: find files by name pattern.
+//!
+//! The model uses this to orient itself in a repository, so it answers the way
+//! a developer would expect there: files a `.gitignore` excludes are left out
+//! (even outside a git repository: a `.gitignore` states intent wherever it
+//! is), hidden files are included but `.git` is not, and the most recently
+//! modified files come first because they are the likeliest to matter. The
+//! list is capped so a careless `**/*` cannot flood the context.
+//!
+//! Pattern semantics are a shell's: `*` stays within one directory, `**`
+//! crosses directories, `{a,b}` alternates. The pattern is matched against
+//! paths relative to the search directory; a leading run of literal
+//! directories (`src/**/*.rs`, or an absolute `/repo/src/*.rs`) narrows where
+//! the walk starts.
+
+use std::path::{Component, Path, PathBuf};
+use std::time::SystemTime;
+
+use baton_engine::permission::FileAccess;
+use baton_engine::{
+    async_trait, paths, CancelScope, PermissionTarget, Tool, ToolContext, ToolDef, ToolError,
+    ToolLogic, ToolOutput,
+};
+use globset::{GlobBuilder, GlobMatcher};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::registry::BuiltinConfig;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlobInput {
+    /// Glob pattern, e.g. `**/*.rs` or `src/**/*.{ts,tsx}`.
+    pub pattern: String,
+    /// Directory to search in; defaults to the working directory.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+struct Glob {
+    max_results: usize,
+}
+
+pub fn tool(config: &BuiltinConfig) -> Result<Tool, baton_engine::schema::InvalidSchema> {
+    let def = ToolDef::new(
+        "Glob",
+        "Finds files whose path matches a glob pattern such as `**/*.rs` or \
+         `src/**/*.{ts,tsx}`. `*` matches within one directory and `**` across \
+         directories. Searches `path` (default: the working directory), skips files \
+         excluded by .gitignore, and lists absolute paths, most recently modified \
+         first. Use Grep to search file contents.",
+    )
+    .search_hint("find files by name pattern wildcard");
+    Tool::typed::<GlobInput, _>(
+        def,
+        Glob {
+            max_results: config.glob_max_results,
+        },
+    )
+}
+
+/// Where the walk starts and what is matched below it.
+struct Plan {
+    base: PathBuf,
+    matcher: GlobMatcher,
+}
+
+fn has_glob_meta(part: &str) -> bool {
+    part.contains(['*', '?', '[', ']', '{', '}', '\\'])
+}
+
+/// Splits the literal leading directories off `pattern` and compiles the rest.
+fn plan(input: &GlobInput, ctx: &ToolContext) -> Result<Plan, String> {
+    if input.pattern.trim().is_empty() {
+        return Err("The pattern is empty; give a glob such as `**/*.rs`.".into());
+    }
+    let search_dir = search_dir(input, ctx);
+    let pattern = Path::new(&input.pattern);
+    let mut base = if pattern.is_absolute() {
+        PathBuf::from("/")
+    } else {
+        search_dir
+    };
+    let parts: Vec<&str> = pattern
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => s.to_str(),
+            Component::ParentDir => Some(".."),
+            _ => None,
+        })
+        .collect();
+    let mut first_glob = 0;
+    // Keep at least the last component as the pattern.
+    while first_glob + 1 < parts.len() && !has_glob_meta(parts[first_glob]) {
+        base.push(parts[first_glob]);
+        first_glob += 1;
+    }
+    let rest = parts[first_glob..].join("/");
+    let glob = GlobBuilder::new(&rest)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| {
+            format!(
+                "`{}` is not a valid glob pattern: {}. Examples of valid patterns: \
+                 `**/*.rs`, `src/*.{{js,ts}}`, `test_?.py`.",
+                input.pattern,
+                e.kind()
+            )
+        })?;
+    Ok(Plan {
+        base: paths::normalize(&base),
+        matcher: glob.compile_matcher(),
+    })
+}
+
+fn search_dir(input: &GlobInput, ctx: &ToolContext) -> PathBuf {
+    match &input.path {
+        Some(p) if !p.trim().is_empty() => paths::normalize(&ctx.context.absolute(p)),
+        _ => ctx.cwd().to_path_buf(),
+    }
+}
+
+fn check_search_dir(dir: &Path) -> Result<(), String> {
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(format!(
+            "{} is a file, not a directory; give its directory as `path` and the \
+             file name as the pattern.",
+            dir.display()
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+            "The directory {} does not exist; check the path or search from the \
+             working directory.",
+            dir.display()
+        )),
+        Err(e) => Err(format!("Cannot read the directory {}: {e}.", dir.display())),
+    }
+}
+
+/// Walks `plan.base` (blocking) and returns matching files with their mtime.
+fn walk(plan: &Plan, cancel: &CancelScope) -> Vec<(PathBuf, SystemTime)> {
+    let mut found = Vec::new();
+    let walker = ignore::WalkBuilder::new(&plan.base)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    for entry in walker {
+        if cancel.is_cancelled() {
+            break;
+        }
+        // Unreadable entries are skipped like a shell glob skips them.
+        let Ok(entry) = entry else { continue };
+        let is_file = entry.file_type().is_some_and(|t| t.is_file())
+            || (entry.path_is_symlink() && entry.path().is_file());
+        if !is_file {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(&plan.base) else {
+            continue;
+        };
+        if !plan.matcher.is_match(relative) {
+            continue;
+        }
+        let modified = entry
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        found.push((entry.into_path(), modified));
+    }
+    found
+}
+
+fn render(
+    mut found: Vec<(PathBuf, SystemTime)>,
+    input: &GlobInput,
+    plan: &Plan,
+    max: usize,
+) -> String {
+    if found.is_empty() {
+        return format!(
+            "No files found matching `{}` in {}.",
+            input.pattern,
+            plan.base.display()
+        );
+    }
+    found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let total = found.len();
+    let mut out: Vec<String> = found
+        .iter()
+        .take(max)
+        .map(|(p, _)| p.display().to_string())
+        .collect();
+    if total > max {
+        out.push(format!(
+            "(Showing the {max} most recently modified of {total} matching files; use a \
+             more specific pattern or path to see the others.)"
+        ));
+    }
+    out.join("\n")
+}
+
+#[async_trait]
+impl ToolLogic<GlobInput> for Glob {
+    fn is_concurrency_safe(&self, _input: &GlobInput) -> bool {
+        true
+    }
+
+    fn is_read_only(&self, _input: &GlobInput) -> bool {
+        true
+    }
+
+    fn permission_target(&self, input: &GlobInput, ctx: &ToolContext) -> PermissionTarget {
+        let dir = plan(input, ctx)
+            .map(|p| p.base)
+            .unwrap_or_else(|_| search_dir(input, ctx));
+        PermissionTarget::Path {
+            path: paths::resolve(&dir),
+            access: FileAccess::Read,
+        }
+    }
+
+    fn label(&self, input: &GlobInput) -> Option<String> {
+        Some(format!("Glob({})", input.pattern))
+    }
+
+    async fn validate_input(&self, input: &GlobInput, ctx: &ToolContext) -> Result<(), String> {
+        plan(input, ctx)?;
+        check_search_dir(&search_dir(input, ctx))
+    }
+
+    async fn call(&self, input: GlobInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let plan = plan(&input, &ctx).map_err(ToolError::new)?;
+        check_search_dir(&search_dir(&input, &ctx)).map_err(ToolError::new)?;
+        let max = self.max_results;
+        let cancel = ctx.cancel.clone();
+        let text = tokio::task::spawn_blocking(move || {
+            let found = walk(&plan, &cancel);
+            render(found, &input, &plan, max)
+        })
+        .await
+        .map_err(|e| ToolError::new(format!("The file search failed: {e}")))?;
+        Ok(ToolOutput::text(text))
+    }
+}
+
+#[cfg(test)]
+mod tests;
