@@ -5,6 +5,7 @@
 //! nothing outside this crate needs to know which tools exist.
 
 pub mod glob;
+pub mod grep;
 pub mod registry;
 pub mod sleep;
 pub mod todo;

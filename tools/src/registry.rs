@@ -47,6 +47,7 @@ impl Default for BuiltinConfig {
 pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> {
     let tools = vec![
         crate::glob::tool(config)?,
+        crate::grep::tool(config)?,
         crate::sleep::tool(config)?,
         crate::todo::tool()?,
     ];
@@ -73,7 +74,7 @@ mod tests {
     fn every_builtin_builds_with_a_unique_name() {
         let tools = builtins(&BuiltinConfig::default());
         let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-        for expected in ["Glob", "Sleep", "TodoWrite"] {
+        for expected in ["Glob", "Grep", "Sleep", "TodoWrite"] {
             assert!(names.contains(&expected), "{expected} missing");
         }
         let count = names.len();

@@ -1,0 +1,103 @@
+//! `Grep`: search file contents with ripgrep's semantics.
+//!
+//! Built from ripgrep's own crates (`ignore` for the walk, `grep-regex` and
+//! `grep-searcher` for matching) rather than by shelling out to `rg`, so it
+//! works where `rg` is not installed, cannot be confused by shell quoting,
+//! and stops as soon as the call is cancelled. Files a `.gitignore` excludes
+//! are skipped even outside a git repository, because that is what a user
+//! who wrote the `.gitignore` expects.
+//!
+//! - [`options`]: the input and how it maps to ripgrep's settings;
+//! - [`search`]: the walk and the per-file search, bounded by the limit;
+//! - [`output`]: how results read to the model.
+
+pub mod options;
+pub mod output;
+pub mod search;
+
+use baton_engine::permission::FileAccess;
+use baton_engine::{
+    async_trait, paths, PermissionTarget, Tool, ToolContext, ToolDef, ToolError, ToolLogic,
+    ToolOutput,
+};
+
+pub use options::{GrepInput, OutputMode};
+
+use crate::registry::BuiltinConfig;
+
+struct Grep {
+    default_limit: usize,
+}
+
+pub fn tool(config: &BuiltinConfig) -> Result<Tool, baton_engine::schema::InvalidSchema> {
+    let def = ToolDef::new(
+        "Grep",
+        "Searches file contents with a regular expression, like ripgrep (`rg`). \
+         `output_mode`: `files_with_matches` (default, lists files), `content` \
+         (matching lines; `-n` line numbers, on by default; `-A`/`-B`/`-C` context) \
+         or `count` (matching lines per file). Filter files with `glob` (e.g. \
+         `*.{ts,tsx}`) or `type` (e.g. `rust`, `py`). `-i` ignores case; \
+         `multiline` lets a match span lines. Files excluded by .gitignore, hidden \
+         files and binary files are skipped. Output is cut after `head_limit` \
+         lines or entries (default 250; 0 for no limit). Use this instead of \
+         running grep or rg in a shell.",
+    )
+    .search_hint("search file contents regex ripgrep");
+    Tool::typed::<GrepInput, _>(
+        def,
+        Grep {
+            default_limit: config.grep_default_head_limit,
+        },
+    )
+}
+
+impl Grep {
+    fn limit(&self, input: &GrepInput) -> Option<usize> {
+        match input.head_limit.unwrap_or(self.default_limit) {
+            0 => None,
+            n => Some(n),
+        }
+    }
+}
+
+#[async_trait]
+impl ToolLogic<GrepInput> for Grep {
+    fn is_concurrency_safe(&self, _input: &GrepInput) -> bool {
+        true
+    }
+
+    fn is_read_only(&self, _input: &GrepInput) -> bool {
+        true
+    }
+
+    fn permission_target(&self, input: &GrepInput, ctx: &ToolContext) -> PermissionTarget {
+        PermissionTarget::Path {
+            path: paths::resolve(&input.search_path(ctx.cwd())),
+            access: FileAccess::Read,
+        }
+    }
+
+    fn label(&self, input: &GrepInput) -> Option<String> {
+        Some(format!("Grep({})", input.pattern))
+    }
+
+    async fn validate_input(&self, input: &GrepInput, ctx: &ToolContext) -> Result<(), String> {
+        options::compile(input, ctx.cwd()).map(|_| ())
+    }
+
+    async fn call(&self, input: GrepInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let compiled = options::compile(&input, ctx.cwd()).map_err(ToolError::new)?;
+        let limit = self.limit(&input);
+        let cancel = ctx.cancel.clone();
+        let text = tokio::task::spawn_blocking(move || {
+            let found = search::run(&input, &compiled, limit, &cancel);
+            output::render(&input, &found, limit)
+        })
+        .await
+        .map_err(|e| ToolError::new(format!("The search failed: {e}")))?;
+        Ok(ToolOutput::text(text))
+    }
+}
+
+#[cfg(test)]
+mod tests;

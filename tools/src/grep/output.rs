@@ -1,0 +1,101 @@
+//! How Grep's findings read to the model.
+//!
+//! Content lines use rg's own layout (`path:line:text` for matches,
+//! `path-line-text` for context, `--` between groups), which models know
+//! well. The notes added around it say what was left out and why, so a
+//! truncated answer is never mistaken for a complete one.
+
+use super::options::{GrepInput, OutputMode};
+use super::search::Found;
+
+/// Lines longer than this are cut: one minified file could otherwise fill
+/// the whole result.
+pub const MAX_LINE_CHARS: usize = 2_000;
+
+/// One content line in rg's layout; `sep` is `:` for matches, `-` for context.
+pub fn content_line(path: Option<&str>, sep: char, number: Option<u64>, bytes: &[u8]) -> String {
+    let mut text = String::from_utf8_lossy(bytes).into_owned();
+    while text.ends_with('\n') || text.ends_with('\r') {
+        text.pop();
+    }
+    let total = text.chars().count();
+    if total > MAX_LINE_CHARS {
+        let cut: String = text.chars().take(MAX_LINE_CHARS).collect();
+        text = format!("{cut} [… {} more characters]", total - MAX_LINE_CHARS);
+    }
+    let mut out = String::new();
+    if let Some(path) = path {
+        out.push_str(path);
+        out.push(sep);
+    }
+    if let Some(n) = number {
+        out.push_str(&n.to_string());
+        out.push(sep);
+    }
+    out.push_str(&text);
+    out
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The text of the result.
+pub fn render(input: &GrepInput, found: &Found, limit: Option<usize>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let empty = match input.output_mode {
+        OutputMode::Content => found.lines.is_empty(),
+        _ => found.files.is_empty(),
+    };
+    if found.root_binary {
+        parts.push(
+            "The file looks binary (it contains NUL bytes), so it was not searched.".to_string(),
+        );
+    } else if empty {
+        parts.push(format!("No matches found for `{}`.", input.pattern));
+    } else {
+        match input.output_mode {
+            OutputMode::FilesWithMatches => {
+                let mut text = format!("Found {}\n", plural(found.files.len(), "file", "files"));
+                let names: Vec<&str> = found.files.iter().map(|(p, _)| p.as_str()).collect();
+                text.push_str(&names.join("\n"));
+                parts.push(text);
+            }
+            OutputMode::Count => {
+                let lines: Vec<String> = found
+                    .files
+                    .iter()
+                    .map(|(p, n)| format!("{p}:{n}"))
+                    .collect();
+                let total: u64 = found.files.iter().map(|(_, n)| n).sum();
+                parts.push(lines.join("\n"));
+                parts.push(format!(
+                    "Found {} in {}.",
+                    plural(total as usize, "matching line", "matching lines"),
+                    plural(found.files.len(), "file", "files")
+                ));
+            }
+            OutputMode::Content => parts.push(found.lines.join("\n")),
+        }
+    }
+    if found.truncated {
+        let what = match input.output_mode {
+            OutputMode::Content => "lines",
+            OutputMode::FilesWithMatches => "files",
+            OutputMode::Count => "entries",
+        };
+        parts.push(format!(
+            "(Output cut after the first {} {what}; more matches exist. Narrow the search \
+             with `path`, `glob` or `type`, or raise `head_limit` (0 means no limit).)",
+            limit.unwrap_or(0)
+        ));
+    }
+    if found.unreadable > 0 {
+        parts.push(format!(
+            "({} could not be read and {} skipped.)",
+            plural(found.unreadable, "path", "paths"),
+            if found.unreadable == 1 { "was" } else { "were" }
+        ));
+    }
+    parts.join("\n\n")
+}

@@ -1,0 +1,249 @@
+//! Walking the tree and searching each file, the way `rg` does.
+//!
+//! The walk is sequential and sorted by file name so the same tree always
+//! gives the same output (a stable result is easier for the model to compare
+//! across calls, and keeps prompt caches valid). Work stops as soon as the
+//! output limit is passed: a search that matches everything costs no more
+//! than the lines that will be shown.
+
+use std::path::Path;
+
+use baton_engine::CancelScope;
+use grep_searcher::{Searcher, Sink, SinkContext, SinkMatch};
+
+use super::options::{Compiled, GrepInput, OutputMode};
+use super::output::content_line;
+
+/// What a search found, bounded by the limit.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// `content` mode: output lines, ready to print.
+    pub lines: Vec<String>,
+    /// `files_with_matches` and `count` modes: path and matching-line count.
+    pub files: Vec<(String, u64)>,
+    /// More output existed than the limit allowed.
+    pub truncated: bool,
+    /// Files or directories that could not be read.
+    pub unreadable: usize,
+    /// The single file searched was binary and skipped.
+    pub root_binary: bool,
+}
+
+struct Limits {
+    /// Maximum lines (content) or entries (files, count); `None`: no limit.
+    max: Option<usize>,
+}
+
+impl Limits {
+    fn full(&self, used: usize) -> bool {
+        self.max.is_some_and(|m| used >= m)
+    }
+}
+
+/// Searches `compiled.root` (blocking). Stops early on cancellation.
+pub fn run(
+    input: &GrepInput,
+    compiled: &Compiled,
+    max: Option<usize>,
+    cancel: &CancelScope,
+) -> Found {
+    let mut run = Run {
+        input,
+        compiled,
+        searcher: super::options::searcher(input),
+        limits: Limits { max },
+        cancel,
+        found: Found::default(),
+    };
+    if compiled.root_is_file {
+        // An explicit file is searched even if an ignore rule or the glob
+        // would exclude it, as rg does.
+        let outcome = run.file(&compiled.root, None);
+        run.found.root_binary = outcome.binary && outcome.matches == 0;
+        return run.found;
+    }
+    let mut walk = ignore::WalkBuilder::new(&compiled.root);
+    walk.require_git(false)
+        .add_custom_ignore_filename(".rgignore")
+        .overrides(compiled.overrides.clone())
+        .types(compiled.types.clone())
+        .sort_by_file_name(|a, b| a.cmp(b));
+    for entry in walk.build() {
+        if cancel.is_cancelled() || run.found.truncated {
+            break;
+        }
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(_) => {
+                run.found.unreadable += 1;
+                continue;
+            }
+        };
+        // Like rg without -L: symlinks are not followed.
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let shown = entry.path().display().to_string();
+        run.file(entry.path(), Some(&shown));
+    }
+    run.found
+}
+
+/// One search in progress.
+struct Run<'a> {
+    input: &'a GrepInput,
+    compiled: &'a Compiled,
+    searcher: Searcher,
+    limits: Limits,
+    cancel: &'a CancelScope,
+    found: Found,
+}
+
+struct FileOutcome {
+    matches: u64,
+    binary: bool,
+}
+
+impl Run<'_> {
+    /// Searches one file; `shown` is its name in the output (`None`: the
+    /// only file searched, printed without a name as rg does).
+    fn file(&mut self, path: &Path, shown: Option<&str>) -> FileOutcome {
+        let (before, after) = self.input.context_lines();
+        let mode = self.input.output_mode;
+        let mut sink = FileSink {
+            mode,
+            shown,
+            line_numbers: self.input.line_numbers.unwrap_or(true),
+            with_context: before + after > 0,
+            limits: &self.limits,
+            found: &mut self.found,
+            cancel: self.cancel,
+            matches: 0,
+            started: false,
+            binary: false,
+        };
+        if self
+            .searcher
+            .search_path(&self.compiled.matcher, path, &mut sink)
+            .is_err()
+        {
+            sink.found.unreadable += 1;
+        }
+        let outcome = FileOutcome {
+            matches: sink.matches,
+            binary: sink.binary,
+        };
+        if outcome.matches > 0 && mode != OutputMode::Content {
+            let name = shown.map_or_else(|| path.display().to_string(), str::to_string);
+            if self.limits.full(self.found.files.len()) {
+                self.found.truncated = true;
+            } else {
+                self.found.files.push((name, outcome.matches));
+            }
+        }
+        outcome
+    }
+}
+
+/// Collects one file's results into [`Found`].
+struct FileSink<'a> {
+    mode: OutputMode,
+    shown: Option<&'a str>,
+    line_numbers: bool,
+    with_context: bool,
+    limits: &'a Limits,
+    found: &'a mut Found,
+    cancel: &'a CancelScope,
+    matches: u64,
+    /// This file has produced output already.
+    started: bool,
+    binary: bool,
+}
+
+impl FileSink<'_> {
+    /// Adds an output line; `false` when the limit is reached.
+    fn push(&mut self, line: String) -> bool {
+        if self.limits.full(self.found.lines.len()) {
+            self.found.truncated = true;
+            return false;
+        }
+        self.found.lines.push(line);
+        true
+    }
+
+    /// rg separates groups of context from different files with `--`.
+    fn starting_output(&mut self) -> bool {
+        if self.started {
+            return true;
+        }
+        self.started = true;
+        if self.with_context && !self.found.lines.is_empty() {
+            return self.push("--".to_string());
+        }
+        true
+    }
+
+    fn line(&self, sep: char, number: Option<u64>, bytes: &[u8]) -> String {
+        content_line(self.shown, sep, number.filter(|_| self.line_numbers), bytes)
+    }
+}
+
+impl Sink for FileSink<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _s: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        if self.cancel.is_cancelled() {
+            return Ok(false);
+        }
+        match self.mode {
+            OutputMode::FilesWithMatches => {
+                self.matches += 1;
+                Ok(false)
+            }
+            OutputMode::Count => {
+                self.matches += 1;
+                Ok(true)
+            }
+            OutputMode::Content => {
+                if !self.starting_output() {
+                    return Ok(false);
+                }
+                self.matches += 1;
+                let first = mat.line_number();
+                for (i, bytes) in mat.lines().enumerate() {
+                    let line = self.line(':', first.map(|n| n + i as u64), bytes);
+                    if !self.push(line) {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    fn context(&mut self, _s: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        if self.cancel.is_cancelled() {
+            return Ok(false);
+        }
+        if self.mode != OutputMode::Content {
+            return Ok(true);
+        }
+        if !self.starting_output() {
+            return Ok(false);
+        }
+        let line = self.line('-', ctx.line_number(), ctx.bytes());
+        Ok(self.push(line))
+    }
+
+    fn context_break(&mut self, _s: &Searcher) -> Result<bool, Self::Error> {
+        if self.mode == OutputMode::Content {
+            return Ok(self.push("--".to_string()));
+        }
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _s: &Searcher, _offset: u64) -> Result<bool, Self::Error> {
+        self.binary = true;
+        Ok(false)
+    }
+}

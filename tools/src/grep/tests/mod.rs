@@ -1,0 +1,2 @@
+mod against_rg;
+mod behaviour;
