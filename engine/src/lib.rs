@@ -20,6 +20,7 @@ pub mod pipeline;
 pub mod pool;
 pub mod schema;
 pub mod session;
+pub mod shell;
 pub mod tool;
 pub mod wire;
 

@@ -1,0 +1,204 @@
+//! Which `git` invocations only read.
+//!
+//! Global options are refused except a few harmless ones: `-c` and
+//! `--config-env` can set `core.pager`, `core.fsmonitor` or an alias to any
+//! program, and `-C`, `--git-dir`, `--work-tree`, `--exec-path` point git at
+//! other code or another repository's config. Subcommands are allowed
+//! by name, some only in their listing form (`branch`, `tag`, `stash list`).
+
+use super::allowlist::{long_is, short_has};
+
+/// Subcommands that never write, whatever their (non-dangerous) flags.
+const READERS: &[&str] = &[
+    "annotate",
+    "blame",
+    "cat-file",
+    "check-attr",
+    "check-ignore",
+    "cherry",
+    "count-objects",
+    "describe",
+    "diff",
+    "diff-files",
+    "diff-index",
+    "diff-tree",
+    "for-each-ref",
+    "grep",
+    "log",
+    "ls-files",
+    "ls-tree",
+    "merge-base",
+    "name-rev",
+    "rev-list",
+    "rev-parse",
+    "shortlog",
+    "show",
+    "show-branch",
+    "show-ref",
+    "status",
+    "version",
+    "whatchanged",
+];
+
+pub(crate) fn allows(args: &[&str]) -> bool {
+    let mut rest = args;
+    while let Some((first, tail)) = rest.split_first() {
+        if !first.starts_with('-') {
+            break;
+        }
+        match *first {
+            "--no-pager"
+            | "-P"
+            | "--no-optional-locks"
+            | "--no-replace-objects"
+            | "--literal-pathspecs"
+            | "--glob-pathspecs"
+            | "--noglob-pathspecs"
+            | "--icase-pathspecs" => rest = tail,
+            "--version" => return tail.is_empty(),
+            _ => return false,
+        }
+    }
+    let Some((sub, rest)) = rest.split_first() else {
+        return false;
+    };
+    if rest.iter().any(|a| dangerous_flag(a)) {
+        return false;
+    }
+    match *sub {
+        s if READERS.contains(&s) => true,
+        "branch" => branch(rest),
+        "tag" => tag(rest),
+        "remote" => rest.iter().all(|a| matches!(*a, "-v" | "--verbose")),
+        "config" => config(rest),
+        "stash" => matches!(rest.first(), Some(&"list" | &"show")),
+        "worktree" => rest.first() == Some(&"list"),
+        "notes" => rest.is_empty() || matches!(rest.first(), Some(&"list" | &"show")),
+        "reflog" => !matches!(rest.first(), Some(&"expire" | &"delete")),
+        _ => false,
+    }
+}
+
+/// Flags that write a file or run a program in otherwise reading commands.
+fn dangerous_flag(arg: &str) -> bool {
+    [
+        "--output",
+        "--ext-diff",
+        "--open-files-in-pager",
+        "--exec",
+        "--upload-pack",
+        "--textconv",
+    ]
+    .iter()
+    .any(|full| long_is(arg, full))
+        || arg.starts_with("-O")
+}
+
+/// `git branch` lists unless given a name or a modifying flag.
+fn branch(args: &[&str]) -> bool {
+    listing(
+        args,
+        &[
+            "-a",
+            "--all",
+            "-r",
+            "--remotes",
+            "-v",
+            "-vv",
+            "--verbose",
+            "--show-current",
+            "-i",
+            "--ignore-case",
+            "--no-color",
+            "--no-column",
+            "--no-abbrev",
+        ],
+        &[
+            "--contains",
+            "--no-contains",
+            "--merged",
+            "--no-merged",
+            "--points-at",
+            "--sort",
+            "--format",
+        ],
+        &["--color", "--column", "--abbrev"],
+    )
+}
+
+fn tag(args: &[&str]) -> bool {
+    // `-n<num>` prints annotation lines; it only takes a glued value.
+    let others: Vec<&str> = args
+        .iter()
+        .copied()
+        .filter(|a| {
+            !a.strip_prefix("-n")
+                .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()))
+        })
+        .collect();
+    listing(
+        &others,
+        &["-i", "--ignore-case", "--no-column", "--no-color"],
+        &[
+            "--contains",
+            "--no-contains",
+            "--merged",
+            "--no-merged",
+            "--points-at",
+            "--sort",
+            "--format",
+        ],
+        &["--color", "--column"],
+    )
+}
+
+/// Flags from `plain`, `valued` (value glued with `=` or in the next word),
+/// `optional` (value only glued); operands only after `-l`/`--list`.
+fn listing(args: &[&str], plain: &[&str], valued: &[&str], optional: &[&str]) -> bool {
+    let list = args.iter().any(|a| matches!(*a, "-l" | "--list"));
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        let name = arg.split('=').next().unwrap_or(arg);
+        if matches!(*arg, "-l" | "--list") || plain.contains(arg) || optional.contains(&name) {
+            continue;
+        }
+        if valued.contains(&name) {
+            if !arg.contains('=') {
+                iter.next();
+            }
+            continue;
+        }
+        if arg.starts_with('-') || !list {
+            return false;
+        }
+    }
+    true
+}
+
+fn config(args: &[&str]) -> bool {
+    const WRITES: &[&str] = &[
+        "--add",
+        "--unset",
+        "--unset-all",
+        "--replace-all",
+        "--edit",
+        "--rename-section",
+        "--remove-section",
+    ];
+    if args
+        .iter()
+        .any(|a| WRITES.iter().any(|w| long_is(a, w)) || short_has(a, 'e'))
+    {
+        return false;
+    }
+    match args.first() {
+        Some(&"list") => true,
+        Some(&"get") => true,
+        _ => args.iter().any(|a| {
+            matches!(
+                *a,
+                "-l" | "--list" | "--get" | "--get-all" | "--get-regexp" | "--get-urlmatch"
+            )
+        }),
+    }
+}

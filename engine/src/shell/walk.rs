@@ -1,0 +1,306 @@
+//! From the tree-sitter tree to a [`Script`].
+//!
+//! The walk is fail-closed: a node kind it does not know is recorded as
+//! [`Construct::Unsupported`], so a grammar upgrade that adds syntax can only
+//! make fewer lines read-only, never more.
+
+use tree_sitter::Node;
+
+use super::syntax::{Construct, Placement, Redirect, Script, SimpleCommand, Word};
+use super::words::{text, word};
+
+/// Deeper nesting than this is not followed (and is not read-only); it
+/// also keeps the recursion far from the stack limit.
+const MAX_DEPTH: usize = 200;
+
+/// Tokens that assign inside arithmetic (`$((x=1))`, `((i++))`).
+const ARITH_ASSIGN: &[&str] = &[
+    "=", "+=", "-=", "*=", "/=", "%=", "**=", "<<=", ">>=", "&=", "^=", "|=", "++", "--",
+];
+
+/// Node kinds that are only containers: their children are walked as they are.
+const STRUCTURAL: &[&str] = &[
+    "program",
+    "list",
+    "pipeline",
+    "subshell",
+    "negated_command",
+    "if_statement",
+    "elif_clause",
+    "else_clause",
+    "while_statement",
+    "do_group",
+    "case_statement",
+    "case_item",
+    "word",
+    "string",
+    "raw_string",
+    "string_content",
+    "ansi_c_string",
+    "concatenation",
+    "simple_expansion",
+    "variable_name",
+    "special_variable_name",
+    "number",
+    "file_descriptor",
+    "comment",
+    "heredoc_body",
+    "heredoc_content",
+    "heredoc_start",
+    "heredoc_end",
+    "binary_expression",
+    "unary_expression",
+    "postfix_expression",
+    "ternary_expression",
+    "parenthesized_expression",
+    "test_operator",
+    "regex",
+    "extglob_pattern",
+    "translated_string",
+    "brace_expression",
+    "array",
+    "subscript",
+    "command_name",
+];
+
+pub(crate) fn script(root: Node<'_>, src: &str) -> Script {
+    let mut walker = Walker {
+        src,
+        script: Script::default(),
+    };
+    walker.visit(root, Placement::Direct, false, 0);
+    walker.script
+}
+
+struct Walker<'s> {
+    src: &'s str,
+    script: Script,
+}
+
+impl Walker<'_> {
+    fn visit(&mut self, node: Node<'_>, placement: Placement, arith: bool, depth: usize) {
+        if depth > MAX_DEPTH {
+            if !self.script.constructs.contains(&Construct::TooDeep) {
+                self.script.constructs.push(Construct::TooDeep);
+            }
+            return;
+        }
+        if !node.is_named() {
+            if arith && ARITH_ASSIGN.contains(&node.kind()) {
+                self.construct(Construct::Assignment("arithmetic".into()));
+            }
+            return;
+        }
+        let mut arith = arith;
+        let mut placement = placement;
+        match node.kind() {
+            "command" => return self.command(node, &[], placement, depth),
+            "redirected_statement" => return self.redirected(node, placement, depth),
+            "test_command" => return self.keyword_command(node, "[[", placement, arith, depth),
+            "declaration_command" | "unset_command" => {
+                let keyword = node
+                    .child(0)
+                    .map(|k| text(k, self.src).to_string())
+                    .unwrap_or_default();
+                return self.keyword_command(node, &keyword, placement, arith, depth);
+            }
+            "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
+                let redirect = self.redirect(node);
+                self.script.redirects.push(redirect);
+            }
+            "variable_assignment" => {
+                let name = node
+                    .child_by_field_name("name")
+                    .map(|n| text(n, self.src).to_string())
+                    .unwrap_or_default();
+                self.construct(Construct::Assignment(name));
+            }
+            "variable_assignments" => {}
+            "function_definition" => self.construct(Construct::FunctionDefinition),
+            "for_statement" => {
+                if let Some(var) = node.child_by_field_name("variable") {
+                    let name = text(var, self.src);
+                    // Lower-case loop variables cannot name anything bash or
+                    // common programs read from the environment.
+                    if !name
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                    {
+                        self.construct(Construct::Assignment(name.to_string()));
+                    }
+                }
+            }
+            "c_style_for_statement" | "arithmetic_expansion" => arith = true,
+            "compound_statement" => {
+                if node.child(0).is_some_and(|c| c.kind() == "((") {
+                    arith = true;
+                }
+            }
+            "expansion" => {
+                if let Some(op) = node.child_by_field_name("operator") {
+                    if matches!(op.kind(), "=" | ":=") {
+                        self.construct(Construct::Assignment(text(node, self.src).to_string()));
+                    }
+                }
+            }
+            "command_substitution" | "process_substitution" => {
+                placement = Placement::Substitution;
+            }
+            kind if STRUCTURAL.contains(&kind) => {}
+            other => self.construct(Construct::Unsupported(other.to_string())),
+        }
+        self.children(node, placement, arith, depth);
+    }
+
+    fn children(&mut self, node: Node<'_>, placement: Placement, arith: bool, depth: usize) {
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            self.visit(child, placement, arith, depth + 1);
+        }
+    }
+
+    fn construct(&mut self, construct: Construct) {
+        if !self.script.constructs.contains(&construct) {
+            self.script.constructs.push(construct);
+        }
+    }
+
+    /// `body redirect...` where the redirections apply to `body`.
+    fn redirected(&mut self, node: Node<'_>, placement: Placement, depth: usize) {
+        let body = node.child_by_field_name("body");
+        let mut outer = Vec::new();
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            if Some(child) == body {
+                continue;
+            }
+            if is_redirect(child.kind()) {
+                outer.push(self.redirect(child));
+            }
+            self.visit(child, placement, false, depth + 1);
+        }
+        match body {
+            Some(b) if b.kind() == "command" => self.command(b, &outer, placement, depth + 1),
+            Some(b) => self.visit(b, placement, false, depth + 1),
+            None => {}
+        }
+    }
+
+    fn command(&mut self, node: Node<'_>, outer: &[Redirect], placement: Placement, depth: usize) {
+        let index = self.script.commands.len();
+        let mut words = Vec::new();
+        let mut assignments = Vec::new();
+        let mut redirects = Vec::new();
+        let mut cursor = node.walk();
+        for (i, child) in node.children(&mut cursor).enumerate() {
+            let field = u32::try_from(i)
+                .ok()
+                .and_then(|i| node.field_name_for_child(i));
+            match (field, child.kind()) {
+                (Some("name" | "argument"), _) => words.push(word(child, self.src)),
+                (_, kind) if is_redirect(kind) => redirects.push(self.redirect(child)),
+                (_, "variable_assignment") => {
+                    assignments.push(text(child, self.src).to_string());
+                    // A prefix assignment only reaches this command; the
+                    // classifier judges it there. Its value may still run
+                    // something.
+                    if let Some(value) = child.child_by_field_name("value") {
+                        self.visit(value, placement, false, depth + 1);
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            self.visit(child, placement, false, depth + 1);
+        }
+        redirects.extend_from_slice(outer);
+        let end = outer_end(node, outer, self.src);
+        let span = node.start_byte()..end;
+        let cmd = SimpleCommand {
+            text: self.src.get(span.clone()).unwrap_or("").to_string(),
+            span,
+            assignments,
+            words,
+            redirects,
+            placement,
+        };
+        self.script.commands.insert(index, cmd);
+    }
+
+    /// `[[ ... ]]`, `export ...`, `unset ...`: recorded as a command named
+    /// after the keyword, so allowlists and permission rules see them.
+    fn keyword_command(
+        &mut self,
+        node: Node<'_>,
+        keyword: &str,
+        placement: Placement,
+        arith: bool,
+        depth: usize,
+    ) {
+        let index = self.script.commands.len();
+        let mut words = vec![Word {
+            source: keyword.to_string(),
+            value: Some(keyword.to_string()),
+            glob: false,
+        }];
+        if keyword != "[[" {
+            let mut cursor = node.walk();
+            for child in node.named_children(&mut cursor) {
+                words.push(word(child, self.src));
+            }
+        }
+        self.children(node, placement, arith, depth);
+        let span = node.start_byte()..node.end_byte();
+        let cmd = SimpleCommand {
+            text: text(node, self.src).to_string(),
+            span,
+            assignments: Vec::new(),
+            words,
+            redirects: Vec::new(),
+            placement,
+        };
+        self.script.commands.insert(index, cmd);
+    }
+
+    fn redirect(&self, node: Node<'_>) -> Redirect {
+        let fd = node
+            .child_by_field_name("descriptor")
+            .and_then(|d| text(d, self.src).parse().ok());
+        let mut op = String::new();
+        let mut target = None;
+        let mut cursor = node.walk();
+        for (i, child) in node.children(&mut cursor).enumerate() {
+            let field = u32::try_from(i)
+                .ok()
+                .and_then(|i| node.field_name_for_child(i));
+            if !child.is_named() && op.is_empty() {
+                op = child.kind().to_string();
+            } else if target.is_none()
+                && (field == Some("destination")
+                    || (node.kind() == "herestring_redirect" && child.is_named()))
+            {
+                target = Some(word(child, self.src));
+            }
+        }
+        Redirect { fd, op, target }
+    }
+}
+
+fn is_redirect(kind: &str) -> bool {
+    matches!(
+        kind,
+        "file_redirect" | "heredoc_redirect" | "herestring_redirect"
+    )
+}
+
+/// A command's text runs to the end of its last redirection.
+fn outer_end(node: Node<'_>, outer: &[Redirect], src: &str) -> usize {
+    if outer.is_empty() {
+        return node.end_byte();
+    }
+    node.parent()
+        .filter(|p| p.kind() == "redirected_statement")
+        .map(|p| p.end_byte())
+        .filter(|end| *end <= src.len())
+        .unwrap_or_else(|| node.end_byte())
+}
