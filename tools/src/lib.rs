@@ -9,6 +9,7 @@ pub mod grep;
 pub mod registry;
 pub mod sleep;
 pub mod todo;
+pub mod web_fetch;
 
 #[cfg(test)]
 mod test_support;

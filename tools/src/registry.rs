@@ -50,6 +50,7 @@ pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> 
         crate::grep::tool(config)?,
         crate::sleep::tool(config)?,
         crate::todo::tool()?,
+        crate::web_fetch::tool(config)?,
     ];
     Ok(tools)
 }
@@ -74,7 +75,7 @@ mod tests {
     fn every_builtin_builds_with_a_unique_name() {
         let tools = builtins(&BuiltinConfig::default());
         let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-        for expected in ["Glob", "Grep", "Sleep", "TodoWrite"] {
+        for expected in ["Glob", "Grep", "Sleep", "TodoWrite", "WebFetch"] {
             assert!(names.contains(&expected), "{expected} missing");
         }
         let count = names.len();

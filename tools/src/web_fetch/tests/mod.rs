@@ -1,0 +1,2 @@
+mod behaviour;
+mod server;
