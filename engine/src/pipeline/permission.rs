@@ -3,13 +3,15 @@
 //!
 //! Precedence (SPEC §4.6, §11): any deny wins; an ask *rule* cannot be
 //! overridden by a hook's allow; a hook's allow can waive the mode's default
-//! ask; with no approver, ask means deny.
+//! ask; with no approver, ask means deny; in dontAsk mode every ask (a
+//! tool's or a hook's too, not only the policy's) is a deny.
 
 use super::{messages, ApproverService, CallState, Early, Flow, Pipeline};
 use crate::call::{CallResult, Outcome};
 use crate::hooks::HookDecision;
 use crate::permission::{
-    Approval, ApprovalRequest, AskSource, PermissionDecision, PermissionRequest, ToolPermission,
+    Approval, ApprovalRequest, AskSource, PermissionDecision, PermissionMode, PermissionRequest,
+    ToolPermission,
 };
 use crate::tool::Tool;
 
@@ -73,6 +75,15 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &CallState, tool: &Tool) 
             _,
             _,
         ) => Verdict::Ask { reason, suggestion },
+    };
+
+    let verdict = match verdict {
+        Verdict::Ask { reason, .. } if state.ctx.context.permission_mode == PermissionMode::DontAsk => {
+            Verdict::Deny(format!(
+                "{reason}; that needs approval, and in dontAsk mode anything that would ask is denied"
+            ))
+        }
+        other => other,
     };
 
     match verdict {

@@ -5,6 +5,15 @@
 //! in-process hooks registered by an embedder, so both are decided the same
 //! way. [`HookRegistry`] runs the matching hooks of an event in parallel and
 //! merges their outcomes: deny beats ask beats allow.
+//!
+//! [`command`] runs Claude Code-style command hooks (a shell command fed
+//! JSON on stdin); [`config`] reads them from the `hooks` section of a
+//! settings file.
+
+pub mod command;
+pub mod config;
+
+pub use command::{CommandHook, ToolNameMatcher};
 
 use std::sync::Arc;
 
@@ -164,6 +173,15 @@ impl HookRegistry {
 
     pub fn is_empty(&self) -> bool {
         self.hooks.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.hooks.len()
+    }
+
+    /// The hooks, in registration order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Hook>> {
+        self.hooks.iter()
     }
 
     pub fn has_any(&self, event: HookEvent, tool_name: &str) -> bool {

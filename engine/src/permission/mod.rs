@@ -6,6 +6,24 @@
 //! settings are loaded. Tools describe *what* a call touches through
 //! [`PermissionTarget`], so rules can be matched without the policy knowing
 //! any concrete tool.
+//!
+//! The rule engine lives in the submodules: [`rules`] parses rule strings,
+//! one matcher module per kind of target (`bash`, `paths`, `web`, `mcp`)
+//! decides whether a parsed rule covers a call, [`policy`] applies Claude
+//! Code's precedence and mode defaults, and [`settings`] loads and merges
+//! the settings files that hold the rules.
+
+mod bash;
+mod mcp;
+mod paths;
+pub mod policy;
+pub mod rules;
+pub mod settings;
+mod web;
+
+pub use policy::RulePolicy;
+pub use rules::{Rule, RuleError, RuleKind};
+pub use settings::{Settings, SettingsError};
 
 use std::fmt;
 use std::path::PathBuf;

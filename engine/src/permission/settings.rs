@@ -1,0 +1,321 @@
+//! Loading and merging Claude Code settings files.
+//!
+//! Files are read in Claude Code's order, lowest precedence first:
+//! `~/.claude/settings.json` (user), `<project>/.claude/settings.json`
+//! (project), `<project>/.claude/settings.local.json` (local), then an
+//! explicit `--settings` file. Rule lists, additional directories and hooks
+//! accumulate across files (so a deny in any file holds); a scalar such as
+//! `permissions.defaultMode` is taken from the last file that sets it.
+//!
+//! Every problem in every file is collected and reported together, each with
+//! its file, so a user fixes their settings in one pass. Keys Baton does not
+//! use (`env`, `model`, other hook events…) are ignored, so a user's existing
+//! file loads unchanged; ignoring something that changes behaviour is noted
+//! in [`Settings::warnings`].
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::policy::RulePolicy;
+use super::rules::{Rule, RuleKind};
+use super::PermissionMode;
+use crate::context::Context;
+use crate::hooks::config::parse_hooks;
+use crate::hooks::HookRegistry;
+use crate::pipeline::Pipeline;
+
+/// One problem in one settings file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingsProblem {
+    pub file: PathBuf,
+    pub message: String,
+}
+
+/// Settings that could not be loaded; lists every problem found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingsError {
+    pub problems: Vec<SettingsProblem>,
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid settings:")?;
+        for p in &self.problems {
+            write!(f, "\n  {}: {}", p.file.display(), p.message)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
+/// The merged settings: everything the permission and hook stages need.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub policy: Arc<RulePolicy>,
+    /// `permissions.defaultMode` of the last file that set it.
+    pub mode: PermissionMode,
+    /// `permissions.additionalDirectories`, made absolute.
+    pub additional_directories: Vec<PathBuf>,
+    pub hooks: HookRegistry,
+    /// The project root (`/` anchors of path rules, `CLAUDE_PROJECT_DIR`).
+    pub project_dir: PathBuf,
+    /// The files that were read, in merge order.
+    pub files: Vec<PathBuf>,
+    /// Things ignored on purpose that the user may want to know about.
+    pub warnings: Vec<String>,
+}
+
+impl Settings {
+    /// Loads the standard files for `project_dir` plus `explicit`, with the
+    /// home directory from `$HOME`.
+    pub fn load(project_dir: &Path, explicit: Option<&Path>) -> Result<Settings, SettingsError> {
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        Settings::load_with_home(project_dir, home.as_deref(), explicit)
+    }
+
+    /// Like [`Settings::load`] with an explicit home directory (`None`: no
+    /// user settings, and `~` in rules is an error).
+    pub fn load_with_home(
+        project_dir: &Path,
+        home: Option<&Path>,
+        explicit: Option<&Path>,
+    ) -> Result<Settings, SettingsError> {
+        let mut candidates: Vec<(PathBuf, bool)> = Vec::new();
+        if let Some(home) = home {
+            candidates.push((home.join(".claude/settings.json"), false));
+        }
+        candidates.push((project_dir.join(".claude/settings.json"), false));
+        candidates.push((project_dir.join(".claude/settings.local.json"), false));
+        if let Some(explicit) = explicit {
+            candidates.push((explicit.to_path_buf(), true));
+        }
+        let mut layers = Vec::new();
+        let mut problems = Vec::new();
+        let mut seen: Vec<PathBuf> = Vec::new();
+        for (path, required) in candidates {
+            // When the project is the home directory, user and project
+            // settings are one file: read it once.
+            let identity = path.canonicalize().unwrap_or_else(|_| path.clone());
+            if seen.contains(&identity) {
+                continue;
+            }
+            seen.push(identity);
+            match std::fs::read_to_string(&path) {
+                Ok(text) => layers.push((path, text)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {}
+                Err(e) => problems.push(SettingsProblem {
+                    file: path,
+                    message: format!("cannot read the file: {e}"),
+                }),
+            }
+        }
+        let mut settings = Settings::from_layers(&layers, project_dir, home);
+        if let Err(e) = &mut settings {
+            problems.append(&mut e.problems);
+        }
+        if problems.is_empty() {
+            settings
+        } else {
+            Err(SettingsError { problems })
+        }
+    }
+
+    /// Merges settings given as `(file name, JSON text)`, lowest precedence
+    /// first. The names only label messages.
+    pub fn from_layers(
+        layers: &[(PathBuf, String)],
+        project_dir: &Path,
+        home: Option<&Path>,
+    ) -> Result<Settings, SettingsError> {
+        let mut merged = Merged::default();
+        for (file, text) in layers {
+            merged.add_file(file, text, project_dir, home);
+        }
+        if !merged.problems.is_empty() {
+            return Err(SettingsError {
+                problems: merged.problems,
+            });
+        }
+        Ok(Settings {
+            policy: Arc::new(merged.policy),
+            mode: merged.mode.unwrap_or_default(),
+            additional_directories: merged.directories,
+            hooks: HookRegistry::new(merged.hooks),
+            project_dir: project_dir.to_path_buf(),
+            files: layers.iter().map(|(f, _)| f.clone()).collect(),
+            warnings: merged.warnings,
+        })
+    }
+
+    /// Workspace roots for a session started in `cwd`: `cwd` first, then
+    /// the additional directories.
+    pub fn roots(&self, cwd: &Path) -> Vec<PathBuf> {
+        let mut roots = vec![cwd.to_path_buf()];
+        for dir in &self.additional_directories {
+            if !roots.contains(dir) {
+                roots.push(dir.clone());
+            }
+        }
+        roots
+    }
+
+    /// A context for a session started in `cwd`, with these roots and mode.
+    pub fn context(&self, cwd: &Path) -> Context {
+        Context::new(cwd)
+            .with_roots(self.roots(cwd))
+            .with_mode(self.mode)
+    }
+
+    /// `pipeline` with this policy and these hooks (added to its own).
+    pub fn configure(&self, pipeline: Pipeline) -> Pipeline {
+        let mut hooks = pipeline.hooks().clone();
+        for hook in self.hooks.iter() {
+            hooks = hooks.with(hook.clone());
+        }
+        pipeline.with_policy(self.policy.clone()).with_hooks(hooks)
+    }
+}
+
+#[derive(Default)]
+struct Merged {
+    policy: RulePolicy,
+    mode: Option<PermissionMode>,
+    directories: Vec<PathBuf>,
+    hooks: Vec<Arc<dyn crate::hooks::Hook>>,
+    problems: Vec<SettingsProblem>,
+    warnings: Vec<String>,
+}
+
+impl Merged {
+    fn problem(&mut self, file: &Path, message: String) {
+        self.problems.push(SettingsProblem {
+            file: file.to_path_buf(),
+            message,
+        });
+    }
+
+    fn add_file(&mut self, file: &Path, text: &str, project: &Path, home: Option<&Path>) {
+        if text.trim().is_empty() {
+            return;
+        }
+        let root: Map<String, Value> = match serde_json::from_str(text) {
+            Ok(Value::Object(map)) => map,
+            Ok(_) => return self.problem(file, "the file must hold a JSON object".into()),
+            Err(e) => return self.problem(file, format!("not valid JSON: {e}")),
+        };
+        match root.get("permissions") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(perms)) => self.add_permissions(file, perms, project, home),
+            Some(_) => self.problem(file, "`permissions` must be an object".into()),
+        }
+        match root.get("hooks") {
+            None | Some(Value::Null) => {}
+            Some(value) => {
+                let parsed = parse_hooks(value, project);
+                for message in parsed.errors {
+                    self.problem(file, message);
+                }
+                for message in parsed.warnings {
+                    self.warnings.push(format!("{}: {message}", file.display()));
+                }
+                self.hooks.extend(parsed.hooks);
+            }
+        }
+    }
+
+    fn add_permissions(
+        &mut self,
+        file: &Path,
+        perms: &Map<String, Value>,
+        project: &Path,
+        home: Option<&Path>,
+    ) {
+        for kind in [RuleKind::Allow, RuleKind::Ask, RuleKind::Deny] {
+            let key = kind.as_str();
+            for text in self.strings(file, perms, key) {
+                match Rule::parse(&text, kind, home, project) {
+                    Ok(rule) => self.policy.push(rule.with_source(file)),
+                    Err(e) => self.problem(
+                        file,
+                        format!("permissions.{key} rule `{}`: {}", e.rule, e.message),
+                    ),
+                }
+            }
+        }
+        match perms.get("defaultMode") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => match s.parse::<PermissionMode>() {
+                Ok(mode) => self.mode = Some(mode),
+                Err(e) => self.problem(file, format!("permissions.defaultMode: {e}")),
+            },
+            Some(_) => self.problem(file, "permissions.defaultMode must be a string".into()),
+        }
+        for dir in self.strings(file, perms, "additionalDirectories") {
+            match expand_dir(&dir, project, home) {
+                Ok(path) => {
+                    if !path.is_dir() {
+                        self.warnings.push(format!(
+                            "{}: additional directory `{}` does not exist (yet)",
+                            file.display(),
+                            path.display()
+                        ));
+                    }
+                    if !self.directories.contains(&path) {
+                        self.directories.push(path);
+                    }
+                }
+                Err(message) => self.problem(
+                    file,
+                    format!("permissions.additionalDirectories `{dir}`: {message}"),
+                ),
+            }
+        }
+    }
+
+    /// `perms[key]` as a list of strings; anything else is a problem.
+    fn strings(&mut self, file: &Path, perms: &Map<String, Value>, key: &str) -> Vec<String> {
+        match perms.get(key) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => {
+                let mut out = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    match item {
+                        Value::String(s) => out.push(s.clone()),
+                        other => self.problem(
+                            file,
+                            format!("permissions.{key}[{i}] must be a string, found {other}"),
+                        ),
+                    }
+                }
+                out
+            }
+            Some(_) => {
+                self.problem(
+                    file,
+                    format!("permissions.{key} must be an array of strings"),
+                );
+                Vec::new()
+            }
+        }
+    }
+}
+
+fn expand_dir(dir: &str, project: &Path, home: Option<&Path>) -> Result<PathBuf, String> {
+    let dir = dir.trim();
+    if dir.is_empty() {
+        return Err("empty path".into());
+    }
+    let path = if dir == "~" || dir.starts_with("~/") {
+        let home = home.ok_or("uses `~` but no home directory is known")?;
+        home.join(dir.trim_start_matches('~').trim_start_matches('/'))
+    } else {
+        project.join(dir)
+    };
+    Ok(crate::paths::normalize(&path))
+}
