@@ -12,6 +12,8 @@
 
 use regex::Regex;
 
+use crate::shell::Construct;
+
 /// A parsed command specifier.
 #[derive(Clone, Debug)]
 pub(crate) struct CommandPattern {
@@ -113,34 +115,56 @@ fn wildcard_regex(pattern: &str) -> String {
 /// One simple command of a compound command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Part {
+    /// As written, with prefix assignments and redirections.
     pub text: String,
+    /// Just the command words: what rules are compared with.
+    pub line: String,
+    /// `NAME=value` prefixes change what a command does (`PATH=…`,
+    /// `LD_PRELOAD=…`), so only a rule spelling them out may allow it.
+    pub has_assignments: bool,
     /// The shell classifier says it has no side effects.
     pub read_only: bool,
+}
+
+impl Part {
+    /// Whether an allow pattern covers this part.
+    pub(crate) fn allowed_by(&self, pattern: &CommandPattern) -> bool {
+        (!self.has_assignments && pattern.matches(&self.line)) || pattern.matches(&self.text)
+    }
 }
 
 /// A command seen three ways, for the three kinds of rule lookups.
 #[derive(Clone, Debug)]
 pub(crate) struct CommandParts {
     pub whole: String,
-    /// The parser's simple commands; `None` when the command did not parse.
+    /// The parser's simple commands; `None` when the command did not parse
+    /// (or writes files through redirections, which no command rule covers).
     pub parsed: Option<Vec<Part>>,
     /// Over-split pieces, for deny and ask lookups only.
     pub crude: Vec<String>,
+    /// Every simple command the parser found, even when `parsed` is `None`.
+    seen: Vec<Part>,
 }
 
 impl CommandParts {
     pub(crate) fn new(command: &str) -> CommandParts {
+        let (parsed, seen) = parse_parts(command);
         CommandParts {
             whole: command.trim().to_string(),
-            parsed: parse_parts(command),
+            parsed,
             crude: crude_split(command),
+            seen,
         }
     }
 
     /// Every text a deny or ask rule should be tried against.
     pub(crate) fn suspects(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.whole.as_str())
-            .chain(self.parsed.iter().flatten().map(|p| p.text.as_str()))
+            .chain(
+                self.seen
+                    .iter()
+                    .flat_map(|p| [p.text.as_str(), p.line.as_str()]),
+            )
             .chain(self.crude.iter().map(String::as_str))
     }
 }
@@ -158,19 +182,31 @@ fn crude_split(command: &str) -> Vec<String> {
         .collect()
 }
 
-/// Until the shell parser is available, only commands with no shell syntax
-/// at all are split (into themselves); anything else is "did not parse".
-fn parse_parts(command: &str) -> Option<Vec<Part>> {
-    let trimmed = command.trim();
-    let plain = !trimmed.is_empty()
-        && !trimmed.contains(OPERATORS)
-        && !trimmed.contains(['$', '\\', '"', '\'', '*', '?', '[', '~', '#']);
-    plain.then(|| {
-        vec![Part {
-            text: trimmed.to_string(),
-            read_only: false,
-        }]
-    })
+/// The simple commands of `command` with the Bash tool's parser. Parts may
+/// be allowed one by one only if the parse is complete: a syntax the walk
+/// does not understand might hide a command, and a redirection writing a
+/// file is a write no command rule speaks for.
+fn parse_parts(command: &str) -> (Option<Vec<Part>>, Vec<Part>) {
+    let Ok(script) = crate::shell::parse(command) else {
+        return (None, Vec::new());
+    };
+    let incomplete = script
+        .constructs()
+        .iter()
+        .any(|c| matches!(c, Construct::Unsupported(_) | Construct::TooDeep));
+    let writes = script.redirects().iter().any(|r| r.writes_file());
+    let parts: Vec<Part> = script
+        .commands()
+        .iter()
+        .map(|c| Part {
+            text: c.text().trim().to_string(),
+            line: c.command_line(),
+            has_assignments: !c.assignments().is_empty(),
+            read_only: !writes && crate::shell::is_read_only(c.text()),
+        })
+        .collect();
+    let usable = !incomplete && !writes && !parts.is_empty();
+    (usable.then(|| parts.clone()), parts)
 }
 
 #[cfg(test)]
@@ -211,6 +247,21 @@ mod tests {
         let crude: Vec<&str> = parts.crude.iter().map(String::as_str).collect();
         assert!(crude.contains(&"rm -rf /"));
         assert!(crude.contains(&"curl x"));
-        assert!(parts.parsed.is_none());
+        let lines: Vec<String> = parts.parsed.unwrap().into_iter().map(|p| p.line).collect();
+        assert!(lines.contains(&"curl x".to_string()), "{lines:?}");
+        assert!(lines.contains(&"npm test".to_string()), "{lines:?}");
+    }
+
+    #[test]
+    fn writes_and_unparseable_lines_are_not_split_for_allowing() {
+        assert!(CommandParts::new("npm test > /etc/passwd").parsed.is_none());
+        assert!(CommandParts::new("npm test 2>/dev/null").parsed.is_some());
+        let broken = CommandParts::new("npm test && (rm -rf x");
+        assert!(broken.parsed.is_none());
+        assert!(broken.suspects().any(|s| s == "rm -rf x"));
+        let env = CommandParts::new("LD_PRELOAD=/x.so npm test");
+        let part = &env.parsed.unwrap()[0];
+        assert!(!part.allowed_by(&CommandPattern::parse("npm test").unwrap()));
+        assert!(part.allowed_by(&CommandPattern::parse("LD_PRELOAD=/x.so npm test").unwrap()));
     }
 }

@@ -259,7 +259,7 @@ impl<'a> Call<'a> {
         }
         let mut any_ruled = false;
         for part in parsed {
-            if patterns.iter().any(|p| p.matches(&part.text)) {
+            if patterns.iter().any(|p| part.allowed_by(p)) {
                 any_ruled = true;
             } else if !part.read_only {
                 return Some(Unallowed::Part(part.text.clone()));
