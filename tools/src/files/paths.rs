@@ -1,0 +1,60 @@
+//! Turning a tool's path argument into the file the tool really touches.
+//!
+//! File tools take absolute paths only: a relative path would silently depend
+//! on a working directory the model may have lost track of. The path the
+//! permission stage judges and the path the tool opens are the same resolved
+//! path (`..` folded, symlinks followed), so a link inside the workspace that
+//! points outside is seen — and judged — as the outside file. Paths outside the
+//! workspace are not refused here: that is the permission stage's decision.
+
+use std::path::{Path, PathBuf};
+
+use baton_engine::permission::FileAccess;
+use baton_engine::{PermissionTarget, ToolContext};
+
+/// Checks the shape of a path argument without touching the disk.
+pub fn check_absolute(param: &str, raw: &str, ctx: &ToolContext) -> Result<(), String> {
+    if raw.trim().is_empty() {
+        return Err(format!(
+            "`{param}` is empty; give the absolute path of the file."
+        ));
+    }
+    if raw.contains('\0') {
+        return Err(format!(
+            "`{param}` contains a NUL byte, which no path may contain."
+        ));
+    }
+    if !Path::new(raw).is_absolute() {
+        let guess = ctx.cwd().join(raw);
+        return Err(format!(
+            "`{param}` must be an absolute path (starting with `/`), but `{raw}` is relative. \
+             The working directory is {}, so you may mean {}.",
+            ctx.cwd().display(),
+            guess.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The real location of `raw`: absolute against the working directory (for
+/// callers that skipped validation), `..` folded, symlinks followed.
+pub fn resolve(raw: &str, ctx: &ToolContext) -> PathBuf {
+    baton_engine::paths::resolve(&ctx.context.absolute(raw))
+}
+
+/// What the permission stage judges for a file tool's call.
+pub fn target(raw: &str, ctx: &ToolContext, access: FileAccess) -> PermissionTarget {
+    PermissionTarget::Path {
+        path: resolve(raw, ctx),
+        access,
+    }
+}
+
+/// A human-readable line naming both paths when a symlink was followed.
+pub fn shown(raw: &str, real: &Path) -> String {
+    if Path::new(raw) == real {
+        raw.to_string()
+    } else {
+        format!("{raw} (resolved to {})", real.display())
+    }
+}

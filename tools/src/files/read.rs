@@ -1,0 +1,359 @@
+//! The `Read` tool: show a file to the model.
+//!
+//! Text comes back numbered like `cat -n`, so the model can cite lines and
+//! page with `offset`/`limit`; images come back as image blocks the model can
+//! see; notebooks come back as their cells; other binary files are refused.
+//! Read bounds its own output (a byte cap with a note saying how to continue)
+//! and declares no result limit: spilling a Read result to a file the model
+//! would then Read is circular (SPEC §9).
+//!
+//! Invalid UTF-8 is shown lossily (bytes replaced by U+FFFD) with a note, not
+//! refused: a log file with one stray byte is still worth reading. Edit, which
+//! would have to write those bytes back, refuses such files instead.
+//!
+//! Every file shown is recorded in the session's [`ReadState`], which is what
+//! allows Write, Edit and NotebookEdit to replace it later.
+
+use std::fs::File;
+use std::io::{self, Read as _};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use base64::Engine as _;
+use baton_engine::permission::FileAccess;
+use baton_engine::{
+    async_trait, ContentBlock, PermissionTarget, Session, Tool, ToolContext, ToolDef, ToolError,
+    ToolLogic, ToolOutput,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::lines::{self, Rendered, Window};
+use super::read_state::{self, FileSnapshot, ReadState};
+use super::sniff::{self, Kind};
+use super::{missing, notebook_cells, paths};
+
+/// Read's self-imposed bounds. Every one is configurable through
+/// [`read_tool_with`].
+#[derive(Clone, Copy, Debug)]
+pub struct ReadLimits {
+    /// Lines shown when the call gives no `limit`.
+    pub default_lines: u64,
+    /// Longer lines are cut.
+    pub max_line_chars: usize,
+    /// Total output cap in bytes; past it the output stops with a note.
+    pub max_output_bytes: usize,
+    /// Larger images are refused (the model APIs reject big images).
+    pub max_image_bytes: u64,
+    /// Larger notebooks are shown as numbered JSON text instead of cells.
+    pub max_notebook_bytes: u64,
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        ReadLimits {
+            default_lines: 2_000,
+            max_line_chars: 2_000,
+            max_output_bytes: 256 * 1024,
+            max_image_bytes: 3_750_000,
+            max_notebook_bytes: 16 * 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadInput {
+    /// Absolute path of the file to read.
+    pub file_path: String,
+    /// Line number to start reading from (1-based). Give it only for files
+    /// too long to read at once.
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// How many lines to read (default 2000). Give it only for files too long
+    /// to read at once.
+    #[serde(default)]
+    pub limit: Option<u64>,
+}
+
+const DESCRIPTION: &str = "Reads a file from the local file system. `file_path` must be absolute. \
+Text comes back with line numbers (number, tab, line), at most 2000 lines from `offset` \
+(1-based, default 1) unless `limit` says otherwise; lines longer than 2000 characters are cut. \
+Images (PNG, JPEG, GIF, WebP) are shown as images, Jupyter notebooks as their cells. \
+Other binary files are refused. A file must be read before Write, Edit or NotebookEdit may change it. \
+Read several files at once by calling Read several times in one message.";
+
+/// `Read` with the default limits.
+pub fn read_tool() -> Tool {
+    read_tool_with(ReadLimits::default())
+}
+
+pub fn read_tool_with(limits: ReadLimits) -> Tool {
+    let def = ToolDef::new("Read", DESCRIPTION)
+        .search_hint("read view file contents lines image notebook")
+        .max_result_size_chars(None);
+    super::build::<ReadInput, _>(def, ReadTool { limits })
+}
+
+struct ReadTool {
+    limits: ReadLimits,
+}
+
+#[async_trait]
+impl ToolLogic<ReadInput> for ReadTool {
+    fn is_concurrency_safe(&self, _input: &ReadInput) -> bool {
+        true
+    }
+
+    fn is_read_only(&self, _input: &ReadInput) -> bool {
+        true
+    }
+
+    fn permission_target(&self, input: &ReadInput, ctx: &ToolContext) -> PermissionTarget {
+        paths::target(&input.file_path, ctx, FileAccess::Read)
+    }
+
+    fn label(&self, input: &ReadInput) -> Option<String> {
+        Some(format!("Read({})", input.file_path))
+    }
+
+    async fn validate_input(&self, input: &ReadInput, ctx: &ToolContext) -> Result<(), String> {
+        paths::check_absolute("file_path", &input.file_path, ctx)?;
+        if input.limit == Some(0) {
+            return Err(
+                "`limit` must be at least 1 (or left out for the default of 2000 lines).".into(),
+            );
+        }
+        Ok(())
+    }
+
+    async fn call(&self, input: ReadInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let real = paths::resolve(&input.file_path, &ctx);
+        let job = Job {
+            shown: paths::shown(&input.file_path, &real),
+            real,
+            offset: input.offset,
+            limit: input.limit,
+            limits: self.limits,
+            session: ctx.session.clone(),
+            cwd: ctx.cwd().to_path_buf(),
+        };
+        tokio::task::spawn_blocking(move || job.run())
+            .await
+            .map_err(|e| ToolError::new(format!("Read stopped unexpectedly: {e}")))?
+    }
+}
+
+/// One Read, run on a blocking thread.
+struct Job {
+    real: PathBuf,
+    shown: String,
+    offset: Option<u64>,
+    limit: Option<u64>,
+    limits: ReadLimits,
+    session: Arc<Session>,
+    cwd: PathBuf,
+}
+
+impl Job {
+    fn run(self) -> Result<ToolOutput, ToolError> {
+        let meta = match std::fs::metadata(&self.real) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(ToolError::new(missing::not_found(
+                    &self.shown,
+                    &self.real,
+                    &self.cwd,
+                )))
+            }
+            Err(e) => return Err(read_state::io_error(&e, &self.shown, "read")),
+        };
+        if meta.is_dir() {
+            return Err(ToolError::new(format!(
+                "{} is a directory, not a file. To see what it contains, use Glob (pattern `{}/*`) or run `ls` with Bash.",
+                self.shown,
+                self.real.display()
+            )));
+        }
+        if !meta.is_file() {
+            return Err(ToolError::new(format!(
+                "{} is not a regular file (a device, socket or pipe), so Read will not open it.",
+                self.shown
+            )));
+        }
+        let mut file =
+            File::open(&self.real).map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
+        let mut head = Vec::with_capacity(sniff::SNIFF_LEN);
+        (&mut file)
+            .take(sniff::SNIFF_LEN as u64)
+            .read_to_end(&mut head)
+            .map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
+        let mtime = meta.modified().ok();
+        match sniff::sniff(&head) {
+            Kind::Image(media) => self.image(media, head, file, meta.len(), mtime),
+            Kind::Binary(kind) => Err(ToolError::new(format!(
+                "{} is a {kind}, not text, so Read cannot show it. Inspect it with Bash instead \
+                 (for example `file`, `xxd | head`, `unzip -l`, `pdftotext`).",
+                self.shown
+            ))),
+            Kind::Text => {
+                let is_notebook = self.real.extension().is_some_and(|e| e == "ipynb");
+                let paged = self.offset.is_some() || self.limit.is_some();
+                if is_notebook && !paged && meta.len() <= self.limits.max_notebook_bytes {
+                    if let Some(out) = self.notebook(&head, &mut file, mtime)? {
+                        return Ok(out);
+                    }
+                    // Not a notebook after all: show it as text from the start.
+                    file = File::open(&self.real)
+                        .map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
+                    head.clear();
+                }
+                self.text(head, file, mtime)
+            }
+        }
+    }
+
+    fn image(
+        &self,
+        media: &str,
+        mut bytes: Vec<u8>,
+        mut file: File,
+        len: u64,
+        mtime: Option<std::time::SystemTime>,
+    ) -> Result<ToolOutput, ToolError> {
+        if len > self.limits.max_image_bytes {
+            return Err(ToolError::new(format!(
+                "{} is an image of {len} bytes, more than the {} bytes Read sends to the model. \
+                 Make a smaller copy (for example with ImageMagick's `convert -resize`) and read that.",
+                self.shown, self.limits.max_image_bytes
+            )));
+        }
+        (&mut file)
+            .take(self.limits.max_image_bytes.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
+        self.record(&bytes, mtime);
+        let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        Ok(ToolOutput::text(format!(
+            "Image {} ({media}, {} bytes):",
+            self.shown,
+            bytes.len()
+        ))
+        .with_block(ContentBlock::image(media, data)))
+    }
+
+    fn notebook(
+        &self,
+        head: &[u8],
+        file: &mut File,
+        mtime: Option<std::time::SystemTime>,
+    ) -> Result<Option<ToolOutput>, ToolError> {
+        let mut bytes = head.to_vec();
+        file.read_to_end(&mut bytes)
+            .map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
+        let Some(view) = notebook_cells::render_for_read(&bytes, self.limits.max_output_bytes)
+        else {
+            return Ok(None);
+        };
+        self.record(&bytes, mtime);
+        Ok(Some(ToolOutput::text(format!(
+            "Notebook {}\n{view}",
+            self.shown
+        ))))
+    }
+
+    fn text(
+        &self,
+        head: Vec<u8>,
+        file: File,
+        mtime: Option<std::time::SystemTime>,
+    ) -> Result<ToolOutput, ToolError> {
+        let start = self.offset.unwrap_or(1).max(1);
+        let window = Window {
+            start,
+            limit: self.limit.unwrap_or(self.limits.default_lines),
+            max_line_chars: self.limits.max_line_chars,
+            max_output_bytes: self.limits.max_output_bytes,
+        };
+        let rendered = lines::render(io::Cursor::new(head).chain(file), window)
+            .map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
+        self.session_state().record(
+            self.real.clone(),
+            FileSnapshot {
+                hash: rendered.hash,
+                size: rendered.size,
+                mtime,
+            },
+        );
+        Ok(ToolOutput::text(compose(
+            &self.shown,
+            &rendered,
+            start,
+            &self.limits,
+        )))
+    }
+
+    fn record(&self, bytes: &[u8], mtime: Option<std::time::SystemTime>) {
+        self.session_state().record(
+            self.real.clone(),
+            FileSnapshot {
+                hash: read_state::hash(bytes),
+                size: bytes.len() as u64,
+                mtime,
+            },
+        );
+    }
+
+    fn session_state(&self) -> Arc<ReadState> {
+        ReadState::of(&self.session)
+    }
+}
+
+/// The numbered lines and the notes that tell the model what it did not see.
+fn compose(shown: &str, r: &Rendered, start: u64, limits: &ReadLimits) -> String {
+    if r.total_lines == 0 {
+        return format!("{shown} exists but is empty (0 lines).");
+    }
+    if start > r.total_lines {
+        return format!(
+            "{shown} has {} lines, so offset {start} is past its end. Call Read with an offset from 1 to {}.",
+            r.total_lines, r.total_lines
+        );
+    }
+    let mut text = r.text.clone();
+    let mut notes = Vec::new();
+    if let Some(next) = r.capped_at {
+        notes.push(format!(
+            "Output stopped before line {next} to stay under {} KB. Continue with offset={next} (and a smaller limit if lines are long).",
+            limits.max_output_bytes / 1024
+        ));
+    } else if r.last_shown < r.total_lines {
+        notes.push(format!(
+            "Showing lines {start}-{} of {}. To read more, call Read with offset={}.",
+            r.last_shown,
+            r.total_lines,
+            r.last_shown + 1
+        ));
+    }
+    if r.cut_lines > 0 {
+        notes.push(format!(
+            "{} line(s) longer than {} characters were cut; use Grep or Bash to see their full text.",
+            r.cut_lines, limits.max_line_chars
+        ));
+    }
+    if r.invalid_utf8 {
+        notes.push(
+            "This file is not valid UTF-8: the bytes that are not were replaced by \u{fffd} above. \
+             Edit refuses such files; rewrite them with Bash if needed."
+                .to_string(),
+        );
+    }
+    for note in notes {
+        text.push_str(&format!("\n[{note}]"));
+    }
+    text
+}
+
+/// Whether a path names a notebook (used by the writing tools' messages).
+pub fn is_notebook(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "ipynb")
+}

@@ -1,0 +1,201 @@
+//! What the model has seen of each file, kept per session.
+//!
+//! Writing a file the model has not read, or one that changed since it read
+//! it, overwrites work the model never saw (the user's edit in the editor, a
+//! formatter's rewrite, another agent's change). So Read records a snapshot of
+//! every file it shows — content hash, size, mtime — and the writing tools
+//! refuse to replace a file whose current content does not match its snapshot.
+//!
+//! The content hash decides: an mtime bump with identical content (`touch`, a
+//! formatter that changed nothing) does not force a re-read, while a change
+//! within the mtime granularity is still caught. Files are keyed by their
+//! resolved path, so reading through a symlink and editing the target match.
+
+use std::collections::HashMap;
+use std::fs::Metadata;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use baton_engine::{Session, ToolError};
+use parking_lot::Mutex;
+use sha2::{Digest, Sha256};
+
+/// One file as the model last saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileSnapshot {
+    pub hash: [u8; 32],
+    pub size: u64,
+    pub mtime: Option<SystemTime>,
+}
+
+impl FileSnapshot {
+    pub fn of(bytes: &[u8], meta: &Metadata) -> Self {
+        FileSnapshot {
+            hash: hash(bytes),
+            size: bytes.len() as u64,
+            mtime: meta.modified().ok(),
+        }
+    }
+}
+
+/// The session slot: resolved path → last snapshot shown to (or written by)
+/// the model.
+#[derive(Default, Debug)]
+pub struct ReadState {
+    files: Mutex<HashMap<PathBuf, FileSnapshot>>,
+}
+
+impl ReadState {
+    pub fn of(session: &Session) -> std::sync::Arc<ReadState> {
+        session.slots().get_or_default::<ReadState>()
+    }
+
+    pub fn record(&self, path: PathBuf, snapshot: FileSnapshot) {
+        self.files.lock().insert(path, snapshot);
+    }
+
+    pub fn get(&self, path: &Path) -> Option<FileSnapshot> {
+        self.files.lock().get(path).cloned()
+    }
+}
+
+pub fn hash(bytes: &[u8]) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    hasher.update(bytes);
+    finish(hasher)
+}
+
+/// Streaming hash for files read in chunks.
+pub fn hasher() -> Sha256 {
+    Sha256::new()
+}
+
+pub fn finish(hasher: Sha256) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    out.copy_from_slice(&hasher.finalize());
+    out
+}
+
+/// The current state of a file a writing tool is about to replace.
+#[derive(Debug)]
+pub enum Existing {
+    /// Nothing there yet: no read is required.
+    Absent,
+    /// There, read by the model, and unchanged since.
+    Unchanged { bytes: Vec<u8>, meta: Metadata },
+}
+
+/// Loads the file at `real` and checks the read-before-write rule.
+/// `verb` names the operation in messages ("write", "edit").
+pub fn load_for_update(
+    session: &Session,
+    real: &Path,
+    shown: &str,
+    verb: &str,
+) -> Result<Existing, ToolError> {
+    let meta = match std::fs::metadata(real) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Existing::Absent),
+        Err(e) => return Err(io_error(&e, shown, "inspect")),
+    };
+    if meta.is_dir() {
+        return Err(ToolError::new(format!(
+            "{shown} is a directory, not a file; nothing was changed. Give the path of a file inside it."
+        )));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::new(format!(
+            "{shown} is not a regular file (a device, socket or pipe); refusing to {verb} it."
+        )));
+    }
+    let Some(seen) = ReadState::of(session).get(real) else {
+        return Err(ToolError::new(format!(
+            "{shown} already exists and has not been read in this session. \
+             Read it first, then {verb} it; nothing was changed."
+        )));
+    };
+    let bytes = std::fs::read(real).map_err(|e| io_error(&e, shown, "read"))?;
+    if hash(&bytes) != seen.hash {
+        return Err(ToolError::new(format!(
+            "{shown} has changed since you last read it (by the user, a formatter or another \
+             tool{}). Read it again to see its current content, then retry; nothing was changed.",
+            describe_change(&seen, bytes.len() as u64, meta.modified().ok())
+        )));
+    }
+    Ok(Existing::Unchanged { bytes, meta })
+}
+
+fn describe_change(seen: &FileSnapshot, size: u64, mtime: Option<SystemTime>) -> String {
+    let mut parts = Vec::new();
+    if seen.size != size {
+        parts.push(format!("size {} → {} bytes", seen.size, size));
+    }
+    if let (Some(before), Some(now)) = (seen.mtime, mtime) {
+        if before != now {
+            parts.push("modification time changed".to_string());
+        }
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", parts.join(", "))
+    }
+}
+
+/// An I/O failure on `shown`, worded for the model.
+pub fn io_error(err: &io::Error, shown: &str, action: &str) -> ToolError {
+    let text = match err.kind() {
+        io::ErrorKind::PermissionDenied => format!(
+            "Permission denied: this process may not {action} {shown}. Nothing was changed; \
+             check the file's permissions or ask the user."
+        ),
+        io::ErrorKind::NotFound => format!("{shown} does not exist (could not {action} it)."),
+        _ => format!("Could not {action} {shown}: {err}. Nothing was changed."),
+    };
+    ToolError::new(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Tests run as root cannot provoke EACCES with file modes, so the wording
+    // of that path is checked directly.
+    #[test]
+    fn permission_errors_are_worded_for_the_model() {
+        let err = io::Error::from(io::ErrorKind::PermissionDenied);
+        let text = io_error(&err, "/w/f.txt", "read").message;
+        assert!(
+            text.contains("Permission denied") && text.contains("/w/f.txt"),
+            "{text}"
+        );
+        let err = io::Error::other("disk on fire");
+        assert!(io_error(&err, "/w/f", "write")
+            .message
+            .contains("disk on fire"));
+    }
+
+    #[test]
+    fn load_for_update_knows_absent_unread_and_changed_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = Session::new("s", dir.path());
+        let path = dir.path().join("f");
+        assert!(matches!(
+            load_for_update(&session, &path, "f", "write"),
+            Ok(Existing::Absent)
+        ));
+        std::fs::write(&path, "a").unwrap();
+        let err = load_for_update(&session, &path, "f", "write").unwrap_err();
+        assert!(err.message.contains("has not been read"));
+        let meta = std::fs::metadata(&path).unwrap();
+        ReadState::of(&session).record(path.clone(), FileSnapshot::of(b"a", &meta));
+        assert!(matches!(
+            load_for_update(&session, &path, "f", "write"),
+            Ok(Existing::Unchanged { .. })
+        ));
+        std::fs::write(&path, "b").unwrap();
+        let err = load_for_update(&session, &path, "f", "write").unwrap_err();
+        assert!(err.message.contains("changed since"), "{}", err.message);
+    }
+}

@@ -1,0 +1,128 @@
+//! Behaviour tests of the file tools, run through the engine pipeline so the
+//! schema and `validate_input` stages are exercised with the tool logic.
+
+mod edit_tests;
+mod notebook_tests;
+mod read_tests;
+mod symlink_tests;
+mod write_tests;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use baton_engine::{
+    CallResult, Context, Outcome, Pipeline, Session, ToolContext, ToolPool, ToolUse,
+};
+use serde_json::Value;
+
+/// A workspace directory, a session and a pipeline holding the file tools.
+pub struct Env {
+    _dir: tempfile::TempDir,
+    _state: tempfile::TempDir,
+    pub root: PathBuf,
+    pub session: Arc<Session>,
+    pub pipeline: Pipeline,
+    next_id: std::sync::atomic::AtomicUsize,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env::with_pipeline(|p| p)
+    }
+
+    pub fn with_pipeline(customise: impl FnOnce(Pipeline) -> Pipeline) -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        Env {
+            session: Session::new("files-test", state.path()),
+            pipeline: customise(Pipeline::new(ToolPool::of(super::tools()))),
+            root,
+            _dir: dir,
+            _state: state,
+            next_id: Default::default(),
+        }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    pub fn p(&self, rel: &str) -> String {
+        self.path(rel).display().to_string()
+    }
+
+    pub fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.path(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    pub fn ctx(&self) -> ToolContext {
+        ToolContext::standalone("test", Context::new(&self.root), self.session.clone())
+    }
+
+    pub async fn call(&self, tool: &str, input: Value) -> CallResult {
+        let n = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let prepared = self
+            .pipeline
+            .prepare(ToolUse::new(format!("call-{n}"), tool, input));
+        self.pipeline.run(prepared, self.ctx()).await
+    }
+
+    pub async fn read(&self, rel: &str) -> CallResult {
+        let r = self
+            .call("Read", serde_json::json!({ "file_path": self.p(rel) }))
+            .await;
+        assert_ok(&r);
+        r
+    }
+}
+
+pub fn assert_ok(r: &CallResult) {
+    assert!(
+        !r.is_error,
+        "expected success, got {:?}: {}",
+        r.outcome,
+        r.text()
+    );
+    assert_eq!(r.outcome, Outcome::Success);
+}
+
+/// An error result whose text contains every one of `needles`.
+pub fn assert_err(r: &CallResult, outcome: Outcome, needles: &[&str]) {
+    assert!(r.is_error, "expected an error, got success: {}", r.text());
+    assert_eq!(r.outcome, outcome, "{}", r.text());
+    let text = r.text();
+    for needle in needles {
+        assert!(text.contains(needle), "`{needle}` not in: {text}");
+    }
+}
+
+pub fn content(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap()
+}
+
+/// Makes `path` unreadable; returns false (after printing why) when this
+/// process can read it anyway, as root can.
+pub fn make_unreadable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::read(path).is_ok() {
+        eprintln!("note: running with privileges that ignore file modes (root?); skipping the permission-denied assertion");
+        return false;
+    }
+    true
+}
+
+/// Sets a file's mtime into the past, so a later rewrite surely moves it.
+pub fn age(path: &Path) {
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let f = std::fs::File::options().write(true).open(path).unwrap();
+    f.set_modified(past).unwrap();
+}

@@ -1,0 +1,96 @@
+//! The `Write` tool: create a file, or replace one the model has read.
+//!
+//! Replacing a file the model never saw, or one that changed after it looked,
+//! would destroy content it does not know about; [`read_state`] enforces the
+//! rule. The write itself is atomic and keeps the old file's permissions
+//! ([`atomic`]). Symlinks are written through: the link stays a link and its
+//! target gets the new content.
+
+use baton_engine::permission::FileAccess;
+use baton_engine::{
+    async_trait, PermissionTarget, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::read_state::{self, Existing, FileSnapshot, ReadState};
+use super::{atomic, paths};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WriteInput {
+    /// Absolute path of the file to write.
+    pub file_path: String,
+    /// The complete new content of the file.
+    pub content: String,
+}
+
+const DESCRIPTION: &str = "Writes a file to the local file system, replacing it if it exists. \
+`file_path` must be absolute; missing parent directories are created. An existing file must have \
+been read with Read in this session, and must not have changed since, or the write is refused. \
+Prefer Edit for changing part of an existing file: it sends only the change.";
+
+pub fn write_tool() -> Tool {
+    let def = ToolDef::new("Write", DESCRIPTION).search_hint("write create overwrite file");
+    super::build::<WriteInput, _>(def, WriteTool)
+}
+
+struct WriteTool;
+
+#[async_trait]
+impl ToolLogic<WriteInput> for WriteTool {
+    fn permission_target(&self, input: &WriteInput, ctx: &ToolContext) -> PermissionTarget {
+        paths::target(&input.file_path, ctx, FileAccess::Write)
+    }
+
+    fn label(&self, input: &WriteInput) -> Option<String> {
+        Some(format!("Write({})", input.file_path))
+    }
+
+    async fn validate_input(&self, input: &WriteInput, ctx: &ToolContext) -> Result<(), String> {
+        paths::check_absolute("file_path", &input.file_path, ctx)
+    }
+
+    async fn call(&self, input: WriteInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let real = paths::resolve(&input.file_path, &ctx);
+        let shown = paths::shown(&input.file_path, &real);
+        let session = ctx.session.clone();
+        tokio::task::spawn_blocking(move || {
+            let existing = read_state::load_for_update(&session, &real, &shown, "write")?;
+            let (keep, verb) = match &existing {
+                Existing::Absent => (None, "Created"),
+                Existing::Unchanged { meta, .. } => (Some(meta.permissions()), "Overwrote"),
+            };
+            if let Existing::Unchanged { bytes, .. } = &existing {
+                if bytes == input.content.as_bytes() {
+                    return Ok(ToolOutput::text(format!(
+                        "{shown} already has exactly this content; nothing was written."
+                    )));
+                }
+            }
+            atomic::write_atomic(&real, input.content.as_bytes(), keep)
+                .map_err(|e| read_state::io_error(&e, &shown, "write"))?;
+            remember(&session, &real, input.content.as_bytes());
+            let lines = input.content.lines().count();
+            Ok(ToolOutput::text(format!(
+                "{verb} {shown} ({lines} lines, {} bytes).",
+                input.content.len()
+            )))
+        })
+        .await
+        .map_err(|e| ToolError::new(format!("Write stopped unexpectedly: {e}")))?
+    }
+}
+
+/// After a successful write the model knows the file's content: record it so
+/// the next Edit or Write needs no fresh Read.
+pub fn remember(session: &baton_engine::Session, real: &std::path::Path, bytes: &[u8]) {
+    let mtime = std::fs::metadata(real).and_then(|m| m.modified()).ok();
+    ReadState::of(session).record(
+        real.to_path_buf(),
+        FileSnapshot {
+            hash: read_state::hash(bytes),
+            size: bytes.len() as u64,
+            mtime,
+        },
+    );
+}
