@@ -8,6 +8,7 @@
 //! model sees what it did without reading the file again.
 
 use baton_engine::permission::FileAccess;
+use baton_engine::schema::InvalidSchema;
 use baton_engine::{
     async_trait, PermissionTarget, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
 };
@@ -43,8 +44,12 @@ unless `replace_all` is true; include surrounding lines to make it unique. An em
 creates a file that does not exist yet. Returns a diff of the change.";
 
 pub fn edit_tool() -> Tool {
+    super::built(try_edit_tool())
+}
+
+pub fn try_edit_tool() -> Result<Tool, InvalidSchema> {
     let def = ToolDef::new("Edit", DESCRIPTION).search_hint("edit replace text in file");
-    super::build::<EditInput, _>(def, EditTool)
+    Tool::typed::<EditInput, _>(def, EditTool)
 }
 
 struct EditTool;

@@ -24,30 +24,41 @@ mod write;
 #[cfg(test)]
 mod tests;
 
+use baton_engine::schema::InvalidSchema;
 use baton_engine::Tool;
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 
-pub use edit::{edit_tool, EditInput};
-pub use notebook::{notebook_edit_tool, NotebookEditInput};
-pub use read::{read_tool, read_tool_with, ReadInput, ReadLimits};
-pub use write::{write_tool, WriteInput};
+pub use edit::{edit_tool, try_edit_tool, EditInput};
+pub use notebook::{notebook_edit_tool, try_notebook_edit_tool, NotebookEditInput};
+pub use read::{read_tool, read_tool_with, try_read_tool, ReadInput, ReadLimits};
+pub use write::{try_write_tool, write_tool, WriteInput};
 
 /// All four file tools with default settings.
+///
+/// # Panics
+/// Only if a derived input schema does not compile: a programming error in
+/// this crate, never caused by input (see [`try_tools`]; tests build them all).
 pub fn tools() -> Vec<Tool> {
-    vec![read_tool(), write_tool(), edit_tool(), notebook_edit_tool()]
+    match try_tools(ReadLimits::default()) {
+        Ok(tools) => tools,
+        Err(e) => panic!("a built-in file tool has an invalid input schema: {}", e.0),
+    }
 }
 
-/// Builds a typed tool. The input types are fixed at compile time and their
-/// schemas are covered by tests, so a failure here is a programming error,
-/// not something input can cause.
-fn build<I, L>(def: baton_engine::ToolDef, logic: L) -> Tool
-where
-    I: DeserializeOwned + JsonSchema + Send + Sync + 'static,
-    L: baton_engine::ToolLogic<I>,
-{
-    match Tool::typed::<I, L>(def, logic) {
+/// All four file tools, `Read` bounded by `limits`.
+pub fn try_tools(limits: ReadLimits) -> Result<Vec<Tool>, InvalidSchema> {
+    Ok(vec![
+        read::try_read_tool(limits)?,
+        write::try_write_tool()?,
+        edit::try_edit_tool()?,
+        notebook::try_notebook_edit_tool()?,
+    ])
+}
+
+/// Unwraps a constructor of a built-in tool (see [`tools`] for why a
+/// failure is a programming error).
+fn built(tool: Result<Tool, InvalidSchema>) -> Tool {
+    match tool {
         Ok(tool) => tool,
-        Err(e) => panic!("a built-in file tool has an invalid input schema: {e:?}"),
+        Err(e) => panic!("a built-in file tool has an invalid input schema: {}", e.0),
     }
 }

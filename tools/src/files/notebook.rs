@@ -7,6 +7,7 @@
 //! `Write`.
 
 use baton_engine::permission::FileAccess;
+use baton_engine::schema::InvalidSchema;
 use baton_engine::{
     async_trait, PermissionTarget, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
 };
@@ -44,9 +45,13 @@ and not changed since. Address cells by the id Read shows (or a 0-based index). 
 Replacing a code cell clears its outputs.";
 
 pub fn notebook_edit_tool() -> Tool {
+    super::built(try_notebook_edit_tool())
+}
+
+pub fn try_notebook_edit_tool() -> Result<Tool, InvalidSchema> {
     let def = ToolDef::new("NotebookEdit", DESCRIPTION)
         .search_hint("jupyter notebook ipynb cell edit insert delete");
-    super::build::<NotebookEditInput, _>(def, NotebookEditTool)
+    Tool::typed::<NotebookEditInput, _>(def, NotebookEditTool)
 }
 
 struct NotebookEditTool;

@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use baton_engine::permission::FileAccess;
+use baton_engine::schema::InvalidSchema;
 use baton_engine::{
     async_trait, ContentBlock, PermissionTarget, Session, Tool, ToolContext, ToolDef, ToolError,
     ToolLogic, ToolOutput,
@@ -88,10 +89,14 @@ pub fn read_tool() -> Tool {
 }
 
 pub fn read_tool_with(limits: ReadLimits) -> Tool {
+    super::built(try_read_tool(limits))
+}
+
+pub fn try_read_tool(limits: ReadLimits) -> Result<Tool, InvalidSchema> {
     let def = ToolDef::new("Read", DESCRIPTION)
         .search_hint("read view file contents lines image notebook")
         .max_result_size_chars(None);
-    super::build::<ReadInput, _>(def, ReadTool { limits })
+    Tool::typed::<ReadInput, _>(def, ReadTool { limits })
 }
 
 struct ReadTool {

@@ -7,6 +7,7 @@
 //! target gets the new content.
 
 use baton_engine::permission::FileAccess;
+use baton_engine::schema::InvalidSchema;
 use baton_engine::{
     async_trait, PermissionTarget, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
 };
@@ -30,8 +31,12 @@ been read with Read in this session, and must not have changed since, or the wri
 Prefer Edit for changing part of an existing file: it sends only the change.";
 
 pub fn write_tool() -> Tool {
+    super::built(try_write_tool())
+}
+
+pub fn try_write_tool() -> Result<Tool, InvalidSchema> {
     let def = ToolDef::new("Write", DESCRIPTION).search_hint("write create overwrite file");
-    super::build::<WriteInput, _>(def, WriteTool)
+    Tool::typed::<WriteInput, _>(def, WriteTool)
 }
 
 struct WriteTool;
