@@ -1,1 +1,184 @@
+//! Baton: executes the tool calls of LLM agents.
+//!
+//! This facade is what hosts use. An [`Engine`] (one per session, `Send +
+//! Sync + Clone`, on the host's tokio runtime) opens a [`Batch`] per
+//! assistant message; the host adds calls as they stream, ends the message,
+//! reads an ordered stream of [`Event`]s, may interrupt, and can await
+//! quiescence. [`blocking`] offers the same to hosts without an async
+//! runtime, through crossbeam channels.
+//!
+//! The engine itself lives in [`baton_engine`] (tools, pool, pipeline) and
+//! the scheduling in [`baton_actors`]; both are re-exported.
 
+pub mod blocking;
+mod builder;
+pub mod builtins;
+
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+
+use futures::Stream;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+pub use baton_actors as actors;
+pub use baton_actors::{
+    BatchError, BatchHandle, BatchSummary, Event, EventSink, InterruptKind, PermissionPrompt,
+    RuntimeConfig, SiblingPolicy,
+};
+pub use baton_engine as engine;
+pub use baton_engine::{Approval, CallResult, Notification, Outcome, ToolUse};
+pub use builder::EngineBuilder;
+
+/// One session's engine. Clones share the session, its context and tools.
+#[derive(Clone, Debug)]
+pub struct Engine {
+    runtime: baton_actors::Runtime,
+}
+
+impl Engine {
+    /// Starts building an engine over `pool`.
+    pub fn builder(pool: baton_engine::ToolPool) -> EngineBuilder {
+        EngineBuilder::new(pool)
+    }
+
+    pub(crate) fn from_runtime(runtime: baton_actors::Runtime) -> Self {
+        Engine { runtime }
+    }
+
+    /// The actor runtime underneath.
+    pub fn runtime(&self) -> &baton_actors::Runtime {
+        &self.runtime
+    }
+
+    /// Opens a batch for one assistant message.
+    pub async fn open_batch(&self) -> Result<Batch, BatchError> {
+        let (sink, events) = EventSink::tokio();
+        let handle = self.runtime.open_batch(sink).await?;
+        Ok(Batch { handle, events })
+    }
+
+    /// Opens a batch under a turn scope of the host's (see
+    /// [`baton_actors::Runtime::open_batch_under`]).
+    pub async fn open_batch_under(
+        &self,
+        turn: &baton_engine::CancelScope,
+    ) -> Result<Batch, BatchError> {
+        let (sink, events) = EventSink::tokio();
+        let handle = self.runtime.open_batch_under(sink, turn).await?;
+        Ok(Batch { handle, events })
+    }
+
+    /// Session notifications (a background task ended) as events, from now on.
+    pub fn notifications(&self) -> NotificationStream {
+        NotificationStream {
+            inner: tokio_stream_like(self.runtime.session().subscribe()),
+        }
+    }
+
+    /// Stops every call of every batch of this engine.
+    pub fn shutdown(&self) {
+        self.runtime.shutdown();
+    }
+}
+
+/// One assistant message being executed.
+#[derive(Debug)]
+pub struct Batch {
+    handle: BatchHandle,
+    events: UnboundedReceiver<Event>,
+}
+
+impl Batch {
+    /// Adds a call as it streams in.
+    pub fn add(&self, call: ToolUse) -> Result<(), BatchError> {
+        self.handle.add(call)
+    }
+
+    /// Marks the end of the message.
+    pub fn end(&self) {
+        self.handle.end()
+    }
+
+    pub fn interrupt(&self, kind: InterruptKind) {
+        self.handle.interrupt(kind)
+    }
+
+    /// The next event; `None` after [`Event::Done`].
+    pub async fn next_event(&mut self) -> Option<Event> {
+        self.events.recv().await
+    }
+
+    /// Resolves when every call has its result and every invocation stopped.
+    pub async fn quiescent(&self) {
+        self.handle.quiescent().await
+    }
+
+    pub fn handle(&self) -> &BatchHandle {
+        &self.handle
+    }
+
+    /// Splits the control handle from the event stream, so one task can
+    /// feed and interrupt while another reads.
+    pub fn split(self) -> (BatchHandle, EventStream) {
+        (self.handle, EventStream { rx: self.events })
+    }
+
+    /// Ends the batch and returns its results in order, with the summary.
+    /// Other events are dropped.
+    pub async fn finish(mut self) -> (Vec<CallResult>, BatchSummary) {
+        self.end();
+        let mut results = Vec::new();
+        let mut summary = BatchSummary::default();
+        while let Some(event) = self.next_event().await {
+            match event {
+                Event::Result { result, .. } => results.push(result),
+                Event::Done(s) => {
+                    summary = s;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        (results, summary)
+    }
+}
+
+/// A batch's events as a [`Stream`], in order of emission.
+#[derive(Debug)]
+pub struct EventStream {
+    rx: UnboundedReceiver<Event>,
+}
+
+impl Stream for EventStream {
+    type Item = Event;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Event>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+/// Session notifications as [`Event::Notification`]s.
+pub struct NotificationStream {
+    inner: Pin<Box<dyn Stream<Item = Event> + Send>>,
+}
+
+impl Stream for NotificationStream {
+    type Item = Event;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Event>> {
+        self.inner.as_mut().poll_next(cx)
+    }
+}
+
+/// A broadcast receiver as a stream; lagging just skips what was missed.
+fn tokio_stream_like(
+    rx: tokio::sync::broadcast::Receiver<Notification>,
+) -> Pin<Box<dyn Stream<Item = Event> + Send>> {
+    Box::pin(futures::stream::unfold(rx, |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok(n) => return Some((Event::Notification(n), rx)),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }))
+}

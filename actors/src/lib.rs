@@ -1,1 +1,32 @@
+//! Baton's actor runtime (on ractor).
+//!
+//! One **coordinator** actor per assistant message owns its batch: it decides
+//! when each call starts (SPEC §5), applies context changes (§6), stops calls
+//! on interrupts (§7) and on a failed sibling (§8), and sends results in call
+//! order through its ordering stage (§1, §9). One **invocation** actor per
+//! call runs the engine's per-call pipeline and dies with its call; it is
+//! linked to its coordinator, so a call that panics or is killed still
+//! reaches the coordinator, which then writes its result. Cancellation flows
+//! down a tree of scopes (turn → batch → call → nested batch, §15).
+//!
+//! Hosts use a [`Runtime`] to open batches and a [`BatchHandle`] to feed and
+//! interrupt them; events arrive on the [`EventSink`] they supplied.
 
+mod approver;
+pub mod config;
+pub mod coordinator;
+pub mod event;
+pub mod handle;
+pub mod invocation;
+mod nesting;
+pub mod ordering;
+pub mod quiescence;
+pub mod runtime;
+#[cfg(feature = "testkit")]
+pub mod testkit;
+
+pub use config::{InterruptKind, RuntimeConfig, SiblingPolicy};
+pub use event::{BatchSummary, Event, EventSink, PermissionPrompt};
+pub use handle::{BatchError, BatchHandle};
+pub use invocation::InjectedFault;
+pub use runtime::{Runtime, RuntimeBuilder};

@@ -13,6 +13,7 @@ pub mod context;
 pub mod deferred;
 pub mod extensions;
 pub mod hooks;
+pub mod nesting;
 pub mod output;
 pub mod paths;
 pub mod permission;

@@ -1,0 +1,161 @@
+//! Runtime settings: the numbers SPEC §5, §8, §9 and §15 make configurable.
+
+use std::str::FromStr;
+
+/// Default cap on concurrently running safe calls (SPEC §5).
+pub const DEFAULT_MAX_CONCURRENCY: usize = 10;
+/// Environment variable overriding the cap.
+pub const CONCURRENCY_ENV: &str = "BATON_MAX_TOOL_CONCURRENCY";
+/// Fresh results of one message carry at most this many characters (SPEC §9).
+pub const DEFAULT_MESSAGE_BUDGET_CHARS: usize = 200_000;
+/// How deep batches may nest under calls (SPEC §15).
+pub const DEFAULT_MAX_NESTING_DEPTH: usize = 8;
+
+/// When a failed call cancels its siblings (SPEC §8).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SiblingPolicy {
+    /// Any error result of a call whose tool cancels siblings on error.
+    #[default]
+    ShellError,
+    /// The same, but only when that call was not read-only.
+    MutatingShellError,
+    /// Never.
+    Off,
+}
+
+impl SiblingPolicy {
+    /// Whether a failed call with these properties triggers cancellation.
+    pub fn triggers(self, cancels_siblings: bool, read_only: bool) -> bool {
+        match self {
+            SiblingPolicy::ShellError => cancels_siblings,
+            SiblingPolicy::MutatingShellError => cancels_siblings && !read_only,
+            SiblingPolicy::Off => false,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SiblingPolicy::ShellError => "shell-error",
+            SiblingPolicy::MutatingShellError => "mutating-shell-error",
+            SiblingPolicy::Off => "off",
+        }
+    }
+}
+
+impl FromStr for SiblingPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "shell-error" => Ok(SiblingPolicy::ShellError),
+            "mutating-shell-error" => Ok(SiblingPolicy::MutatingShellError),
+            "off" => Ok(SiblingPolicy::Off),
+            other => Err(format!(
+                "unknown sibling policy `{other}` (expected shell-error, mutating-shell-error or off)"
+            )),
+        }
+    }
+}
+
+/// The two ways a host interrupts a batch (SPEC §7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InterruptKind {
+    /// The user stopped the turn: everything stops.
+    Cancel,
+    /// The user typed a new message: only calls that interrupt on it stop.
+    NewMessage,
+}
+
+impl FromStr for InterruptKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "cancel" => Ok(InterruptKind::Cancel),
+            "new_message" | "new-message" => Ok(InterruptKind::NewMessage),
+            other => Err(format!(
+                "unknown interrupt kind `{other}` (expected cancel or new_message)"
+            )),
+        }
+    }
+}
+
+/// Settings of a runtime; every batch it opens uses them.
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    pub max_concurrency: usize,
+    pub sibling_policy: SiblingPolicy,
+    pub message_budget_chars: usize,
+    pub max_nesting_depth: usize,
+    /// Send `ask` decisions to the host as permission-request events. When
+    /// false, the pipeline's own approver (if any) answers.
+    pub host_approvals: bool,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            sibling_policy: SiblingPolicy::default(),
+            message_budget_chars: DEFAULT_MESSAGE_BUDGET_CHARS,
+            max_nesting_depth: DEFAULT_MAX_NESTING_DEPTH,
+            host_approvals: false,
+        }
+    }
+}
+
+impl RuntimeConfig {
+    /// Defaults, with the concurrency cap taken from the environment when it
+    /// holds a positive number (anything else is ignored, not fatal).
+    pub fn from_env() -> Self {
+        let mut config = RuntimeConfig::default();
+        if let Some(n) = std::env::var(CONCURRENCY_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|n| *n > 0)
+        {
+            config.max_concurrency = n;
+        }
+        config
+    }
+
+    pub fn with_max_concurrency(mut self, n: usize) -> Self {
+        self.max_concurrency = n.max(1);
+        self
+    }
+
+    pub fn with_sibling_policy(mut self, policy: SiblingPolicy) -> Self {
+        self.sibling_policy = policy;
+        self
+    }
+
+    pub fn with_host_approvals(mut self, yes: bool) -> Self {
+        self.host_approvals = yes;
+        self
+    }
+
+    pub fn with_message_budget(mut self, chars: usize) -> Self {
+        self.message_budget_chars = chars;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policies_trigger_as_documented() {
+        assert!(SiblingPolicy::ShellError.triggers(true, true));
+        assert!(!SiblingPolicy::ShellError.triggers(false, false));
+        assert!(SiblingPolicy::MutatingShellError.triggers(true, false));
+        assert!(!SiblingPolicy::MutatingShellError.triggers(true, true));
+        assert!(!SiblingPolicy::Off.triggers(true, false));
+        for p in [
+            SiblingPolicy::ShellError,
+            SiblingPolicy::MutatingShellError,
+            SiblingPolicy::Off,
+        ] {
+            assert_eq!(p.as_str().parse::<SiblingPolicy>(), Ok(p));
+        }
+        assert!("sometimes".parse::<SiblingPolicy>().is_err());
+    }
+}

@@ -1,0 +1,16 @@
+//! The batch coordinator (SPEC §5–§8): one actor per message.
+//!
+//! - [`scheduler`]: which queued call may start now (plain logic, tested alone);
+//! - [`state`]: the batch as the coordinator owns it, call by call;
+//! - [`control`]: interrupts, sibling cancellation, context modifiers;
+//! - [`actor`]: the ractor plumbing around the state;
+//! - [`messages`]: what the host tells a coordinator.
+
+mod actor;
+mod control;
+pub mod messages;
+pub mod scheduler;
+pub(crate) mod state;
+
+pub(crate) use actor::Coordinator;
+pub use messages::CoordMsg;

@@ -1,0 +1,334 @@
+//! The batch state, owned by the coordinator alone.
+//!
+//! One owner means no locks on the hot path and one place where every
+//! decision about a call is made: added → queued → running → settled. A call
+//! is settled exactly once, by the first of: its invocation reporting, its
+//! invocation dying, or a decision that it will never start; the ordering
+//! stage then sends its result in turn.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use baton_engine::extensions::Extensions;
+use baton_engine::pipeline::messages;
+use baton_engine::{
+    CallResult, CancelReason, CancelScope, Context, InterruptBehavior, Outcome, Pipeline,
+    PreparedCall, ProgressSink, ToolContext, ToolUse,
+};
+use ractor::{Actor, ActorId, ActorRef};
+
+use super::messages::CoordMsg;
+use super::scheduler::{Queued, Scheduler};
+use crate::event::{BatchSummary, Event, EventSink};
+use crate::invocation::{InjectedFault, Invocation, InvocationArgs};
+use crate::ordering::Ordering;
+use crate::quiescence::QuiescenceGuard;
+use crate::runtime::RuntimeInner;
+
+pub(crate) enum Phase {
+    Queued(Box<PreparedCall>),
+    Running(CancelScope),
+    Settled,
+}
+
+/// What the coordinator remembers of one call.
+pub(crate) struct Slot {
+    pub call_id: Arc<str>,
+    pub name: String,
+    pub label: String,
+    pub safe: bool,
+    pub read_only: bool,
+    pub interrupt: InterruptBehavior,
+    pub cancels_siblings: bool,
+    pub phase: Phase,
+}
+
+/// Everything needed to start a batch.
+pub(crate) struct BatchSpec {
+    pub runtime: Arc<RuntimeInner>,
+    pub pipeline: Arc<Pipeline>,
+    pub context: Context,
+    pub scope: CancelScope,
+    pub sink: EventSink,
+    /// Services for the calls, without the nesting service (added per depth).
+    pub services: Extensions,
+    pub depth: usize,
+    /// Whether context changes outlive the batch (top-level batches of a
+    /// session); a nested batch's changes stay in the nested batch.
+    pub persist_context: bool,
+    pub quiet: QuiescenceGuard,
+}
+
+pub(crate) struct BatchState {
+    pub runtime: Arc<RuntimeInner>,
+    pub pipeline: Arc<Pipeline>,
+    pub context: Context,
+    pub scope: CancelScope,
+    pub sink: EventSink,
+    pub services: Extensions,
+    pub persist_context: bool,
+    pub slots: Vec<Slot>,
+    pub scheduler: Scheduler,
+    pub ordering: Ordering,
+    /// Invocation actors alive, and their call.
+    pub running: HashMap<ActorId, usize>,
+    pub ended: bool,
+    pub finished: bool,
+    /// Once set, no queued or later call starts; they settle with this reason.
+    pub stop: Option<CancelReason>,
+    /// A new-message interrupt arrived: later calls do not start.
+    pub new_message: bool,
+    pub summary: BatchSummary,
+    _quiet: QuiescenceGuard,
+}
+
+impl BatchState {
+    pub fn new(spec: BatchSpec, services: Extensions) -> Self {
+        let config = &spec.runtime.config;
+        BatchState {
+            scheduler: Scheduler::new(config.max_concurrency),
+            ordering: Ordering::new(
+                config.message_budget_chars,
+                spec.runtime.session.state_dir().to_path_buf(),
+            ),
+            pipeline: spec.pipeline,
+            context: spec.context,
+            scope: spec.scope,
+            sink: spec.sink,
+            services,
+            persist_context: spec.persist_context,
+            slots: Vec::new(),
+            running: HashMap::new(),
+            ended: false,
+            finished: false,
+            stop: None,
+            new_message: false,
+            summary: BatchSummary::default(),
+            runtime: spec.runtime,
+            _quiet: spec.quiet,
+        }
+    }
+
+    pub async fn add(&mut self, myself: &ActorRef<CoordMsg>, call: ToolUse) {
+        let index = self.slots.len();
+        let prepared = self.pipeline.prepare(call);
+        self.slots.push(Slot {
+            call_id: Arc::from(prepared.id()),
+            name: prepared.call.name.clone(),
+            label: prepared.label.clone(),
+            safe: prepared.safe,
+            read_only: prepared.read_only,
+            interrupt: prepared.interrupt,
+            cancels_siblings: prepared.cancels_siblings,
+            phase: Phase::Queued(Box::new(prepared)),
+        });
+        if let Some(reason) = self.refusal() {
+            self.settle_unstarted(index, &reason);
+        }
+        self.pump(myself).await;
+    }
+
+    /// Why a call would not start now, if it would not.
+    fn refusal(&self) -> Option<CancelReason> {
+        if let Some(reason) = &self.stop {
+            return Some(reason.clone());
+        }
+        if self.scope.is_cancelled() {
+            return self.scope.reason();
+        }
+        self.new_message.then_some(CancelReason::NewMessage)
+    }
+
+    /// Settles a queued call that will never run.
+    pub fn settle_unstarted(&mut self, index: usize, reason: &CancelReason) {
+        let Some(slot) = self.slots.get_mut(index) else {
+            return;
+        };
+        if let Phase::Queued(prepared) = std::mem::replace(&mut slot.phase, Phase::Settled) {
+            let result = self.pipeline.never_started(&prepared, reason);
+            self.ordering.complete(index, result, &self.sink);
+        }
+    }
+
+    /// Settles every queued call for which `pick` says so.
+    pub fn settle_queued_where(&mut self, reason: &CancelReason, pick: impl Fn(&Slot) -> bool) {
+        let queued: Vec<usize> = (self.scheduler_next()..self.slots.len())
+            .filter(|&i| matches!(self.slots[i].phase, Phase::Queued(_)) && pick(&self.slots[i]))
+            .collect();
+        for i in queued {
+            self.settle_unstarted(i, reason);
+        }
+    }
+
+    fn scheduler_next(&self) -> usize {
+        // Queued calls all lie at or after the first unsettled result.
+        self.ordering.sent()
+    }
+
+    /// Starts every call the scheduling rules allow now.
+    pub async fn pump(&mut self, myself: &ActorRef<CoordMsg>) {
+        loop {
+            let slots = &self.slots;
+            let next = self.scheduler.next_start(|i| {
+                slots.get(i).map(|s| match s.phase {
+                    Phase::Queued(_) => Queued::Waiting { safe: s.safe },
+                    _ => Queued::Gone,
+                })
+            });
+            let Some(index) = next else { break };
+            if let Some(reason) = self.refusal() {
+                // The scope was cancelled from above (a parent call, shutdown).
+                self.scheduler.finished(self.slots[index].safe);
+                self.settle_unstarted(index, &reason);
+                continue;
+            }
+            self.start(myself, index).await;
+        }
+        self.maybe_finish(myself);
+    }
+
+    async fn start(&mut self, myself: &ActorRef<CoordMsg>, index: usize) {
+        let scope = self.scope.child();
+        let slot = &mut self.slots[index];
+        let Phase::Queued(prepared) =
+            std::mem::replace(&mut slot.phase, Phase::Running(scope.clone()))
+        else {
+            return;
+        };
+        let sink = self.sink.clone();
+        let call_id = slot.call_id.clone();
+        let progress = ProgressSink::new(move |progress| {
+            sink.send(Event::Progress {
+                index,
+                call_id: call_id.clone(),
+                progress,
+            })
+        });
+        let ctx = ToolContext {
+            call_id: slot.call_id.to_string(),
+            context: self.context.clone(),
+            session: self.runtime.session.clone(),
+            cancel: scope,
+            progress,
+            services: self.services.clone(),
+        };
+        let fault = match &self.runtime.fault_hook {
+            Some(hook) => hook(&prepared.call),
+            None => InjectedFault::None,
+        };
+        let args = InvocationArgs {
+            pipeline: self.pipeline.clone(),
+            call: *prepared,
+            ctx,
+            fault,
+        };
+        match Actor::spawn_linked(None, Invocation, args, myself.get_cell()).await {
+            Ok((actor, _)) => {
+                self.running.insert(actor.get_id(), index);
+            }
+            Err(err) => {
+                let result = self.lost_result(index, &format!("it could not be started: {err}"));
+                self.finish_call(index, result);
+            }
+        }
+    }
+
+    /// An invocation stopped; `result` is `None` when it died without one.
+    pub async fn invocation_stopped(
+        &mut self,
+        myself: &ActorRef<CoordMsg>,
+        actor: ActorId,
+        result: Option<CallResult>,
+        why: &str,
+    ) {
+        let Some(index) = self.running.remove(&actor) else {
+            return;
+        };
+        let result = match result {
+            Some(r) => r,
+            None => self.lost_result(index, why),
+        };
+        self.finish_call(index, result);
+        self.pump(myself).await;
+    }
+
+    /// Books a result of a call that was running.
+    fn finish_call(&mut self, index: usize, mut result: CallResult) {
+        let safe = self.slots[index].safe;
+        self.scheduler.finished(safe);
+        self.slots[index].phase = Phase::Settled;
+        if let Some(modifier) = result.modifier.take() {
+            if !safe {
+                self.apply_modifier(modifier, &mut result);
+            }
+        }
+        self.check_siblings(index, &result);
+        self.ordering.complete(index, result, &self.sink);
+    }
+
+    /// The result of a call whose invocation died without reporting one.
+    fn lost_result(&self, index: usize, why: &str) -> CallResult {
+        let slot = &self.slots[index];
+        let (text, outcome) = match &slot.phase {
+            Phase::Running(scope) if scope.is_cancelled() => (
+                messages::cancelled(
+                    &scope.reason().unwrap_or(CancelReason::Shutdown),
+                    true,
+                ),
+                Outcome::Cancelled { started: true },
+            ),
+            _ => (
+                messages::wrap(&format!(
+                    "The engine lost this `{}` call: {why}. Its action may have partly happened; check its effects before running it again.",
+                    slot.name
+                )),
+                Outcome::Internal,
+            ),
+        };
+        CallResult::new(
+            slot.call_id.to_string(),
+            slot.name.clone(),
+            vec![baton_engine::ContentBlock::text(text)],
+            true,
+            outcome,
+        )
+    }
+
+    pub fn maybe_finish(&mut self, myself: &ActorRef<CoordMsg>) {
+        if self.finished
+            || !self.ended
+            || !self.running.is_empty()
+            || self.ordering.sent() < self.slots.len()
+        {
+            return;
+        }
+        self.finished = true;
+        self.summary.calls = self.slots.len();
+        self.summary.stop_turn = self.ordering.stop_turn.clone();
+        self.sink.send(Event::Done(self.summary.clone()));
+        myself.stop(None);
+    }
+}
+
+impl Drop for BatchState {
+    /// A coordinator that stops before finishing (it failed, or the runtime
+    /// went away) still owes every call a result: settle them all here, in
+    /// order, so the host's invariant holds even then.
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.scope
+            .cancel(CancelReason::Other("the batch coordinator stopped".into()));
+        for index in 0..self.slots.len() {
+            if matches!(self.slots[index].phase, Phase::Settled) {
+                continue;
+            }
+            let result = self.lost_result(index, "its coordinator stopped unexpectedly");
+            self.slots[index].phase = Phase::Settled;
+            self.ordering.complete(index, result, &self.sink);
+        }
+        self.summary.calls = self.slots.len();
+        self.sink.send(Event::Done(self.summary.clone()));
+    }
+}

@@ -1,0 +1,110 @@
+//! What a batch tells its host, and the channel it travels on.
+//!
+//! Results leave in call order (the ordering stage holds them back); progress,
+//! permission requests and notifications leave as soon as they happen. All of
+//! them share one channel per batch so a host reads a single stream. Async
+//! hosts get a tokio channel, blocking hosts a crossbeam one: the sink hides
+//! which.
+
+use std::sync::Arc;
+
+use baton_engine::{Approval, ApprovalRequest, CallResult, Notification, Progress};
+use parking_lot::Mutex;
+use tokio::sync::oneshot;
+
+use crate::config::InterruptKind;
+
+/// One event of a batch.
+#[derive(Debug)]
+pub enum Event {
+    /// A running call reported progress (not ordered with results).
+    Progress {
+        index: usize,
+        call_id: Arc<str>,
+        progress: Progress,
+    },
+    /// The result of call `index`; results arrive in index order.
+    Result { index: usize, result: CallResult },
+    /// A call needs the host's approval; answer through the prompt.
+    PermissionRequest(PermissionPrompt),
+    /// Something happened outside any call (a background shell ended).
+    Notification(Notification),
+    /// Every call has its result and the batch was ended.
+    Done(BatchSummary),
+}
+
+/// How a batch ended, for the host.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BatchSummary {
+    /// Number of calls (and results).
+    pub calls: usize,
+    /// The first interrupt the host sent, if any.
+    pub interrupted: Option<InterruptKind>,
+    /// Label of the call whose failure cancelled its siblings, if any.
+    pub cancelled_by: Option<String>,
+    /// A hook asked to end the turn after this batch.
+    pub stop_turn: Option<String>,
+}
+
+/// A pending approval. Answering twice keeps the first answer; dropping it
+/// unanswered denies the call.
+#[derive(Debug, Clone)]
+pub struct PermissionPrompt {
+    pub request: ApprovalRequest,
+    reply: Arc<Mutex<Option<oneshot::Sender<Approval>>>>,
+}
+
+impl PermissionPrompt {
+    pub(crate) fn new(request: ApprovalRequest) -> (Self, oneshot::Receiver<Approval>) {
+        let (tx, rx) = oneshot::channel();
+        (
+            PermissionPrompt {
+                request,
+                reply: Arc::new(Mutex::new(Some(tx))),
+            },
+            rx,
+        )
+    }
+
+    /// Answers the request; returns false if it was already answered or the
+    /// call no longer waits (it was cancelled).
+    pub fn answer(&self, approval: Approval) -> bool {
+        match self.reply.lock().take() {
+            Some(tx) => tx.send(approval).is_ok(),
+            None => false,
+        }
+    }
+}
+
+/// Where a batch's events go. Sending never blocks; a host that stopped
+/// listening loses events but never stalls the batch.
+#[derive(Clone, Debug)]
+pub enum EventSink {
+    Tokio(tokio::sync::mpsc::UnboundedSender<Event>),
+    Blocking(crossbeam_channel::Sender<Event>),
+}
+
+impl EventSink {
+    pub fn send(&self, event: Event) {
+        match self {
+            EventSink::Tokio(tx) => {
+                let _ = tx.send(event);
+            }
+            EventSink::Blocking(tx) => {
+                let _ = tx.send(event);
+            }
+        }
+    }
+
+    /// An async sink and its receiver.
+    pub fn tokio() -> (Self, tokio::sync::mpsc::UnboundedReceiver<Event>) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        (EventSink::Tokio(tx), rx)
+    }
+
+    /// A blocking sink and its receiver.
+    pub fn blocking() -> (Self, crossbeam_channel::Receiver<Event>) {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        (EventSink::Blocking(tx), rx)
+    }
+}

@@ -1,0 +1,195 @@
+//! The ordering stage: results leave strictly in call order.
+//!
+//! A fast later call must not overtake a slow earlier one in the result
+//! stream (the model API pairs results with calls by position in practice),
+//! so completions wait here until every earlier call has left. Progress never
+//! passes through here.
+//!
+//! The per-message result budget (SPEC §9) is applied here too, at the last
+//! moment a result can still change: when it is about to leave. Results
+//! already sent are fixed, so the stage spills the largest of the results it
+//! still holds until the total fits; a decision, once sent, never changes.
+
+use std::path::PathBuf;
+
+use baton_engine::pipeline::size::spill_result;
+use baton_engine::CallResult;
+
+use crate::event::{Event, EventSink};
+
+struct Held {
+    result: CallResult,
+    chars: usize,
+    /// False once spilled, or when it cannot be (images, a failed write).
+    spillable: bool,
+}
+
+pub struct Ordering {
+    /// Index of the next result to send.
+    next: usize,
+    held: Vec<Option<Held>>,
+    held_chars: usize,
+    sent_chars: usize,
+    budget: usize,
+    state_dir: PathBuf,
+    /// First request of a hook to end the turn, from results sent so far.
+    pub stop_turn: Option<String>,
+}
+
+impl Ordering {
+    pub fn new(budget: usize, state_dir: PathBuf) -> Self {
+        Ordering {
+            next: 0,
+            held: Vec::new(),
+            held_chars: 0,
+            sent_chars: 0,
+            budget,
+            state_dir,
+            stop_turn: None,
+        }
+    }
+
+    /// Results sent so far (they are `0..sent()`).
+    pub fn sent(&self) -> usize {
+        self.next
+    }
+
+    /// Whether the result of `index` is held or was sent.
+    pub fn has(&self, index: usize) -> bool {
+        index < self.next || matches!(self.held.get(index), Some(Some(_)))
+    }
+
+    /// Takes the result of call `index` and sends every result that is now
+    /// next in line. A second result for the same call is dropped: the first
+    /// one is the call's result.
+    pub fn complete(&mut self, index: usize, result: CallResult, sink: &EventSink) {
+        if self.has(index) {
+            return;
+        }
+        if self.held.len() <= index {
+            self.held.resize_with(index + 1, || None);
+        }
+        let chars: usize = result.content.iter().map(|b| b.char_len()).sum();
+        let spillable = !result.content.iter().any(|b| b.is_image());
+        self.held_chars += chars;
+        self.held[index] = Some(Held {
+            result,
+            chars,
+            spillable,
+        });
+        self.flush(sink);
+    }
+
+    fn flush(&mut self, sink: &EventSink) {
+        while let Some(slot) = self.held.get_mut(self.next) {
+            if slot.is_none() {
+                return;
+            }
+            self.fit_budget();
+            let Some(held) = self.held.get_mut(self.next).and_then(Option::take) else {
+                return;
+            };
+            self.held_chars -= held.chars;
+            self.sent_chars += held.chars;
+            if self.stop_turn.is_none() {
+                self.stop_turn.clone_from(&held.result.stop_turn);
+            }
+            sink.send(Event::Result {
+                index: self.next,
+                result: held.result,
+            });
+            self.next += 1;
+        }
+    }
+
+    /// Spills the largest held results until sent + held fits the budget, or
+    /// nothing more can be spilled.
+    fn fit_budget(&mut self) {
+        while self.sent_chars + self.held_chars > self.budget {
+            let largest = self
+                .held
+                .iter_mut()
+                .skip(self.next)
+                .flatten()
+                .filter(|h| h.spillable)
+                .max_by_key(|h| h.chars);
+            let Some(held) = largest else { return };
+            held.spillable = false;
+            if spill_result(&mut held.result, &self.state_dir) {
+                let now: usize = held.result.content.iter().map(|b| b.char_len()).sum();
+                self.held_chars = self.held_chars - held.chars + now;
+                held.chars = now;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use baton_engine::{ContentBlock, Outcome};
+
+    fn result(id: &str, chars: usize) -> CallResult {
+        CallResult::new(
+            id,
+            "T",
+            vec![ContentBlock::text("x".repeat(chars))],
+            false,
+            Outcome::Success,
+        )
+    }
+
+    fn drain(rx: &crossbeam_channel::Receiver<Event>) -> Vec<(usize, CallResult)> {
+        rx.try_iter()
+            .filter_map(|e| match e {
+                Event::Result { index, result } => Some((index, result)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn holds_later_results_until_earlier_ones_arrive() {
+        let (sink, rx) = EventSink::blocking();
+        let mut o = Ordering::new(1_000_000, std::env::temp_dir());
+        o.complete(2, result("c", 1), &sink);
+        o.complete(1, result("b", 1), &sink);
+        assert!(drain(&rx).is_empty());
+        o.complete(0, result("a", 1), &sink);
+        let ids: Vec<String> = drain(&rx).into_iter().map(|(_, r)| r.call_id).collect();
+        assert_eq!(ids, ["a", "b", "c"]);
+        // A duplicate is ignored.
+        o.complete(1, result("b2", 1), &sink);
+        assert!(drain(&rx).is_empty());
+    }
+
+    #[test]
+    fn budget_spills_largest_first_and_never_revisits_sent_results() {
+        let dir = tempfile_dir();
+        let (sink, rx) = EventSink::blocking();
+        let mut o = Ordering::new(100_000, dir.clone());
+        o.complete(0, result("a", 40_000), &sink);
+        // Sent as is: within budget at the time.
+        let first = drain(&rx);
+        assert_eq!(first[0].1.text().len(), 40_000);
+        o.complete(2, result("c", 50_000), &sink);
+        o.complete(1, result("b", 30_000), &sink);
+        let rest = drain(&rx);
+        assert_eq!(rest.len(), 2);
+        // 40k + 30k + 50k > 100k: the largest held one (c) is spilled, b fits.
+        assert_eq!(rest[0].1.text().len(), 30_000);
+        assert!(rest[1].1.text().contains("too large"));
+        assert!(dir.join("tool-results").join("c.txt").exists());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "baton-ordering-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+}

@@ -1,0 +1,177 @@
+//! The runtime: what every batch of a session shares, and the door to open
+//! batches.
+//!
+//! It runs on the host's tokio runtime (ractor spawns onto the current one)
+//! and is cheap to clone. Context changes of top-level batches are kept here
+//! so the next message of the session sees them (SPEC §6).
+
+use std::sync::Arc;
+
+use baton_engine::extensions::Extensions;
+use baton_engine::{CancelReason, CancelScope, Context, Pipeline, Session, ToolUse};
+use parking_lot::Mutex;
+use ractor::Actor;
+
+use crate::config::RuntimeConfig;
+use crate::coordinator::state::BatchSpec;
+use crate::coordinator::Coordinator;
+use crate::event::EventSink;
+use crate::handle::{BatchError, BatchHandle};
+use crate::invocation::InjectedFault;
+use crate::quiescence::Quiescence;
+
+/// Chooses a fault to inject per call (tests only).
+#[doc(hidden)]
+pub type FaultHook = Arc<dyn Fn(&ToolUse) -> InjectedFault + Send + Sync>;
+
+pub(crate) struct RuntimeInner {
+    pub pipeline: Arc<Pipeline>,
+    pub config: RuntimeConfig,
+    pub session: Arc<Session>,
+    pub context: Mutex<Context>,
+    pub root: CancelScope,
+    pub services: Extensions,
+    pub fault_hook: Option<FaultHook>,
+}
+
+/// A session's actor runtime. Clones share everything.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<RuntimeInner>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("config", &self.inner.config)
+            .field("session", &self.inner.session)
+            .finish()
+    }
+}
+
+/// Builds a [`Runtime`].
+pub struct RuntimeBuilder {
+    pipeline: Pipeline,
+    session: Arc<Session>,
+    context: Context,
+    config: RuntimeConfig,
+    services: Extensions,
+    fault_hook: Option<FaultHook>,
+}
+
+impl RuntimeBuilder {
+    pub fn config(mut self, config: RuntimeConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Services offered to every call (the host's own, e.g. a subagent
+    /// runner), besides those the runtime adds.
+    pub fn services(mut self, services: Extensions) -> Self {
+        self.services = services;
+        self
+    }
+
+    #[doc(hidden)]
+    pub fn fault_hook(mut self, hook: FaultHook) -> Self {
+        self.fault_hook = Some(hook);
+        self
+    }
+
+    pub fn build(self) -> Runtime {
+        Runtime {
+            inner: Arc::new(RuntimeInner {
+                pipeline: Arc::new(self.pipeline),
+                config: self.config,
+                session: self.session,
+                context: Mutex::new(self.context),
+                root: CancelScope::new(),
+                services: self.services,
+                fault_hook: self.fault_hook,
+            }),
+        }
+    }
+}
+
+impl Runtime {
+    /// A builder with the configuration from the environment
+    /// ([`RuntimeConfig::from_env`]).
+    pub fn builder(pipeline: Pipeline, session: Arc<Session>, context: Context) -> RuntimeBuilder {
+        RuntimeBuilder {
+            pipeline,
+            session,
+            context,
+            config: RuntimeConfig::from_env(),
+            services: Extensions::default(),
+            fault_hook: None,
+        }
+    }
+
+    /// Opens a batch (one assistant message) whose events go to `sink`.
+    /// Must be called inside a tokio runtime.
+    pub async fn open_batch(&self, sink: EventSink) -> Result<BatchHandle, BatchError> {
+        self.open_batch_under(sink, &self.inner.root).await
+    }
+
+    /// Opens a batch under `parent` (a turn scope): cancelling it cancels
+    /// the batch. `parent` should descend from [`Self::root_scope`] so that
+    /// shutdown reaches it.
+    pub async fn open_batch_under(
+        &self,
+        sink: EventSink,
+        parent: &CancelScope,
+    ) -> Result<BatchHandle, BatchError> {
+        let (quiet, guard) = Quiescence::new();
+        let spec = BatchSpec {
+            runtime: self.inner.clone(),
+            pipeline: self.inner.pipeline.clone(),
+            context: self.inner.context.lock().clone(),
+            scope: parent.child(),
+            sink,
+            services: self.inner.services.clone(),
+            depth: 0,
+            persist_context: true,
+            quiet: guard,
+        };
+        spawn_batch(spec, quiet).await
+    }
+
+    /// The scope every batch hangs under; a host's turn scopes should be
+    /// children of it.
+    pub fn root_scope(&self) -> &CancelScope {
+        &self.inner.root
+    }
+
+    /// The context the next batch starts from.
+    pub fn context(&self) -> Context {
+        self.inner.context.lock().clone()
+    }
+
+    pub fn session(&self) -> &Arc<Session> {
+        &self.inner.session
+    }
+
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.inner.pipeline
+    }
+
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.inner.config
+    }
+
+    /// Stops every running call of every batch; queued calls never start.
+    pub fn shutdown(&self) {
+        self.inner.root.cancel(CancelReason::Shutdown);
+    }
+}
+
+pub(crate) async fn spawn_batch(
+    spec: BatchSpec,
+    quiet: Arc<Quiescence>,
+) -> Result<BatchHandle, BatchError> {
+    let scope = spec.scope.clone();
+    let (actor, _) = Actor::spawn(None, Coordinator, spec)
+        .await
+        .map_err(|e| BatchError::Spawn(e.to_string()))?;
+    Ok(BatchHandle::new(actor, quiet, scope))
+}

@@ -1,0 +1,102 @@
+//! Opening a batch under a running call (SPEC §15).
+//!
+//! A subagent (the `Agent` tool, or a host running its own model loop for a
+//! call) needs a coordinator of its own whose cancellation hangs under the
+//! call that opened it: stopping the parent must reach every descendant,
+//! while a failure inside the child stays in the child. The engine does not
+//! know the actor layer, so it only names the capability; the runtime puts a
+//! [`NestingService`] into [`ToolContext::services`] of every call it runs.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::call::{CallResult, ToolUse};
+use crate::context::{Context, ToolContext};
+use crate::pool::ToolPool;
+use crate::progress::Progress;
+
+/// What a nested batch may differ in from its parent.
+#[derive(Clone, Debug, Default)]
+pub struct NestedOptions {
+    /// The tools the child may use (for example a restricted pool, §3);
+    /// the parent's pool when `None`.
+    pub pool: Option<ToolPool>,
+    /// The context the child starts from; the parent call's when `None`.
+    pub context: Option<Context>,
+}
+
+/// Why a nested batch could not be opened or fed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NestingError {
+    #[error("nesting is limited to {max} levels")]
+    TooDeep { max: usize },
+    #[error("the parent call was already cancelled")]
+    ParentCancelled,
+    #[error("the nested batch is closed: {0}")]
+    Closed(String),
+}
+
+/// What a nested batch reports: progress as it happens, results in call order.
+#[derive(Debug)]
+pub enum NestedEvent {
+    Progress { call_id: String, progress: Progress },
+    Result(CallResult),
+}
+
+/// One open nested batch.
+#[async_trait]
+pub trait NestedBatch: Send {
+    /// Adds a call; it starts as soon as the scheduling rules allow.
+    fn add(&mut self, call: ToolUse) -> Result<(), NestingError>;
+    /// No more calls will come.
+    fn end(&mut self);
+    /// The next event; `None` once every call has its result and the batch
+    /// was ended.
+    async fn next_event(&mut self) -> Option<NestedEvent>;
+}
+
+/// Opens batches nested under the call whose context is given.
+#[async_trait]
+pub trait NestedBatches: Send + Sync {
+    async fn open(
+        &self,
+        parent: &ToolContext,
+        options: NestedOptions,
+    ) -> Result<Box<dyn NestedBatch>, NestingError>;
+}
+
+/// The key under which the runtime offers [`NestedBatches`] in
+/// [`ToolContext::services`].
+#[derive(Clone)]
+pub struct NestingService(pub Arc<dyn NestedBatches>);
+
+impl NestingService {
+    /// The service of `ctx`, if the runtime offered one.
+    pub fn of(ctx: &ToolContext) -> Option<Arc<dyn NestedBatches>> {
+        ctx.services.get::<NestingService>().map(|s| s.0.clone())
+    }
+}
+
+/// Runs `calls` as one nested batch under `parent` and returns their results
+/// in order; a convenience for tools that do not stream.
+pub async fn run_nested(
+    parent: &ToolContext,
+    options: NestedOptions,
+    calls: Vec<ToolUse>,
+) -> Result<Vec<CallResult>, NestingError> {
+    let service = NestingService::of(parent)
+        .ok_or_else(|| NestingError::Closed("no nesting service in this context".into()))?;
+    let mut batch = service.open(parent, options).await?;
+    for call in calls {
+        batch.add(call)?;
+    }
+    batch.end();
+    let mut results = Vec::new();
+    while let Some(event) = batch.next_event().await {
+        if let NestedEvent::Result(r) = event {
+            results.push(r);
+        }
+    }
+    Ok(results)
+}

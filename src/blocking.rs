@@ -1,0 +1,104 @@
+//! The host API for programs without an async runtime.
+//!
+//! A [`BlockingEngine`] owns a small tokio runtime on which the actors run;
+//! the host talks to batches through plain method calls and reads events
+//! from a crossbeam channel, so it can `select!` them with its own channels.
+
+use std::time::Duration;
+
+use baton_actors::{BatchError, BatchHandle, Event, EventSink, InterruptKind};
+use baton_engine::{CallResult, ToolUse};
+use crossbeam_channel::Receiver;
+
+use crate::{BatchSummary, Engine};
+
+pub struct BlockingEngine {
+    engine: Engine,
+    rt: tokio::runtime::Runtime,
+}
+
+impl BlockingEngine {
+    /// Builds a runtime with `threads` workers (at least one) for `builder`.
+    pub fn new(builder: crate::EngineBuilder, threads: usize) -> std::io::Result<Self> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads.max(1))
+            .enable_all()
+            .build()?;
+        // The engine is built inside the runtime: nothing in it needs one yet,
+        // but tools may capture the current handle when constructed.
+        let engine = {
+            let _guard = rt.enter();
+            builder.build()
+        };
+        Ok(BlockingEngine { engine, rt })
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn open_batch(&self) -> Result<BlockingBatch, BatchError> {
+        let (sink, events) = EventSink::blocking();
+        let runtime = self.engine.runtime().clone();
+        let handle = self
+            .rt
+            .block_on(async move { runtime.open_batch(sink).await })?;
+        Ok(BlockingBatch { handle, events })
+    }
+}
+
+/// One assistant message, driven from a plain thread.
+pub struct BlockingBatch {
+    handle: BatchHandle,
+    events: Receiver<Event>,
+}
+
+impl BlockingBatch {
+    pub fn add(&self, call: ToolUse) -> Result<(), BatchError> {
+        self.handle.add(call)
+    }
+
+    pub fn end(&self) {
+        self.handle.end()
+    }
+
+    pub fn interrupt(&self, kind: InterruptKind) {
+        self.handle.interrupt(kind)
+    }
+
+    /// The event channel, for use in the host's own `select!`.
+    pub fn events(&self) -> &Receiver<Event> {
+        &self.events
+    }
+
+    /// Waits for the next event; `None` once the batch is over.
+    pub fn recv(&self) -> Option<Event> {
+        self.events.recv().ok()
+    }
+
+    pub fn recv_timeout(&self, timeout: Duration) -> Option<Event> {
+        self.events.recv_timeout(timeout).ok()
+    }
+
+    pub fn wait_quiescent(&self) {
+        self.handle.wait_quiescent()
+    }
+
+    /// Ends the batch and returns its results in order, with the summary.
+    pub fn finish(self) -> (Vec<CallResult>, BatchSummary) {
+        self.end();
+        let mut results = Vec::new();
+        let mut summary = BatchSummary::default();
+        while let Some(event) = self.recv() {
+            match event {
+                Event::Result { result, .. } => results.push(result),
+                Event::Done(s) => {
+                    summary = s;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        (results, summary)
+    }
+}
