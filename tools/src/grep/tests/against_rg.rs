@@ -174,30 +174,24 @@ fn parse_files(output: &str, prefix: &str) -> BTreeSet<String> {
 /// A name and a test for paths of one kind of skipped file.
 type Kind = (&'static str, fn(&str) -> bool);
 
+/// One comparison: rg's arguments (without the output-mode flag) and the
+/// same search as Grep input (without `output_mode`).
+#[derive(Debug)]
 struct Case {
-    rg: Vec<&'static str>,
+    rg: Vec<String>,
     grep: Value,
 }
 
-fn case(rg: &[&'static str], grep: Value) -> Case {
+fn case(rg: &[&str], grep: Value) -> Case {
     Case {
-        rg: rg.to_vec(),
+        rg: rg.iter().map(|s| s.to_string()).collect(),
         grep,
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn matches_ripgrep_on_a_generated_tree() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    assert!(generate(&root) > 2_500);
-    // Called directly, not through the pipeline: the engine would spill
-    // these large outputs to files.
-    let tool = crate::grep::tool(&BuiltinConfig::default()).unwrap();
-    let h = Harness::new(Vec::new());
-    let ours_prefix = format!("{}/", root.display());
-
-    let cases = [
+/// Fixed cases covering each option at least once.
+fn fixed_cases() -> Vec<Case> {
+    vec![
         case(&["needle"], json!({"pattern": "needle"})),
         case(&["-i", "needle"], json!({"pattern": "needle", "-i": true})),
         case(
@@ -236,59 +230,157 @@ async fn matches_ripgrep_on_a_generated_tree() {
             &["-U", "--multiline-dotall", "alpha\\nbeta"],
             json!({"pattern": "alpha\\nbeta", "multiline": true}),
         ),
-    ];
+    ]
+}
 
-    let mut checked = 0;
-    for c in &cases {
-        let has_context = c.rg.iter().any(|a| ["-A", "-B", "-C"].contains(a));
-        let mut modes = vec!["content"];
-        if !has_context {
-            modes.extend(["files_with_matches", "count"]);
-        }
-        for mode in modes {
-            let mut input = c.grep.clone();
-            input["output_mode"] = json!(mode);
-            input["head_limit"] = json!(0);
-            let parsed = tool.parse(&input).unwrap();
-            let ours = tool.call(parsed, h.context(&root)).await.unwrap();
-            assert!(!ours.is_error, "{input}");
-            let ours = baton_engine::content::joined_text(&ours.content);
-            let mut args = c.rg.clone();
-            match mode {
-                "content" => args.insert(0, "--line-number"),
-                "files_with_matches" => args.insert(0, "--files-with-matches"),
-                _ => args.insert(0, "--count"),
+/// Random combinations of pattern, case, glob, type and context.
+fn random_cases(rng: &mut Lcg, n: usize) -> Vec<Case> {
+    const PATTERNS: &[&str] = &[
+        "needle",
+        "Needle",
+        "^fn",
+        "end$",
+        "\\bbeta\\b",
+        "hay\\w+",
+        "(alpha|gamma) \\w+",
+        "TODO",
+        "def run",
+        "^\\s+indented",
+        "x: u32",
+    ];
+    const GLOBS: &[&str] = &["*.rs", "*.{py,js}", "!*.md", "d1*/**", "**/s2/*"];
+    const TYPES: &[&str] = &["rust", "py", "js", "md", "txt"];
+    let pick = |rng: &mut Lcg, list: &[&'static str]| list[rng.below(list.len() as u64) as usize];
+    (0..n)
+        .map(|_| {
+            let pattern = pick(rng, PATTERNS);
+            let mut rg: Vec<String> = Vec::new();
+            let mut grep = json!({"pattern": pattern});
+            if rng.below(2) == 0 {
+                rg.push("-i".into());
+                grep["-i"] = json!(true);
             }
-            let theirs = rg(&root, &args);
-            assert!(!theirs.is_empty(), "case matches nothing: {args:?}");
-            match mode {
-                "content" => {
-                    let (a, b) = (
-                        parse_content(&ours, &ours_prefix),
-                        parse_content(&theirs, "./"),
-                    );
-                    assert_eq!(a.len(), b.len(), "{args:?}");
-                    assert!(
-                        a == b,
-                        "{args:?}: first difference {:?}",
-                        a.symmetric_difference(&b).next()
-                    );
+            if rng.below(3) == 0 {
+                let glob = pick(rng, GLOBS);
+                rg.extend(["-g".to_string(), glob.to_string()]);
+                grep["glob"] = json!(glob);
+            }
+            if rng.below(3) == 0 {
+                let ty = pick(rng, TYPES);
+                rg.extend(["-t".to_string(), ty.to_string()]);
+                grep["type"] = json!(ty);
+            }
+            // Later flags win in rg; Grep lets -A/-B win over -C.
+            for flag in ["-C", "-A", "-B"] {
+                if rng.below(4) == 0 {
+                    let n = rng.below(4);
+                    rg.extend([flag.to_string(), n.to_string()]);
+                    grep[flag] = json!(n);
                 }
-                "count" => assert_eq!(
-                    parse_counts(&ours, &ours_prefix),
-                    parse_counts(&theirs, "./"),
-                    "{args:?}"
-                ),
-                _ => assert_eq!(
-                    parse_files(&ours, &ours_prefix),
-                    parse_files(&theirs, "./"),
-                    "{args:?}"
-                ),
             }
-            checked += 1;
+            rg.push(pattern.to_string());
+            Case { rg, grep }
+        })
+        .collect()
+}
+
+/// Runs one case in one mode with both tools; `Err` describes a mismatch.
+/// `Ok(false)`: both found nothing.
+async fn compare(
+    tool: &baton_engine::Tool,
+    h: &Harness,
+    root: &Path,
+    case: &Case,
+    mode: &str,
+) -> Result<bool, String> {
+    let mut input = case.grep.clone();
+    input["output_mode"] = json!(mode);
+    input["head_limit"] = json!(0);
+    let parsed = tool.parse(&input).map_err(|e| format!("{input}: {e:?}"))?;
+    let ours = tool
+        .call(parsed, h.context(root))
+        .await
+        .map_err(|e| e.message)?;
+    if ours.is_error {
+        return Err(format!("{input}: error result"));
+    }
+    let mut ours = baton_engine::content::joined_text(&ours.content);
+    if ours.starts_with("No matches found") {
+        ours.clear();
+    }
+    let ours_prefix = format!("{}/", root.display());
+    let flag = match mode {
+        "content" => "--line-number",
+        "files_with_matches" => "--files-with-matches",
+        _ => "--count",
+    };
+    let mut args: Vec<&str> = vec![flag];
+    args.extend(case.rg.iter().map(String::as_str));
+    let theirs = rg(root, &args);
+    let same = match mode {
+        "content" => parse_content(&ours, &ours_prefix) == parse_content(&theirs, "./"),
+        "count" => parse_counts(&ours, &ours_prefix) == parse_counts(&theirs, "./"),
+        _ => parse_files(&ours, &ours_prefix) == parse_files(&theirs, "./"),
+    };
+    if !same {
+        return Err(format!("rg {args:?} differs from Grep {input}"));
+    }
+    Ok(!theirs.is_empty())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matches_ripgrep_on_a_generated_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    assert!(generate(&root) > 2_500);
+    // Called directly, not through the pipeline: the engine would spill
+    // these large outputs to files.
+    let tool = crate::grep::tool(&BuiltinConfig::default()).unwrap();
+    let h = Harness::new(Vec::new());
+
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for c in fixed_cases() {
+        let has_context =
+            c.rg.iter()
+                .any(|a| ["-A", "-B", "-C"].contains(&a.as_str()));
+        let modes: &[&str] = if has_context {
+            &["content"]
+        } else {
+            &["content", "files_with_matches", "count"]
+        };
+        for mode in modes {
+            match compare(&tool, &h, &root, &c, mode).await {
+                Ok(true) => compared += 1,
+                Ok(false) => failures.push(format!("fixed case matches nothing: {c:?}")),
+                Err(e) => failures.push(e),
+            }
         }
     }
-    assert_eq!(checked, 29);
+    assert_eq!(compared, 29, "{failures:#?}");
+
+    let mut rng = Lcg(0xc0ffee);
+    let mut non_empty = 0;
+    let cases = random_cases(&mut rng, 30);
+    for c in &cases {
+        let has_context =
+            c.rg.iter()
+                .any(|a| ["-A", "-B", "-C"].contains(&a.as_str()));
+        let mode = if has_context {
+            "content"
+        } else {
+            ["content", "files_with_matches", "count"][rng.below(3) as usize]
+        };
+        match compare(&tool, &h, &root, c, mode).await {
+            Ok(found) => non_empty += usize::from(found),
+            Err(e) => failures.push(e),
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert!(
+        non_empty >= 10,
+        "too few random cases matched anything: {non_empty}"
+    );
 
     // The tree really exercises the filters: ignored, hidden and binary files
     // hold matches that both tools left out.
