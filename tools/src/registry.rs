@@ -10,9 +10,13 @@ use std::time::Duration;
 use baton_engine::schema::InvalidSchema;
 use baton_engine::Tool;
 
+use crate::files::ReadLimits;
+
 /// Limits and defaults of the built-in tools.
 #[derive(Clone, Debug)]
 pub struct BuiltinConfig {
+    /// How much `Read` shows.
+    pub read: ReadLimits,
     /// Longest wait `Sleep` accepts, in milliseconds.
     pub sleep_max_ms: u64,
     /// Most paths `Glob` lists before saying the list was cut.
@@ -30,6 +34,7 @@ pub struct BuiltinConfig {
 impl Default for BuiltinConfig {
     fn default() -> Self {
         BuiltinConfig {
+            read: ReadLimits::default(),
             sleep_max_ms: Duration::from_secs(600).as_millis() as u64,
             glob_max_results: 100,
             grep_default_head_limit: 250,
@@ -45,13 +50,14 @@ impl Default for BuiltinConfig {
 /// Fails only if a tool's derived input schema does not compile, which is a
 /// bug in this crate (the tests build every tool).
 pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> {
-    let tools = vec![
+    let mut tools = crate::files::try_tools(config.read)?;
+    tools.extend([
         crate::glob::tool(config)?,
         crate::grep::tool(config)?,
         crate::sleep::tool(config)?,
         crate::todo::tool()?,
         crate::web_fetch::tool(config)?,
-    ];
+    ]);
     Ok(tools)
 }
 
@@ -69,13 +75,26 @@ pub fn builtins(config: &BuiltinConfig) -> Vec<Tool> {
 
 #[cfg(test)]
 mod tests {
+    use baton_engine::{InterruptBehavior, Pipeline, ToolPool, ToolUse};
+    use serde_json::json;
+
     use super::*;
 
     #[test]
     fn every_builtin_builds_with_a_unique_name() {
         let tools = builtins(&BuiltinConfig::default());
         let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-        for expected in ["Glob", "Grep", "Sleep", "TodoWrite", "WebFetch"] {
+        for expected in [
+            "Edit",
+            "Glob",
+            "Grep",
+            "NotebookEdit",
+            "Read",
+            "Sleep",
+            "TodoWrite",
+            "WebFetch",
+            "Write",
+        ] {
             assert!(names.contains(&expected), "{expected} missing");
         }
         let count = names.len();
@@ -84,6 +103,49 @@ mod tests {
         assert_eq!(names.len(), count, "duplicate tool names: {names:?}");
         for tool in &tools {
             assert_eq!(tool.input_schema()["type"], "object", "{}", tool.name());
+        }
+    }
+
+    /// SPEC §13's table: safe / read-only per tool, for a typical input.
+    #[test]
+    fn classification_matches_the_spec_table() {
+        let pipeline = Pipeline::new(ToolPool::of(builtins(&BuiltinConfig::default())));
+        let rows = [
+            ("Read", json!({"file_path": "/tmp/x"}), true, true),
+            (
+                "Write",
+                json!({"file_path": "/tmp/x", "content": ""}),
+                false,
+                false,
+            ),
+            (
+                "Edit",
+                json!({"file_path": "/tmp/x", "old_string": "a", "new_string": "b"}),
+                false,
+                false,
+            ),
+            ("Glob", json!({"pattern": "*"}), true, true),
+            ("Grep", json!({"pattern": "x"}), true, true),
+            (
+                "WebFetch",
+                json!({"url": "https://example.com", "prompt": "p"}),
+                true,
+                true,
+            ),
+            ("TodoWrite", json!({"todos": []}), false, false),
+            ("Sleep", json!({"duration_ms": 1}), true, true),
+        ];
+        for (name, input, safe, read_only) in rows {
+            let prepared = pipeline.prepare(ToolUse::new("c", name, input));
+            assert!(prepared.tool().is_some(), "{name} not in the pool");
+            assert_eq!(prepared.safe, safe, "{name} safe");
+            assert_eq!(prepared.read_only, read_only, "{name} read-only");
+            let expected = if name == "Sleep" {
+                InterruptBehavior::Cancel
+            } else {
+                InterruptBehavior::Block
+            };
+            assert_eq!(prepared.interrupt, expected, "{name} interrupt");
         }
     }
 }
