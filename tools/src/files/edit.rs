@@ -17,7 +17,7 @@ use serde::Deserialize;
 
 use super::edit_apply::{self, Failure};
 use super::read_state::{self, Existing};
-use super::{atomic, missing, paths, read, write};
+use super::{atomic, missing, paths, read, write, write_lock};
 
 /// Diffs longer than this are cut.
 const MAX_DIFF_CHARS: usize = 6_000;
@@ -86,6 +86,7 @@ impl ToolLogic<EditInput> for EditTool {
         let session = ctx.session.clone();
         let cwd = ctx.cwd().to_path_buf();
         tokio::task::spawn_blocking(move || {
+            let _writer = write_lock::lock(&real);
             let existing = read_state::load_for_update(&session, &real, &shown, "edit")?;
             let (before, keep) = match existing {
                 Existing::Absent if input.old_string.is_empty() => {

@@ -20,6 +20,7 @@ mod read;
 pub mod read_state;
 mod sniff;
 mod write;
+mod write_lock;
 
 #[cfg(test)]
 mod tests;

@@ -16,7 +16,7 @@ use serde::Deserialize;
 
 use super::notebook_cells::{self, CellEdit, CellType, EditMode};
 use super::read_state::{self, Existing};
-use super::{atomic, missing, paths, write};
+use super::{atomic, missing, paths, write, write_lock};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct NotebookEditInput {
@@ -98,6 +98,7 @@ impl ToolLogic<NotebookEditInput> for NotebookEditTool {
         let session = ctx.session.clone();
         let cwd = ctx.cwd().to_path_buf();
         tokio::task::spawn_blocking(move || {
+            let _writer = write_lock::lock(&real);
             let (bytes, meta) = match read_state::load_for_update(&session, &real, &shown, "edit")?
             {
                 Existing::Absent => {

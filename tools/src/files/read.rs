@@ -14,8 +14,9 @@
 //! Every file shown is recorded in the session's [`ReadState`], which is what
 //! allows Write, Edit and NotebookEdit to replace it later.
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::{self, Read as _};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -32,7 +33,7 @@ use serde::Deserialize;
 use super::lines::{self, Rendered, Window};
 use super::read_state::{self, FileSnapshot, ReadState};
 use super::sniff::{self, Kind};
-use super::{missing, notebook_cells, paths};
+use super::{missing, notebook_cells, paths, write_lock};
 
 /// Read's self-imposed bounds. Every one is configurable through
 /// [`read_tool_with`].
@@ -192,9 +193,8 @@ impl Job {
             .take(sniff::SNIFF_LEN as u64)
             .read_to_end(&mut head)
             .map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
-        let mtime = meta.modified().ok();
         match sniff::sniff(&head) {
-            Kind::Image(media) => self.image(media, head, file, meta.len(), mtime),
+            Kind::Image(media) => self.image(media, head, file, &meta),
             Kind::Binary(kind) => Err(ToolError::new(format!(
                 "{} is a {kind}, not text, so Read cannot show it. Inspect it with Bash instead \
                  (for example `file`, `xxd | head`, `unzip -l`, `pdftotext`).",
@@ -204,7 +204,7 @@ impl Job {
                 let is_notebook = self.real.extension().is_some_and(|e| e == "ipynb");
                 let paged = self.offset.is_some() || self.limit.is_some();
                 if is_notebook && !paged && meta.len() <= self.limits.max_notebook_bytes {
-                    if let Some(out) = self.notebook(&head, &mut file, mtime)? {
+                    if let Some(out) = self.notebook(&head, &mut file, &meta)? {
                         return Ok(out);
                     }
                     // Not a notebook after all: show it as text from the start.
@@ -212,7 +212,7 @@ impl Job {
                         .map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
                     head.clear();
                 }
-                self.text(head, file, mtime)
+                self.text(head, file, &meta)
             }
         }
     }
@@ -222,9 +222,9 @@ impl Job {
         media: &str,
         mut bytes: Vec<u8>,
         mut file: File,
-        len: u64,
-        mtime: Option<std::time::SystemTime>,
+        meta: &Metadata,
     ) -> Result<ToolOutput, ToolError> {
+        let len = meta.len();
         if len > self.limits.max_image_bytes {
             return Err(ToolError::new(format!(
                 "{} is an image of {len} bytes, more than the {} bytes Read sends to the model. \
@@ -236,7 +236,7 @@ impl Job {
             .take(self.limits.max_image_bytes.saturating_add(1))
             .read_to_end(&mut bytes)
             .map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
-        self.record(&bytes, mtime);
+        self.record(read_state::hash(&bytes), bytes.len() as u64, meta);
         let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
         Ok(ToolOutput::text(format!(
             "Image {} ({media}, {} bytes):",
@@ -250,7 +250,7 @@ impl Job {
         &self,
         head: &[u8],
         file: &mut File,
-        mtime: Option<std::time::SystemTime>,
+        meta: &Metadata,
     ) -> Result<Option<ToolOutput>, ToolError> {
         let mut bytes = head.to_vec();
         file.read_to_end(&mut bytes)
@@ -259,19 +259,14 @@ impl Job {
         else {
             return Ok(None);
         };
-        self.record(&bytes, mtime);
+        self.record(read_state::hash(&bytes), bytes.len() as u64, meta);
         Ok(Some(ToolOutput::text(format!(
             "Notebook {}\n{view}",
             self.shown
         ))))
     }
 
-    fn text(
-        &self,
-        head: Vec<u8>,
-        file: File,
-        mtime: Option<std::time::SystemTime>,
-    ) -> Result<ToolOutput, ToolError> {
+    fn text(&self, head: Vec<u8>, file: File, meta: &Metadata) -> Result<ToolOutput, ToolError> {
         let start = self.offset.unwrap_or(1).max(1);
         let window = Window {
             start,
@@ -281,14 +276,7 @@ impl Job {
         };
         let rendered = lines::render(io::Cursor::new(head).chain(file), window)
             .map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
-        self.session_state().record(
-            self.real.clone(),
-            FileSnapshot {
-                hash: rendered.hash,
-                size: rendered.size,
-                mtime,
-            },
-        );
+        self.record(rendered.hash, rendered.size, meta);
         Ok(ToolOutput::text(compose(
             &self.shown,
             &rendered,
@@ -297,20 +285,32 @@ impl Job {
         )))
     }
 
-    fn record(&self, bytes: &[u8], mtime: Option<std::time::SystemTime>) {
-        self.session_state().record(
-            self.real.clone(),
-            FileSnapshot {
-                hash: read_state::hash(bytes),
-                size: bytes.len() as u64,
-                mtime,
-            },
-        );
+    /// Records what the model saw, unless the file was replaced while it
+    /// was being read: then the model saw a version that is already gone, and
+    /// the writing tools must ask for a fresh Read. The check runs under the
+    /// writers' lock so no Baton write can slip in between.
+    fn record(&self, hash: [u8; 32], size: u64, before: &Metadata) {
+        let _writer = write_lock::lock(&self.real);
+        let unchanged = std::fs::metadata(&self.real).is_ok_and(|now| same_version(before, &now));
+        if unchanged {
+            ReadState::of(&self.session).record(
+                self.real.clone(),
+                FileSnapshot {
+                    hash,
+                    size,
+                    mtime: before.modified().ok(),
+                },
+            );
+        }
     }
+}
 
-    fn session_state(&self) -> Arc<ReadState> {
-        ReadState::of(&self.session)
-    }
+/// Same inode (Baton's writes always make a new one), size and mtime.
+fn same_version(a: &Metadata, b: &Metadata) -> bool {
+    a.dev() == b.dev()
+        && a.ino() == b.ino()
+        && a.len() == b.len()
+        && a.modified().ok() == b.modified().ok()
 }
 
 /// The numbered lines and the notes that tell the model what it did not see.

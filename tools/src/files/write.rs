@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::read_state::{self, Existing, FileSnapshot, ReadState};
-use super::{atomic, paths};
+use super::{atomic, paths, write_lock};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WriteInput {
@@ -60,6 +60,7 @@ impl ToolLogic<WriteInput> for WriteTool {
         let shown = paths::shown(&input.file_path, &real);
         let session = ctx.session.clone();
         tokio::task::spawn_blocking(move || {
+            let _writer = write_lock::lock(&real);
             let existing = read_state::load_for_update(&session, &real, &shown, "write")?;
             let (keep, verb) = match &existing {
                 Existing::Absent => (None, "Created"),

@@ -1,6 +1,7 @@
 //! Behaviour tests of the file tools, run through the engine pipeline so the
 //! schema and `validate_input` stages are exercised with the tool logic.
 
+mod concurrency_tests;
 mod edit_tests;
 mod notebook_tests;
 mod read_tests;
