@@ -131,7 +131,7 @@ mod tests {
 
     #[test]
     fn settled_calls_are_passed_over() {
-        let mut sched = Scheduler::new(2);
+        let mut sched = Scheduler::new(1);
         let state = [
             Queued::Gone,
             Queued::Waiting { safe: true },
@@ -139,15 +139,12 @@ mod tests {
             Queued::Waiting { safe: true },
         ];
         assert_eq!(sched.next_start(|i| state.get(i).copied()), Some(1));
+        // Cap reached: the next waiting call stays queued.
         assert_eq!(sched.next_start(|i| state.get(i).copied()), None);
-        let state = [
-            Queued::Gone,
-            Queued::Gone,
-            Queued::Gone,
-            Queued::Waiting { safe: true },
-        ];
+        sched.finished(true);
         assert_eq!(sched.next_start(|i| state.get(i).copied()), Some(3));
-        assert_eq!(sched.running(), 2);
+        assert_eq!(sched.running(), 1);
+        assert_eq!(sched.next_start(|i| state.get(i).copied()), None);
     }
 
     #[test]
