@@ -13,6 +13,8 @@
 //! directories (`src/**/*.rs`, or an absolute `/repo/src/*.rs`) narrows where
 //! the walk starts.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
@@ -137,9 +139,23 @@ fn check_search_dir(dir: &Path) -> Result<(), String> {
     }
 }
 
-/// Walks `plan.base` (blocking) and returns matching files with their mtime.
-fn walk(plan: &Plan, cancel: &CancelScope) -> Vec<(PathBuf, SystemTime)> {
-    let mut found = Vec::new();
+/// Sort key: newer first, then by path. `Reverse` so that a larger key is
+/// a file to show earlier.
+type Key = (SystemTime, Reverse<PathBuf>);
+
+/// The newest `max` matches and how many there were in all.
+struct Matches {
+    newest: BinaryHeap<Reverse<Key>>,
+    total: usize,
+}
+
+/// Walks `plan.base` (blocking). Memory stays bounded by `max` however
+/// many files match.
+fn walk(plan: &Plan, max: usize, cancel: &CancelScope) -> Matches {
+    let mut found = Matches {
+        newest: BinaryHeap::new(),
+        total: 0,
+    };
     let walker = ignore::WalkBuilder::new(&plan.base)
         .hidden(false)
         .require_git(false)
@@ -167,30 +183,44 @@ fn walk(plan: &Plan, cancel: &CancelScope) -> Vec<(PathBuf, SystemTime)> {
             .ok()
             .and_then(|m| m.modified().ok())
             .unwrap_or(SystemTime::UNIX_EPOCH);
-        found.push((entry.into_path(), modified));
+        found.add(entry.into_path(), modified, max);
     }
     found
 }
 
-fn render(
-    mut found: Vec<(PathBuf, SystemTime)>,
-    input: &GlobInput,
-    plan: &Plan,
-    max: usize,
-) -> String {
-    if found.is_empty() {
+impl Matches {
+    fn add(&mut self, path: PathBuf, modified: SystemTime, max: usize) {
+        self.total += 1;
+        self.newest.push(Reverse((modified, Reverse(path))));
+        if self.newest.len() > max {
+            self.newest.pop();
+        }
+    }
+
+    /// The kept paths, newest first.
+    fn into_paths(self) -> Vec<PathBuf> {
+        // Ascending order of `Reverse<Key>` is descending order of `Key`.
+        self.newest
+            .into_sorted_vec()
+            .into_iter()
+            .map(|Reverse((_, Reverse(path)))| path)
+            .collect()
+    }
+}
+
+fn render(found: Matches, input: &GlobInput, plan: &Plan, max: usize) -> String {
+    if found.total == 0 {
         return format!(
             "No files found matching `{}` in {}.",
             input.pattern,
             plan.base.display()
         );
     }
-    found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let total = found.len();
+    let total = found.total;
     let mut out: Vec<String> = found
+        .into_paths()
         .iter()
-        .take(max)
-        .map(|(p, _)| p.display().to_string())
+        .map(|path| path.display().to_string())
         .collect();
     if total > max {
         out.push(format!(
@@ -236,7 +266,7 @@ impl ToolLogic<GlobInput> for Glob {
         let max = self.max_results;
         let cancel = ctx.cancel.clone();
         let text = tokio::task::spawn_blocking(move || {
-            let found = walk(&plan, &cancel);
+            let found = walk(&plan, max, &cancel);
             render(found, &input, &plan, max)
         })
         .await

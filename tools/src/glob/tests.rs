@@ -186,3 +186,26 @@ async fn is_safe_and_asks_to_read_the_search_directory() {
         }
     );
 }
+
+proptest::proptest! {
+    /// Keeping the newest `max` while walking gives the same list as sorting
+    /// everything, ties on modification time broken by path.
+    #[test]
+    fn bounded_selection_equals_full_sort(
+        files in proptest::collection::vec((0u64..20, 0u32..1000), 0..80),
+        max in 1usize..30,
+    ) {
+        let mut matches = super::Matches { newest: Default::default(), total: 0 };
+        let mut all = Vec::new();
+        for (age, name) in &files {
+            let path = std::path::PathBuf::from(format!("f{name}"));
+            let time = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000 - age);
+            matches.add(path.clone(), time, max);
+            all.push((time, path));
+        }
+        all.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let expected: Vec<_> = all.into_iter().take(max).map(|(_, p)| p).collect();
+        proptest::prop_assert_eq!(matches.total, files.len());
+        proptest::prop_assert_eq!(matches.into_paths(), expected);
+    }
+}
