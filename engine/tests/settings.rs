@@ -1,0 +1,204 @@
+//! Loading and merging settings files from a real directory tree.
+
+use std::path::Path;
+
+use baton_engine::permission::{PermissionMode, RuleKind, Settings};
+use baton_engine::HookEvent;
+
+struct Tree {
+    _dir: tempfile::TempDir,
+    home: std::path::PathBuf,
+    project: std::path::PathBuf,
+}
+
+fn tree() -> Tree {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let home = root.join("home");
+    let project = root.join("project");
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    Tree {
+        _dir: dir,
+        home,
+        project,
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn texts(settings: &Settings, kind: RuleKind) -> Vec<String> {
+    settings
+        .policy
+        .rules(kind)
+        .iter()
+        .map(|r| r.text().to_string())
+        .collect()
+}
+
+#[test]
+fn files_merge_in_claude_code_order() {
+    let t = tree();
+    write(
+        &t.home.join(".claude/settings.json"),
+        r#"{"permissions": {"allow": ["Bash(npm test)"], "deny": ["Read(~/.ssh/**)"], "defaultMode": "plan"},
+            "env": {"X": "1"}, "model": "whatever"}"#,
+    );
+    write(
+        &t.project.join(".claude/settings.json"),
+        r#"{"permissions": {"deny": ["Bash(rm:*)"], "defaultMode": "acceptEdits",
+            "additionalDirectories": ["../shared", "~/notes"]}}"#,
+    );
+    write(
+        &t.project.join(".claude/settings.local.json"),
+        r#"{"permissions": {"ask": ["Bash(git push:*)"]}}"#,
+    );
+    let explicit = t.project.join("custom.json");
+    write(
+        &explicit,
+        r#"{"permissions": {"deny": ["WebFetch"], "defaultMode": "dontAsk"}}"#,
+    );
+
+    let s = Settings::load_with_home(&t.project, Some(&t.home), None).unwrap();
+    assert_eq!(s.mode, PermissionMode::AcceptEdits);
+    assert_eq!(texts(&s, RuleKind::Deny), ["Read(~/.ssh/**)", "Bash(rm:*)"]);
+    assert_eq!(texts(&s, RuleKind::Ask), ["Bash(git push:*)"]);
+    assert_eq!(texts(&s, RuleKind::Allow), ["Bash(npm test)"]);
+    assert_eq!(s.files.len(), 3);
+    let shared = t.project.parent().unwrap().join("shared");
+    assert_eq!(
+        s.additional_directories,
+        vec![shared.clone(), t.home.join("notes")]
+    );
+    let roots = s.roots(&t.project);
+    assert_eq!(roots, vec![t.project.clone(), shared, t.home.join("notes")]);
+    let ctx = s.context(&t.project);
+    assert_eq!(ctx.permission_mode, PermissionMode::AcceptEdits);
+    assert_eq!(ctx.roots.len(), 3);
+    // Two of the additional directories do not exist: the user hears of it.
+    assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
+
+    let s = Settings::load_with_home(&t.project, Some(&t.home), Some(&explicit)).unwrap();
+    assert_eq!(s.mode, PermissionMode::DontAsk);
+    assert_eq!(
+        texts(&s, RuleKind::Deny),
+        ["Read(~/.ssh/**)", "Bash(rm:*)", "WebFetch"]
+    );
+    assert!(s.policy.rules(RuleKind::Deny)[1]
+        .source()
+        .unwrap()
+        .ends_with("project/.claude/settings.json"));
+}
+
+#[test]
+fn every_bad_rule_is_reported_with_its_file() {
+    let t = tree();
+    write(
+        &t.home.join(".claude/settings.json"),
+        r#"{"permissions": {"deny": ["Bash(rm -rf", "Read(src/[a)"], "allow": ["Bash(ok)"]}}"#,
+    );
+    write(
+        &t.project.join(".claude/settings.json"),
+        r#"{"permissions": {"defaultMode": "yolo", "allow": ["Bas*", 3]}}"#,
+    );
+    write(
+        &t.project.join(".claude/settings.local.json"),
+        r#"{"permissions": {"allow": ["Bash(ok)"] "#,
+    );
+    let err = Settings::load_with_home(&t.project, Some(&t.home), None).unwrap_err();
+    let text = err.to_string();
+    assert_eq!(err.problems.len(), 6, "{text}");
+    let user = t.home.join(".claude/settings.json");
+    let project = t.project.join(".claude/settings.json");
+    let local = t.project.join(".claude/settings.local.json");
+    let of = |file: &Path| {
+        err.problems
+            .iter()
+            .filter(|p| p.file == file)
+            .map(|p| p.message.clone())
+            .collect::<Vec<_>>()
+    };
+    let user_problems = of(&user);
+    assert!(user_problems[0].contains("Bash(rm -rf") && user_problems[0].contains("parenthes"));
+    assert!(user_problems[1].contains("Read(src/[a)") && user_problems[1].contains("glob"));
+    let project_problems = of(&project).join("\n");
+    assert!(project_problems.contains("yolo"), "{project_problems}");
+    assert!(project_problems.contains("Bas*"), "{project_problems}");
+    assert!(project_problems.contains("allow[1]"), "{project_problems}");
+    assert!(of(&local)[0].contains("not valid JSON"));
+    assert!(text.contains(&user.display().to_string()));
+}
+
+#[test]
+fn missing_files_are_fine_but_a_missing_explicit_file_is_not() {
+    let t = tree();
+    let s = Settings::load_with_home(&t.project, Some(&t.home), None).unwrap();
+    assert!(s.policy.is_empty());
+    assert_eq!(s.mode, PermissionMode::Default);
+    assert!(s.hooks.is_empty());
+    let s = Settings::load_with_home(&t.project, None, None).unwrap();
+    assert!(s.files.is_empty());
+    let err = Settings::load_with_home(
+        &t.project,
+        Some(&t.home),
+        Some(&t.project.join("nope.json")),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("nope.json"), "{err}");
+}
+
+#[test]
+fn the_home_project_is_read_once() {
+    let t = tree();
+    write(
+        &t.home.join(".claude/settings.json"),
+        r#"{"permissions": {"allow": ["Bash(ls)"]}}"#,
+    );
+    let s = Settings::load_with_home(&t.home, Some(&t.home), None).unwrap();
+    assert_eq!(texts(&s, RuleKind::Allow), ["Bash(ls)"]);
+}
+
+#[test]
+fn tilde_rules_need_a_home() {
+    let t = tree();
+    write(
+        &t.project.join(".claude/settings.json"),
+        r#"{"permissions": {"deny": ["Read(~/.ssh/**)"]}}"#,
+    );
+    let err = Settings::load_with_home(&t.project, None, None).unwrap_err();
+    assert!(err.to_string().contains("home"), "{err}");
+}
+
+#[test]
+fn hooks_are_read_and_unsupported_parts_skipped_with_a_warning() {
+    let t = tree();
+    write(
+        &t.home.join(".claude/settings.json"),
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}],
+                      "SessionStart": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#,
+    );
+    write(
+        &t.project.join(".claude/settings.json"),
+        r#"{"hooks": {"PostToolUse": [{"matcher": "Edit|Write", "hooks": [
+            {"type": "command", "command": "true", "timeout": 5},
+            {"type": "prompt", "prompt": "judge"}]}]}}"#,
+    );
+    let s = Settings::load_with_home(&t.project, Some(&t.home), None).unwrap();
+    assert_eq!(s.hooks.len(), 2);
+    assert!(s.hooks.has_any(HookEvent::PreToolUse, "Bash"));
+    assert!(!s.hooks.has_any(HookEvent::PreToolUse, "Edit"));
+    assert!(s.hooks.has_any(HookEvent::PostToolUse, "Write"));
+    assert!(!s.hooks.has_any(HookEvent::PostToolUse, "NotebookEdit"));
+    assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
+
+    write(
+        &t.project.join(".claude/settings.local.json"),
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Bash(", "hooks": [{"type": "command", "command": "true"}]}]}}"#,
+    );
+    let err = Settings::load_with_home(&t.project, Some(&t.home), None).unwrap_err();
+    assert!(err.to_string().contains("settings.local.json"), "{err}");
+    assert!(err.to_string().contains("matcher"), "{err}");
+}
