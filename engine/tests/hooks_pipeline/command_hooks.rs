@@ -1,0 +1,215 @@
+//! Process handling of command hooks: timeouts kill the whole process
+//! group, dropped hooks leave nothing behind, matching hooks run in parallel.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use baton_engine::hooks::{CommandHook, ToolNameMatcher};
+use baton_engine::{Hook, HookEvent, HookInput, Outcome};
+use serde_json::json;
+
+use super::{quote, ran, Env};
+
+/// Processes whose command line contains `marker`, ignoring zombies.
+fn live_with_marker(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let pid = entry.file_name().to_string_lossy().to_string();
+        if !pid.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(marker) && !is_zombie(&pid) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+fn is_zombie(pid: &str) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The state follows the parenthesised command name.
+    stat.rsplit_once(") ")
+        .is_none_or(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X'))
+}
+
+fn alive(pid: &str) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists() && !is_zombie(pid)
+}
+
+/// Waits (generously) for `check` to hold.
+async fn eventually(mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    check()
+}
+
+/// A hook that starts a marked grandchild and then hangs.
+fn hanging_script(env: &Env, marker: &str) -> String {
+    let pids = env.project.join("pids");
+    std::fs::create_dir_all(&pids).unwrap();
+    let script = env.script(
+        "hang.sh",
+        &format!(
+            "#!/bin/bash\necho $$ > {p}/shell\nbash -c 'sleep 1000; true' {marker} &\necho $! > {p}/child\nsleep 1000\n",
+            p = quote(&pids)
+        ),
+    );
+    quote(&script)
+}
+
+fn unique_marker(tag: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("baton-test-{tag}-{}-{nanos}", std::process::id())
+}
+
+#[tokio::test]
+async fn a_hook_past_its_timeout_is_killed_with_its_group() {
+    let env = Env::new();
+    let marker = unique_marker("timeout");
+    let command = hanging_script(&env, &marker);
+    let settings = env.settings(json!({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": command, "timeout": 1}
+        ]}]}
+    }));
+    let p = env.pipeline(&settings);
+    let started = Instant::now();
+    let r = env
+        .call(&settings, &p, "Bash", json!({"command": "ls"}))
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(ran(&r), "a timed-out hook must not block: {}", r.text());
+    assert_eq!(r.diagnostics.len(), 1, "{:?}", r.diagnostics);
+    assert!(
+        r.diagnostics[0].contains("timed out"),
+        "{:?}",
+        r.diagnostics
+    );
+
+    let read = |name: &str| {
+        std::fs::read_to_string(env.project.join("pids").join(name))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let (shell, child) = (read("shell"), read("child"));
+    assert!(
+        eventually(|| !alive(&shell) && !alive(&child) && live_with_marker(&marker).is_empty())
+            .await,
+        "left behind: shell alive={} child alive={} marked={:?}",
+        alive(&shell),
+        alive(&child),
+        live_with_marker(&marker)
+    );
+}
+
+#[tokio::test]
+async fn a_dropped_hook_leaves_no_process_behind() {
+    let env = Env::new();
+    let marker = unique_marker("drop");
+    let command = hanging_script(&env, &marker);
+    let hook = CommandHook::new(
+        HookEvent::PreToolUse,
+        ToolNameMatcher::All,
+        command,
+        &env.project,
+    );
+    let input = HookInput {
+        session_id: "s".into(),
+        transcript_path: String::new(),
+        cwd: env.cwd.display().to_string(),
+        permission_mode: "default".into(),
+        hook_event_name: HookEvent::PreToolUse,
+        tool_name: "Bash".into(),
+        tool_input: json!({"command": "ls"}),
+        tool_use_id: "t".into(),
+        tool_response: None,
+        error: None,
+    };
+    // The caller gives up (its call was cancelled) while the hook hangs.
+    let marked = |m: &str| !live_with_marker(m).is_empty();
+    let mut run = Box::pin(hook.run(&input));
+    let gave_up = tokio::time::timeout(Duration::from_secs(60), async {
+        tokio::select! {
+            _ = &mut run => false,
+            _ = async { while !marked(&marker) { tokio::time::sleep(Duration::from_millis(50)).await } } => true,
+        }
+    })
+    .await
+    .unwrap();
+    assert!(gave_up, "the hook finished although it should hang");
+    drop(run);
+    assert!(
+        eventually(|| live_with_marker(&marker).is_empty()).await,
+        "left behind: {:?}",
+        live_with_marker(&marker)
+    );
+}
+
+#[tokio::test]
+async fn matching_hooks_run_in_parallel() {
+    let env = Env::new();
+    let dir = env.project.join("rendezvous");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Each hook announces itself, then waits for the other: run one after
+    // the other, the first would give up and exit 1 (a diagnostic).
+    let side = |me: &str, other: &str| {
+        env.script(
+            &format!("{me}.sh"),
+            &format!(
+                "#!/bin/bash\ncat >/dev/null\ntouch {d}/{me}\nfor i in $(seq 300); do [ -e {d}/{other} ] && exit 0; sleep 0.1; done\necho 'the other hook never ran' >&2\nexit 1\n",
+                d = quote(&dir)
+            ),
+        )
+    };
+    let (a, b) = (side("a", "b"), side("b", "a"));
+    let settings = env.settings(json!({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": quote(&a)}]},
+            {"matcher": ".*", "hooks": [{"type": "command", "command": quote(&b)}]}
+        ]}
+    }));
+    let p = env.pipeline(&settings);
+    let r = env
+        .call(&settings, &p, "Bash", json!({"command": "ls"}))
+        .await;
+    assert!(ran(&r));
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+}
+
+#[tokio::test]
+async fn in_dont_ask_mode_a_hooks_ask_is_a_deny() {
+    let env = Env::new();
+    let script = env.script(
+        "ask.sh",
+        "#!/bin/bash\ncat >/dev/null\necho '{\"hookSpecificOutput\": {\"permissionDecision\": \"ask\", \"permissionDecisionReason\": \"double-check\"}}'\n",
+    );
+    let settings = env.settings(json!({
+        "permissions": {"defaultMode": "dontAsk", "allow": ["Bash"]},
+        "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": quote(&script)}]}]}
+    }));
+    let p = env.pipeline(&settings);
+    let r = env
+        .call(&settings, &p, "Bash", json!({"command": "ls"}))
+        .await;
+    assert_eq!(r.outcome, Outcome::Denied);
+    assert!(r.text().contains("dontAsk"), "{}", r.text());
+}
