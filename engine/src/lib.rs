@@ -29,11 +29,13 @@ pub use call::{CallResult, Outcome, ToolUse};
 pub use cancel::{CancelReason, CancelScope};
 pub use content::ContentBlock;
 pub use context::{Context, ContextModifier, ToolContext};
-pub use hooks::{Hook, HookDecision, HookEvent, HookInput, HookOutcome, HookRegistry};
+pub use hooks::{
+    CommandHook, FnHook, Hook, HookDecision, HookEvent, HookInput, HookOutcome, HookRegistry,
+};
 pub use output::{ToolError, ToolOutput};
 pub use permission::{
     AllowAll, Approval, ApprovalRequest, Approver, PermissionDecision, PermissionMode,
-    PermissionPolicy, PermissionTarget, ToolPermission,
+    PermissionPolicy, PermissionTarget, RulePolicy, Settings, SettingsError, ToolPermission,
 };
 pub use pipeline::{Pipeline, PreparedCall};
 pub use pool::{PoolSpec, ToolPool};

@@ -120,6 +120,12 @@ pub struct Env {
     pub state: PathBuf,
 }
 
+impl Default for Env {
+    fn default() -> Self {
+        Env::new()
+    }
+}
+
 impl Env {
     pub fn new() -> Env {
         let dir = tempfile::tempdir().unwrap();
