@@ -176,7 +176,12 @@ impl ToolLogic<WebFetchInput> for WebFetch {
             Ok(Ok(fetched)) => fetched,
         };
         match fetched {
-            Fetch::Done(fetched) => Ok(render(fetched, &input.prompt)),
+            // Rendering a large page takes a while; keep it off the runtime.
+            Fetch::Done(fetched) => {
+                tokio::task::spawn_blocking(move || render(fetched, &input.prompt))
+                    .await
+                    .map_err(|e| ToolError::new(format!("Converting the page failed: {e}")))
+            }
             Fetch::OtherHost {
                 hops,
                 from,

@@ -233,3 +233,34 @@ async fn is_safe_read_only_open_world_and_targets_the_url() {
         PermissionTarget::Url("https://example.com/a".into())
     );
 }
+
+#[tokio::test]
+async fn cancelling_stops_a_pending_fetch() {
+    let server = Server::start().await;
+    let h = Harness::new(vec![crate::web_fetch::tool(&BuiltinConfig {
+        web_fetch_timeout: Duration::from_secs(120),
+        ..config()
+    })
+    .unwrap()]);
+    let ctx = h.context(h.dir.path());
+    let cancel = ctx.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        cancel.cancel(baton_engine::CancelReason::User);
+    });
+    let started = Instant::now();
+    let result = h
+        .run_with(
+            "WebFetch",
+            json!({"url": server.url("/hang"), "prompt": "p"}),
+            ctx,
+        )
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert_eq!(result.outcome, Outcome::Cancelled { started: true });
+    assert!(
+        result.text().contains("stopped before it completed"),
+        "{}",
+        result.text()
+    );
+}
