@@ -3,9 +3,10 @@
 //! The file is read once, in fixed-size chunks, so memory stays bounded
 //! whatever its size or line length: only lines inside the requested window
 //! are kept, each at most a few KB, and the output stops growing at a byte
-//! cap. The pass still runs to the end of the file, because the read-state
-//! snapshot needs the hash of the whole content and the notes need the total
-//! line count.
+//! cap. The pass normally runs to the end of the file, because the read-state
+//! snapshot wants the hash of the whole content and the notes the total line
+//! count; past `scan_limit` bytes it stops once the window is done, so paging
+//! through the start of a multi-gigabyte log does not read all of it.
 
 use std::io::{self, Read};
 
@@ -22,6 +23,8 @@ pub struct Window {
     pub max_line_chars: usize,
     /// The numbered text stops before exceeding this many bytes.
     pub max_output_bytes: usize,
+    /// Past this many bytes, reading stops as soon as the window is done.
+    pub scan_limit: u64,
 }
 
 /// The view, plus what the notes and the read state need.
@@ -37,14 +40,23 @@ pub struct Rendered {
     pub invalid_utf8: bool,
     /// The first window line left out because of the byte cap.
     pub capped_at: Option<u64>,
-    pub hash: [u8; 32],
+    /// The whole file was scanned: `total_lines` is exact and `hash` is set.
+    pub complete: bool,
+    /// SHA-256 of the whole content, when it was all read.
+    pub hash: Option<[u8; 32]>,
+    /// Bytes read.
     pub size: u64,
 }
 
 const CHUNK: usize = 64 * 1024;
 
-/// Streams `reader` and renders the lines of `window`.
-pub fn render(mut reader: impl Read, window: Window) -> io::Result<Rendered> {
+/// Streams `reader` and renders the lines of `window`. `stop` is polled
+/// between chunks, so a cancelled call does not keep reading a huge file.
+pub fn render(
+    mut reader: impl Read,
+    window: Window,
+    stop: &dyn Fn() -> bool,
+) -> io::Result<Rendered> {
     let keep_bytes = window.max_line_chars.saturating_mul(4).saturating_add(4);
     let end = window.start.saturating_add(window.limit);
     let mut out = Rendered::default();
@@ -55,6 +67,12 @@ pub fn render(mut reader: impl Read, window: Window) -> io::Result<Rendered> {
     let mut line_no: u64 = 1;
     let mut pending = false;
     loop {
+        if stop() {
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "the call was cancelled",
+            ));
+        }
         let n = match reader.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
@@ -88,7 +106,14 @@ pub fn render(mut reader: impl Read, window: Window) -> io::Result<Rendered> {
                 pending = false;
             }
         }
+        let window_done = line_no >= end || out.capped_at.is_some();
+        if out.size >= window.scan_limit && window_done {
+            // Lines counted so far; the rest of the file is not read.
+            out.total_lines = line_no - 1;
+            return Ok(out);
+        }
     }
+    out.complete = true;
     if pending {
         if line_no >= window.start && line_no < end && out.capped_at.is_none() {
             emit(&mut out, line_no, &line, line_len, &window);
@@ -97,7 +122,7 @@ pub fn render(mut reader: impl Read, window: Window) -> io::Result<Rendered> {
     } else {
         out.total_lines = line_no - 1;
     }
-    out.hash = read_state::finish(hasher);
+    out.hash = Some(read_state::finish(hasher));
     Ok(out)
 }
 
@@ -145,30 +170,57 @@ fn decode(bytes: &[u8], truncated: bool) -> (String, bool) {
 mod tests {
     use super::*;
 
+    #[test]
+    fn stops_early_past_the_scan_limit_once_the_window_is_done() {
+        let text = "abcdefghi\n".repeat(100_000);
+        let mut w = window(2, 3);
+        w.scan_limit = 1;
+        let r = render(text.as_bytes(), w, &|| false).unwrap();
+        assert!(!r.complete && r.hash.is_none());
+        assert_eq!(
+            r.text,
+            "     2\tabcdefghi\n     3\tabcdefghi\n     4\tabcdefghi\n"
+        );
+        assert!(r.size < text.len() as u64 && r.total_lines >= 4);
+    }
+
+    #[test]
+    fn stops_when_asked() {
+        let err = render(&b"a\nb\n"[..], window(1, 5), &|| true).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::Interrupted);
+    }
+
     fn window(start: u64, limit: u64) -> Window {
         Window {
             start,
             limit,
             max_line_chars: 10,
             max_output_bytes: 1000,
+            scan_limit: u64::MAX,
         }
     }
 
     #[test]
     fn numbers_lines_and_counts_them() {
-        let r = render(&b"a\nb\r\nc"[..], window(1, 100)).unwrap();
+        let r = render(&b"a\nb\r\nc"[..], window(1, 100), &|| false).unwrap();
         assert_eq!(r.text, "     1\ta\n     2\tb\n     3\tc\n");
         assert_eq!((r.total_lines, r.last_shown), (3, 3));
-        let r = render(&b"a\nb\n"[..], window(2, 100)).unwrap();
+        let r = render(&b"a\nb\n"[..], window(2, 100), &|| false).unwrap();
         assert_eq!(r.text, "     2\tb\n");
         assert_eq!(r.total_lines, 2);
-        assert_eq!(render(&b""[..], window(1, 5)).unwrap().total_lines, 0);
-        assert_eq!(r.hash, read_state::hash(b"a\nb\n"));
+        assert_eq!(
+            render(&b""[..], window(1, 5), &|| false)
+                .unwrap()
+                .total_lines,
+            0
+        );
+        assert_eq!(r.hash, Some(read_state::hash(b"a\nb\n")));
+        assert!(r.complete);
     }
 
     #[test]
     fn cuts_long_lines_and_caps_output() {
-        let r = render(&b"0123456789abcdef\nshort\n"[..], window(1, 10)).unwrap();
+        let r = render(&b"0123456789abcdef\nshort\n"[..], window(1, 10), &|| false).unwrap();
         assert!(r
             .text
             .starts_with("     1\t0123456789 … [line cut: 16 bytes"));
@@ -176,7 +228,7 @@ mod tests {
         let many = "x\n".repeat(500);
         let mut w = window(1, 1000);
         w.max_output_bytes = 90;
-        let r = render(many.as_bytes(), w).unwrap();
+        let r = render(many.as_bytes(), w, &|| false).unwrap();
         assert_eq!(r.last_shown, 10);
         assert_eq!(r.capped_at, Some(11));
         assert_eq!(r.total_lines, 500);
@@ -184,12 +236,89 @@ mod tests {
 
     #[test]
     fn flags_invalid_utf8_but_not_a_cut_sequence() {
-        let r = render(&b"ok\n\xff\xfe bad\n"[..], window(1, 10)).unwrap();
+        let r = render(&b"ok\n\xff\xfe bad\n"[..], window(1, 10), &|| false).unwrap();
         assert!(r.invalid_utf8);
         assert!(r.text.contains('\u{fffd}'));
         let long = "€".repeat(100);
-        let r = render(long.as_bytes(), window(1, 10)).unwrap();
+        let r = render(long.as_bytes(), window(1, 10), &|| false).unwrap();
         assert!(!r.invalid_utf8);
         assert_eq!(r.cut_lines, 1);
+    }
+}
+
+#[cfg(test)]
+mod prop {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Hands out the data in reads of the given sizes, to hit every chunk
+    /// boundary a real file system might produce.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        sizes: Vec<usize>,
+        turn: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let size = self.sizes[self.turn % self.sizes.len()].max(1);
+            self.turn += 1;
+            let n = size.min(buf.len()).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    fn naive(content: &[u8], start: u64, limit: u64) -> (String, u64, bool) {
+        let mut pieces: Vec<&[u8]> = content.split(|&b| b == b'\n').collect();
+        if content.is_empty() || content.ends_with(b"\n") {
+            pieces.pop();
+        }
+        let mut text = String::new();
+        let mut invalid = false;
+        for (i, piece) in pieces.iter().enumerate() {
+            let no = i as u64 + 1;
+            if no >= start && no < start + limit {
+                let piece = piece.strip_suffix(b"\r").unwrap_or(piece);
+                invalid |= std::str::from_utf8(piece).is_err();
+                text.push_str(&format!("{no:>6}\t{}\n", String::from_utf8_lossy(piece)));
+            }
+        }
+        (text, pieces.len() as u64, invalid)
+    }
+
+    fn content() -> impl Strategy<Value = Vec<u8>> {
+        let atoms: Vec<&'static [u8]> = vec![
+            b"\n",
+            b"\r",
+            b"\r\n",
+            b"x",
+            b"yz",
+            "é".as_bytes(),
+            b"\xff",
+            b"\t",
+        ];
+        proptest::collection::vec(proptest::sample::select(atoms), 0..200)
+            .prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn matches_a_naive_split(
+            data in content(),
+            start in 1u64..40,
+            limit in 1u64..60,
+            sizes in proptest::collection::vec(1usize..17, 1..5),
+        ) {
+            let window = Window { start, limit, max_line_chars: 10_000, max_output_bytes: usize::MAX, scan_limit: u64::MAX };
+            let r = render(Trickle { data: &data, sizes, turn: 0 }, window, &|| false).unwrap();
+            let (text, total, invalid) = naive(&data, start, limit);
+            prop_assert_eq!(&r.text, &text);
+            prop_assert_eq!(r.total_lines, total);
+            prop_assert_eq!(r.invalid_utf8, invalid);
+            prop_assert_eq!(r.hash, Some(read_state::hash(&data)));
+            prop_assert_eq!(r.size, data.len() as u64);
+        }
     }
 }

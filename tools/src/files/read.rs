@@ -24,8 +24,8 @@ use base64::Engine as _;
 use baton_engine::permission::FileAccess;
 use baton_engine::schema::InvalidSchema;
 use baton_engine::{
-    async_trait, ContentBlock, PermissionTarget, Session, Tool, ToolContext, ToolDef, ToolError,
-    ToolLogic, ToolOutput,
+    async_trait, CancelScope, ContentBlock, PermissionTarget, Session, Tool, ToolContext, ToolDef,
+    ToolError, ToolLogic, ToolOutput,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -49,6 +49,9 @@ pub struct ReadLimits {
     pub max_image_bytes: u64,
     /// Larger notebooks are shown as numbered JSON text instead of cells.
     pub max_notebook_bytes: u64,
+    /// Files up to this size are read to the end, for an exact line count and
+    /// a content hash; larger ones only as far as the requested lines.
+    pub full_scan_max_bytes: u64,
 }
 
 impl Default for ReadLimits {
@@ -59,6 +62,7 @@ impl Default for ReadLimits {
             max_output_bytes: 256 * 1024,
             max_image_bytes: 3_750_000,
             max_notebook_bytes: 16 * 1024 * 1024,
+            full_scan_max_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -142,6 +146,7 @@ impl ToolLogic<ReadInput> for ReadTool {
             limits: self.limits,
             session: ctx.session.clone(),
             cwd: ctx.cwd().to_path_buf(),
+            cancel: ctx.cancel.clone(),
         };
         tokio::task::spawn_blocking(move || job.run())
             .await
@@ -158,6 +163,7 @@ struct Job {
     limits: ReadLimits,
     session: Arc<Session>,
     cwd: PathBuf,
+    cancel: CancelScope,
 }
 
 impl Job {
@@ -236,7 +242,7 @@ impl Job {
             .take(self.limits.max_image_bytes.saturating_add(1))
             .read_to_end(&mut bytes)
             .map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
-        self.record(read_state::hash(&bytes), bytes.len() as u64, meta);
+        self.record(Some(read_state::hash(&bytes)), bytes.len() as u64, meta);
         let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
         Ok(ToolOutput::text(format!(
             "Image {} ({media}, {} bytes):",
@@ -259,7 +265,7 @@ impl Job {
         else {
             return Ok(None);
         };
-        self.record(read_state::hash(&bytes), bytes.len() as u64, meta);
+        self.record(Some(read_state::hash(&bytes)), bytes.len() as u64, meta);
         Ok(Some(ToolOutput::text(format!(
             "Notebook {}\n{view}",
             self.shown
@@ -273,14 +279,24 @@ impl Job {
             limit: self.limit.unwrap_or(self.limits.default_lines),
             max_line_chars: self.limits.max_line_chars,
             max_output_bytes: self.limits.max_output_bytes,
+            scan_limit: self.limits.full_scan_max_bytes,
         };
-        let rendered = lines::render(io::Cursor::new(head).chain(file), window)
-            .map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
-        self.record(rendered.hash, rendered.size, meta);
+        let cancel = self.cancel.clone();
+        let rendered = lines::render(io::Cursor::new(head).chain(file), window, &|| {
+            cancel.is_cancelled()
+        })
+        .map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
+        let size = if rendered.complete {
+            rendered.size
+        } else {
+            meta.len()
+        };
+        self.record(rendered.hash, size, meta);
         Ok(ToolOutput::text(compose(
             &self.shown,
             &rendered,
             start,
+            meta.len(),
             &self.limits,
         )))
     }
@@ -289,18 +305,12 @@ impl Job {
     /// was being read: then the model saw a version that is already gone, and
     /// the writing tools must ask for a fresh Read. The check runs under the
     /// writers' lock so no Baton write can slip in between.
-    fn record(&self, hash: [u8; 32], size: u64, before: &Metadata) {
+    fn record(&self, hash: Option<[u8; 32]>, size: u64, before: &Metadata) {
         let _writer = write_lock::lock(&self.real);
         let unchanged = std::fs::metadata(&self.real).is_ok_and(|now| same_version(before, &now));
         if unchanged {
-            ReadState::of(&self.session).record(
-                self.real.clone(),
-                FileSnapshot {
-                    hash,
-                    size,
-                    mtime: before.modified().ok(),
-                },
-            );
+            ReadState::of(&self.session)
+                .record(self.real.clone(), FileSnapshot::new(hash, size, before));
         }
     }
 }
@@ -314,11 +324,11 @@ fn same_version(a: &Metadata, b: &Metadata) -> bool {
 }
 
 /// The numbered lines and the notes that tell the model what it did not see.
-fn compose(shown: &str, r: &Rendered, start: u64, limits: &ReadLimits) -> String {
-    if r.total_lines == 0 {
+fn compose(shown: &str, r: &Rendered, start: u64, file_size: u64, limits: &ReadLimits) -> String {
+    if r.total_lines == 0 && r.complete {
         return format!("{shown} exists but is empty (0 lines).");
     }
-    if start > r.total_lines {
+    if start > r.total_lines && r.complete {
         return format!(
             "{shown} has {} lines, so offset {start} is past its end. Call Read with an offset from 1 to {}.",
             r.total_lines, r.total_lines
@@ -330,6 +340,13 @@ fn compose(shown: &str, r: &Rendered, start: u64, limits: &ReadLimits) -> String
         notes.push(format!(
             "Output stopped before line {next} to stay under {} KB. Continue with offset={next} (and a smaller limit if lines are long).",
             limits.max_output_bytes / 1024
+        ));
+    } else if !r.complete {
+        notes.push(format!(
+            "Showing lines {start}-{}. The file is {} bytes, too large to count its lines; to read more, call Read with offset={}.",
+            r.last_shown,
+            file_size,
+            r.last_shown + 1
         ));
     } else if r.last_shown < r.total_lines {
         notes.push(format!(

@@ -8,12 +8,15 @@
 //!
 //! The content hash decides: an mtime bump with identical content (`touch`, a
 //! formatter that changed nothing) does not force a re-read, while a change
-//! within the mtime granularity is still caught. Files are keyed by their
-//! resolved path, so reading through a symlink and editing the target match.
+//! within the mtime granularity is still caught. Files too large for Read to
+//! scan whole have no hash; their size, mtime and inode stand in. Files are
+//! keyed by their resolved path, so reading through a symlink and editing the
+//! target match.
 
 use std::collections::HashMap;
 use std::fs::Metadata;
 use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -24,17 +27,38 @@ use sha2::{Digest, Sha256};
 /// One file as the model last saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileSnapshot {
-    pub hash: [u8; 32],
+    /// SHA-256 of the content; `None` when the file was too large to scan.
+    pub hash: Option<[u8; 32]>,
     pub size: u64,
     pub mtime: Option<SystemTime>,
+    /// (device, inode): Baton's atomic writes always make a new inode.
+    pub inode: (u64, u64),
 }
 
 impl FileSnapshot {
+    /// A snapshot of `bytes`, the whole content of the file `meta` describes.
     pub fn of(bytes: &[u8], meta: &Metadata) -> Self {
+        FileSnapshot::new(Some(hash(bytes)), bytes.len() as u64, meta)
+    }
+
+    pub fn new(hash: Option<[u8; 32]>, size: u64, meta: &Metadata) -> Self {
         FileSnapshot {
-            hash: hash(bytes),
-            size: bytes.len() as u64,
+            hash,
+            size,
             mtime: meta.modified().ok(),
+            inode: (meta.dev(), meta.ino()),
+        }
+    }
+
+    /// Whether the file (now `bytes`, described by `meta`) is what was seen.
+    fn matches(&self, bytes: &[u8], meta: &Metadata) -> bool {
+        match self.hash {
+            Some(seen) => hash(bytes) == seen,
+            None => {
+                self.size == meta.len()
+                    && self.mtime == meta.modified().ok()
+                    && self.inode == (meta.dev(), meta.ino())
+            }
         }
     }
 }
@@ -116,7 +140,7 @@ pub fn load_for_update(
         )));
     };
     let bytes = std::fs::read(real).map_err(|e| io_error(&e, shown, "read"))?;
-    if hash(&bytes) != seen.hash {
+    if !seen.matches(&bytes, &meta) {
         return Err(ToolError::new(format!(
             "{shown} has changed since you last read it (by the user, a formatter or another \
              tool{}). Read it again to see its current content, then retry; nothing was changed.",

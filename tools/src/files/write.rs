@@ -90,13 +90,9 @@ impl ToolLogic<WriteInput> for WriteTool {
 /// After a successful write the model knows the file's content: record it so
 /// the next Edit or Write needs no fresh Read.
 pub fn remember(session: &baton_engine::Session, real: &std::path::Path, bytes: &[u8]) {
-    let mtime = std::fs::metadata(real).and_then(|m| m.modified()).ok();
-    ReadState::of(session).record(
-        real.to_path_buf(),
-        FileSnapshot {
-            hash: read_state::hash(bytes),
-            size: bytes.len() as u64,
-            mtime,
-        },
-    );
+    // Without metadata there is no snapshot; the next write then asks for a
+    // Read, which is the safe side.
+    if let Ok(meta) = std::fs::metadata(real) {
+        ReadState::of(session).record(real.to_path_buf(), FileSnapshot::of(bytes, &meta));
+    }
 }

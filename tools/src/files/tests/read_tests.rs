@@ -1,3 +1,5 @@
+use std::io::Write as _;
+
 use base64::Engine as _;
 use baton_engine::{ContentBlock, Outcome, ToolUse};
 use serde_json::json;
@@ -12,7 +14,7 @@ async fn numbers_lines_and_records_what_was_read() {
     let r = env.read("a.txt").await;
     assert_eq!(r.text(), "     1\talpha\n     2\tbeta\n     3\tgamma\n");
     let seen = ReadState::of(&env.session).get(&path).expect("recorded");
-    assert_eq!(seen.hash, read_state::hash(b"alpha\nbeta\r\ngamma"));
+    assert_eq!(seen.hash, Some(read_state::hash(b"alpha\nbeta\r\ngamma")));
     assert_eq!(seen.size, 17);
     assert!(seen.mtime.is_some());
 }
@@ -110,7 +112,7 @@ async fn huge_file_output_is_capped_with_a_way_to_continue() {
     assert!(tail.text().contains("line cut: 2000000 bytes"));
     let seen = ReadState::of(&env.session).get(&path).unwrap();
     assert_eq!(seen.size, big.len() as u64);
-    assert_eq!(seen.hash, read_state::hash(big.as_bytes()));
+    assert_eq!(seen.hash, Some(read_state::hash(big.as_bytes())));
 }
 
 #[tokio::test]
@@ -290,4 +292,70 @@ async fn notebooks_are_shown_as_cells() {
         )
         .await;
     assert!(raw.text().starts_with("     1\t{"), "{}", raw.text());
+}
+
+#[tokio::test]
+async fn files_past_the_scan_limit_are_read_only_as_far_as_needed() {
+    let env = Env::with_pipeline(|_| {
+        let limits = crate::files::ReadLimits {
+            full_scan_max_bytes: 1000,
+            ..Default::default()
+        };
+        let mut tools = crate::files::try_tools(limits).unwrap();
+        tools.truncate(3);
+        baton_engine::Pipeline::new(baton_engine::ToolPool::of(tools))
+    });
+    let text: String = (0..50_000).map(|i| format!("row {i}\n")).collect();
+    let path = env.write("log.txt", &text);
+    let r = env
+        .call("Read", json!({ "file_path": env.p("log.txt"), "limit": 3 }))
+        .await;
+    assert_ok(&r);
+    let t = r.text();
+    assert!(
+        t.starts_with("     1\trow 0\n     2\trow 1\n     3\trow 2\n"),
+        "{t}"
+    );
+    assert!(
+        t.contains("too large to count its lines") && t.contains("offset=4"),
+        "{t}"
+    );
+    let seen = ReadState::of(&env.session).get(&path).unwrap();
+    assert_eq!((seen.hash, seen.size), (None, text.len() as u64));
+
+    // Metadata stands in for the hash: an untouched file can be edited...
+    let edit = json!({ "file_path": env.p("log.txt"), "old_string": "row 49999\n", "new_string": "last\n" });
+    assert_ok(&env.call("Edit", edit).await);
+    // ...and after that the session knows the full content again.
+    assert!(ReadState::of(&env.session)
+        .get(&path)
+        .unwrap()
+        .hash
+        .is_some());
+
+    // A file changed behind the model's back is refused.
+    env.call("Read", json!({ "file_path": env.p("log.txt"), "limit": 1 }))
+        .await;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(b"more\n")
+        .unwrap();
+    let edit =
+        json!({ "file_path": env.p("log.txt"), "old_string": "row 0\n", "new_string": "first\n" });
+    let r = env.call("Edit", edit).await;
+    assert_err(&r, Outcome::ToolError, &["changed since you last read it"]);
+}
+
+#[tokio::test]
+async fn a_cancelled_read_stops() {
+    let env = Env::new();
+    env.write("a.txt", "a\n".repeat(1000));
+    let tool = env.pipeline.pool().get("Read").unwrap().clone();
+    let parsed = tool.parse(&json!({ "file_path": env.p("a.txt") })).unwrap();
+    let ctx = env.ctx();
+    ctx.cancel.cancel(baton_engine::CancelReason::User);
+    let err = tool.call(parsed, ctx).await.unwrap_err();
+    assert!(err.message.contains("cancelled"), "{}", err.message);
 }
