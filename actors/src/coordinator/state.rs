@@ -122,13 +122,18 @@ impl BatchState {
             cancels_siblings: prepared.cancels_siblings,
             phase: Phase::Queued(Box::new(prepared)),
         });
-        if let Some(reason) = self.refusal() {
+        let refusal = self
+            .refusal()
+            .or_else(|| self.new_message.then_some(CancelReason::NewMessage));
+        if let Some(reason) = refusal {
             self.settle_unstarted(index, &reason);
         }
         self.pump(myself).await;
     }
 
-    /// Why a call would not start now, if it would not.
+    /// Why a queued call may no longer start, if so. (A new-message
+    /// interrupt is not among them: queued calls that block on it still run;
+    /// only calls added after it are refused, in [`Self::add`].)
     fn refusal(&self) -> Option<CancelReason> {
         if let Some(reason) = &self.stop {
             return Some(reason.clone());
@@ -136,7 +141,7 @@ impl BatchState {
         if self.scope.is_cancelled() {
             return self.scope.reason();
         }
-        self.new_message.then_some(CancelReason::NewMessage)
+        None
     }
 
     /// Settles a queued call that will never run.
