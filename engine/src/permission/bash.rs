@@ -124,6 +124,10 @@ pub(crate) struct Part {
     pub has_assignments: bool,
     /// The shell classifier says it has no side effects.
     pub read_only: bool,
+    /// Arguments and redirection targets that name a location by an
+    /// absolute path, `~` or `..`, as bash will see them; `None` entries
+    /// depend on a variable (`$HOME/x`), so where they point is unknown.
+    pub paths: Vec<Option<String>>,
 }
 
 impl Part {
@@ -203,10 +207,45 @@ fn parse_parts(command: &str) -> (Option<Vec<Part>>, Vec<Part>) {
             line: c.command_line(),
             has_assignments: !c.assignments().is_empty(),
             read_only: !writes && crate::shell::is_read_only(c.text()),
+            paths: located_words(c),
         })
         .collect();
     let usable = !incomplete && !writes && !parts.is_empty();
     (usable.then(|| parts.clone()), parts)
+}
+
+/// Words of `command` that point somewhere by location rather than by a
+/// name relative to the working directory.
+fn located_words(command: &crate::shell::SimpleCommand) -> Vec<Option<String>> {
+    let redirect_targets = command.redirects().iter().filter_map(|r| r.target.as_ref());
+    command
+        .args()
+        .iter()
+        .chain(redirect_targets)
+        .filter_map(|word| match word.fixed() {
+            Some(text) => {
+                // `--file=/etc/x` names a path after its `=`.
+                let value = text.split_once('=').map_or(text, |(_, v)| v);
+                let device = matches!(
+                    value,
+                    "/dev/null" | "/dev/stdin" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
+                );
+                let located = !device && value.starts_with('/')
+                    || value.starts_with('~')
+                    || value.split('/').any(|seg| seg == "..");
+                located.then(|| Some(value.to_string()))
+            }
+            None => {
+                let source = word.source();
+                let home_like = source.contains('~')
+                    || source.contains("$HOME")
+                    || source.contains("${HOME")
+                    || source.contains("$(")
+                    || source.contains('`');
+                home_like.then_some(None)
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

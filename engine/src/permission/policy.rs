@@ -295,7 +295,10 @@ impl<'a> Call<'a> {
                 Some(host) => format!("it fetches from `{host}`, which no allow rule covers"),
                 None => format!("it fetches `{url}`, which no allow rule covers"),
             },
-            PermissionTarget::Command(_) if req.read_only => return PermissionDecision::Allow,
+            PermissionTarget::Command(_) if req.read_only => match self.outside_reference() {
+                None => return PermissionDecision::Allow,
+                Some(reason) => reason,
+            },
             PermissionTarget::Command(_) => match &unallowed {
                 Unallowed::Part(part) => format!(
                     "the command `{}` may change things and no allow rule covers it",
@@ -310,6 +313,35 @@ impl<'a> Call<'a> {
             ),
         };
         ask(mode, reason, AskSource::ModeDefault, suggestion)
+    }
+
+    /// A read-only command is only harmless inside the workspace: `cat
+    /// ~/.ssh/id_rsa` reads without writing. The reason to ask, if a part
+    /// names a location outside the roots (or one that depends on a
+    /// variable).
+    fn outside_reference(&self) -> Option<String> {
+        let ctx = self.request.context;
+        let parts = self.command.as_ref()?.parsed.as_ref()?;
+        for location in parts.iter().flat_map(|p| p.paths.iter()) {
+            let Some(text) = location else {
+                return Some(
+                    "the command names a path through a variable or substitution, so it cannot be checked against the workspace".into(),
+                );
+            };
+            if text.starts_with('~') {
+                return Some(format!(
+                    "the command refers to `{text}`, in the home directory, outside the workspace"
+                ));
+            }
+            let path = ctx.cwd.join(text);
+            if !ctx.is_inside_roots(&path) {
+                return Some(format!(
+                    "the command refers to `{text}`, outside the workspace ({})",
+                    roots_list(&ctx.roots)
+                ));
+            }
+        }
+        None
     }
 
     /// A rule that would allow calls like this one.

@@ -47,6 +47,21 @@ pub fn cases() -> Vec<Case> {
         c(D, "Bash", "cmd:FOO=1 npm test", AskDefault).allow(&["Bash(npm test)"]),
         c(D, "Bash", "cmd:FOO=1 npm test", Allow).allow(&["Bash(FOO=1 npm test)"]),
         c(D, "Bash", "cmd:FOO=1 rm x", Deny).deny(&["Bash(rm:*)"]),
+        // ---- Bash: read-only commands are only auto-allowed inside the workspace ----
+        c(D, "Bash", "cmd:cat ~/.ssh/id_rsa", AskDefault).ro(),
+        c(D, "Bash", "cmd:cat /etc/passwd", AskDefault).ro(),
+        c(D, "Bash", "cmd:cat /etc/passwd", Allow)
+            .ro()
+            .allow(&["Bash(cat:*)"]),
+        c(D, "Bash", "cmd:ls src 2>/dev/null", Allow).ro(),
+        c(D, "Bash", "cmd:cat {W}/src/a.rs", Allow).ro(),
+        c(D, "Bash", "cmd:cat ../outside/x.txt", AskDefault).ro(),
+        c(D, "Bash", "cmd:cat $HOME/.bashrc", AskDefault).ro(),
+        c(D, "Bash", "cmd:grep -r --file=/etc/shadow x", AskDefault).ro(),
+        c(D, "Bash", "cmd:cat {E}/x.txt", Allow).ro().extra_root(),
+        c(D, "Bash", "cmd:cat {W}/link_out/x.txt", AskDefault).ro(),
+        c(PLAN, "Bash", "cmd:cat /etc/passwd", AskDefault).ro(),
+        c(DA, "Bash", "cmd:cat /etc/passwd", Deny).ro(),
         // ---- Bash: compound commands ----
         c(D, "Bash", "cmd:npm test && npm run build", Allow)
             .allow(&["Bash(npm test)", "Bash(npm run:*)"]),
