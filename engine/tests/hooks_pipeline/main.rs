@@ -5,6 +5,7 @@
 //! always fails.
 
 mod command_hooks;
+mod examples;
 mod in_process;
 mod protocol;
 
