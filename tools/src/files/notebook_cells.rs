@@ -238,18 +238,22 @@ fn fresh_id(cells: &[Value], seed: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    for attempt in 0u32.. {
+    let taken = |id: &str| {
+        cells
+            .iter()
+            .any(|c| c.get("id").and_then(Value::as_str) == Some(id))
+    };
+    // Fewer ids exist than 8-hex-digit values, so this ends.
+    let mut attempt = 0u64;
+    loop {
         let material = format!("{nanos}:{}:{attempt}:{seed}", cells.len());
         let digest = super::read_state::hash(material.as_bytes());
         let id: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
-        if !cells
-            .iter()
-            .any(|c| c.get("id").and_then(Value::as_str) == Some(&id))
-        {
+        if !taken(&id) {
             return id;
         }
+        attempt += 1;
     }
-    unreachable!("u32 attempts cannot all collide")
 }
 
 /// Text of a `source` or output `text` field (a string or a list of strings).

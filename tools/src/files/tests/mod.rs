@@ -109,16 +109,45 @@ pub fn content(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap()
 }
 
-/// Makes `path` unreadable; returns false (after printing why) when this
-/// process can read it anyway, as root can.
+/// Makes `path` unreadable; returns false when this process can read it
+/// anyway (root ignores file modes). The caller then returns, after
+/// [`rerun_without_dac_override`] ran the same test in a child that cannot.
 pub fn make_unreadable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000)).unwrap();
-    if std::fs::read(path).is_ok() {
-        eprintln!("note: running with privileges that ignore file modes (root?); skipping the permission-denied assertion");
-        return false;
+    std::fs::read(path).is_err()
+}
+
+const CHILD_MARK: &str = "BATON_FILES_TEST_UNPRIVILEGED";
+
+/// Runs the test `name` again in a child process whose capability bounding
+/// set lacks the two capabilities that let root read and write regardless of
+/// file modes, so the permission-denied paths are really exercised. Skips
+/// (with a printed note) when that is not possible.
+pub fn rerun_without_dac_override(name: &str) {
+    if std::env::var_os(CHILD_MARK).is_some() {
+        eprintln!("note: still privileged after dropping capabilities; skipping the permission-denied assertion of {name}");
+        return;
     }
-    true
+    let exe = std::env::current_exe().unwrap();
+    let status = std::process::Command::new("setpriv")
+        .args([
+            "--bounding-set=-dac_override,-dac_read_search",
+            "--inh-caps=-all",
+        ])
+        .arg(exe)
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(CHILD_MARK, "1")
+        .status();
+    match status {
+        Ok(status) => assert!(
+            status.success(),
+            "{name} failed when run without CAP_DAC_OVERRIDE"
+        ),
+        Err(e) => eprintln!(
+            "note: cannot run setpriv ({e}); skipping the permission-denied assertion of {name}"
+        ),
+    }
 }
 
 /// Sets a file's mtime into the past, so a later rewrite surely moves it.

@@ -4,7 +4,7 @@ use base64::Engine as _;
 use baton_engine::{ContentBlock, Outcome, ToolUse};
 use serde_json::json;
 
-use super::{assert_err, assert_ok, make_unreadable, Env};
+use super::{assert_err, assert_ok, make_unreadable, rerun_without_dac_override, Env};
 use crate::files::read_state::{self, ReadState};
 
 #[tokio::test]
@@ -218,7 +218,7 @@ async fn unreadable_file_is_reported() {
     let env = Env::new();
     let path = env.write("secret.txt", "hidden\n");
     if !make_unreadable(&path) {
-        return;
+        return rerun_without_dac_override("files::tests::read_tests::unreadable_file_is_reported");
     }
     let r = env
         .call("Read", json!({ "file_path": env.p("secret.txt") }))
