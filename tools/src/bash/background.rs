@@ -1,0 +1,278 @@
+//! Commands that run on after their call returned.
+//!
+//! `run_in_background` hands back a task id at once; the shell keeps
+//! running in a tokio task, its output going to a capture (for `TaskOutput`)
+//! and a log file (for anyone). Tasks live in the session, in a
+//! [`BackgroundTasks`] slot, so any later call of the session can read or
+//! stop them, and the host is notified when one ends.
+//!
+//! Nothing a session started may outlive it: [`stop_all`] stops every task
+//! and every process group a foreground command left running (`server &`),
+//! and dropping the slot (the session going away) does the same, in case
+//! the host never called it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use baton_engine::{CancelReason, CancelScope, Notification, Session};
+use nix::sys::signal::Signal;
+use parking_lot::Mutex;
+use serde_json::json;
+use tokio::sync::watch;
+
+use super::cwd::file_safe;
+use super::output::{Capture, CaptureSpec};
+use super::process::{GroupGuard, Shell};
+use super::report;
+use super::run::{self, Ending, Limits};
+use super::BashConfig;
+
+/// The background tasks of one session (a session slot).
+#[derive(Default)]
+pub struct BackgroundTasks {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    next_id: u64,
+    tasks: BTreeMap<String, Arc<Task>>,
+    /// Groups of finished commands that still had processes running.
+    lingering: Vec<GroupGuard>,
+}
+
+/// How a finished task ended.
+#[derive(Clone, Debug)]
+pub(crate) struct Finish {
+    pub line: Option<String>,
+    pub exit_code: Option<i32>,
+    pub is_error: bool,
+    pub status: &'static str,
+}
+
+pub(crate) struct Task {
+    pub id: String,
+    pub command: String,
+    pub capture: Arc<Mutex<Capture>>,
+    pub log_path: PathBuf,
+    pub started: Instant,
+    stop: CancelScope,
+    done: watch::Sender<Option<Finish>>,
+}
+
+impl Task {
+    pub(crate) fn finish(&self) -> Option<Finish> {
+        self.done.borrow().clone()
+    }
+
+    /// Asks the task to stop (SIGTERM, grace, SIGKILL to its group).
+    pub(crate) fn request_stop(&self, reason: CancelReason) {
+        self.stop.cancel(reason);
+    }
+
+    /// Waits until the task has ended.
+    pub(crate) async fn finished(&self) -> Finish {
+        let mut rx = self.done.subscribe();
+        loop {
+            if let Some(finish) = rx.borrow_and_update().clone() {
+                return finish;
+            }
+            if rx.changed().await.is_err() {
+                // The sender lives in this task; unreachable, but never hang.
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
+impl BackgroundTasks {
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<Task>> {
+        self.inner.lock().tasks.get(id).cloned()
+    }
+
+    pub(crate) fn ids(&self) -> Vec<String> {
+        self.inner.lock().tasks.keys().cloned().collect()
+    }
+
+    /// Keeps a finished command's process group until the session ends.
+    pub(crate) fn adopt(&self, guard: GroupGuard) {
+        let mut inner = self.inner.lock();
+        // Forget groups that have emptied on their own.
+        inner
+            .lingering
+            .retain(|g| g.group().is_some_and(|g| g.is_alive()));
+        inner.lingering.push(guard);
+    }
+
+    fn next_id(&self) -> String {
+        let mut inner = self.inner.lock();
+        inner.next_id += 1;
+        format!("shell-{}", inner.next_id)
+    }
+
+    fn insert(&self, task: Arc<Task>) {
+        self.inner.lock().tasks.insert(task.id.clone(), task);
+    }
+}
+
+impl Drop for BackgroundTasks {
+    fn drop(&mut self) {
+        let inner = self.inner.get_mut();
+        for task in inner.tasks.values() {
+            task.request_stop(CancelReason::Shutdown);
+        }
+        // Dropping the guards kills the lingering groups.
+        inner.lingering.clear();
+    }
+}
+
+/// The session's registry, created on first use.
+pub(crate) fn registry(session: &Session) -> Arc<BackgroundTasks> {
+    session.slots().get_or_default::<BackgroundTasks>()
+}
+
+/// Starts `command` in the background; the task is registered before this
+/// returns.
+pub(crate) fn start(
+    session: &Arc<Session>,
+    command: &str,
+    cwd: &Path,
+    config: &BashConfig,
+) -> std::io::Result<Arc<Task>> {
+    let tasks = registry(session);
+    let id = tasks.next_id();
+    let log_path = session
+        .state_dir()
+        .join("shell")
+        .join(format!("{}.log", file_safe(&id)));
+    let capture = Arc::new(Mutex::new(Capture::new(CaptureSpec {
+        inline_chars: config.inline_chars(),
+        log_path: log_path.clone(),
+        log_max_bytes: config.log_max_bytes,
+        eager_log: true,
+    })));
+    let mut shell = Shell::spawn(command, cwd, Path::new("/dev/null"))?;
+    let (done, _) = watch::channel(None);
+    let task = Arc::new(Task {
+        id,
+        command: command.to_string(),
+        capture,
+        log_path,
+        started: Instant::now(),
+        stop: CancelScope::new(),
+        done,
+    });
+    tasks.insert(task.clone());
+    let limits = Limits {
+        timeout: None,
+        stop_grace: config.stop_grace,
+        drain: config.drain,
+    };
+    let session = Arc::downgrade(session);
+    let running = task.clone();
+    tokio::spawn(async move {
+        let (ending, elapsed) =
+            run::run(&mut shell, &running.capture, &running.stop, &limits, None).await;
+        if let Some(group) = shell.group() {
+            if group.is_alive() {
+                if let Some(session) = session.upgrade() {
+                    registry(&session).adopt(shell.take_guard());
+                }
+            }
+        }
+        let finish = finish(&running.command, &ending, elapsed);
+        running.done.send_replace(Some(finish.clone()));
+        notify(&session, &running, &finish, elapsed);
+    });
+    Ok(task)
+}
+
+fn finish(command: &str, ending: &Ending, elapsed: Duration) -> Finish {
+    let is_error = report::is_error(command, ending);
+    let (exit_code, status) = match ending {
+        Ending::Exited(status) => (
+            Some(report::status_code(status)),
+            if is_error { "failed" } else { "completed" },
+        ),
+        Ending::Cancelled => (None, "stopped"),
+        Ending::TimedOut => (None, "timed_out"),
+        Ending::Lost(_) => (None, "failed"),
+    };
+    Finish {
+        line: report::ending_line(command, ending, elapsed),
+        exit_code,
+        is_error,
+        status,
+    }
+}
+
+fn notify(session: &Weak<Session>, task: &Task, finish: &Finish, elapsed: Duration) {
+    let Some(session) = session.upgrade() else {
+        return;
+    };
+    let code = finish
+        .exit_code
+        .map_or_else(String::new, |c| format!(" with exit code {c}"));
+    session.notify(Notification {
+        kind: "background_task_finished".to_string(),
+        message: format!(
+            "Background task {} ({}) {}{} after {:.1} s. Its output is in {}; read it with TaskOutput.",
+            task.id,
+            super::label(&task.command),
+            finish.status.replace('_', " "),
+            code,
+            elapsed.as_secs_f64(),
+            task.log_path.display()
+        ),
+        data: Some(json!({
+            "task_id": task.id,
+            "command": task.command,
+            "status": finish.status,
+            "exit_code": finish.exit_code,
+            "output_file": task.log_path,
+        })),
+    });
+}
+
+/// Stops every background task of `session` and every process group its
+/// foreground commands left running, and waits (bounded) until they are
+/// gone. The runtime calls this when the engine shuts down; a subagent
+/// with its own session calls it when it ends.
+pub async fn stop_all(session: &Session) {
+    let Some(tasks) = session.slots().get::<BackgroundTasks>() else {
+        return;
+    };
+    let (running, lingering, grace) = {
+        let mut inner = tasks.inner.lock();
+        let running: Vec<Arc<Task>> = inner.tasks.values().cloned().collect();
+        (
+            running,
+            std::mem::take(&mut inner.lingering),
+            Duration::from_secs(2),
+        )
+    };
+    for task in &running {
+        task.request_stop(CancelReason::Shutdown);
+    }
+    for guard in &lingering {
+        if let Some(group) = guard.group() {
+            group.signal(Signal::SIGTERM);
+        }
+    }
+    let all_done = futures::future::join_all(running.iter().map(|t| t.finished()));
+    let _ = tokio::time::timeout(grace + Duration::from_secs(3), all_done).await;
+    if !lingering.is_empty() {
+        let until = tokio::time::Instant::now() + grace;
+        while lingering
+            .iter()
+            .any(|g| g.group().is_some_and(|g| g.is_alive()))
+            && tokio::time::Instant::now() < until
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    // Dropping the guards sends SIGKILL to whatever is left.
+    drop(lingering);
+}

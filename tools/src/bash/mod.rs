@@ -1,0 +1,115 @@
+//! `Bash`, `TaskOutput` and `TaskStop`: running shell commands.
+//!
+//! The shell is the most powerful and the most dangerous tool a model has,
+//! and the one whose failure modes users complain about most: hung calls,
+//! orphaned processes, a flood of output eating the context, a `cd` that
+//! does not stick. The pieces, each in its own module:
+//! - [`process`]: one fresh `bash` per call in its own process group, and
+//!   stopping the whole group (TERM, grace, KILL; also on drop);
+//! - [`run`]: driving a shell to its end — exit, timeout or cancellation;
+//! - [`output`] and [`log_file`]: bounded head + tail in memory, the whole
+//!   output on disk;
+//! - [`progress`]: what the host sees while a command runs;
+//! - [`cwd`]: carrying `cd` over to later calls, within the roots;
+//! - [`report`]: the text the model reads, with exit-code semantics;
+//! - [`background`] and [`task_tools`]: `run_in_background`, `TaskOutput`,
+//!   `TaskStop`, and [`stop_all`] for shutdown.
+//!
+//! Whether a command is read-only (and so may run beside other calls) is
+//! decided by `baton_engine::shell`, which parses it with a real bash
+//! grammar.
+
+mod background;
+mod cwd;
+mod log_file;
+mod output;
+mod process;
+mod progress;
+mod report;
+mod run;
+mod task_tools;
+mod tool;
+
+use std::time::Duration;
+
+use baton_engine::schema::InvalidSchema;
+use baton_engine::Tool;
+
+pub use background::{stop_all, BackgroundTasks};
+pub use task_tools::{TaskOutputInput, TaskStopInput};
+pub use tool::BashInput;
+
+/// Most characters of output a result may carry inline, whatever the config.
+pub const MAX_INLINE_CHARS: usize = 150_000;
+
+/// Limits and defaults of the shell tools.
+#[derive(Clone, Debug)]
+pub struct BashConfig {
+    /// Time limit when the call gives none.
+    pub default_timeout: Duration,
+    /// Longer requested time limits are cut to this.
+    pub max_timeout: Duration,
+    /// Characters of output kept inline (head + tail); at most
+    /// [`MAX_INLINE_CHARS`].
+    pub inline_chars: usize,
+    /// Largest output file kept per command, in bytes.
+    pub log_max_bytes: u64,
+    /// Time between SIGTERM and SIGKILL when a command is stopped.
+    pub stop_grace: Duration,
+    /// How long output is still read after the shell exited.
+    pub drain: Duration,
+    /// No progress before this much time.
+    pub progress_delay: Duration,
+    pub progress_every: Duration,
+    /// Longest `TaskOutput` wait when the call gives none.
+    pub task_output_default_wait: Duration,
+}
+
+impl Default for BashConfig {
+    fn default() -> Self {
+        BashConfig {
+            default_timeout: Duration::from_millis(120_000),
+            max_timeout: Duration::from_millis(600_000),
+            inline_chars: 30_000,
+            log_max_bytes: 1 << 30,
+            stop_grace: Duration::from_millis(1_500),
+            drain: Duration::from_millis(300),
+            progress_delay: Duration::from_secs(2),
+            progress_every: Duration::from_secs(1),
+            task_output_default_wait: Duration::from_secs(30),
+        }
+    }
+}
+
+impl BashConfig {
+    pub(crate) fn inline_chars(&self) -> usize {
+        self.inline_chars.clamp(2, MAX_INLINE_CHARS)
+    }
+}
+
+/// `Bash`, `TaskOutput` and `TaskStop`, configured by `config`.
+pub fn tools(config: &BashConfig) -> Result<Vec<Tool>, InvalidSchema> {
+    Ok(vec![
+        tool::tool(config)?,
+        task_tools::task_output(config)?,
+        task_tools::task_stop(config)?,
+    ])
+}
+
+/// How a shell command is named in other results: `Bash(<first 40
+/// characters>…)`, on one line.
+pub fn label(command: &str) -> String {
+    let flat: String = command
+        .trim()
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let mut short: String = flat.chars().take(40).collect();
+    if flat.chars().count() > 40 {
+        short.push('…');
+    }
+    format!("Bash({short})")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,110 @@
+//! The text the model reads after a command.
+//!
+//! Output first (it is what the model asked for), then one line per fact it
+//! needs to act on: the exit code when it failed, why the command was
+//! stopped, where the complete output is, where the shell's directory went.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use baton_engine::shell;
+
+use super::output::{human_bytes, Capture};
+use super::run::Ending;
+
+/// The conventional shell status of a process: its code, or 128 + signal.
+pub(crate) fn status_code(status: &ExitStatus) -> i32 {
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(-1)
+}
+
+/// Whether this ending is a failure, with exit-code semantics (SPEC §8).
+pub(crate) fn is_error(command: &str, ending: &Ending) -> bool {
+    match ending {
+        Ending::Exited(status) => match status.code() {
+            Some(code) => shell::exit_is_error(command, code),
+            None => true,
+        },
+        Ending::TimedOut | Ending::Cancelled | Ending::Lost(_) => true,
+    }
+}
+
+/// One sentence on how the command ended; `None` for a plain success.
+pub(crate) fn ending_line(command: &str, ending: &Ending, elapsed: Duration) -> Option<String> {
+    let secs = elapsed.as_secs_f64();
+    match ending {
+        Ending::Exited(status) => match (status.code(), status.signal()) {
+            (Some(0), _) => None,
+            (Some(code), _) if !shell::exit_is_error(command, code) => Some(format!(
+                "Exit code {code} (for this command that is an answer, such as \"no match\" or \"files differ\", not a failure)"
+            )),
+            (Some(code), _) => Some(format!("Exit code {code}")),
+            (None, Some(signal)) => Some(format!(
+                "The command was killed by signal {signal} ({}).",
+                signal_name(signal)
+            )),
+            (None, None) => Some("The command ended without an exit code.".to_string()),
+        },
+        Ending::TimedOut => Some(format!(
+            "The command timed out after {secs:.1} s and was stopped, together with every process it started. \
+             The output above is what it printed until then. For long-running commands use \
+             run_in_background, or pass a larger `timeout` (at most 600000 ms)."
+        )),
+        Ending::Cancelled => Some(format!(
+            "The command was stopped after {secs:.1} s, before it finished; the output above is what it printed until then."
+        )),
+        Ending::Lost(err) => Some(format!(
+            "Baton lost track of the shell ({err}) and stopped it after {secs:.1} s."
+        )),
+    }
+}
+
+/// Where the complete output is, when the inline text is not all of it (or
+/// when asked to name the file anyway).
+pub(crate) fn log_line(capture: &Capture, omitted: bool, always: bool) -> Option<String> {
+    let rendered_all = !omitted;
+    let mut line = match capture.log_path() {
+        Some(path) if always || !rendered_all => format!(
+            "The complete output ({}, {} lines) is in {}; read parts of it with Read (offset/limit) or search it with Grep.",
+            human_bytes(capture.total_bytes()),
+            capture.total_lines(),
+            path.display()
+        ),
+        Some(_) => return None,
+        None if rendered_all => return None,
+        None => String::from("The middle of the output is not available."),
+    };
+    if let Some(problem) = capture.log_problem() {
+        line.push_str(&format!(" Note: {problem}."));
+    }
+    Some(line)
+}
+
+/// Output text plus the trailing lines, separated by a blank line.
+pub(crate) fn compose(output: &str, lines: &[String]) -> String {
+    let mut text = output.trim_end_matches('\n').to_string();
+    if !lines.is_empty() {
+        if text.is_empty() {
+            text.push_str("(no output)");
+        }
+        text.push_str("\n\n");
+        text.push_str(&lines.join("\n"));
+    }
+    text
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        6 => "SIGABRT",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => "see `kill -l`",
+    }
+}

@@ -1,0 +1,252 @@
+//! The `Bash` tool: input, classification and one foreground call.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use baton_engine::shell;
+use baton_engine::{
+    async_trait, ContextModifier, PermissionTarget, Tool, ToolContext, ToolDef, ToolError,
+    ToolLogic, ToolOutput,
+};
+use parking_lot::Mutex;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::background;
+use super::cwd::{self, CwdChange};
+use super::output::{Capture, CaptureSpec};
+use super::process::Shell;
+use super::progress::Reporter;
+use super::report;
+use super::run::{self, Ending, Limits};
+use super::BashConfig;
+
+/// A single argument may not exceed this on Linux (MAX_ARG_STRLEN); the
+/// command travels as one.
+const MAX_COMMAND_BYTES: usize = 128 * 1024 - 1;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashInput {
+    /// The command line to run, in bash syntax.
+    pub command: String,
+    /// Time limit in milliseconds (default 120000; larger than 600000 is cut to 600000).
+    #[serde(default)]
+    pub timeout: Option<u64>,
+    /// What the command does, in a few words (shown to the user).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Run in the background: return at once with a task id; read the output
+    /// with TaskOutput, stop it with TaskStop.
+    #[serde(default)]
+    pub run_in_background: bool,
+}
+
+struct Bash {
+    config: BashConfig,
+}
+
+pub(crate) fn tool(config: &BashConfig) -> Result<Tool, baton_engine::schema::InvalidSchema> {
+    let def = ToolDef::new(
+        "Bash",
+        "Runs a command line in a fresh bash shell in the working directory and \
+         returns its combined stdout and stderr. A `cd` carries over to later calls \
+         (inside the workspace only); variables and other shell state do not. Long \
+         output keeps its beginning and end, with the complete text in a file named \
+         in the result. Default time limit 2 minutes (`timeout`, at most 10 minutes); \
+         for servers and long jobs set `run_in_background` and use TaskOutput / \
+         TaskStop. Prefer the Read, Grep and Glob tools over cat, grep and find.",
+    )
+    .search_hint("run shell command terminal bash execute")
+    .cancels_siblings_on_error(true);
+    Tool::typed::<BashInput, _>(
+        def,
+        Bash {
+            config: config.clone(),
+        },
+    )
+}
+
+#[async_trait]
+impl ToolLogic<BashInput> for Bash {
+    fn is_concurrency_safe(&self, input: &BashInput) -> bool {
+        // A `cd` must run alone so its new directory can carry over (only
+        // calls that are not safe may change the context).
+        shell::is_read_only(&input.command) && !shell::changes_directory(&input.command)
+    }
+
+    fn is_read_only(&self, input: &BashInput) -> bool {
+        shell::is_read_only(&input.command)
+    }
+
+    fn permission_target(&self, input: &BashInput, _ctx: &ToolContext) -> PermissionTarget {
+        PermissionTarget::Command(input.command.clone())
+    }
+
+    fn label(&self, input: &BashInput) -> Option<String> {
+        Some(super::label(&input.command))
+    }
+
+    async fn validate_input(&self, input: &BashInput, _ctx: &ToolContext) -> Result<(), String> {
+        if input.command.trim().is_empty() {
+            return Err("`command` is empty; give the command line to run.".into());
+        }
+        if input.command.contains('\0') {
+            return Err("`command` contains a NUL byte, which a shell cannot receive.".into());
+        }
+        if input.command.len() > MAX_COMMAND_BYTES {
+            return Err(format!(
+                "`command` is {} bytes long; the limit is {MAX_COMMAND_BYTES}. Write the script \
+                 to a file with the Write tool and run that file instead.",
+                input.command.len()
+            ));
+        }
+        if input.timeout == Some(0) {
+            return Err("`timeout` must be at least 1 millisecond.".into());
+        }
+        Ok(())
+    }
+
+    async fn call(&self, input: BashInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        if !ctx.cwd().is_dir() {
+            return Ok(ToolOutput::error(format!(
+                "The working directory {} no longer exists, so the command was not run. \
+                 Run it with an absolute `cd` into an existing directory first.",
+                ctx.cwd().display()
+            )));
+        }
+        if input.run_in_background {
+            return Ok(self.start_background(&input, &ctx));
+        }
+        self.run_foreground(&input, &ctx).await
+    }
+}
+
+impl Bash {
+    fn timeout(&self, input: &BashInput) -> Duration {
+        input
+            .timeout
+            .map_or(self.config.default_timeout, Duration::from_millis)
+            .min(self.config.max_timeout)
+    }
+
+    fn start_background(&self, input: &BashInput, ctx: &ToolContext) -> ToolOutput {
+        match background::start(&ctx.session, &input.command, ctx.cwd(), &self.config) {
+            Ok(task) => ToolOutput::text(format!(
+                "Started in the background as task {id}. Its output goes to {log}. \
+                 Use TaskOutput with task_id \"{id}\" to read it (optionally waiting for the end), \
+                 and TaskStop to stop it. You will be notified when it finishes.",
+                id = task.id,
+                log = task.log_path.display()
+            )),
+            Err(err) => {
+                ToolOutput::error(format!("The background shell could not be started: {err}."))
+            }
+        }
+    }
+
+    async fn run_foreground(
+        &self,
+        input: &BashInput,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let state_dir = ctx.session.state_dir();
+        let report_path = cwd::report_path(state_dir, &ctx.call_id);
+        let report_target = match report_path.parent().map(make_private_dir) {
+            Some(Ok(())) => report_path.as_path(),
+            // Without a place for the report, `cd` simply does not carry over.
+            _ => Path::new("/dev/null"),
+        };
+        let mut shell = match Shell::spawn(&input.command, ctx.cwd(), report_target) {
+            Ok(shell) => shell,
+            Err(err) => {
+                return Ok(ToolOutput::error(format!(
+                    "The shell could not be started: {err}."
+                )))
+            }
+        };
+        let capture = Arc::new(Mutex::new(Capture::new(CaptureSpec {
+            inline_chars: self.config.inline_chars(),
+            log_path: state_dir
+                .join("shell")
+                .join(format!("{}.log", cwd::file_safe(&ctx.call_id))),
+            log_max_bytes: self.config.log_max_bytes,
+            eager_log: false,
+        })));
+        let limits = Limits {
+            timeout: Some(self.timeout(input)),
+            stop_grace: self.config.stop_grace,
+            drain: self.config.drain,
+        };
+        let reporter = Reporter::new(
+            ctx.progress.clone(),
+            self.config.progress_delay,
+            self.config.progress_every,
+        );
+        let (ending, elapsed) =
+            run::run(&mut shell, &capture, &ctx.cancel, &limits, Some(&reporter)).await;
+
+        let mut notes = Vec::new();
+        if matches!(ending, Ending::Exited(_)) {
+            if let Some(group) = shell.group() {
+                if group.is_alive() {
+                    notes.push(format!(
+                        "Processes the command started in the background are still running \
+                         (process group {}); they are stopped when the session ends.",
+                        group.id()
+                    ));
+                    background::registry(&ctx.session).adopt(shell.take_guard());
+                }
+            }
+        }
+        drop(shell);
+
+        let mut modifier = None;
+        if report_target == report_path.as_path() {
+            match cwd::take_change(&report_path, &ctx.context) {
+                CwdChange::Unchanged => {}
+                CwdChange::Moved(dir) => {
+                    notes.push(format!("Working directory is now {}.", dir.display()));
+                    modifier = Some(ContextModifier::new(move |mut c| {
+                        c.cwd = dir;
+                        c
+                    }));
+                }
+                CwdChange::Refused(dir) => notes.push(format!(
+                    "The shell ended in {}, which is outside the workspace, so later commands \
+                     still start in {}.",
+                    dir.display(),
+                    ctx.cwd().display()
+                )),
+            }
+        }
+
+        let capture = capture.lock();
+        let rendered = capture.render();
+        let mut lines = Vec::new();
+        lines.extend(report::ending_line(&input.command, &ending, elapsed));
+        lines.extend(report::log_line(
+            &capture,
+            rendered.omitted_bytes > 0,
+            false,
+        ));
+        lines.extend(notes);
+        let text = report::compose(&rendered.text, &lines);
+        let mut output = if report::is_error(&input.command, &ending) {
+            ToolOutput::error(text)
+        } else {
+            ToolOutput::text(text)
+        };
+        output.modifier = modifier;
+        Ok(output)
+    }
+}
+
+fn make_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
