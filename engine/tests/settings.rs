@@ -202,3 +202,73 @@ fn hooks_are_read_and_unsupported_parts_skipped_with_a_warning() {
     assert!(err.to_string().contains("settings.local.json"), "{err}");
     assert!(err.to_string().contains("matcher"), "{err}");
 }
+
+#[test]
+fn a_relative_project_dir_still_anchors_rules() {
+    let t = tree();
+    write(
+        &t.project.join(".claude/settings.json"),
+        r#"{"permissions": {"deny": ["Edit(/src/**)"]}}"#,
+    );
+    // Relative to the current directory, as a CLI user would type it.
+    let cwd = std::env::current_dir().unwrap();
+    let relative = pathdiff(&t.project, &cwd);
+    let s = Settings::load_with_home(&relative, Some(&t.home), None).unwrap();
+    assert!(s.project_dir.is_absolute());
+    assert_eq!(s.project_dir, t.project);
+    let target = baton_engine::PermissionTarget::Path {
+        path: t.project.join("src/a.rs"),
+        access: baton_engine::permission::FileAccess::Write,
+    };
+    let tool = baton_engine::Tool::raw(
+        baton_engine::ToolDef::new("Edit", "t"),
+        serde_json::json!({"type": "object"}),
+        Nothing,
+    )
+    .unwrap();
+    let context = s.context(&t.project);
+    let decision = baton_engine::PermissionPolicy::decide(
+        s.policy.as_ref(),
+        &baton_engine::permission::PermissionRequest {
+            tool: &tool,
+            input: &serde_json::json!({}),
+            target: &target,
+            read_only: false,
+            context: &context,
+        },
+    );
+    assert!(
+        matches!(decision, baton_engine::PermissionDecision::Deny { .. }),
+        "{decision:?}"
+    );
+}
+
+/// `path` spelled relative to `base` (both absolute).
+fn pathdiff(path: &Path, base: &Path) -> std::path::PathBuf {
+    let common = path
+        .components()
+        .zip(base.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut out = std::path::PathBuf::new();
+    for _ in base.components().skip(common) {
+        out.push("..");
+    }
+    for c in path.components().skip(common) {
+        out.push(c);
+    }
+    out
+}
+
+struct Nothing;
+
+#[baton_engine::async_trait]
+impl baton_engine::ToolLogic<serde_json::Value> for Nothing {
+    async fn call(
+        &self,
+        _input: serde_json::Value,
+        _ctx: baton_engine::ToolContext,
+    ) -> Result<baton_engine::ToolOutput, baton_engine::ToolError> {
+        Ok(baton_engine::ToolOutput::text("unused"))
+    }
+}

@@ -50,7 +50,7 @@ impl PathPattern {
             return Err("negated patterns (`!…`) are not supported in permission rules".into());
         }
         let home_base = || {
-            home.map(|h| Base::Fixed(h.to_path_buf()))
+            home.map(|h| Base::Fixed(absolute(h)))
                 .ok_or_else(|| format!("`{spec}` uses `~` but no home directory is known"))
         };
         let (base, rest, anchored) = if let Some(rest) = spec.strip_prefix("//") {
@@ -64,7 +64,7 @@ impl PathPattern {
                 "`{spec}`: only `~/` (your own home) is supported, not `~user`"
             ));
         } else if let Some(rest) = spec.strip_prefix('/') {
-            (Base::Fixed(project.to_path_buf()), rest, true)
+            (Base::Fixed(absolute(project)), rest, true)
         } else if let Some(rest) = spec.strip_prefix("./") {
             (Base::WorkingDir, rest, false)
         } else {
@@ -130,6 +130,12 @@ impl PathPattern {
         }
         false
     }
+}
+
+/// A relative base would never be a prefix of the absolute paths tools
+/// report, and the rule would silently match nothing.
+pub(crate) fn absolute(path: &Path) -> PathBuf {
+    crate::paths::normalize(&std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()))
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 use std::path::{Path, PathBuf};
 
 use super::bash::CommandParts;
-use super::paths::{Base, PathPattern};
+use super::paths::{absolute, Base, PathPattern};
 use super::rules::{Rule, RuleError, RuleKind, Specifier};
 use super::web::host_of;
 use super::{
@@ -164,7 +164,7 @@ impl<'a> Call<'a> {
                 PermissionTarget::Command(c) => Some(CommandParts::new(c)),
                 _ => None,
             },
-            working_dir: ctx.roots.first().unwrap_or(&ctx.cwd).clone(),
+            working_dir: absolute(ctx.roots.first().unwrap_or(&ctx.cwd)),
         }
     }
 

@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::paths::absolute;
 use super::policy::RulePolicy;
 use super::rules::{Rule, RuleKind};
 use super::PermissionMode;
@@ -133,6 +134,9 @@ impl Settings {
         project_dir: &Path,
         home: Option<&Path>,
     ) -> Result<Settings, SettingsError> {
+        let project_dir = &absolute(project_dir);
+        let home = home.map(absolute);
+        let home = home.as_deref();
         let mut merged = Merged::default();
         for (file, text) in layers {
             merged.add_file(file, text, project_dir, home);
