@@ -1,25 +1,28 @@
-//! The tool pool the CLI offers.
+//! The tool pool the CLI (and hosts that want the defaults) offer.
 //!
-//! Until the built-in tools crate exports its tools, the CLI has none of
-//! its own; this is the single seam where they are registered.
+//! The built-in tools come from `baton-tools`; this is the one seam where
+//! the facade turns them into a pool under a permission policy.
 
 use std::sync::Arc;
 
 use baton_engine::pool::{PoolSpec, ToolPool};
 use baton_engine::{PermissionPolicy, Tool};
+use baton_tools::BuiltinConfig;
 
-/// Built-in tools for a session rooted at the given state directory.
-pub fn builtin_tools() -> Vec<Arc<Tool>> {
-    Vec::new()
+/// Every built-in tool with default limits.
+pub fn builtin_tools() -> Result<Vec<Arc<Tool>>, String> {
+    baton_tools::try_builtins(&BuiltinConfig::default())
+        .map(|tools| tools.into_iter().map(Arc::new).collect())
+        .map_err(|e| format!("a built-in tool could not be built: {}", e.0))
 }
 
-/// The pool of built-ins under `policy`.
-pub fn builtin_pool(policy: &dyn PermissionPolicy) -> ToolPool {
-    ToolPool::assemble(
+/// The pool of built-ins under `policy` (blanket deny rules remove tools).
+pub fn builtin_pool(policy: &dyn PermissionPolicy) -> Result<ToolPool, String> {
+    Ok(ToolPool::assemble(
         PoolSpec {
-            builtins: builtin_tools(),
+            builtins: builtin_tools()?,
             ..Default::default()
         },
         policy,
-    )
+    ))
 }

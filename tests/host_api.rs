@@ -1,0 +1,142 @@
+//! The host interfaces (SPEC §16): permission round trips, the blocking
+//! API, notifications.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use baton::actors::testkit;
+use baton::blocking::BlockingEngine;
+use baton::engine::permission::{
+    AskSource, PermissionDecision, PermissionPolicy, PermissionRequest,
+};
+use baton::{Approval, Engine, Event, Notification, Outcome};
+use common::call;
+use futures::StreamExt;
+use serde_json::json;
+
+struct AskEverything;
+
+impl PermissionPolicy for AskEverything {
+    fn decide(&self, _request: &PermissionRequest<'_>) -> PermissionDecision {
+        PermissionDecision::Ask {
+            reason: "test policy asks".into(),
+            source: AskSource::Rule,
+            suggestion: None,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permission_requests_round_trip_through_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::builder(testkit::pool())
+        .cwd(dir.path())
+        .state_dir(dir.path())
+        .policy(Arc::new(AskEverything))
+        .host_approvals(true)
+        .build();
+    let mut batch = engine.open_batch().await.unwrap();
+    batch.add(call("yes", "Probe", json!({}))).unwrap();
+    batch.add(call("no", "Probe", json!({}))).unwrap();
+    batch.end();
+    let mut results = Vec::new();
+    let mut asked = Vec::new();
+    while let Some(event) = tokio::time::timeout(Duration::from_secs(10), batch.next_event())
+        .await
+        .unwrap()
+    {
+        match event {
+            Event::PermissionRequest(prompt) => {
+                asked.push(prompt.request.call_id.clone());
+                let answer = if prompt.request.call_id == "yes" {
+                    Approval::Allow
+                } else {
+                    Approval::Deny {
+                        reason: Some("not today".into()),
+                    }
+                };
+                assert!(prompt.answer(answer));
+                assert!(!prompt.answer(Approval::Allow), "second answer ignored");
+            }
+            Event::Result { result, .. } => results.push(result),
+            Event::Done(_) => break,
+            _ => {}
+        }
+    }
+    asked.sort();
+    assert_eq!(asked, ["no", "yes"]);
+    assert_eq!(results[0].outcome, Outcome::Success);
+    assert_eq!(results[1].outcome, Outcome::Denied);
+    assert!(results[1].text().contains("not today"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_host_approvals_ask_means_deny() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::builder(testkit::pool())
+        .cwd(dir.path())
+        .state_dir(dir.path())
+        .policy(Arc::new(AskEverything))
+        .build();
+    let batch = engine.open_batch().await.unwrap();
+    batch.add(call("a", "Probe", json!({}))).unwrap();
+    let (results, _) = batch.finish().await;
+    assert_eq!(results[0].outcome, Outcome::Denied);
+}
+
+#[test]
+fn the_blocking_api_runs_a_batch_without_an_async_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let builder = Engine::builder(testkit::pool())
+        .cwd(dir.path())
+        .state_dir(dir.path());
+    let engine = BlockingEngine::new(builder, 2).unwrap();
+    let batch = engine.open_batch().unwrap();
+    batch.add(call("a", "Probe", json!({"ms": 100}))).unwrap();
+    batch.add(call("b", "Nap", json!({"ms": 10}))).unwrap();
+    batch.end();
+    let mut ids = Vec::new();
+    loop {
+        match batch.recv_timeout(Duration::from_secs(10)) {
+            Some(Event::Result { result, .. }) => ids.push(result.call_id),
+            Some(Event::Done(summary)) => {
+                assert_eq!(summary.calls, 2);
+                break;
+            }
+            Some(_) => {}
+            None => panic!("no event"),
+        }
+    }
+    assert_eq!(ids, ["a", "b"]);
+    batch.wait_quiescent();
+
+    // Interrupts work the same way.
+    let batch = engine.open_batch().unwrap();
+    batch.add(call("long", "Nap", json!({"ms": 5000}))).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    batch.interrupt(baton::InterruptKind::Cancel);
+    let (results, summary) = batch.finish();
+    assert_eq!(results[0].outcome, Outcome::Cancelled { started: true });
+    assert_eq!(summary.interrupted, Some(baton::InterruptKind::Cancel));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_notifications_reach_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::builder(testkit::pool())
+        .cwd(dir.path())
+        .state_dir(dir.path())
+        .build();
+    let mut notes = engine.notifications();
+    engine.runtime().session().notify(Notification {
+        kind: "background_task_finished".into(),
+        message: "task 1 ended".into(),
+        data: None,
+    });
+    let event = tokio::time::timeout(Duration::from_secs(5), notes.next())
+        .await
+        .unwrap();
+    assert!(matches!(event, Some(Event::Notification(n)) if n.message == "task 1 ended"));
+}
