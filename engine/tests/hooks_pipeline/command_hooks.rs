@@ -11,7 +11,7 @@ use serde_json::json;
 use super::{quote, ran, Env};
 
 /// Processes whose command line contains `marker`, ignoring zombies.
-fn live_with_marker(marker: &str) -> Vec<String> {
+pub fn live_with_marker(marker: &str) -> Vec<String> {
     let mut found = Vec::new();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return found;

@@ -8,6 +8,7 @@ mod command_hooks;
 mod examples;
 mod in_process;
 mod protocol;
+mod random_hooks;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -329,3 +329,23 @@ async fn hooks_get_the_documented_input_cwd_and_project_dir() {
     assert_eq!(read("cwd"), env.cwd.display().to_string());
     assert_eq!(read("project"), env.project.display().to_string());
 }
+
+#[tokio::test]
+async fn without_an_approver_the_denial_names_the_rule_that_would_allow() {
+    let env = Env::new();
+    let settings = env.settings(json!({"permissions": {"ask": ["Bash(git push:*)"]}}));
+    let p = env.pipeline(&settings);
+    let r = env
+        .call(&settings, &p, "Bash", json!({"command": "npm test"}))
+        .await;
+    assert_eq!(r.outcome, Outcome::Denied);
+    assert!(r.text().contains("approval"), "{}", r.text());
+    assert!(r.text().contains("`Bash(npm test)`"), "{}", r.text());
+    // An ask rule matched: no allow rule could help, so none is suggested.
+    let r = env
+        .call(&settings, &p, "Bash", json!({"command": "git push"}))
+        .await;
+    assert_eq!(r.outcome, Outcome::Denied);
+    assert!(r.text().contains("Bash(git push:*)"), "{}", r.text());
+    assert!(!r.text().contains("permissions.allow"), "{}", r.text());
+}
