@@ -126,7 +126,7 @@ impl ToolLogic<EditInput> for EditTool {
                 edit_apply::Applied { content: input.new_string.clone(), count: 1 }
             } else {
                 edit_apply::replace(&before, &input.old_string, &input.new_string, input.replace_all)
-                    .map_err(|f| failure_text(f, &shown))?
+                    .map_err(|f| failure_text(f, &shown, &before, &input.old_string))?
             };
             atomic::write_atomic(&real, after.content.as_bytes(), Some(keep))
                 .map_err(|e| read_state::io_error(&e, &shown, "write"))?;
@@ -144,13 +144,19 @@ impl ToolLogic<EditInput> for EditTool {
     }
 }
 
-fn failure_text(failure: Failure, shown: &str) -> ToolError {
+fn failure_text(failure: Failure, shown: &str, content: &str, old: &str) -> ToolError {
     ToolError::new(match failure {
-        Failure::NotFound => format!(
-            "`old_string` was not found in {shown}. It must match the file exactly, including \
-             whitespace and indentation (without Read's line-number prefix). Read the file again \
-             and copy the text; nothing was changed."
-        ),
+        Failure::NotFound => {
+            let mut text = format!(
+                "`old_string` was not found in {shown}; nothing was changed. It must match the file \
+                 exactly, including whitespace and indentation (without Read's line-number prefix)."
+            );
+            match edit_apply::near_miss(content, old) {
+                Some(hint) => text.push_str(&format!(" {hint}")),
+                None => text.push_str(" Read the file again and copy the text."),
+            }
+            text
+        }
         Failure::NotUnique(n) => format!(
             "`old_string` occurs {n} times in {shown}, so it is not clear which to replace. Include \
              more surrounding lines to make it unique, or set `replace_all` to true to replace all \

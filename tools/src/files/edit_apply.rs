@@ -73,6 +73,27 @@ pub fn adapt(text: &str, crlf: bool) -> String {
     }
 }
 
+/// When `old` is not in `content`: where its first line is, ignoring
+/// indentation, so the model can see how the text around it differs.
+pub fn near_miss(content: &str, old: &str) -> Option<String> {
+    let first = old.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let hits: Vec<String> = content
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.trim() == first)
+        .map(|(i, _)| (i + 1).to_string())
+        .take(5)
+        .collect();
+    if hits.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "The first line of `old_string` (ignoring indentation) is at line {} of the file; compare the \
+         indentation and the lines after it with what you sent.",
+        hits.join(", ")
+    ))
+}
+
 /// A unified diff of the change with a few lines of context, cut at
 /// `max_chars` so a sweeping `replace_all` cannot flood the result.
 pub fn diff_snippet(before: &str, after: &str, name: &str, max_chars: usize) -> String {
@@ -126,6 +147,14 @@ mod tests {
             replace(lf, "one\r\ntwo", "1\r\n2", false).unwrap().content,
             "1\n2\n"
         );
+    }
+
+    #[test]
+    fn near_miss_points_at_the_first_line() {
+        let file = "fn a() {\n    let x = 1;\n}\n";
+        let hint = near_miss(file, "let x = 1;\n  let y = 2;").unwrap();
+        assert!(hint.contains("line 2"), "{hint}");
+        assert_eq!(near_miss(file, "nothing like it"), None);
     }
 
     #[test]

@@ -64,7 +64,11 @@ async fn a_missing_string_is_refused() {
     let r = env
         .call("Edit", edit(&env, "f.txt", "indented\n  ", "x"))
         .await;
-    assert_err(&r, Outcome::ToolError, &["was not found", "exactly"]);
+    assert_err(
+        &r,
+        Outcome::ToolError,
+        &["was not found", "exactly", "is at line 1"],
+    );
     assert_eq!(content(&path), b"    indented\n");
 }
 

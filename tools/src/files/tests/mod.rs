@@ -130,7 +130,7 @@ pub fn rerun_without_dac_override(name: &str) {
         return;
     }
     let exe = std::env::current_exe().unwrap();
-    let status = std::process::Command::new("setpriv")
+    let output = std::process::Command::new("setpriv")
         .args([
             "--bounding-set=-dac_override,-dac_read_search",
             "--inh-caps=-all",
@@ -138,12 +138,23 @@ pub fn rerun_without_dac_override(name: &str) {
         .arg(exe)
         .args(["--exact", name, "--nocapture", "--test-threads=1"])
         .env(CHILD_MARK, "1")
-        .status();
-    match status {
-        Ok(status) => assert!(
-            status.success(),
-            "{name} failed when run without CAP_DAC_OVERRIDE"
-        ),
+        .output();
+    match output {
+        Ok(out) => {
+            let log = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                out.status.success(),
+                "{name} failed without CAP_DAC_OVERRIDE:\n{log}"
+            );
+            assert!(
+                log.contains("1 passed"),
+                "{name} did not run in the child:\n{log}"
+            );
+        }
         Err(e) => eprintln!(
             "note: cannot run setpriv ({e}); skipping the permission-denied assertion of {name}"
         ),
