@@ -152,11 +152,17 @@ pub(crate) struct CommandParts {
 
 impl CommandParts {
     pub(crate) fn new(command: &str) -> CommandParts {
-        let (parsed, seen) = parse_parts(command);
+        let (parsed, seen, complete) = parse_parts(command);
         CommandParts {
             whole: command.trim().to_string(),
             parsed,
-            crude: crude_split(command),
+            // With a complete parse the parts are exactly what runs; the
+            // crude split would only add false matches inside quotes.
+            crude: if complete {
+                Vec::new()
+            } else {
+                crude_split(command)
+            },
             seen,
         }
     }
@@ -190,9 +196,9 @@ fn crude_split(command: &str) -> Vec<String> {
 /// be allowed one by one only if the parse is complete: a syntax the walk
 /// does not understand might hide a command, and a redirection writing a
 /// file is a write no command rule speaks for.
-fn parse_parts(command: &str) -> (Option<Vec<Part>>, Vec<Part>) {
+fn parse_parts(command: &str) -> (Option<Vec<Part>>, Vec<Part>, bool) {
     let Ok(script) = crate::shell::parse(command) else {
-        return (None, Vec::new());
+        return (None, Vec::new(), false);
     };
     let incomplete = script
         .constructs()
@@ -211,7 +217,11 @@ fn parse_parts(command: &str) -> (Option<Vec<Part>>, Vec<Part>) {
         })
         .collect();
     let usable = !incomplete && !writes && !parts.is_empty();
-    (usable.then(|| parts.clone()), parts)
+    (
+        usable.then(|| parts.clone()),
+        parts,
+        !incomplete && !script.commands().is_empty(),
+    )
 }
 
 /// Words of `command` that point somewhere by location rather than by a
@@ -282,10 +292,13 @@ mod tests {
 
     #[test]
     fn crude_split_over_splits() {
-        let parts = CommandParts::new("npm test && echo 'a;b' | rm -rf / $(curl x)");
+        let parts = CommandParts::new("npm test && echo 'a;b' | rm -rf / $(curl x) && (");
         let crude: Vec<&str> = parts.crude.iter().map(String::as_str).collect();
         assert!(crude.contains(&"rm -rf /"));
         assert!(crude.contains(&"curl x"));
+        assert!(parts.parsed.is_none());
+        let parts = CommandParts::new("npm test && echo 'a;b' | rm -rf / $(curl x)");
+        assert!(parts.crude.is_empty());
         let lines: Vec<String> = parts.parsed.unwrap().into_iter().map(|p| p.line).collect();
         assert!(lines.contains(&"curl x".to_string()), "{lines:?}");
         assert!(lines.contains(&"npm test".to_string()), "{lines:?}");

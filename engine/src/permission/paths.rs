@@ -32,6 +32,9 @@ pub(crate) struct PathPattern {
     base: Base,
     /// `None` matches everything under the base (`//`, `~`, `/`, `**`).
     glob: Option<GlobMatcher>,
+    /// For `dir/**`: `dir` itself, so a rule for a directory's contents also
+    /// covers searching the directory (Grep, Glob).
+    dir_glob: Option<GlobMatcher>,
     dir_only: bool,
 }
 
@@ -81,24 +84,32 @@ impl PathPattern {
             ));
         }
         let anchored = anchored || rest.contains('/');
-        let glob = if rest.is_empty() || rest == "**" {
-            None
+        let compile = |text: &str| {
+            GlobBuilder::new(text)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .map(|g| g.compile_matcher())
+                .map_err(|e| format!("`{spec}` is not a valid glob: {e}"))
+        };
+        let (glob, dir_glob) = if rest.is_empty() || rest == "**" {
+            (None, None)
         } else {
             let text = if anchored {
                 rest.to_string()
             } else {
                 format!("**/{rest}")
             };
-            let glob = GlobBuilder::new(&text)
-                .literal_separator(true)
-                .backslash_escape(true)
-                .build()
-                .map_err(|e| format!("`{spec}` is not a valid glob: {e}"))?;
-            Some(glob.compile_matcher())
+            let dir_glob = match text.strip_suffix("/**") {
+                Some(dir) if !dir.is_empty() => Some(compile(dir)?),
+                _ => None,
+            };
+            (Some(compile(&text)?), dir_glob)
         };
         Ok(PathPattern {
             base,
             glob,
+            dir_glob,
             dir_only,
         })
     }
@@ -122,7 +133,8 @@ impl PathPattern {
         let mut candidate = Some(rel);
         let mut is_dir = path.is_dir();
         while let Some(c) = candidate.filter(|c| !c.as_os_str().is_empty()) {
-            if (is_dir || !self.dir_only) && glob.is_match(c) {
+            let hit = glob.is_match(c) || self.dir_glob.as_ref().is_some_and(|d| d.is_match(c));
+            if (is_dir || !self.dir_only) && hit {
                 return true;
             }
             candidate = c.parent();
@@ -174,6 +186,8 @@ mod tests {
         assert!(matches("//", "/anything/at/all", "/w"));
         assert!(matches("**", "/w/x", "/w"));
         assert!(!matches("**", "/x", "/w"));
+        assert!(matches("src/**", "/w/src", "/w"));
+        assert!(!matches("src/**", "/w/srcx", "/w"));
     }
 
     #[test]

@@ -93,6 +93,10 @@ pub fn cases() -> Vec<Case> {
         c(D, "Bash", "cmd:npm test && (rm x", AskDefault)
             .allow(&["Bash(npm test:*)", "Bash(rm:*)"]),
         c(D, "Bash", "cmd:for f in a b; do rm $f; done", Deny).deny(&["Bash(rm:*)"]),
+        c(D, "Bash", "cmd:git commit -m \"drop x; rm later\"", Allow)
+            .deny(&["Bash(rm:*)"])
+            .allow(&["Bash(git commit:*)"]),
+        c(D, "Bash", "cmd:echo \"$(rm x)\"", Deny).deny(&["Bash(rm:*)"]),
         c(D, "Bash", "cmd:npm test\nrm x", Deny).deny(&["Bash(rm:*)"]),
         // ---- Bash in each mode ----
         c(PLAN, "Bash", "cmd:npm test", Deny).allow(&["Bash(npm test)"]),
@@ -165,7 +169,8 @@ pub fn cases() -> Vec<Case> {
         c(D, "Grep", "read:{W}/src", Deny).deny(&["Read"]),
         c(D, "Glob", "read:{W}", Deny).deny(&["Glob"]),
         c(D, "Read", "read:{W}/src/a.rs", Allow).deny(&["Glob"]),
-        c(D, "Grep", "read:{O}", Allow).allow(&["Read(/{O}/**)", "Read(/{O})"]),
+        c(D, "Grep", "read:{O}", Allow).allow(&["Read(/{O}/**)"]),
+        c(D, "Grep", "read:{O}", Deny).deny(&["Read(/{O}/**)"]),
         // ---- File tools: symlinks ----
         c(D, "Read", "read:{W}/link_secret", Deny).deny(&["Read(./secrets/**)"]),
         c(D, "Read", "read:{W}/link_secret", Deny).deny(&["Read(./link_secret)"]),
