@@ -6,6 +6,8 @@
 //! tries the string as given, then adapted to the file's dominant line ending,
 //! and the replacement is always adapted to that ending.
 
+use std::time::Duration;
+
 use similar::TextDiff;
 
 /// The result of a successful replacement.
@@ -99,7 +101,11 @@ pub fn near_miss(content: &str, old: &str) -> Option<String> {
 pub fn diff_snippet(before: &str, after: &str, name: &str, max_chars: usize) -> String {
     let before = before.replace("\r\n", "\n");
     let after = after.replace("\r\n", "\n");
-    let diff = TextDiff::from_lines(&before, &after)
+    // A sweeping change of a big file has a huge minimal diff; past the
+    // deadline `similar` settles for a coarser one, which is fine for a snippet.
+    let diff = TextDiff::configure()
+        .timeout(Duration::from_millis(500))
+        .diff_lines(&before, &after)
         .unified_diff()
         .context_radius(3)
         .header(name, name)
@@ -165,5 +171,20 @@ mod tests {
         let big_after = "y\n".repeat(5000);
         let d = diff_snippet(&big_before, &big_after, "f", 500);
         assert!(d.chars().count() < 600 && d.contains("diff cut"));
+        // Every other line of 200,000 changed: still quick, still bounded.
+        let before: String = (0..200_000).map(|i| format!("{i}\n")).collect();
+        let after: String = (0..200_000)
+            .map(|i| {
+                if i % 2 == 0 {
+                    format!("{i}\n")
+                } else {
+                    format!("x{i}\n")
+                }
+            })
+            .collect();
+        let started = std::time::Instant::now();
+        let d = diff_snippet(&before, &after, "f", 6000);
+        assert!(d.contains("diff cut"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
     }
 }
