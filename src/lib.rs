@@ -13,6 +13,7 @@
 pub mod blocking;
 mod builder;
 pub mod builtins;
+pub mod jsonl;
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};

@@ -1,0 +1,91 @@
+//! `baton run`: one assistant message in, its user message of results out.
+
+use std::io::{Read, Write};
+
+use baton::engine::wire::anthropic;
+use baton::engine::ToolUse;
+use baton::jsonl::{event_json, summary_json};
+use baton::{Event, InterruptKind};
+use serde_json::json;
+
+use super::{approve, CliError, Setup};
+
+/// The message text from a file or stdin (`-`).
+pub fn read_input(file: &str) -> Result<String, CliError> {
+    let mut text = String::new();
+    let read = if file == "-" {
+        std::io::stdin().read_to_string(&mut text)
+    } else {
+        std::fs::File::open(file).and_then(|mut f| f.read_to_string(&mut text))
+    };
+    read.map_err(|e| CliError::Usage(format!("cannot read {file}: {e}")))?;
+    Ok(text)
+}
+
+pub async fn run(mut setup: Setup, calls: Vec<ToolUse>, events: bool) -> Result<(), CliError> {
+    let engine = setup.engine()?;
+    let mut batch = engine
+        .open_batch()
+        .await
+        .map_err(|e| CliError::Failed(e.to_string()))?;
+    for call in calls {
+        batch
+            .add(call)
+            .map_err(|e| CliError::Failed(e.to_string()))?;
+    }
+    batch.end();
+
+    let mut results = Vec::new();
+    let mut summary = None;
+    let mut out = std::io::stdout().lock();
+    let mut interrupted = false;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    loop {
+        let event = tokio::select! {
+            e = batch.next_event() => e,
+            _ = &mut ctrl_c, if !interrupted => {
+                // First Ctrl-C stops the calls; results still follow.
+                interrupted = true;
+                batch.interrupt(InterruptKind::Cancel);
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
+        if events {
+            if let Event::Done(s) = &event {
+                let mut line = json!({"type": "done", "summary": summary_json(s)});
+                line["message"] = anthropic::user_message(results.iter());
+                write_line(&mut out, &line)?;
+            } else if !matches!(event, Event::PermissionRequest(_)) {
+                write_line(&mut out, &event_json(&event, None))?;
+            }
+        }
+        match event {
+            Event::Result { result, .. } => results.push(result),
+            Event::Done(s) => {
+                summary = Some(s);
+                break;
+            }
+            Event::PermissionRequest(prompt) if setup.approvals => approve::ask(prompt).await,
+            _ => {}
+        }
+    }
+    batch.quiescent().await;
+    if summary.is_none() {
+        return Err(CliError::Failed(
+            "the batch ended without reporting done".into(),
+        ));
+    }
+    if !events {
+        let message = anthropic::user_message(results.iter());
+        write_line(&mut out, &message)?;
+    }
+    Ok(())
+}
+
+fn write_line(out: &mut impl Write, value: &serde_json::Value) -> Result<(), CliError> {
+    writeln!(out, "{value}")
+        .and_then(|_| out.flush())
+        .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))
+}

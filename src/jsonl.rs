@@ -1,0 +1,73 @@
+//! Events as JSON lines, for hosts in other languages (`baton run
+//! --events`, `baton serve`).
+//!
+//! Each event becomes one object with a `type`; results carry the ready
+//! `tool_result` block so a host can forward it to the model untouched.
+
+use baton_actors::{BatchSummary, Event};
+use baton_engine::wire::anthropic;
+use baton_engine::CallResult;
+use serde_json::{json, Value};
+
+/// The JSON line of `event`. A permission request needs an id the host can
+/// answer with: `request_id`.
+pub fn event_json(event: &Event, request_id: Option<u64>) -> Value {
+    match event {
+        Event::Progress {
+            index,
+            call_id,
+            progress,
+        } => {
+            let mut line = json!({
+                "type": "progress",
+                "index": index,
+                "tool_use_id": &**call_id,
+                "message": progress.message,
+            });
+            if let Some(data) = &progress.data {
+                line["data"] = data.clone();
+            }
+            line
+        }
+        Event::Result { index, result } => result_json(*index, result),
+        Event::PermissionRequest(prompt) => json!({
+            "type": "permission_request",
+            "request_id": request_id,
+            "tool_use_id": prompt.request.call_id,
+            "tool_name": prompt.request.tool_name,
+            "input": prompt.request.input,
+            "reason": prompt.request.reason,
+            "suggestion": prompt.request.suggestion,
+        }),
+        Event::Notification(n) => json!({
+            "type": "notification",
+            "kind": n.kind,
+            "message": n.message,
+            "data": n.data,
+        }),
+        Event::Done(summary) => json!({"type": "done", "summary": summary_json(summary)}),
+    }
+}
+
+pub fn result_json(index: usize, result: &CallResult) -> Value {
+    json!({
+        "type": "result",
+        "index": index,
+        "tool_use_id": result.call_id,
+        "outcome": result.outcome,
+        "block": anthropic::tool_result_block(result),
+        "diagnostics": result.diagnostics,
+    })
+}
+
+pub fn summary_json(summary: &BatchSummary) -> Value {
+    json!({
+        "calls": summary.calls,
+        "interrupted": summary.interrupted.map(|k| match k {
+            baton_actors::InterruptKind::Cancel => "cancel",
+            baton_actors::InterruptKind::NewMessage => "new_message",
+        }),
+        "cancelled_by": summary.cancelled_by,
+        "stop_turn": summary.stop_turn,
+    })
+}

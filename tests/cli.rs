@@ -1,0 +1,276 @@
+//! The `baton` binary: run, serve, tools (SPEC §16).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+fn baton() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_baton"))
+}
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run_with_stdin(args: &[&str], stdin: &str) -> std::process::Output {
+    let mut child = baton()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn run_prints_one_result_per_call_in_order() {
+    let state = tempfile::tempdir().unwrap();
+    let out = baton()
+        .args(["run", "--cwd"])
+        .arg(repo())
+        .arg("--state-dir")
+        .arg(state.path())
+        .arg(repo().join("examples/message.json"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["role"], "user");
+    let ids: Vec<&str> = message["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["toolu_01", "toolu_02", "toolu_03", "toolu_04", "toolu_05"]
+    );
+    // The call with a bad input is an error result, the batch still ran.
+    assert_eq!(message["content"][4]["is_error"], true);
+}
+
+#[test]
+fn run_with_events_prints_json_lines_ending_with_done() {
+    let msg = json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "s", "name": "Sleep", "input": {"duration_ms": 300}},
+        {"type": "tool_use", "id": "g", "name": "Glob", "input": {"pattern": "*.toml"}},
+    ]});
+    let out = run_with_stdin(
+        &["run", "--events", "--cwd", repo().to_str().unwrap(), "-"],
+        &msg.to_string(),
+    );
+    assert!(out.status.success());
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let results: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "result")
+        .map(|l| l["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(results, ["s", "g"]);
+    let done = lines.last().unwrap();
+    assert_eq!(done["type"], "done");
+    assert_eq!(done["message"]["content"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn unusable_input_exits_2_with_one_line() {
+    for input in [
+        "this is not json",
+        "[1,2]",
+        r#"{"role":"user","content":[]}"#,
+        r#"{"role":"assistant","content":[{"type":"tool_use","name":"Glob"}]}"#,
+    ] {
+        let out = run_with_stdin(&["run", "-"], input);
+        assert_eq!(out.status.code(), Some(2), "{input}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.starts_with("baton: "), "{err}");
+        assert!(out.stdout.is_empty());
+    }
+    let out = baton()
+        .args(["run", "/no/such/message.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn tools_prints_the_pool_in_both_formats() {
+    let out = baton().args(["tools"]).output().unwrap();
+    let defs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = defs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"Read") && names.contains(&"Glob"),
+        "{names:?}"
+    );
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted, "built-ins are sorted by name");
+    let out = baton()
+        .args(["tools", "--format", "openai"])
+        .output()
+        .unwrap();
+    let defs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(defs[0]["type"], "function");
+    let out = baton()
+        .args(["tools", "--format", "yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// A live `baton serve` process, read line by line.
+struct Serve {
+    child: std::process::Child,
+    lines: mpsc::Receiver<Value>,
+}
+
+impl Serve {
+    fn start(args: &[&str]) -> Serve {
+        let mut child = baton()
+            .arg("serve")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let _ = tx.send(serde_json::from_str(&line).unwrap());
+            }
+        });
+        Serve { child, lines }
+    }
+
+    fn send(&mut self, v: Value) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn next(&self) -> Value {
+        self.lines.recv_timeout(Duration::from_secs(20)).unwrap()
+    }
+
+    /// Lines up to and including the next `done`.
+    fn until_done(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        loop {
+            let line = self.next();
+            let done = line["type"] == "done";
+            out.push(line);
+            if done {
+                return out;
+            }
+        }
+    }
+}
+
+#[test]
+fn serve_runs_several_messages_with_interrupts_and_approvals() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let settings = dir.path().join("settings.json");
+    std::fs::write(&settings, r#"{"permissions":{"ask":["Glob"]}}"#).unwrap();
+    let mut s = Serve::start(&[
+        "--cwd",
+        dir.path().to_str().unwrap(),
+        "--settings",
+        settings.to_str().unwrap(),
+    ]);
+
+    // Message 1: streamed call by call; the Glob call asks and is approved.
+    s.send(json!({"type": "add", "tool_use": {"type": "tool_use", "id": "a1", "name": "Sleep", "input": {"duration_ms": 100}}}));
+    s.send(json!({"type": "add", "id": "a2", "name": "Glob", "input": "{\"pattern\": \"*.txt\"}"}));
+    s.send(json!({"type": "end"}));
+    let mut lines = Vec::new();
+    loop {
+        let line = s.next();
+        if line["type"] == "permission_request" {
+            assert_eq!(line["tool_use_id"], "a2");
+            s.send(
+                json!({"type": "approve", "request_id": line["request_id"], "decision": "allow"}),
+            );
+        }
+        let done = line["type"] == "done";
+        lines.push(line);
+        if done {
+            break;
+        }
+    }
+    let done = lines.last().unwrap();
+    let blocks = done["message"]["content"].as_array().unwrap();
+    assert_eq!(blocks[1]["tool_use_id"], "a2");
+    assert!(blocks[1]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("a.txt"));
+
+    // Message 2: denied approval.
+    s.send(
+        json!({"type": "message", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "b1", "name": "Glob", "input": {"pattern": "*"}}]}}),
+    );
+    let mut denied = false;
+    loop {
+        let line = s.next();
+        if line["type"] == "permission_request" {
+            s.send(json!({"type": "approve", "request_id": line["request_id"], "decision": "deny", "reason": "no globbing"}));
+        }
+        if line["type"] == "result" {
+            assert_eq!(line["block"]["is_error"], true);
+            assert!(line["block"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("no globbing"));
+            denied = true;
+        }
+        if line["type"] == "done" {
+            break;
+        }
+    }
+    assert!(denied);
+
+    // Message 3: interrupted while sleeping; a bad line in between is reported.
+    s.send(json!({"type": "add", "id": "c1", "name": "Sleep", "input": {"duration_ms": 10000}}));
+    s.send(json!({"type": "teleport"}));
+    s.send(json!({"type": "interrupt", "kind": "cancel"}));
+    s.send(json!({"type": "end"}));
+    let lines = s.until_done();
+    assert!(lines.iter().any(|l| l["type"] == "error"));
+    let result = lines.iter().find(|l| l["type"] == "result").unwrap();
+    assert_eq!(result["outcome"]["kind"], "cancelled");
+    assert_eq!(lines.last().unwrap()["summary"]["interrupted"], "cancel");
+
+    s.send(json!({"type": "shutdown"}));
+    let status = s.child.wait().unwrap();
+    assert!(status.success());
+}
