@@ -7,10 +7,14 @@
 //! the file is replaced atomically, and the result is a short diff so the
 //! model sees what it did without reading the file again.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use baton_engine::permission::FileAccess;
 use baton_engine::schema::InvalidSchema;
 use baton_engine::{
-    async_trait, PermissionTarget, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
+    async_trait, PermissionTarget, Session, Tool, ToolContext, ToolDef, ToolError, ToolLogic,
+    ToolOutput,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -82,66 +86,99 @@ impl ToolLogic<EditInput> for EditTool {
 
     async fn call(&self, input: EditInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let real = paths::resolve(&input.file_path, &ctx);
-        let shown = paths::shown(&input.file_path, &real);
-        let session = ctx.session.clone();
-        let cwd = ctx.cwd().to_path_buf();
-        tokio::task::spawn_blocking(move || {
-            let _writer = write_lock::lock(&real);
-            let existing = read_state::load_for_update(&session, &real, &shown, "edit")?;
-            let (before, keep) = match existing {
-                Existing::Absent if input.old_string.is_empty() => {
-                    atomic::write_atomic(&real, input.new_string.as_bytes(), None)
-                        .map_err(|e| read_state::io_error(&e, &shown, "create"))?;
-                    write::remember(&session, &real, input.new_string.as_bytes());
-                    return Ok(ToolOutput::text(format!(
-                        "Created {shown} ({} lines).",
-                        input.new_string.lines().count()
-                    )));
-                }
-                Existing::Absent => {
-                    return Err(ToolError::new(format!(
-                        "{} To create a new file, use Write, or Edit with an empty `old_string`.",
-                        missing::not_found(&shown, &real, &cwd)
-                    )))
-                }
-                Existing::Unchanged { bytes, meta } => {
-                    let text = String::from_utf8(bytes).map_err(|e| {
-                        ToolError::new(format!(
-                            "{shown} is not valid UTF-8 text (first bad byte at offset {}), and Edit only \
-                             changes UTF-8 files so it cannot corrupt other encodings. Nothing was changed; \
-                             convert the file (for example with iconv) or change it with Bash.",
-                            e.utf8_error().valid_up_to()
-                        ))
-                    })?;
-                    (text, meta.permissions())
-                }
-            };
-            let after = if input.old_string.is_empty() {
-                if !before.is_empty() {
-                    return Err(ToolError::new(format!(
-                        "`old_string` is empty, but {shown} already has content. Give the exact text to \
-                         replace, or use Write to replace the whole file; nothing was changed."
-                    )));
-                }
-                edit_apply::Applied { content: input.new_string.clone(), count: 1 }
-            } else {
-                edit_apply::replace(&before, &input.old_string, &input.new_string, input.replace_all)
-                    .map_err(|f| failure_text(f, &shown, &before, &input.old_string))?
-            };
-            atomic::write_atomic(&real, after.content.as_bytes(), Some(keep))
-                .map_err(|e| read_state::io_error(&e, &shown, "write"))?;
-            write::remember(&session, &real, after.content.as_bytes());
-            let diff = edit_apply::diff_snippet(&before, &after.content, &input.file_path, MAX_DIFF_CHARS);
-            let what = if after.count == 1 {
-                "1 replacement".to_string()
-            } else {
-                format!("{} replacements", after.count)
-            };
-            Ok(ToolOutput::text(format!("Edited {shown} ({what}).\n{diff}")))
-        })
-        .await
-        .map_err(|e| ToolError::new(format!("Edit stopped unexpectedly: {e}")))?
+        let job = Job {
+            shown: paths::shown(&input.file_path, &real),
+            real,
+            session: ctx.session.clone(),
+            cwd: ctx.cwd().to_path_buf(),
+            input,
+        };
+        tokio::task::spawn_blocking(move || job.run())
+            .await
+            .map_err(|e| ToolError::new(format!("Edit stopped unexpectedly: {e}")))?
     }
+}
+
+/// One Edit, run on a blocking thread.
+struct Job {
+    input: EditInput,
+    real: PathBuf,
+    shown: String,
+    session: Arc<Session>,
+    cwd: PathBuf,
+}
+
+impl Job {
+    fn run(self) -> Result<ToolOutput, ToolError> {
+        let _writer = write_lock::lock(&self.real);
+        let shown = &self.shown;
+        let existing = read_state::load_for_update(&self.session, &self.real, shown, "edit")?;
+        let (before, keep) = match existing {
+            Existing::Absent if self.input.old_string.is_empty() => return self.create(),
+            Existing::Absent => {
+                return Err(ToolError::new(format!(
+                    "{} To create a new file, use Write, or Edit with an empty `old_string`.",
+                    missing::not_found(shown, &self.real, &self.cwd)
+                )))
+            }
+            Existing::Unchanged { bytes, meta } => (utf8(bytes, shown)?, meta.permissions()),
+        };
+        let input = &self.input;
+        let after = if input.old_string.is_empty() {
+            if !before.is_empty() {
+                return Err(ToolError::new(format!(
+                    "`old_string` is empty, but {shown} already has content. Give the exact \
+                     text to replace, or use Write to replace the whole file; nothing was changed."
+                )));
+            }
+            edit_apply::Applied {
+                content: input.new_string.clone(),
+                count: 1,
+            }
+        } else {
+            let (old, new) = (&input.old_string, &input.new_string);
+            edit_apply::replace(&before, old, new, input.replace_all)
+                .map_err(|f| failure_text(f, shown, &before, old))?
+        };
+        atomic::write_atomic(&self.real, after.content.as_bytes(), Some(keep))
+            .map_err(|e| read_state::io_error(&e, shown, "write"))?;
+        write::remember(&self.session, &self.real, after.content.as_bytes());
+        let diff =
+            edit_apply::diff_snippet(&before, &after.content, &input.file_path, MAX_DIFF_CHARS);
+        let what = if after.count == 1 {
+            "1 replacement".to_string()
+        } else {
+            format!("{} replacements", after.count)
+        };
+        Ok(ToolOutput::text(format!(
+            "Edited {shown} ({what}).\n{diff}"
+        )))
+    }
+
+    /// An empty `old_string` on a missing file: the new file holds `new_string`.
+    fn create(&self) -> Result<ToolOutput, ToolError> {
+        let content = self.input.new_string.as_bytes();
+        atomic::write_atomic(&self.real, content, None)
+            .map_err(|e| read_state::io_error(&e, &self.shown, "create"))?;
+        write::remember(&self.session, &self.real, content);
+        Ok(ToolOutput::text(format!(
+            "Created {} ({} lines).",
+            self.shown,
+            self.input.new_string.lines().count()
+        )))
+    }
+}
+
+/// Edit writes text back, so it only takes files that are text it can keep.
+fn utf8(bytes: Vec<u8>, shown: &str) -> Result<String, ToolError> {
+    String::from_utf8(bytes).map_err(|e| {
+        ToolError::new(format!(
+            "{shown} is not valid UTF-8 text (first bad byte at offset {}), and Edit only changes \
+             UTF-8 files so it cannot corrupt other encodings. Nothing was changed; convert the \
+             file (for example with iconv) or change it with Bash.",
+            e.utf8_error().valid_up_to()
+        ))
+    })
 }
 
 fn failure_text(failure: Failure, shown: &str, content: &str, old: &str) -> ToolError {

@@ -311,7 +311,13 @@ mod prop {
             limit in 1u64..60,
             sizes in proptest::collection::vec(1usize..17, 1..5),
         ) {
-            let window = Window { start, limit, max_line_chars: 10_000, max_output_bytes: usize::MAX, scan_limit: u64::MAX };
+            let window = Window {
+                start,
+                limit,
+                max_line_chars: 10_000,
+                max_output_bytes: usize::MAX,
+                scan_limit: u64::MAX,
+            };
             let r = render(Trickle { data: &data, sizes, turn: 0 }, window, &|| false).unwrap();
             let (text, total, invalid) = naive(&data, start, limit);
             prop_assert_eq!(&r.text, &text);
