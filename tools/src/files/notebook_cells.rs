@@ -273,14 +273,15 @@ pub fn render_for_read(bytes: &[u8], max_bytes: usize) -> Option<String> {
     let mut out = String::new();
     for (i, cell) in cells.iter().enumerate() {
         let mut block = String::new();
-        let id = cell.get("id").and_then(Value::as_str).unwrap_or("");
+        let id = match cell.get("id").and_then(Value::as_str) {
+            Some(id) => format!(" id=\"{id}\""),
+            None => String::new(),
+        };
         let kind = cell
             .get("cell_type")
             .and_then(Value::as_str)
             .unwrap_or("code");
-        block.push_str(&format!(
-            "<cell index=\"{i}\" id=\"{id}\" type=\"{kind}\">\n"
-        ));
+        block.push_str(&format!("<cell index=\"{i}\"{id} type=\"{kind}\">\n"));
         block.push_str(&joined(cell.get("source")));
         if !block.ends_with('\n') {
             block.push('\n');
@@ -356,4 +357,51 @@ fn render_output(output: &Value) -> String {
         return String::new();
     }
     format!("<output>\n{}\n</output>\n", shown.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn old_notebooks_without_ids_are_shown_and_edited_by_index() {
+        let raw = r#"{"cells":[{"cell_type":"code","metadata":{},"source":"a = 1","outputs":[],"execution_count":null}],
+                     "metadata":{},"nbformat":4,"nbformat_minor":2}"#;
+        let view = render_for_read(raw.as_bytes(), 10_000).unwrap();
+        assert!(
+            view.starts_with("<cell index=\"0\" type=\"code\">\na = 1\n</cell>"),
+            "{view}"
+        );
+        let mut nb = parse(raw.as_bytes()).unwrap();
+        let edit = CellEdit {
+            cell_id: None,
+            new_source: "# notes\n",
+            cell_type: Some(CellType::Markdown),
+            mode: EditMode::Insert,
+        };
+        nb.apply(&edit).unwrap();
+        // nbformat 4.2 has no cell ids, so none is invented.
+        assert!(nb.value["cells"][0].get("id").is_none());
+        assert_eq!(nb.value["cells"][0]["source"], json!(["# notes\n"]));
+        let err = nb
+            .apply(&CellEdit {
+                cell_id: Some("7"),
+                new_source: "",
+                cell_type: None,
+                mode: EditMode::Delete,
+            })
+            .unwrap_err();
+        assert!(err.contains("index from 0 to 1"), "{err}");
+    }
+
+    #[test]
+    fn outputs_are_summarised_not_dumped() {
+        let cell = json!({"output_type": "display_data", "data": {"image/png": "AAAA", "text/plain": "<Figure>"}});
+        assert_eq!(
+            render_output(&cell),
+            "<output>\n<Figure>\n[also image/png output, not shown]\n</output>\n"
+        );
+        let err = json!({"output_type": "error", "ename": "ValueError", "evalue": "bad", "traceback": []});
+        assert!(render_output(&err).contains("ValueError: bad"));
+    }
 }

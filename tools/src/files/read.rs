@@ -267,7 +267,8 @@ impl Job {
         };
         self.record(Some(read_state::hash(&bytes)), bytes.len() as u64, meta);
         Ok(Some(ToolOutput::text(format!(
-            "Notebook {}\n{view}",
+            "Notebook {} (change cells with NotebookEdit, addressing them by id, or by index \
+             when they have none):\n{view}",
             self.shown
         ))))
     }
