@@ -118,26 +118,52 @@ pub fn make_unreadable(path: &Path) -> bool {
     std::fs::read(path).is_err()
 }
 
-const CHILD_MARK: &str = "BATON_FILES_TEST_UNPRIVILEGED";
+/// Set in a child test process started by [`rerun_without_dac_override`].
+const UNPRIVILEGED_MARK: &str = "BATON_FILES_TEST_UNPRIVILEGED";
+/// Set in a child test process started by [`rerun_with_file_size_limit`].
+pub const FSIZE_MARK: &str = "BATON_FILES_TEST_FSIZE";
 
 /// Runs the test `name` again in a child process whose capability bounding
 /// set lacks the two capabilities that let root read and write regardless of
 /// file modes, so the permission-denied paths are really exercised. Skips
 /// (with a printed note) when that is not possible.
 pub fn rerun_without_dac_override(name: &str) {
-    if std::env::var_os(CHILD_MARK).is_some() {
+    if std::env::var_os(UNPRIVILEGED_MARK).is_some() {
         eprintln!("note: still privileged after dropping capabilities; skipping the permission-denied assertion of {name}");
         return;
     }
-    let exe = std::env::current_exe().unwrap();
-    let output = std::process::Command::new("setpriv")
-        .args([
+    rerun(
+        name,
+        "setpriv",
+        &[
             "--bounding-set=-dac_override,-dac_read_search",
             "--inh-caps=-all",
-        ])
+        ],
+        UNPRIVILEGED_MARK,
+    );
+}
+
+/// Runs the test `name` again in a child process that may not write files
+/// larger than `bytes` (RLIMIT_FSIZE, with SIGXFSZ ignored so the write
+/// fails with EFBIG instead of killing the process): a disk that fills up
+/// in the middle of a write.
+pub fn rerun_with_file_size_limit(name: &str, bytes: u64) {
+    let limit = format!("--fsize={bytes}:{bytes}");
+    rerun(
+        name,
+        "prlimit",
+        &[&limit, "sh", "-c", "trap '' XFSZ; exec \"$0\" \"$@\""],
+        FSIZE_MARK,
+    );
+}
+
+fn rerun(name: &str, program: &str, args: &[&str], mark: &str) {
+    let exe = std::env::current_exe().unwrap();
+    let output = std::process::Command::new(program)
+        .args(args)
         .arg(exe)
         .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env(CHILD_MARK, "1")
+        .env(mark, "1")
         .output();
     match output {
         Ok(out) => {
@@ -148,16 +174,14 @@ pub fn rerun_without_dac_override(name: &str) {
             );
             assert!(
                 out.status.success(),
-                "{name} failed without CAP_DAC_OVERRIDE:\n{log}"
+                "{name} failed under {program}:\n{log}"
             );
             assert!(
                 log.contains("1 passed"),
                 "{name} did not run in the child:\n{log}"
             );
         }
-        Err(e) => eprintln!(
-            "note: cannot run setpriv ({e}); skipping the permission-denied assertion of {name}"
-        ),
+        Err(e) => eprintln!("note: cannot run {program} ({e}); skipping {name}'s fault injection"),
     }
 }
 

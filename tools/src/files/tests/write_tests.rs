@@ -198,3 +198,60 @@ async fn bad_inputs_fail_validation() {
         .await;
     assert_err(&r, Outcome::InvalidInput, &["content"]);
 }
+
+#[tokio::test]
+async fn a_full_disk_changes_nothing() {
+    const NAME: &str = "files::tests::write_tests::a_full_disk_changes_nothing";
+    if std::env::var_os(super::FSIZE_MARK).is_none() {
+        return super::rerun_with_file_size_limit(NAME, 64 * 1024);
+    }
+    let env = Env::new();
+    let path = env.write("keep.txt", "old\n");
+    env.read("keep.txt").await;
+    let big = "x".repeat(200_000);
+
+    let r = env
+        .call(
+            "Write",
+            json!({ "file_path": env.p("keep.txt"), "content": big }),
+        )
+        .await;
+    assert_err(&r, Outcome::ToolError, &["Could not write", "keep.txt", "File too large"]);
+    assert_eq!(content(&path), b"old\n");
+
+    let r = env
+        .call(
+            "Edit",
+            json!({ "file_path": env.p("keep.txt"), "old_string": "old", "new_string": big }),
+        )
+        .await;
+    assert_err(&r, Outcome::ToolError, &["Could not write"]);
+    assert_eq!(content(&path), b"old\n");
+
+    let r = env
+        .call(
+            "Write",
+            json!({ "file_path": env.p("fresh/deeper/f.txt"), "content": big }),
+        )
+        .await;
+    assert_err(&r, Outcome::ToolError, &["Could not write"]);
+    assert!(
+        !env.path("fresh").exists(),
+        "directories made for the failed write remain"
+    );
+
+    // No temporary file is left next to the target.
+    let names: Vec<_> = std::fs::read_dir(&env.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("keep.txt")]);
+    // And the session still allows an ordinary edit.
+    let r = env
+        .call(
+            "Edit",
+            json!({ "file_path": env.p("keep.txt"), "old_string": "old", "new_string": "new" }),
+        )
+        .await;
+    assert_ok(&r);
+}
