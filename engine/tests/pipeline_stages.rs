@@ -362,3 +362,20 @@ async fn deferred_tool_schema_error_hints_at_tool_search() {
     let r = h.run_json("LaterEcho", json!({})).await;
     assert!(r.text().contains("select:LaterEcho"), "{}", r.text());
 }
+
+#[tokio::test]
+async fn a_call_through_an_alias_is_handled_under_the_tool_name() {
+    let aliased = baton_engine::Tool::typed::<common::EchoInput, _>(
+        baton_engine::ToolDef::new("Echo", "Repeats text.").alias("Say"),
+        common::Echo,
+    )
+    .unwrap();
+    let registry = HookRegistry::default().with(Arc::new(FnHook::new(
+        |event, tool: &str| event == HookEvent::PreToolUse && tool == "Echo",
+        |_input| async move { HookOutcome::deny("hooks see the real name") },
+    )));
+    let h = Harness::new(Pipeline::new(ToolPool::of(vec![aliased])).with_hooks(registry));
+    let r = h.run_json("Say", json!({"text": "x"})).await;
+    assert_eq!(r.outcome, Outcome::Denied);
+    assert_eq!(r.tool_name, "Echo");
+}

@@ -164,6 +164,9 @@ impl Pipeline {
         };
         let flow: Flow<(Arc<Tool>, CallResult)> = async {
             let tool = validate::lookup(&state, tool)?;
+            // Hooks, rules and results know a tool by its name, not the alias
+            // the model happened to use.
+            state.call.name = tool.name().to_string();
             validate::not_cancelled(&state)?;
             state.parsed = Some(validate::schema(&state, &tool, parsed)?);
             validate::validate_input(&state, &tool).await?;

@@ -216,7 +216,11 @@ async fn a_full_disk_changes_nothing() {
             json!({ "file_path": env.p("keep.txt"), "content": big }),
         )
         .await;
-    assert_err(&r, Outcome::ToolError, &["Could not write", "keep.txt", "File too large"]);
+    assert_err(
+        &r,
+        Outcome::ToolError,
+        &["Could not write", "keep.txt", "File too large"],
+    );
     assert_eq!(content(&path), b"old\n");
 
     let r = env
