@@ -38,8 +38,24 @@ pub fn check_absolute(param: &str, raw: &str, ctx: &ToolContext) -> Result<(), S
 
 /// The real location of `raw`: absolute against the working directory (for
 /// callers that skipped validation), `..` folded, symlinks followed.
+///
+/// A dangling symlink is followed too: writing through `link -> /elsewhere/new`
+/// creates `/elsewhere/new`, so that is the path the permission stage must
+/// judge (the link's own location could be inside the workspace).
 pub fn resolve(raw: &str, ctx: &ToolContext) -> PathBuf {
-    baton_engine::paths::resolve(&ctx.context.absolute(raw))
+    let mut path = baton_engine::paths::resolve(&ctx.context.absolute(raw));
+    // The same bound the kernel puts on a chain of links; a loop stops here.
+    for _ in 0..40 {
+        let Ok(target) = std::fs::read_link(&path) else {
+            return path;
+        };
+        let next = match path.parent() {
+            Some(dir) => dir.join(target),
+            None => target,
+        };
+        path = baton_engine::paths::resolve(&next);
+    }
+    path
 }
 
 /// What the permission stage judges for a file tool's call.

@@ -169,13 +169,20 @@ fn describe_change(seen: &FileSnapshot, size: u64, mtime: Option<SystemTime>) ->
 
 /// An I/O failure on `shown`, worded for the model.
 pub fn io_error(err: &io::Error, shown: &str, action: &str) -> ToolError {
+    // Reads change nothing anyway; for writes the model must know that the
+    // failure left the file as it was.
+    let unchanged = if matches!(action, "read" | "inspect") {
+        ""
+    } else {
+        " Nothing was changed."
+    };
     let text = match err.kind() {
         io::ErrorKind::PermissionDenied => format!(
-            "Permission denied: this process may not {action} {shown}. Nothing was changed; \
-             check the file's permissions or ask the user."
+            "Permission denied: this process may not {action} {shown}.{unchanged} Check the \
+             file's permissions or ask the user."
         ),
         io::ErrorKind::NotFound => format!("{shown} does not exist (could not {action} it)."),
-        _ => format!("Could not {action} {shown}: {err}. Nothing was changed."),
+        _ => format!("Could not {action} {shown}: {err}.{unchanged}"),
     };
     ToolError::new(text)
 }

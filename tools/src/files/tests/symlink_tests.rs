@@ -134,3 +134,53 @@ async fn writes_go_through_an_inner_link_and_keep_it() {
         .is_symlink());
     assert_eq!(content(&real), b"v3\n");
 }
+
+#[tokio::test]
+async fn a_dangling_link_is_judged_and_written_at_its_target() {
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("sub/created.txt");
+    let env = Env::new();
+    symlink(&target, env.path("dangling")).unwrap();
+    let input = json!({ "file_path": env.p("dangling"), "content": "through the link\n" });
+
+    let tool = env.pipeline.pool().get("Write").unwrap().clone();
+    let parsed = tool.parse(&input).unwrap();
+    let judged = tool.permission_target(&parsed, &env.ctx());
+    assert_eq!(
+        judged,
+        PermissionTarget::Path {
+            path: target.clone(),
+            access: FileAccess::Write
+        }
+    );
+
+    let r = env.call("Write", input).await;
+    assert_ok(&r);
+    assert_eq!(content(&target), b"through the link\n");
+    assert!(std::fs::symlink_metadata(env.path("dangling"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+#[tokio::test]
+async fn a_link_loop_is_an_error_not_a_hang() {
+    let env = Env::new();
+    symlink(env.path("b"), env.path("a")).unwrap();
+    symlink(env.path("a"), env.path("b")).unwrap();
+    let r = env.call("Read", json!({ "file_path": env.p("a") })).await;
+    assert!(r.is_error, "{}", r.text());
+    assert!(r.text().contains("symbolic links"), "{}", r.text());
+    let r = env
+        .call("Write", json!({ "file_path": env.p("a"), "content": "x" }))
+        .await;
+    assert!(r.is_error, "{}", r.text());
+    assert!(std::fs::symlink_metadata(env.path("a"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
