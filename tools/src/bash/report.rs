@@ -68,9 +68,9 @@ pub(crate) fn log_line(capture: &Capture, omitted: bool, always: bool) -> Option
     let rendered_all = !omitted;
     let mut line = match capture.log_path() {
         Some(path) if always || !rendered_all => format!(
-            "The complete output ({}, {} lines) is in {}; read parts of it with Read (offset/limit) or search it with Grep.",
+            "The complete output ({}, {}) is in {}; read parts of it with Read (offset/limit) or search it with Grep.",
             human_bytes(capture.total_bytes()),
-            capture.total_lines(),
+            lines(capture.total_lines()),
             path.display()
         ),
         Some(_) => return None,
@@ -94,6 +94,14 @@ pub(crate) fn compose(output: &str, lines: &[String]) -> String {
         text.push_str(&lines.join("\n"));
     }
     text
+}
+
+fn lines(n: u64) -> String {
+    if n == 1 {
+        "1 line".to_string()
+    } else {
+        format!("{n} lines")
+    }
 }
 
 fn signal_name(signal: i32) -> &'static str {
