@@ -66,7 +66,8 @@ pub struct GrepInput {
     /// Let patterns span lines; `.` then matches newlines too.
     #[serde(default)]
     pub multiline: bool,
-    /// Keep only the first N lines or entries of the output (0: no limit).
+    /// Keep only the first N lines or entries of the output (default 250;
+    /// 0: no limit).
     #[serde(default)]
     pub head_limit: Option<usize>,
 }
