@@ -10,11 +10,14 @@ use std::time::Duration;
 use baton_engine::schema::InvalidSchema;
 use baton_engine::Tool;
 
+use crate::bash::BashConfig;
 use crate::files::ReadLimits;
 
 /// Limits and defaults of the built-in tools.
 #[derive(Clone, Debug)]
 pub struct BuiltinConfig {
+    /// Time limits, output bounds and progress of `Bash` and its tasks.
+    pub bash: BashConfig,
     /// How much `Read` shows.
     pub read: ReadLimits,
     /// Longest wait `Sleep` accepts, in milliseconds.
@@ -34,6 +37,7 @@ pub struct BuiltinConfig {
 impl Default for BuiltinConfig {
     fn default() -> Self {
         BuiltinConfig {
+            bash: BashConfig::default(),
             read: ReadLimits::default(),
             sleep_max_ms: Duration::from_secs(600).as_millis() as u64,
             glob_max_results: 100,
@@ -50,7 +54,8 @@ impl Default for BuiltinConfig {
 /// Fails only if a tool's derived input schema does not compile, which is a
 /// bug in this crate (the tests build every tool).
 pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> {
-    let mut tools = crate::files::try_tools(config.read)?;
+    let mut tools = crate::bash::tools(&config.bash)?;
+    tools.extend(crate::files::try_tools(config.read)?);
     tools.extend([
         crate::glob::tool(config)?,
         crate::grep::tool(config)?,
@@ -85,12 +90,15 @@ mod tests {
         let tools = builtins(&BuiltinConfig::default());
         let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
         for expected in [
+            "Bash",
             "Edit",
             "Glob",
             "Grep",
             "NotebookEdit",
             "Read",
             "Sleep",
+            "TaskOutput",
+            "TaskStop",
             "TodoWrite",
             "WebFetch",
             "Write",
@@ -134,6 +142,10 @@ mod tests {
             ),
             ("TodoWrite", json!({"todos": []}), false, false),
             ("Sleep", json!({"duration_ms": 1}), true, true),
+            ("Bash", json!({"command": "ls -la"}), true, true),
+            ("Bash", json!({"command": "rm -rf build"}), false, false),
+            ("TaskOutput", json!({"task_id": "t1"}), true, true),
+            ("TaskStop", json!({"task_id": "t1"}), true, false),
         ];
         for (name, input, safe, read_only) in rows {
             let prepared = pipeline.prepare(ToolUse::new("c", name, input));
