@@ -151,7 +151,12 @@ fn matcher(input: &GrepInput) -> Result<RegexMatcher, String> {
         builder.line_terminator(Some(b'\n'));
     }
     builder.build(&input.pattern).map_err(|e| {
-        let text = e.to_string();
+        // grep-regex reports syntax errors against the pattern wrapped in a
+        // group; the plain regex parser shows the pattern as the model wrote it.
+        let text = match regex::Regex::new(&input.pattern) {
+            Err(plain) => plain.to_string(),
+            Ok(_) => e.to_string(),
+        };
         let hint = if !input.multiline && text.contains("not allowed") {
             "To match across lines, set `multiline: true`."
         } else {
