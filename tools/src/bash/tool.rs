@@ -190,7 +190,7 @@ impl Bash {
         let mut notes = Vec::new();
         if matches!(ending, Ending::Exited(_)) {
             if let Some(group) = shell.group() {
-                if group.is_alive() {
+                if still_running(group).await {
                     notes.push(format!(
                         "Processes the command started in the background are still running \
                          (process group {}); they are stopped when the session ends.",
@@ -241,6 +241,16 @@ impl Bash {
         output.modifier = modifier;
         Ok(output)
     }
+}
+
+/// Whether `group` still has processes a moment after its shell exited
+/// (background jobs that just finished may briefly remain as zombies).
+async fn still_running(group: super::process::ProcessGroup) -> bool {
+    if !group.is_alive() {
+        return false;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    group.is_alive()
 }
 
 fn make_private_dir(dir: &Path) -> std::io::Result<()> {
