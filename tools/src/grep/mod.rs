@@ -52,10 +52,12 @@ pub fn tool(config: &BuiltinConfig) -> Result<Tool, baton_engine::schema::Invali
 }
 
 impl Grep {
-    fn limit(&self, input: &GrepInput) -> Option<usize> {
+    /// Lines or entries to return. "No limit" still stops at
+    /// [`output::MAX_ENTRIES`], so memory stays bounded on any tree.
+    fn limit(&self, input: &GrepInput) -> usize {
         match input.head_limit.unwrap_or(self.default_limit) {
-            0 => None,
-            n => Some(n),
+            0 => output::MAX_ENTRIES,
+            n => n.min(output::MAX_ENTRIES),
         }
     }
 }

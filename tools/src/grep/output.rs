@@ -12,6 +12,9 @@ use super::search::Found;
 /// the whole result.
 pub const MAX_LINE_CHARS: usize = 2_000;
 
+/// The most lines or entries one call returns, even with no `head_limit`.
+pub const MAX_ENTRIES: usize = 100_000;
+
 /// One content line in rg's layout; `sep` is `:` for matches, `-` for context.
 pub fn content_line(path: Option<&str>, sep: char, number: Option<u64>, bytes: &[u8]) -> String {
     let mut text = String::from_utf8_lossy(bytes).into_owned();
@@ -41,7 +44,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 /// The text of the result.
-pub fn render(input: &GrepInput, found: &Found, limit: Option<usize>) -> String {
+pub fn render(input: &GrepInput, found: &Found, limit: usize) -> String {
     let mut parts: Vec<String> = Vec::new();
     let empty = match input.output_mode {
         OutputMode::Content => found.lines.is_empty(),
@@ -84,10 +87,14 @@ pub fn render(input: &GrepInput, found: &Found, limit: Option<usize>) -> String 
             OutputMode::FilesWithMatches => "files",
             OutputMode::Count => "entries",
         };
+        let raise = if limit >= MAX_ENTRIES {
+            "the most Grep returns in one call"
+        } else {
+            "raise `head_limit` (0 means no limit) to see more"
+        };
         parts.push(format!(
-            "(Output cut after the first {} {what}; more matches exist. Narrow the search \
-             with `path`, `glob` or `type`, or raise `head_limit` (0 means no limit).)",
-            limit.unwrap_or(0)
+            "(Output cut after the first {limit} {what}; more matches exist. Narrow the \
+             search with `path`, `glob` or `type`, or {raise}.)"
         ));
     }
     if found.unreadable > 0 {

@@ -30,23 +30,18 @@ pub struct Found {
 }
 
 struct Limits {
-    /// Maximum lines (content) or entries (files, count); `None`: no limit.
-    max: Option<usize>,
+    /// Maximum lines (content) or entries (files, count).
+    max: usize,
 }
 
 impl Limits {
     fn full(&self, used: usize) -> bool {
-        self.max.is_some_and(|m| used >= m)
+        used >= self.max
     }
 }
 
 /// Searches `compiled.root` (blocking). Stops early on cancellation.
-pub fn run(
-    input: &GrepInput,
-    compiled: &Compiled,
-    max: Option<usize>,
-    cancel: &CancelScope,
-) -> Found {
+pub fn run(input: &GrepInput, compiled: &Compiled, max: usize, cancel: &CancelScope) -> Found {
     let mut run = Run {
         input,
         compiled,

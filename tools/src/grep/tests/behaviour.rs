@@ -300,6 +300,27 @@ fn a_cancelled_search_stops() {
     let compiled = compile(&input, dir.path()).unwrap();
     let cancel = CancelScope::new();
     cancel.cancel(CancelReason::User);
-    let found = search::run(&input, &compiled, None, &cancel);
+    let found = search::run(&input, &compiled, 10, &cancel);
     assert!(found.files.is_empty());
+}
+
+#[tokio::test]
+async fn no_limit_still_stops_at_the_hard_cap() {
+    let h = harness();
+    let dir = tempfile::tempdir().unwrap();
+    let lines = crate::grep::output::MAX_ENTRIES + 5;
+    fs::write(dir.path().join("many.txt"), "hit\n".repeat(lines)).unwrap();
+    let tool = super::super::tool(&BuiltinConfig::default()).unwrap();
+    let input = tool
+        .parse(&json!({"pattern": "hit", "output_mode": "content", "head_limit": 0}))
+        .unwrap();
+    let out = tool.call(input, h.context(dir.path())).await.unwrap();
+    let text = baton_engine::content::joined_text(&out.content);
+    let hits = text.lines().filter(|l| l.ends_with(":hit")).count();
+    assert_eq!(hits, crate::grep::output::MAX_ENTRIES);
+    assert!(
+        text.contains("the most Grep returns in one call"),
+        "{}",
+        &text[text.len() - 300..]
+    );
 }
