@@ -152,7 +152,8 @@ mod tests {
             assert!(prepared.tool().is_some(), "{name} not in the pool");
             assert_eq!(prepared.safe, safe, "{name} safe");
             assert_eq!(prepared.read_only, read_only, "{name} read-only");
-            let expected = if name == "Sleep" {
+            // Waiting (Sleep, TaskOutput's wait) stops when the user types.
+            let expected = if matches!(name, "Sleep" | "TaskOutput") {
                 InterruptBehavior::Cancel
             } else {
                 InterruptBehavior::Block

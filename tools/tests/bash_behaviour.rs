@@ -331,3 +331,36 @@ async fn stop_all_ends_background_tasks() {
         .await;
     assert!(out.text().contains("stopped"), "{}", out.text());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_wait_leaves_the_task_running() {
+    let h = Harness::new();
+    let m = marker();
+    let r = h
+        .bash(json!({"command": format!("sleep {m}"), "run_in_background": true}))
+        .await;
+    assert!(!r.is_error);
+    wait_started(&m, 1).await;
+    let ctx = h.ctx("wait");
+    let cancel = ctx.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel(CancelReason::NewMessage);
+    });
+    let started = Instant::now();
+    let out = h
+        .call(
+            "TaskOutput",
+            json!({"task_id": "shell-1", "timeout": 600_000}),
+            ctx,
+        )
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(out.outcome, Outcome::Cancelled { started: true });
+    assert!(count_marked(&m) >= 1, "the task itself must keep running");
+    let stop = h
+        .call("TaskStop", json!({"task_id": "shell-1"}), h.ctx("s"))
+        .await;
+    assert!(stop.text().contains("stopped"), "{}", stop.text());
+    assert_eq!(settle(&m, Duration::from_secs(10)).await, 0);
+}

@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use baton_engine::{
-    async_trait, CancelReason, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
+    async_trait, CancelReason, InterruptBehavior, Tool, ToolContext, ToolDef, ToolError, ToolLogic,
+    ToolOutput,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -53,7 +54,9 @@ pub(crate) fn task_output(
          far (beginning and end when long; the complete output file is named). With \
          `block` (the default) it first waits for the task to finish, up to `timeout` ms.",
     )
-    .search_hint("read background shell task output status");
+    .search_hint("read background shell task output status")
+    // Only the wait is interrupted; the task itself keeps running.
+    .interrupt(InterruptBehavior::Cancel);
     Tool::typed::<TaskOutputInput, _>(
         def,
         TaskOutputTool {

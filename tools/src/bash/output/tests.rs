@@ -63,6 +63,14 @@ fn last_lines_for_progress() {
 }
 
 proptest! {
+    #[test]
+    fn newline_count_matches_a_byte_loop(
+        data in proptest::collection::vec(prop_oneof![Just(b'\n'), Just(0x0b), Just(0x8a), any::<u8>()], 0..100),
+    ) {
+        let expected = data.iter().filter(|b| **b == b'\n').count();
+        prop_assert_eq!(count_newlines(&data), expected);
+    }
+
     /// Whatever the chunking, the capture shows exactly the head and tail of
     /// the stream, and the log file holds all of it.
     #[test]
