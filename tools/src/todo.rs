@@ -132,6 +132,17 @@ fn render(todos: &[TodoItem]) -> String {
 
 #[async_trait]
 impl ToolLogic<TodoWriteInput> for TodoWrite {
+    /// The list lives in the session and touches nothing outside it, so
+    /// asking the user about it would only be noise (hosts such as Claude
+    /// Code never ask either). Deny rules still apply.
+    async fn check_permissions(
+        &self,
+        _input: &TodoWriteInput,
+        _ctx: &ToolContext,
+    ) -> baton_engine::ToolPermission {
+        baton_engine::ToolPermission::Allow
+    }
+
     async fn validate_input(
         &self,
         input: &TodoWriteInput,

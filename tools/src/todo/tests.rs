@@ -138,3 +138,21 @@ async fn sessions_do_not_share_lists() {
     assert_eq!(current_todos(&a.session).len(), 1);
     assert!(current_todos(&b.session).is_empty());
 }
+
+#[tokio::test]
+async fn runs_without_approval_under_the_rules_but_a_deny_rule_still_applies() {
+    use baton_engine::RulePolicy;
+    use std::sync::Arc;
+    let input = json!({"todos": [item("plan", "pending")]});
+
+    let mut h = harness();
+    let rules = RulePolicy::parse(&[], &[], &[], None, h.dir.path()).unwrap();
+    h.pipeline = h.pipeline.clone().with_policy(Arc::new(rules));
+    let allowed = h.run("TodoWrite", input.clone(), h.dir.path()).await;
+    assert_eq!(allowed.outcome, Outcome::Success, "{}", allowed.text());
+
+    let denying = RulePolicy::parse(&[], &[], &["TodoWrite"], None, h.dir.path()).unwrap();
+    h.pipeline = h.pipeline.clone().with_policy(Arc::new(denying));
+    let denied = h.run("TodoWrite", input, h.dir.path()).await;
+    assert_eq!(denied.outcome, Outcome::Denied, "{}", denied.text());
+}
