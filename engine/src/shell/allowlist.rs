@@ -100,6 +100,8 @@ pub(crate) fn allows(name: &str, args: &[Word]) -> bool {
             .any(|a| short_has(a, 'C') || long_is(a, "--compile")),
         "tree" => !args.iter().any(|a| short_has(a, 'o')),
         "env" => args.iter().all(|a| matches!(*a, "-0" | "--null")),
+        // `command -v name` only looks a name up; plain `command x` runs x.
+        "command" => matches!(args.first(), Some(&("-v" | "-V"))),
         "hostname" => args.iter().all(|a| {
             matches!(
                 *a,

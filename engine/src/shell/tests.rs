@@ -40,6 +40,7 @@ const READ_ONLY_TABLE: &[(&str, bool)] = &[
     ("sed -n '1,20p' file", true),
     ("sed -n 10p file", true),
     ("jq .name package.json", true),
+    ("command -v cargo", true),
     // Combinations.
     ("ls && pwd", true),
     ("ls; pwd", true),
@@ -159,6 +160,7 @@ const READ_ONLY_TABLE: &[(&str, bool)] = &[
     ("exec ls", false),
     ("sudo ls", false),
     ("tee out", false),
+    ("command rm x", false),
     ("awk '{print}' f", false),
     // git that writes, runs programs or reads a foreign config.
     ("git -c core.pager=x log", false),
@@ -380,6 +382,42 @@ mod fuzz {
             if ro {
                 prop_assert!(split_commands(&src).is_ok());
             }
+        }
+
+        /// Composing commands never hides a writer: a line is read-only
+        /// exactly when all its parts are, however they are combined.
+        #[test]
+        fn composition_preserves_the_verdict(
+            parts in prop::collection::vec((0usize..16, 0usize..6, 0usize..6), 1..5),
+        ) {
+            const READERS: &[&str] = &[
+                "ls -la", "cat 'a b'", "grep -rn x .", "git status", "wc -l f", "echo hi",
+                "find . -name '*.rs'", "sort -u f",
+            ];
+            const WRITERS: &[&str] = &[
+                "rm -rf x", "touch f", "sort -o out f", "find . -delete", "git push",
+                "ls > out", "sed -i s/a/b/ f", "eval ls",
+            ];
+            let mut line = String::new();
+            let mut all_read_only = true;
+            for (i, (pick, wrap, op)) in parts.iter().enumerate() {
+                let cmd = if *pick < 8 { READERS[*pick] } else { WRITERS[*pick - 8] };
+                all_read_only &= *pick < 8;
+                let wrapped = match wrap {
+                    0 => cmd.to_string(),
+                    1 => format!("({cmd})"),
+                    2 => format!("{{ {cmd}; }}"),
+                    3 => format!("echo \"$({cmd})\""),
+                    4 => format!("if true; then {cmd}; fi"),
+                    _ => format!("for i in 1; do {cmd}; done"),
+                };
+                if i > 0 {
+                    line.push_str([" && ", " || ", "; ", " | ", "\n", " & "][*op]);
+                }
+                line.push_str(&wrapped);
+            }
+            prop_assert_eq!(is_read_only(&line), all_read_only, "{}", line);
+            prop_assert_eq!(split_commands(&line).unwrap().len() >= parts.len(), true);
         }
 
         /// A write redirection appended to any read-only line makes it a writer.
