@@ -364,3 +364,48 @@ async fn an_interrupted_wait_leaves_the_task_running() {
     assert!(stop.text().contains("stopped"), "{}", stop.text());
     assert_eq!(settle(&m, Duration::from_secs(10)).await, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagents_shells_end_with_it_and_only_its() {
+    let h = Harness::new();
+    let parent = marker();
+    let child = marker();
+    let r = h
+        .bash(json!({"command": format!("sleep {parent}"), "run_in_background": true}))
+        .await;
+    assert!(!r.is_error);
+    let mut ctx = h.ctx("sub-1");
+    ctx.context.extensions = ctx
+        .context
+        .extensions
+        .with(bash::TaskOwner("agent-7".into()));
+    let r = h
+        .call(
+            "Bash",
+            json!({"command": format!("sleep {child}"), "run_in_background": true}),
+            ctx.clone(),
+        )
+        .await;
+    assert!(!r.is_error);
+    let mut ctx2 = ctx.clone();
+    ctx2.call_id = "sub-2".into();
+    let r = h
+        .call(
+            "Bash",
+            json!({"command": format!("sleep {child} & echo left")}),
+            ctx2,
+        )
+        .await;
+    assert!(r.text().contains("still running"), "{}", r.text());
+    wait_started(&child, 2).await;
+    wait_started(&parent, 1).await;
+
+    bash::stop_owned(&h.session, "agent-7").await;
+    assert_eq!(settle(&child, Duration::from_secs(10)).await, 0);
+    assert!(
+        count_marked(&parent) >= 1,
+        "the parent's task keeps running"
+    );
+    bash::stop_all(&h.session).await;
+    assert_eq!(settle(&parent, Duration::from_secs(10)).await, 0);
+}

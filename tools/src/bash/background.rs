@@ -9,7 +9,9 @@
 //! Nothing a session started may outlive it: [`stop_all`] stops every task
 //! and every process group a foreground command left running (`server &`),
 //! and dropping the slot (the session going away) does the same, in case
-//! the host never called it.
+//! the host never called it. A subagent shares its parent's session, so its
+//! calls carry a [`TaskOwner`] in their context, and [`stop_owned`] stops
+//! only what that subagent started when it ends.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +31,19 @@ use super::report;
 use super::run::{self, Ending, Limits};
 use super::BashConfig;
 
+/// Put in `Context::extensions` of a subagent's calls (for example through
+/// `NestedOptions::context`): the background tasks and leftover process
+/// groups they start belong to this owner, and [`stop_owned`] ends them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskOwner(pub String);
+
+impl TaskOwner {
+    /// The owner named in a call's context, if any.
+    pub fn of(context: &baton_engine::Context) -> Option<String> {
+        context.extensions.get::<TaskOwner>().map(|o| o.0.clone())
+    }
+}
+
 /// The background tasks of one session (a session slot).
 #[derive(Default)]
 pub struct BackgroundTasks {
@@ -39,8 +54,9 @@ pub struct BackgroundTasks {
 struct Inner {
     next_id: u64,
     tasks: BTreeMap<String, Arc<Task>>,
-    /// Groups of finished commands that still had processes running.
-    lingering: Vec<GroupGuard>,
+    /// Groups of finished commands that still had processes running, with
+    /// their owner.
+    lingering: Vec<(Option<String>, GroupGuard)>,
 }
 
 /// How a finished task ended.
@@ -54,6 +70,7 @@ pub(crate) struct Finish {
 
 pub(crate) struct Task {
     pub id: String,
+    pub owner: Option<String>,
     pub command: String,
     pub capture: Arc<Mutex<Capture>>,
     pub log_path: PathBuf,
@@ -96,14 +113,15 @@ impl BackgroundTasks {
         self.inner.lock().tasks.keys().cloned().collect()
     }
 
-    /// Keeps a finished command's process group until the session ends.
-    pub(crate) fn adopt(&self, guard: GroupGuard) {
+    /// Keeps a finished command's process group until the session (or
+    /// its owner) ends.
+    pub(crate) fn adopt(&self, owner: Option<String>, guard: GroupGuard) {
         let mut inner = self.inner.lock();
         // Forget groups that have emptied on their own.
         inner
             .lingering
-            .retain(|g| g.group().is_some_and(|g| g.is_alive()));
-        inner.lingering.push(guard);
+            .retain(|(_, g)| g.group().is_some_and(|g| g.is_alive()));
+        inner.lingering.push((owner, guard));
     }
 
     fn next_id(&self) -> String {
@@ -139,6 +157,7 @@ pub(crate) fn start(
     session: &Arc<Session>,
     command: &str,
     cwd: &Path,
+    owner: Option<String>,
     config: &BashConfig,
 ) -> std::io::Result<Arc<Task>> {
     let tasks = registry(session);
@@ -157,6 +176,7 @@ pub(crate) fn start(
     let (done, _) = watch::channel(None);
     let task = Arc::new(Task {
         id,
+        owner,
         command: command.to_string(),
         capture,
         log_path,
@@ -178,7 +198,7 @@ pub(crate) fn start(
         if let Some(group) = shell.group() {
             if group.is_alive() {
                 if let Some(session) = session.upgrade() {
-                    registry(&session).adopt(shell.take_guard());
+                    registry(&session).adopt(running.owner.clone(), shell.take_guard());
                 }
             }
         }
@@ -238,20 +258,36 @@ fn notify(session: &Weak<Session>, task: &Task, finish: &Finish, elapsed: Durati
 
 /// Stops every background task of `session` and every process group its
 /// foreground commands left running, and waits (bounded) until they are
-/// gone. The runtime calls this when the engine shuts down; a subagent
-/// with its own session calls it when it ends.
+/// gone. The runtime calls this when the engine shuts down.
 pub async fn stop_all(session: &Session) {
+    stop_matching(session, |_| true).await;
+}
+
+/// Stops what the calls carrying [`TaskOwner`]`(owner)` started: call it
+/// when that subagent ends.
+pub async fn stop_owned(session: &Session, owner: &str) {
+    stop_matching(session, |o| o == Some(owner)).await;
+}
+
+async fn stop_matching(session: &Session, matches: impl Fn(Option<&str>) -> bool) {
     let Some(tasks) = session.slots().get::<BackgroundTasks>() else {
         return;
     };
-    let (running, lingering, grace) = {
+    let grace = Duration::from_secs(2);
+    let (running, lingering) = {
         let mut inner = tasks.inner.lock();
-        let running: Vec<Arc<Task>> = inner.tasks.values().cloned().collect();
-        (
-            running,
-            std::mem::take(&mut inner.lingering),
-            Duration::from_secs(2),
-        )
+        let running: Vec<Arc<Task>> = inner
+            .tasks
+            .values()
+            .filter(|t| matches(t.owner.as_deref()))
+            .cloned()
+            .collect();
+        let (mine, others): (Vec<_>, Vec<_>) = std::mem::take(&mut inner.lingering)
+            .into_iter()
+            .partition(|(owner, _)| matches(owner.as_deref()));
+        inner.lingering = others;
+        let mine: Vec<GroupGuard> = mine.into_iter().map(|(_, g)| g).collect();
+        (running, mine)
     };
     for task in &running {
         task.request_stop(CancelReason::Shutdown);

@@ -13,7 +13,8 @@
 //! - [`cwd`]: carrying `cd` over to later calls, within the roots;
 //! - [`report`]: the text the model reads, with exit-code semantics;
 //! - [`background`] and [`task_tools`]: `run_in_background`, `TaskOutput`,
-//!   `TaskStop`, and [`stop_all`] for shutdown.
+//!   `TaskStop`, [`stop_all`] for shutdown and [`stop_owned`] for the end of
+//!   a subagent.
 //!
 //! Whether a command is read-only (and so may run beside other calls) is
 //! decided by `baton_engine::shell`, which parses it with a real bash
@@ -35,7 +36,7 @@ use std::time::Duration;
 use baton_engine::schema::InvalidSchema;
 use baton_engine::Tool;
 
-pub use background::{stop_all, BackgroundTasks};
+pub use background::{stop_all, stop_owned, BackgroundTasks, TaskOwner};
 pub use task_tools::{TaskOutputInput, TaskStopInput};
 pub use tool::BashInput;
 

@@ -132,7 +132,8 @@ impl Bash {
     }
 
     fn start_background(&self, input: &BashInput, ctx: &ToolContext) -> ToolOutput {
-        match background::start(&ctx.session, &input.command, ctx.cwd(), &self.config) {
+        let owner = background::TaskOwner::of(&ctx.context);
+        match background::start(&ctx.session, &input.command, ctx.cwd(), owner, &self.config) {
             Ok(task) => ToolOutput::text(format!(
                 "Started in the background as task {id}. Its output goes to {log}. \
                  Use TaskOutput with task_id \"{id}\" to read it (optionally waiting for the end), \
@@ -196,7 +197,8 @@ impl Bash {
                          (process group {}); they are stopped when the session ends.",
                         group.id()
                     ));
-                    background::registry(&ctx.session).adopt(shell.take_guard());
+                    background::registry(&ctx.session)
+                        .adopt(background::TaskOwner::of(&ctx.context), shell.take_guard());
                 }
             }
         }
