@@ -76,9 +76,11 @@ impl Engine {
         }
     }
 
-    /// Stops every call of every batch of this engine.
+    /// Stops every call of every batch of this engine, and every background
+    /// shell (and leftover process group) of its session.
     pub fn shutdown(&self) {
         self.runtime.shutdown();
+        baton_tools::bash::stop_all_now(self.runtime.session());
     }
 }
 

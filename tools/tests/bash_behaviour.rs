@@ -409,3 +409,20 @@ async fn a_subagents_shells_end_with_it_and_only_its() {
     bash::stop_all(&h.session).await;
     assert_eq!(settle(&parent, Duration::from_secs(10)).await, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_all_now_works_without_awaiting() {
+    let h = Harness::new();
+    let m = marker();
+    let r = h
+        .bash(json!({"command": format!("sleep {m}"), "run_in_background": true}))
+        .await;
+    assert!(!r.is_error);
+    let r = h
+        .bash(json!({"command": format!("sleep {m} & echo ok")}))
+        .await;
+    assert!(r.text().contains("still running"));
+    wait_started(&m, 3).await;
+    bash::stop_all_now(&h.session);
+    assert_eq!(settle(&m, Duration::from_secs(10)).await, 0);
+}

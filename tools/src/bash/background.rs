@@ -269,6 +269,25 @@ pub async fn stop_owned(session: &Session, owner: &str) {
     stop_matching(session, |o| o == Some(owner)).await;
 }
 
+/// The synchronous form of [`stop_all`], for shutdown paths that cannot
+/// await: asks every task to stop (each still gets its SIGTERM grace period
+/// while the tokio runtime runs, and is killed if the runtime goes away)
+/// and kills leftover groups of foreground commands at once.
+pub fn stop_all_now(session: &Session) {
+    let Some(tasks) = session.slots().get::<BackgroundTasks>() else {
+        return;
+    };
+    let lingering = {
+        let mut inner = tasks.inner.lock();
+        for task in inner.tasks.values() {
+            task.request_stop(CancelReason::Shutdown);
+        }
+        std::mem::take(&mut inner.lingering)
+    };
+    // Dropping the guards sends SIGKILL.
+    drop(lingering);
+}
+
 async fn stop_matching(session: &Session, matches: impl Fn(Option<&str>) -> bool) {
     let Some(tasks) = session.slots().get::<BackgroundTasks>() else {
         return;

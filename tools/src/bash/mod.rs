@@ -36,7 +36,7 @@ use std::time::Duration;
 use baton_engine::schema::InvalidSchema;
 use baton_engine::Tool;
 
-pub use background::{stop_all, stop_owned, BackgroundTasks, TaskOwner};
+pub use background::{stop_all, stop_all_now, stop_owned, BackgroundTasks, TaskOwner};
 pub use task_tools::{TaskOutputInput, TaskStopInput};
 pub use tool::BashInput;
 
