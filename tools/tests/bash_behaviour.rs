@@ -426,3 +426,18 @@ async fn stop_all_now_works_without_awaiting() {
     bash::stop_all_now(&h.session);
     assert_eq!(settle(&m, Duration::from_secs(10)).await, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_jobs_can_be_stopped_with_the_call() {
+    let h = Harness::with_config(BashConfig {
+        keep_background_jobs: false,
+        ..BashConfig::default()
+    });
+    let m = marker();
+    let r = h
+        .bash(json!({"command": format!("sleep {m} & echo ok")}))
+        .await;
+    assert!(!r.is_error, "{}", r.text());
+    assert!(r.text().contains("were stopped"), "{}", r.text());
+    assert_eq!(settle(&m, Duration::from_secs(10)).await, 0);
+}

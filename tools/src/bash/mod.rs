@@ -64,6 +64,10 @@ pub struct BashConfig {
     pub progress_every: Duration,
     /// Longest `TaskOutput` wait when the call gives none.
     pub task_output_default_wait: Duration,
+    /// What happens to processes a finished foreground command left running
+    /// (`server &`): `true` keeps them until the session (or owner) ends,
+    /// so a later call can use them; `false` stops them with the call.
+    pub keep_background_jobs: bool,
 }
 
 impl Default for BashConfig {
@@ -78,6 +82,7 @@ impl Default for BashConfig {
             progress_delay: Duration::from_secs(2),
             progress_every: Duration::from_secs(1),
             task_output_default_wait: Duration::from_secs(30),
+            keep_background_jobs: true,
         }
     }
 }

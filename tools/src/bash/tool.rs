@@ -192,13 +192,22 @@ impl Bash {
         if matches!(ending, Ending::Exited(_)) {
             if let Some(group) = shell.group() {
                 if still_running(group).await {
-                    notes.push(format!(
-                        "Processes the command started in the background are still running \
-                         (process group {}); they are stopped when the session ends.",
-                        group.id()
-                    ));
-                    background::registry(&ctx.session)
-                        .adopt(background::TaskOwner::of(&ctx.context), shell.take_guard());
+                    if self.config.keep_background_jobs {
+                        notes.push(format!(
+                            "Processes the command started in the background are still running \
+                             (process group {}); they are stopped when the session ends.",
+                            group.id()
+                        ));
+                        background::registry(&ctx.session)
+                            .adopt(background::TaskOwner::of(&ctx.context), shell.take_guard());
+                    } else {
+                        shell.stop(self.config.stop_grace).await;
+                        notes.push(
+                            "Processes the command started in the background were stopped when \
+                             it ended; use run_in_background for anything that must keep running."
+                                .to_string(),
+                        );
+                    }
                 }
             }
         }
