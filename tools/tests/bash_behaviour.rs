@@ -441,3 +441,20 @@ async fn background_jobs_can_be_stopped_with_the_call() {
     assert!(r.text().contains("were stopped"), "{}", r.text());
     assert_eq!(settle(&m, Duration::from_secs(10)).await, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shell_leads_its_own_session_without_a_terminal() {
+    let h = Harness::new();
+    let r = h
+        .bash(json!({"command": "read -r _ _ _ _ pgid sid _ < /proc/$$/stat; echo \"$$ $pgid $sid\"; exec 3</dev/tty || echo no-tty"}))
+        .await;
+    let text = r.text();
+    let first = text.lines().next().unwrap();
+    let ids: Vec<&str> = first.split(' ').collect();
+    assert_eq!(ids.len(), 3, "{text}");
+    assert!(
+        ids[0] == ids[1] && ids[1] == ids[2],
+        "pid, group and session differ: {text}"
+    );
+    assert!(text.contains("no-tty"), "{text}");
+}

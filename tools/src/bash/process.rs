@@ -1,4 +1,4 @@
-//! One shell, in its own process group, and how to stop all of it.
+//! One shell, in its own session and process group, and how to stop all of it.
 //!
 //! Killing only the shell would leave its children running: `make` keeps
 //! compiling, `sleep 100 &` outlives the call, and a pipe held open by a
@@ -113,8 +113,18 @@ impl Shell {
             .env("PAGER", "cat")
             .env("GIT_PAGER", "cat")
             .env("GIT_TERMINAL_PROMPT", "0")
-            .process_group(0)
             .kill_on_drop(true);
+        // A new session (and so a new process group led by the shell),
+        // without a controlling terminal: a program that opens /dev/tty to
+        // ask for a password fails at once instead of being stopped by
+        // SIGTTIN and hanging until the timeout.
+        //
+        // SAFETY: the closure runs in the forked child before exec and only
+        // calls setsid(2), which is async-signal-safe; it touches no memory
+        // shared with the parent and does not allocate.
+        unsafe {
+            cmd.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(io::Error::from));
+        }
         let child = cmd.spawn()?;
         // The command owned our copies of the pipe's write end; only the
         // shell and its descendants hold it now, so EOF means they closed it.
@@ -143,6 +153,8 @@ impl Shell {
             return self.child.wait().await.ok();
         };
         group.signal(Signal::SIGTERM);
+        // A stopped process only acts on SIGTERM once continued.
+        group.signal(Signal::SIGCONT);
         // Bash may be blocked waiting for a foreground child; it exits once
         // that child dies of the SIGTERM.
         let deadline = tokio::time::Instant::now() + grace;
