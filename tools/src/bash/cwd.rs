@@ -9,14 +9,18 @@
 //! see too.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use baton_engine::Context;
 
-/// Where the shell of call `call_id` writes its final directory.
+/// Where the shell of call `call_id` writes its final directory; unique
+/// even if two running calls share an id.
 pub(crate) fn report_path(state_dir: &Path, call_id: &str) -> PathBuf {
+    static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+    let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
     state_dir
         .join("shell")
-        .join(format!("{}.cwd", file_safe(call_id)))
+        .join(format!("{}.{n}.cwd", file_safe(call_id)))
 }
 
 /// A name usable as a file name whatever the id contains.

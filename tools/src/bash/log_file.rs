@@ -81,9 +81,10 @@ impl LogFile {
             return;
         }
         self.opened = true;
-        match create(&self.path) {
-            Ok(file) => {
+        match create_unique(&self.path) {
+            Ok((file, path)) => {
                 self.file = Some(file);
+                self.path = path;
                 let early = std::mem::take(&mut self.early);
                 self.write_file(&early);
             }
@@ -116,20 +117,43 @@ impl LogFile {
     }
 }
 
-/// Creates `path` readable by the owner only, with its directory.
-fn create(path: &Path) -> std::io::Result<File> {
+/// Creates `path` readable by the owner only, with its directory. An
+/// existing file is another command's output (a reused call id, a nested
+/// agent): it is kept, and `name-2.log`, `name-3.log`... is used instead.
+fn create_unique(path: &Path) -> std::io::Result<(File, PathBuf)> {
     if let Some(dir) = path.parent() {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(dir)?;
     }
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = path.extension().map(|e| e.to_string_lossy().into_owned());
+    let mut candidate = path.to_path_buf();
+    for n in 2..=1000 {
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&candidate)
+        {
+            Ok(file) => return Ok((file, candidate)),
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                let name = match &ext {
+                    Some(ext) => format!("{stem}-{n}.{ext}"),
+                    None => format!("{stem}-{n}"),
+                };
+                candidate = path.with_file_name(name);
+            }
+            Err(err) => return Err(err),
+        }
+    }
+    Err(std::io::Error::other(
+        "too many output files with the same name",
+    ))
 }
 
 #[cfg(test)]
@@ -149,6 +173,18 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn an_existing_log_is_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.log");
+        std::fs::write(&path, b"earlier").unwrap();
+        let mut log = LogFile::new(path.clone(), 100, true);
+        log.write(b"later");
+        assert_eq!(std::fs::read(&path).unwrap(), b"earlier");
+        assert_eq!(log.path(), dir.path().join("c-2.log"));
+        assert_eq!(std::fs::read(log.path()).unwrap(), b"later");
     }
 
     #[test]
