@@ -13,6 +13,7 @@
 mod allowlist;
 mod exit;
 mod git;
+mod quirks;
 mod readonly;
 mod syntax;
 mod walk;

@@ -188,6 +188,19 @@ const READ_ONLY_TABLE: &[(&str, bool)] = &[
     ("git reflog expire --all", false),
     ("git", false),
     ("git $SUB", false),
+    // Where the grammar and bash disagree.
+    ("find . -de\\\nlete", false),
+    ("l\\\ns -la", false),
+    ("echo `echo \\`rm x\\``", false),
+    ("echo $\\\n(rm x)", false),
+    ("grep -rn foo \\\n  src", true),
+    ("echo 'a\\\nb'", true),
+    ("echo \"a\\\nb\"", true),
+    ("echo a\\\\\nls", true),
+    ("time ls", true),
+    ("time -p rm x", false),
+    ("coproc rm x", false),
+    ("cat <<'EOF'\n$(rm x)\nEOF", true),
     // Unparseable or empty.
     ("", false),
     ("   ", false),
@@ -275,6 +288,7 @@ fn split_compound_commands() {
     );
     assert_eq!(names("if make; then ./run; fi 2>&1"), ["make", "./run"]);
     assert_eq!(names("for x in 1 2; do rm $x; done"), ["rm $x"]);
+    assert_eq!(names("time -p rm -rf x; coproc make"), ["rm -rf x", "make"]);
 }
 
 #[test]

@@ -6,6 +6,7 @@
 
 use tree_sitter::Node;
 
+use super::quirks;
 use super::syntax::{Construct, Placement, Redirect, Script, SimpleCommand, Word};
 use super::words::{text, word};
 
@@ -69,6 +70,11 @@ pub(crate) fn script(root: Node<'_>, src: &str) -> Script {
         script: Script::default(),
     };
     walker.visit(root, Placement::Direct, false, 0);
+    if quirks::joining_continuation(root, src) {
+        walker.construct(Construct::Unsupported(
+            "a line continuation inside a word".into(),
+        ));
+    }
     walker.script
 }
 
@@ -144,6 +150,9 @@ impl Walker<'_> {
                 }
             }
             "command_substitution" | "process_substitution" => {
+                if quirks::nested_backquotes(node, self.src) {
+                    self.construct(Construct::Unsupported("escapes inside backquotes".into()));
+                }
                 placement = Placement::Substitution;
             }
             kind if STRUCTURAL.contains(&kind) => {}
@@ -213,6 +222,7 @@ impl Walker<'_> {
             }
             self.visit(child, placement, false, depth + 1);
         }
+        strip_keywords(&mut words);
         redirects.extend_from_slice(outer);
         let end = outer_end(node, outer, self.src);
         let span = node.start_byte()..end;
@@ -283,6 +293,25 @@ impl Walker<'_> {
             }
         }
         Redirect { fd, op, target }
+    }
+}
+
+/// `time [-p] cmd` and `coproc cmd` run `cmd`; the grammar reads the
+/// keyword as the command's name. Rules and the allowlist must see `cmd`.
+fn strip_keywords(words: &mut Vec<Word>) {
+    loop {
+        match words.first().and_then(Word::fixed) {
+            Some("time") => {
+                words.remove(0);
+                if words.first().and_then(Word::fixed) == Some("-p") {
+                    words.remove(0);
+                }
+            }
+            Some("coproc") => {
+                words.remove(0);
+            }
+            _ => return,
+        }
     }
 }
 
