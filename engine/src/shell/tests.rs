@@ -201,6 +201,19 @@ const READ_ONLY_TABLE: &[(&str, bool)] = &[
     ("time -p rm x", false),
     ("coproc rm x", false),
     ("cat <<'EOF'\n$(rm x)\nEOF", true),
+    // Quoted text that bash evaluates, running the substitution inside.
+    ("[[ 'x[$(rm y)]' -eq 1 ]]", false),
+    ("[[ -v 'x[$(rm y)]' ]]", false),
+    ("echo ${x['$(rm y)']}", false),
+    ("echo ${x:'a[$(rm y)]'}", false),
+    ("echo ${!a['`rm y`']}", false),
+    ("for ((i='a[$(rm y)]';0;)); do :; done", false),
+    ("echo ${x:$'a[\\x24(rm y)]'}", false),
+    ("[[ \"a[\\$(rm y)]\" -eq 1 ]]", false),
+    ("echo '$(rm y)'", true),
+    ("echo \"\\$(rm y)\"", true),
+    ("[[ -n $x && $y == 'a b' ]]", true),
+    ("echo ${x:-default} ${#x} ${x:1:2}", true),
     // Unparseable or empty.
     ("", false),
     ("   ", false),
@@ -443,5 +456,29 @@ mod fuzz {
             let line = format!("{base} > {target}");
             prop_assert!(!is_read_only(&line));
         }
+    }
+}
+
+#[test]
+fn evaluated_quotes_are_flagged_not_just_unparseable() {
+    for src in [
+        "[[ 'x[$(rm y)]' -eq 1 ]]",
+        "[[ -v 'x[$(rm y)]' ]]",
+        "echo ${x['$(rm y)']}",
+        "find . -de\\\nlete",
+        "echo `echo \\`rm x\\``",
+    ] {
+        let script = match parse(src) {
+            Ok(script) => script,
+            Err(err) => panic!("{src}: {err}"),
+        };
+        assert!(
+            script
+                .constructs()
+                .iter()
+                .any(|c| matches!(c, Construct::Unsupported(_))),
+            "{src}: {:?}",
+            script.constructs()
+        );
     }
 }

@@ -69,7 +69,7 @@ pub(crate) fn script(root: Node<'_>, src: &str) -> Script {
         src,
         script: Script::default(),
     };
-    walker.visit(root, Placement::Direct, false, 0);
+    walker.visit(root, Placement::Direct, Mode::default(), 0);
     if quirks::joining_continuation(root, src) {
         walker.construct(Construct::Unsupported(
             "a line continuation inside a word".into(),
@@ -78,13 +78,38 @@ pub(crate) fn script(root: Node<'_>, src: &str) -> Script {
     walker.script
 }
 
+/// What the surrounding syntax does with text.
+#[derive(Clone, Copy, Debug, Default)]
+struct Mode {
+    /// Inside arithmetic: `=`, `++` and friends assign.
+    arith: bool,
+    /// Somewhere bash evaluates text as an expression (arithmetic, array
+    /// subscripts, `${...}` operands, `[[ ]]`). There, even quoted text can
+    /// run commands: `[[ 'a[$(cmd)]' -eq 1 ]]` and `${x:'a[$(cmd)]'}` run
+    /// `cmd`, because bash expands subscripts found in the evaluated text.
+    evaluated: bool,
+}
+
+/// Quoted text that would be code if evaluated: a `$(`, a backquote, or
+/// ANSI-C quoting (whose escapes can spell either).
+fn hides_code(node: Node<'_>, src: &str) -> bool {
+    if matches!(node.kind(), "ansi_c_string" | "translated_string") {
+        return true;
+    }
+    match word(node, src).literal() {
+        Some(text) => text.contains("$(") || text.contains('`') || text.contains("$["),
+        // Not literal: its substitutions are real and walked as commands.
+        None => false,
+    }
+}
+
 struct Walker<'s> {
     src: &'s str,
     script: Script,
 }
 
 impl Walker<'_> {
-    fn visit(&mut self, node: Node<'_>, placement: Placement, arith: bool, depth: usize) {
+    fn visit(&mut self, node: Node<'_>, placement: Placement, mode: Mode, depth: usize) {
         if depth > MAX_DEPTH {
             if !self.script.constructs.contains(&Construct::TooDeep) {
                 self.script.constructs.push(Construct::TooDeep);
@@ -92,23 +117,26 @@ impl Walker<'_> {
             return;
         }
         if !node.is_named() {
-            if arith && ARITH_ASSIGN.contains(&node.kind()) {
+            if mode.arith && ARITH_ASSIGN.contains(&node.kind()) {
                 self.construct(Construct::Assignment("arithmetic".into()));
             }
             return;
         }
-        let mut arith = arith;
+        let mut mode = mode;
         let mut placement = placement;
         match node.kind() {
             "command" => return self.command(node, &[], placement, depth),
             "redirected_statement" => return self.redirected(node, placement, depth),
-            "test_command" => return self.keyword_command(node, "[[", placement, arith, depth),
+            "test_command" => {
+                mode.evaluated = true;
+                return self.keyword_command(node, "[[", placement, mode, depth);
+            }
             "declaration_command" | "unset_command" => {
                 let keyword = node
                     .child(0)
                     .map(|k| text(k, self.src).to_string())
                     .unwrap_or_default();
-                return self.keyword_command(node, &keyword, placement, arith, depth);
+                return self.keyword_command(node, &keyword, placement, mode, depth);
             }
             "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
                 let redirect = self.redirect(node);
@@ -136,13 +164,19 @@ impl Walker<'_> {
                     }
                 }
             }
-            "c_style_for_statement" | "arithmetic_expansion" => arith = true,
+            "c_style_for_statement" | "arithmetic_expansion" => {
+                mode.arith = true;
+                mode.evaluated = true;
+            }
+            "subscript" => mode.evaluated = true,
             "compound_statement" => {
                 if node.child(0).is_some_and(|c| c.kind() == "((") {
-                    arith = true;
+                    mode.arith = true;
+                    mode.evaluated = true;
                 }
             }
             "expansion" => {
+                mode.evaluated = true;
                 if let Some(op) = node.child_by_field_name("operator") {
                     if matches!(op.kind(), "=" | ":=") {
                         self.construct(Construct::Assignment(text(node, self.src).to_string()));
@@ -155,16 +189,24 @@ impl Walker<'_> {
                 }
                 placement = Placement::Substitution;
             }
+            "raw_string" | "string" | "ansi_c_string" | "translated_string" | "word"
+            | "concatenation"
+                if mode.evaluated && hides_code(node, self.src) =>
+            {
+                self.construct(Construct::Unsupported(
+                    "quoted code where bash evaluates text (subscript, arithmetic, [[ ]])".into(),
+                ));
+            }
             kind if STRUCTURAL.contains(&kind) => {}
             other => self.construct(Construct::Unsupported(other.to_string())),
         }
-        self.children(node, placement, arith, depth);
+        self.children(node, placement, mode, depth);
     }
 
-    fn children(&mut self, node: Node<'_>, placement: Placement, arith: bool, depth: usize) {
+    fn children(&mut self, node: Node<'_>, placement: Placement, mode: Mode, depth: usize) {
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
-            self.visit(child, placement, arith, depth + 1);
+            self.visit(child, placement, mode, depth + 1);
         }
     }
 
@@ -186,11 +228,11 @@ impl Walker<'_> {
             if is_redirect(child.kind()) {
                 outer.push(self.redirect(child));
             }
-            self.visit(child, placement, false, depth + 1);
+            self.visit(child, placement, Mode::default(), depth + 1);
         }
         match body {
             Some(b) if b.kind() == "command" => self.command(b, &outer, placement, depth + 1),
-            Some(b) => self.visit(b, placement, false, depth + 1),
+            Some(b) => self.visit(b, placement, Mode::default(), depth + 1),
             None => {}
         }
     }
@@ -214,13 +256,13 @@ impl Walker<'_> {
                     // classifier judges it there. Its value may still run
                     // something.
                     if let Some(value) = child.child_by_field_name("value") {
-                        self.visit(value, placement, false, depth + 1);
+                        self.visit(value, placement, Mode::default(), depth + 1);
                     }
                     continue;
                 }
                 _ => {}
             }
-            self.visit(child, placement, false, depth + 1);
+            self.visit(child, placement, Mode::default(), depth + 1);
         }
         strip_keywords(&mut words);
         redirects.extend_from_slice(outer);
@@ -244,7 +286,7 @@ impl Walker<'_> {
         node: Node<'_>,
         keyword: &str,
         placement: Placement,
-        arith: bool,
+        mode: Mode,
         depth: usize,
     ) {
         let index = self.script.commands.len();
@@ -259,7 +301,7 @@ impl Walker<'_> {
                 words.push(word(child, self.src));
             }
         }
-        self.children(node, placement, arith, depth);
+        self.children(node, placement, mode, depth);
         let span = node.start_byte()..node.end_byte();
         let cmd = SimpleCommand {
             text: text(node, self.src).to_string(),
