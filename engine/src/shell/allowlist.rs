@@ -98,7 +98,8 @@ pub(crate) fn allows(name: &str, args: &[Word]) -> bool {
         "file" => !args
             .iter()
             .any(|a| short_has(a, 'C') || long_is(a, "--compile")),
-        "tree" => !args.iter().any(|a| short_has(a, 'o')),
+        // `-o` writes a file; `-R` (with `-H`) writes 00Tree.html everywhere.
+        "tree" => !args.iter().any(|a| short_has(a, 'o') || short_has(a, 'R')),
         "env" => args.iter().all(|a| matches!(*a, "-0" | "--null")),
         // `command -v name` only looks a name up; plain `command x` runs x.
         "command" => matches!(args.first(), Some(&("-v" | "-V"))),
