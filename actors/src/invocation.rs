@@ -73,7 +73,9 @@ impl Actor for Invocation {
                 // Let the kill signal reach the running loop.
                 std::future::pending::<()>().await;
             }
-            let result = state.pipeline.run(call, ctx).await;
+            // Boxed: the pipeline's future is large, and the actor's task
+            // future would otherwise carry (and move) it whole.
+            let result = Box::pin(state.pipeline.run(call, ctx)).await;
             if state.fault == InjectedFault::Panic {
                 panic!("injected invocation fault");
             }

@@ -1,0 +1,92 @@
+//! Bench 1: dispatch cost per no-op call through the whole engine
+//! (validation on, allow-all permissions, actors, ordering, events) against
+//! a minimal hand-written tokio equivalent (spawn + oneshot-style reply +
+//! reorder buffer), for batches of 1, 10, 100 and 1000 calls.
+
+#[path = "common/mod.rs"]
+mod common;
+
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use serde_json::json;
+
+/// The baseline: every call spawned at once, completions reordered.
+async fn hand_written(n: usize) -> usize {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, String)>();
+    for i in 0..n {
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let _ = tx.send((i, "ok".to_string()));
+        });
+    }
+    drop(tx);
+    let mut buffer: Vec<Option<String>> = (0..n).map(|_| None).collect();
+    let (mut next, mut emitted) = (0, Vec::with_capacity(n));
+    while let Some((i, r)) = rx.recv().await {
+        buffer[i] = Some(r);
+        while next < n {
+            match buffer[next].take() {
+                Some(r) => emitted.push(r),
+                None => break,
+            }
+            next += 1;
+        }
+    }
+    emitted.len()
+}
+
+/// Both runtime flavours: the multi-threaded one pays cross-thread wake-ups
+/// on every hand-off, the current-thread one shows the CPU cost alone.
+fn dispatch(c: &mut Criterion) {
+    for (flavour, rt) in [
+        ("multi_thread", common::runtime()),
+        (
+            "current_thread",
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap(),
+        ),
+    ] {
+        dispatch_on(c, flavour, rt);
+    }
+}
+
+fn dispatch_on(c: &mut Criterion, flavour: &str, rt: tokio::runtime::Runtime) {
+    let engine = {
+        let _g = rt.enter();
+        common::engine(10)
+    };
+    let mut group = c.benchmark_group(format!("dispatch_{flavour}"));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    for n in [1usize, 10, 100, 1000] {
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_with_input(BenchmarkId::new("engine", n), &n, |b, &n| {
+            // Building the calls is the host's work, not dispatch: set up
+            // outside the measurement.
+            b.iter_batched(
+                || common::calls("Noop", n, json!({"n": 1})),
+                |calls| {
+                    // The host loop runs on the runtime, as in a real host.
+                    let engine = engine.clone();
+                    let got = rt
+                        .block_on(rt.spawn(async move { common::run_batch(&engine, calls).await }))
+                        .unwrap();
+                    assert_eq!(got, n);
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        group.bench_with_input(BenchmarkId::new("tokio_baseline", n), &n, |b, &n| {
+            b.iter(|| assert_eq!(rt.block_on(rt.spawn(hand_written(n))).unwrap(), n))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, dispatch);
+criterion_main!(benches);
