@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use bash_common::{count_marked, marker, settle, wait_started, Harness};
 use baton_engine::CancelReason;
+use baton_tools::bash;
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -128,6 +129,63 @@ proptest! {
             let m = run_and_end(&h, shape, end, at_least).await;
             settle(&m, Duration::from_secs(10)).await
         });
+        prop_assert_eq!(left, 0);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+    /// Many calls at once in one session — quick ones, failing ones, ones
+    /// that time out, are cancelled or go to the background — each get
+    /// the result their ending calls for, and nothing is left running.
+    #[test]
+    fn concurrent_calls_each_end_right_and_leave_nothing(
+        kinds in prop::collection::vec(0usize..5, 4..12),
+    ) {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (wrong, left) = rt.block_on(async {
+            let h = std::sync::Arc::new(Harness::new());
+            let m = marker();
+            let mut calls = Vec::new();
+            for (i, kind) in kinds.iter().copied().enumerate() {
+                let h = h.clone();
+                let m = m.clone();
+                calls.push(tokio::spawn(async move {
+                    let ctx = h.ctx(&format!("c{i}"));
+                    let (input, expect_error, expect_text) = match kind {
+                        0 => (json!({"command": format!("echo out{i}")}), false, format!("out{i}")),
+                        1 => (json!({"command": format!("echo err{i} >&2; exit 7")}), true, "Exit code 7".to_string()),
+                        2 => (json!({"command": format!("sleep {m}"), "timeout": 400}), true, "timed out".to_string()),
+                        3 => {
+                            let cancel = ctx.cancel.clone();
+                            tokio::spawn(async move {
+                                tokio::time::sleep(Duration::from_millis(300)).await;
+                                cancel.cancel(CancelReason::User);
+                            });
+                            (json!({"command": format!("sleep {m} & sleep {m}; wait")}), true, String::new())
+                        }
+                        _ => (json!({"command": format!("sleep {m}"), "run_in_background": true}), false, "shell-".to_string()),
+                    };
+                    let r = h.call("Bash", input, ctx).await;
+                    let ok = r.is_error == expect_error && r.text().contains(&expect_text);
+                    (!ok).then(|| format!("call {i} (kind {kind}): error={} {}", r.is_error, r.text()))
+                }));
+            }
+            let mut wrong = Vec::new();
+            for call in calls {
+                if let Some(problem) = call.await.unwrap() {
+                    wrong.push(problem);
+                }
+            }
+            bash::stop_all(&h.session).await;
+            (wrong, settle(&m, Duration::from_secs(15)).await)
+        });
+        prop_assert!(wrong.is_empty(), "{:?}", wrong);
         prop_assert_eq!(left, 0);
     }
 }
