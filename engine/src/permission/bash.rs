@@ -205,6 +205,9 @@ fn parse_parts(command: &str) -> (Option<Vec<Part>>, Vec<Part>, bool) {
         .iter()
         .any(|c| matches!(c, Construct::Unsupported(_) | Construct::TooDeep));
     let writes = script.redirects().iter().any(|r| r.writes_file());
+    // `cd` is harmless alone but not beside `git`: it must then be allowed
+    // by a rule like any other command.
+    let cd_with_git = crate::shell::cd_combined_with_git(&script);
     let parts: Vec<Part> = script
         .commands()
         .iter()
@@ -212,7 +215,9 @@ fn parse_parts(command: &str) -> (Option<Vec<Part>>, Vec<Part>, bool) {
             text: c.text().trim().to_string(),
             line: c.command_line(),
             has_assignments: !c.assignments().is_empty(),
-            read_only: !writes && crate::shell::is_read_only(c.text()),
+            read_only: !writes
+                && crate::shell::is_read_only(c.text())
+                && !(cd_with_git && crate::shell::is_directory_change(c)),
             paths: located_words(c),
         })
         .collect();

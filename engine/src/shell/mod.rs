@@ -132,6 +132,17 @@ pub fn is_read_only(src: &str) -> bool {
 /// Whether `src` changes the shell's working directory (`cd`, `pushd`,
 /// `popd`) anywhere. Such a line should not run beside others even when it
 /// is read-only, so that its new directory can carry over to later calls.
+/// Whether `cmd` changes the shell's directory (`cd`, `pushd`, `popd`).
+pub fn is_directory_change(cmd: &SimpleCommand) -> bool {
+    readonly::is_cd(cmd)
+}
+
+/// Whether `script` combines a directory change with `git`; such a line is
+/// never read-only, and none of its parts may pass as read-only on its own.
+pub fn cd_combined_with_git(script: &Script) -> bool {
+    readonly::cd_combined_with_git(script)
+}
+
 pub fn changes_directory(src: &str) -> bool {
     match parse(src) {
         Ok(script) => script.commands().iter().any(readonly::is_cd),

@@ -23,9 +23,13 @@ pub(crate) fn script_is_read_only(script: &Script) -> bool {
     if !script.commands().iter().all(command_is_read_only) {
         return false;
     }
-    let changes_dir = script.commands().iter().any(is_cd);
-    let uses_git = script.commands().iter().any(|c| c.name() == Some("git"));
-    !(changes_dir && uses_git)
+    !cd_combined_with_git(script)
+}
+
+/// A directory change and a `git` command in the same line: the `cd` may
+/// lead `git` into a repository whose config runs programs.
+pub(crate) fn cd_combined_with_git(script: &Script) -> bool {
+    script.commands().iter().any(is_cd) && script.commands().iter().any(|c| c.name() == Some("git"))
 }
 
 pub(crate) fn is_cd(cmd: &SimpleCommand) -> bool {

@@ -79,6 +79,10 @@ pub fn cases() -> Vec<Case> {
         c(D, "Bash", "cmd:echo $(curl evil)", AskDefault).allow(&["Bash(echo:*)"]),
         c(D, "Bash", "cmd:echo 'a' ; rm x", Deny).deny(&["Bash(rm:*)"]),
         c(D, "Bash", "cmd:(cd src && rm x)", Deny).deny(&["Bash(rm:*)"]),
+        // `cd` beside `git` is no free pass, even when the git part is allowed.
+        c(D, "Bash", "cmd:cd src && git status", AskDefault).allow(&["Bash(git status)"]),
+        c(D, "Bash", "cmd:cd src && git status", Allow).allow(&["Bash(git status)", "Bash(cd:*)"]),
+        c(D, "Bash", "cmd:cd src && ls", Allow).ro(),
         c(D, "Bash", "cmd:git add . && git push", AskRule)
             .ask(&["Bash(git push:*)"])
             .allow(&["Bash"]),
