@@ -81,6 +81,31 @@ fn dispatch_on(c: &mut Criterion, flavour: &str, rt: tokio::runtime::Runtime) {
                 BatchSize::SmallInput,
             )
         });
+        // The per-call pipeline alone (prepare + run, one call after the
+        // other, no actors): what the engine's stages cost by themselves.
+        let pipeline = engine.runtime().pipeline().clone();
+        let session = engine.runtime().session().clone();
+        let context = engine.runtime().context();
+        group.bench_with_input(BenchmarkId::new("pipeline_only", n), &n, |b, &n| {
+            b.iter_batched(
+                || common::calls("Noop", n, json!({"n": 1})),
+                |calls| {
+                    rt.block_on(async {
+                        for call in calls {
+                            let ctx = baton::engine::ToolContext::standalone(
+                                call.id.clone(),
+                                context.clone(),
+                                session.clone(),
+                            );
+                            let prepared = pipeline.prepare(call);
+                            let r = pipeline.run(prepared, ctx).await;
+                            assert!(!r.is_error);
+                        }
+                    })
+                },
+                BatchSize::SmallInput,
+            )
+        });
         group.bench_with_input(BenchmarkId::new("tokio_baseline", n), &n, |b, &n| {
             b.iter(|| assert_eq!(rt.block_on(rt.spawn(hand_written(n))).unwrap(), n))
         });

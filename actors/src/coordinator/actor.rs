@@ -35,13 +35,13 @@ impl Actor for Coordinator {
         state: &mut BatchState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            CoordMsg::Add(call) => state.add(&myself, call).await,
+            CoordMsg::Add(call) => state.add(&myself, call),
             CoordMsg::End => {
                 state.ended = true;
                 state.maybe_finish(&myself);
             }
-            CoordMsg::Interrupt(kind) => state.interrupt(&myself, kind).await,
-            CoordMsg::HostGone => state.host_gone(&myself).await,
+            CoordMsg::Interrupt(kind) => state.interrupt(&myself, kind),
+            CoordMsg::HostGone => state.host_gone(&myself),
         }
         Ok(())
     }
@@ -62,15 +62,11 @@ impl Actor for Coordinator {
                     Some(other) => format!("the task running it stopped ({other})"),
                     None => "the task running it stopped without a result".to_string(),
                 };
-                state
-                    .invocation_stopped(&myself, cell.get_id(), result, &why)
-                    .await;
+                state.invocation_stopped(&myself, cell.get_id(), result, &why);
             }
             SupervisionEvent::ActorFailed(cell, err) => {
                 let why = format!("the task running it failed ({err})");
-                state
-                    .invocation_stopped(&myself, cell.get_id(), None, &why)
-                    .await;
+                state.invocation_stopped(&myself, cell.get_id(), None, &why);
             }
             _ => {}
         }

@@ -12,7 +12,7 @@ use super::state::{BatchState, Phase};
 use crate::config::InterruptKind;
 
 impl BatchState {
-    pub async fn interrupt(&mut self, myself: &ActorRef<CoordMsg>, kind: InterruptKind) {
+    pub fn interrupt(&mut self, myself: &ActorRef<CoordMsg>, kind: InterruptKind) {
         self.summary.interrupted.get_or_insert(kind);
         match kind {
             InterruptKind::Cancel => self.stop_all(CancelReason::User),
@@ -29,16 +29,16 @@ impl BatchState {
                 self.settle_queued_where(&reason, |s| s.interrupt == InterruptBehavior::Cancel);
             }
         }
-        self.pump(myself).await;
+        self.pump(myself);
     }
 
     /// The host let go of the batch: nothing may keep running for nobody.
-    pub async fn host_gone(&mut self, myself: &ActorRef<CoordMsg>) {
+    pub fn host_gone(&mut self, myself: &ActorRef<CoordMsg>) {
         self.ended = true;
         self.stop_all(CancelReason::Other(
             "the host stopped waiting for this batch".into(),
         ));
-        self.pump(myself).await;
+        self.pump(myself);
     }
 
     /// Stops running calls and settles queued ones; later calls will not

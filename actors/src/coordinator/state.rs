@@ -15,7 +15,7 @@ use baton_engine::{
     CallResult, CancelReason, CancelScope, Context, InterruptBehavior, Outcome, Pipeline,
     PreparedCall, ProgressSink, ToolContext, ToolUse,
 };
-use ractor::{Actor, ActorId, ActorRef};
+use ractor::{ActorId, ActorRef, ActorRuntime};
 
 use super::messages::CoordMsg;
 use super::scheduler::{Queued, Scheduler};
@@ -109,7 +109,7 @@ impl BatchState {
         }
     }
 
-    pub async fn add(&mut self, myself: &ActorRef<CoordMsg>, call: ToolUse) {
+    pub fn add(&mut self, myself: &ActorRef<CoordMsg>, call: ToolUse) {
         let index = self.slots.len();
         let prepared = self.pipeline.prepare(call);
         self.slots.push(Slot {
@@ -128,7 +128,7 @@ impl BatchState {
         if let Some(reason) = refusal {
             self.settle_unstarted(index, &reason);
         }
-        self.pump(myself).await;
+        self.pump(myself);
     }
 
     /// Why a queued call may no longer start, if so. (A new-message
@@ -171,7 +171,7 @@ impl BatchState {
     }
 
     /// Starts every call the scheduling rules allow now.
-    pub async fn pump(&mut self, myself: &ActorRef<CoordMsg>) {
+    pub fn pump(&mut self, myself: &ActorRef<CoordMsg>) {
         loop {
             let slots = &self.slots;
             let next = self.scheduler.next_start(|i| {
@@ -187,12 +187,12 @@ impl BatchState {
                 self.settle_unstarted(index, &reason);
                 continue;
             }
-            self.start(myself, index).await;
+            self.start(myself, index);
         }
         self.maybe_finish(myself);
     }
 
-    async fn start(&mut self, myself: &ActorRef<CoordMsg>, index: usize) {
+    fn start(&mut self, myself: &ActorRef<CoordMsg>, index: usize) {
         let scope = self.scope.child();
         let slot = &mut self.slots[index];
         let Phase::Queued(prepared) =
@@ -227,7 +227,12 @@ impl BatchState {
             ctx,
             fault,
         };
-        match Actor::spawn_linked(None, Invocation, args, myself.get_cell()).await {
+        // Spawned without awaiting its start: the coordinator's futures stay
+        // small (they are moved on every message), and the invocation's
+        // trivial pre_start cannot fail. Should it be lost before linking
+        // (only if this coordinator is itself stopping), the state's drop
+        // settles the call.
+        match ActorRuntime::spawn_linked_instant(None, Invocation, args, myself.get_cell()) {
             Ok((actor, _)) => {
                 self.running.insert(actor.get_id(), index);
             }
@@ -239,7 +244,7 @@ impl BatchState {
     }
 
     /// An invocation stopped; `result` is `None` when it died without one.
-    pub async fn invocation_stopped(
+    pub fn invocation_stopped(
         &mut self,
         myself: &ActorRef<CoordMsg>,
         actor: ActorId,
@@ -254,7 +259,7 @@ impl BatchState {
             None => self.lost_result(index, why),
         };
         self.finish_call(index, result);
-        self.pump(myself).await;
+        self.pump(myself);
     }
 
     /// Books a result of a call that was running.
