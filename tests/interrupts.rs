@@ -284,3 +284,32 @@ async fn dropping_a_batch_handle_stops_its_calls() {
     ));
     assert!(matches!(got.last(), Some(baton::Event::Done(_))));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_nested_batches_can_be_limited() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::builder(testkit::pool())
+        .cwd(dir.path())
+        .state_dir(dir.path().join("state"))
+        .config(baton::RuntimeConfig::default().with_max_running_nested(Some(1)))
+        .build();
+    let child = |id: &str| json!({"calls": [{"id": id, "name": "Probe", "input": {"ms": 300}}]});
+    let start = Instant::now();
+    let run = run_all(
+        &engine,
+        vec![
+            call("n1", "Nest", child("k1")),
+            call("n2", "Nest", child("k2")),
+        ],
+    )
+    .await;
+    // Both Nest calls are safe and start together, but their nested
+    // batches run one after the other.
+    assert!(
+        start.elapsed() >= Duration::from_millis(600),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(run.result("n1").outcome, Outcome::Success);
+    assert_eq!(run.result("n2").outcome, Outcome::Success);
+}

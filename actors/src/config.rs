@@ -85,6 +85,11 @@ pub struct RuntimeConfig {
     pub sibling_policy: SiblingPolicy,
     pub message_budget_chars: usize,
     pub max_nesting_depth: usize,
+    /// How many nested batches (subagents) may run at once across the
+    /// runtime; `None`: no limit. A nested batch waits for a slot (or for
+    /// its parent call to be cancelled). With a limit, a tree deeper than
+    /// the limit can wait on itself, so keep it above the nesting you use.
+    pub max_running_nested: Option<usize>,
     /// Send `ask` decisions to the host as permission-request events. When
     /// false, the pipeline's own approver (if any) answers.
     pub host_approvals: bool,
@@ -97,6 +102,7 @@ impl Default for RuntimeConfig {
             sibling_policy: SiblingPolicy::default(),
             message_budget_chars: DEFAULT_MESSAGE_BUDGET_CHARS,
             max_nesting_depth: DEFAULT_MAX_NESTING_DEPTH,
+            max_running_nested: None,
             host_approvals: false,
         }
     }
@@ -129,6 +135,11 @@ impl RuntimeConfig {
 
     pub fn with_host_approvals(mut self, yes: bool) -> Self {
         self.host_approvals = yes;
+        self
+    }
+
+    pub fn with_max_running_nested(mut self, max: Option<usize>) -> Self {
+        self.max_running_nested = max;
         self
     }
 

@@ -62,6 +62,15 @@ impl NestedBatches for Nesting {
         if parent.cancel.is_cancelled() {
             return Err(NestingError::ParentCancelled);
         }
+        let slot = match &self.runtime.nested_slots {
+            Some(slots) => tokio::select! {
+                permit = slots.clone().acquire_owned() => Some(permit.map_err(|_| {
+                    NestingError::Closed("the runtime no longer runs nested batches".into())
+                })?),
+                _ = parent.cancel.cancelled() => return Err(NestingError::ParentCancelled),
+            },
+            None => None,
+        };
         let pipeline = match options.pool {
             Some(pool) => Arc::new((*self.pipeline).clone().with_pool(pool)),
             None => self.pipeline.clone(),
@@ -82,13 +91,19 @@ impl NestedBatches for Nesting {
         let handle = spawn_batch(spec, quiet)
             .await
             .map_err(|e| NestingError::Closed(e.to_string()))?;
-        Ok(Box::new(NestedHandle { handle, events }))
+        Ok(Box::new(NestedHandle {
+            handle,
+            events,
+            _slot: slot,
+        }))
     }
 }
 
 struct NestedHandle {
     handle: BatchHandle,
     events: UnboundedReceiver<Event>,
+    /// Held while the nested batch is open (when nesting is limited).
+    _slot: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 #[baton_engine::async_trait]

@@ -32,6 +32,8 @@ pub(crate) struct RuntimeInner {
     pub root: CancelScope,
     pub services: Extensions,
     pub fault_hook: Option<FaultHook>,
+    /// Slots for running nested batches, when they are limited.
+    pub nested_slots: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 /// A session's actor runtime. Clones share everything.
@@ -82,10 +84,14 @@ impl RuntimeBuilder {
         Runtime {
             inner: Arc::new(RuntimeInner {
                 pipeline: Arc::new(self.pipeline),
-                config: self.config,
                 session: self.session,
                 context: Mutex::new(self.context),
                 root: CancelScope::new(),
+                nested_slots: self
+                    .config
+                    .max_running_nested
+                    .map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1)))),
+                config: self.config,
                 services: self.services,
                 fault_hook: self.fault_hook,
             }),
