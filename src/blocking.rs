@@ -43,7 +43,11 @@ impl BlockingEngine {
         let handle = self
             .rt
             .block_on(async move { runtime.open_batch(sink).await })?;
-        Ok(BlockingBatch { handle, events })
+        Ok(BlockingBatch {
+            handle,
+            events,
+            done: Default::default(),
+        })
     }
 }
 
@@ -51,6 +55,7 @@ impl BlockingEngine {
 pub struct BlockingBatch {
     handle: BatchHandle,
     events: Receiver<Event>,
+    done: std::sync::atomic::AtomicBool,
 }
 
 impl BlockingBatch {
@@ -66,18 +71,33 @@ impl BlockingBatch {
         self.handle.interrupt(kind)
     }
 
-    /// The event channel, for use in the host's own `select!`.
+    /// The event channel, for use in the host's own `select!` (it does not
+    /// stop at [`Event::Done`] by itself: stop reading there).
     pub fn events(&self) -> &Receiver<Event> {
         &self.events
     }
 
     /// Waits for the next event; `None` once the batch is over.
     pub fn recv(&self) -> Option<Event> {
-        self.events.recv().ok()
+        if self.done.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        self.seen(self.events.recv().ok())
     }
 
+    /// Like [`Self::recv`], giving up after `timeout`.
     pub fn recv_timeout(&self, timeout: Duration) -> Option<Event> {
-        self.events.recv_timeout(timeout).ok()
+        if self.done.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        self.seen(self.events.recv_timeout(timeout).ok())
+    }
+
+    fn seen(&self, event: Option<Event>) -> Option<Event> {
+        if matches!(event, Some(Event::Done(_))) {
+            self.done.store(true, std::sync::atomic::Ordering::Release);
+        }
+        event
     }
 
     pub fn wait_quiescent(&self) {

@@ -55,7 +55,11 @@ impl Engine {
     pub async fn open_batch(&self) -> Result<Batch, BatchError> {
         let (sink, events) = EventSink::tokio();
         let handle = self.runtime.open_batch(sink).await?;
-        Ok(Batch { handle, events })
+        Ok(Batch {
+            handle,
+            events,
+            done: false,
+        })
     }
 
     /// Opens a batch under a turn scope of the host's (see
@@ -66,7 +70,11 @@ impl Engine {
     ) -> Result<Batch, BatchError> {
         let (sink, events) = EventSink::tokio();
         let handle = self.runtime.open_batch_under(sink, turn).await?;
-        Ok(Batch { handle, events })
+        Ok(Batch {
+            handle,
+            events,
+            done: false,
+        })
     }
 
     /// Session notifications (a background task ended) as events, from now on.
@@ -89,6 +97,7 @@ impl Engine {
 pub struct Batch {
     handle: BatchHandle,
     events: UnboundedReceiver<Event>,
+    done: bool,
 }
 
 impl Batch {
@@ -108,7 +117,12 @@ impl Batch {
 
     /// The next event; `None` after [`Event::Done`].
     pub async fn next_event(&mut self) -> Option<Event> {
-        self.events.recv().await
+        if self.done {
+            return None;
+        }
+        let event = self.events.recv().await;
+        self.done = matches!(event, Some(Event::Done(_)) | None);
+        event
     }
 
     /// Resolves when every call has its result and every invocation stopped.
@@ -123,7 +137,13 @@ impl Batch {
     /// Splits the control handle from the event stream, so one task can
     /// feed and interrupt while another reads.
     pub fn split(self) -> (BatchHandle, EventStream) {
-        (self.handle, EventStream { rx: self.events })
+        (
+            self.handle,
+            EventStream {
+                rx: self.events,
+                done: self.done,
+            },
+        )
     }
 
     /// Ends the batch and returns its results in order, with the summary.
@@ -146,16 +166,26 @@ impl Batch {
     }
 }
 
-/// A batch's events as a [`Stream`], in order of emission.
+/// A batch's events as a [`Stream`], in order of emission. It ends after
+/// [`Event::Done`] (a background task a tool left running may still hold a
+/// progress sink; what it sends after the end is not part of the batch).
 #[derive(Debug)]
 pub struct EventStream {
     rx: UnboundedReceiver<Event>,
+    done: bool,
 }
 
 impl Stream for EventStream {
     type Item = Event;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Event>> {
-        self.rx.poll_recv(cx)
+        if self.done {
+            return Poll::Ready(None);
+        }
+        let polled = self.rx.poll_recv(cx);
+        if let Poll::Ready(event) = &polled {
+            self.done = matches!(event, Some(Event::Done(_)) | None);
+        }
+        polled
     }
 }
 

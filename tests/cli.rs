@@ -274,3 +274,58 @@ fn serve_runs_several_messages_with_interrupts_and_approvals() {
     let status = s.child.wait().unwrap();
     assert!(status.success());
 }
+
+#[test]
+fn concurrency_env_and_permission_mode_reach_the_engine() {
+    let msg = json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "s1", "name": "Sleep", "input": {"duration_ms": 400}},
+        {"type": "tool_use", "id": "s2", "name": "Sleep", "input": {"duration_ms": 400}},
+    ]})
+    .to_string();
+    let timed = |env: Option<&str>| {
+        let mut cmd = baton();
+        cmd.args(["run", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        if let Some(n) = env {
+            cmd.env("BATON_MAX_TOOL_CONCURRENCY", n);
+        }
+        let start = std::time::Instant::now();
+        let mut child = cmd.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(msg.as_bytes())
+            .unwrap();
+        assert!(child.wait_with_output().unwrap().status.success());
+        start.elapsed()
+    };
+    // Two safe 400 ms calls: together by default, one after the other with
+    // a cap of 1.
+    assert!(timed(None) < Duration::from_millis(790));
+    assert!(timed(Some("1")) >= Duration::from_millis(800));
+
+    // Writing a file asks by default (denied without a terminal);
+    // acceptEdits lets edits inside the workspace run.
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("new.txt");
+    let write =
+        json!({"role": "assistant", "content": [{"type": "tool_use", "id": "w", "name": "Write",
+        "input": {"file_path": target, "content": "hi\n"}}]})
+        .to_string();
+    let cwd = dir.path().to_str().unwrap();
+    let out = run_with_stdin(&["run", "--cwd", cwd, "-"], &write);
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["content"][0]["is_error"], true, "{message}");
+    assert!(!target.exists());
+    let out = run_with_stdin(
+        &["run", "--cwd", cwd, "--permission-mode", "acceptEdits", "-"],
+        &write,
+    );
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(message["content"][0].get("is_error").is_none(), "{message}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "hi\n");
+    let out = run_with_stdin(&["run", "--permission-mode", "yolo", "-"], &write);
+    assert_eq!(out.status.code(), Some(2));
+}
