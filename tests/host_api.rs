@@ -140,3 +140,51 @@ async fn session_notifications_reach_the_host() {
         .unwrap();
     assert!(matches!(event, Some(Event::Notification(n)) if n.message == "task 1 ended"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_approval_ends_when_its_call_is_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::builder(testkit::pool())
+        .cwd(dir.path())
+        .state_dir(dir.path())
+        .policy(Arc::new(AskEverything))
+        .host_approvals(true)
+        .build();
+    let mut batch = engine.open_batch().await.unwrap();
+    // Nap stops on a new message; Probe does not, so its question stays.
+    batch.add(call("nap", "Nap", json!({}))).unwrap();
+    batch.add(call("probe", "Probe", json!({}))).unwrap();
+    batch.end();
+    let mut prompts = Vec::new();
+    while prompts.len() < 2 {
+        if let Some(Event::PermissionRequest(p)) = batch.next_event().await {
+            prompts.push(p);
+        }
+    }
+    batch.interrupt(baton::InterruptKind::NewMessage);
+    // The Nap call settles without an answer.
+    let first = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            if let Some(Event::Result { result, .. }) = batch.next_event().await {
+                return result;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(first.call_id, "nap");
+    assert!(first.is_error);
+    assert!(
+        first.text().contains("stopped while waiting"),
+        "{}",
+        first.text()
+    );
+    // The Probe question is still open; answering it runs the call.
+    let probe = prompts
+        .iter()
+        .find(|p| p.request.call_id == "probe")
+        .unwrap();
+    assert!(probe.answer(Approval::Allow));
+    let (results, _) = batch.finish().await;
+    assert_eq!(results[0].outcome, Outcome::Success);
+}

@@ -17,7 +17,7 @@ use baton_engine::pipeline::ApproverService;
 use baton_engine::{Pipeline, ToolContext, ToolUse};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use crate::approver::HostApprover;
+use crate::approver::{CallScopes, HostApprover};
 use crate::coordinator::state::BatchSpec;
 use crate::event::{Event, EventSink};
 use crate::handle::BatchHandle;
@@ -29,10 +29,14 @@ use crate::runtime::{spawn_batch, RuntimeInner};
 pub(crate) fn services_for(spec: &BatchSpec) -> Extensions {
     let mut services = spec.services.clone();
     if spec.depth == 0 && spec.runtime.config.host_approvals {
-        services = services.with(ApproverService(Arc::new(HostApprover::new(
-            spec.sink.clone(),
-            spec.scope.clone(),
-        ))));
+        let calls = CallScopes::default();
+        services = services
+            .with(ApproverService(Arc::new(HostApprover::new(
+                spec.sink.clone(),
+                spec.scope.clone(),
+                calls.clone(),
+            ))))
+            .with(calls);
     }
     services.with(NestingService(Arc::new(Nesting {
         runtime: spec.runtime.clone(),

@@ -19,6 +19,7 @@ use ractor::{ActorId, ActorRef, ActorRuntime};
 
 use super::messages::CoordMsg;
 use super::scheduler::{Queued, Scheduler};
+use crate::approver::CallScopes;
 use crate::event::{BatchSummary, Event, EventSink};
 use crate::invocation::{InjectedFault, Invocation, InvocationArgs};
 use crate::ordering::Ordering;
@@ -79,12 +80,15 @@ pub(crate) struct BatchState {
     /// A new-message interrupt arrived: later calls do not start.
     pub new_message: bool,
     pub summary: BatchSummary,
+    /// Where running calls register for the host approver, if it is used.
+    call_scopes: Option<CallScopes>,
     _quiet: QuiescenceGuard,
 }
 
 impl BatchState {
     pub fn new(spec: BatchSpec, services: Extensions) -> Self {
         let config = &spec.runtime.config;
+        let call_scopes = services.get::<CallScopes>().map(|c| (*c).clone());
         BatchState {
             scheduler: Scheduler::new(config.max_concurrency),
             ordering: Ordering::new(
@@ -104,6 +108,7 @@ impl BatchState {
             stop: None,
             new_message: false,
             summary: BatchSummary::default(),
+            call_scopes,
             runtime: spec.runtime,
             _quiet: spec.quiet,
         }
@@ -209,6 +214,9 @@ impl BatchState {
                 progress,
             })
         });
+        if let Some(scopes) = &self.call_scopes {
+            scopes.insert(slot.call_id.clone(), scope.clone());
+        }
         let ctx = ToolContext {
             call_id: slot.call_id.to_string(),
             context: self.context.clone(),
@@ -265,6 +273,9 @@ impl BatchState {
     /// Books a result of a call that was running.
     fn finish_call(&mut self, index: usize, mut result: CallResult) {
         let safe = self.slots[index].safe;
+        if let Some(scopes) = &self.call_scopes {
+            scopes.remove(&self.slots[index].call_id);
+        }
         self.scheduler.finished(safe);
         self.slots[index].phase = Phase::Settled;
         if let Some(modifier) = result.modifier.take() {
