@@ -9,6 +9,39 @@
 //!
 //! The engine itself lives in [`baton_engine`] (tools, pool, pipeline) and
 //! the scheduling in [`baton_actors`]; both are re-exported.
+//!
+//! ```no_run
+//! use baton::{Engine, Event, ToolUse};
+//! use baton::engine::AllowAll;
+//! use serde_json::json;
+//!
+//! # async fn host() -> Result<(), Box<dyn std::error::Error>> {
+//! let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAll)?)
+//!     .cwd("/path/to/project")
+//!     .build();
+//! let mut batch = engine.open_batch().await?;
+//! // Add calls as the model streams them; they start as soon as allowed.
+//! batch.add(ToolUse::new("toolu_1", "Glob", json!({"pattern": "**/*.rs"})))?;
+//! batch.add(ToolUse::new("toolu_2", "Bash", json!({"command": "cargo test"})))?;
+//! batch.end();
+//! let mut results = Vec::new();
+//! while let Some(event) = batch.next_event().await {
+//!     match event {
+//!         Event::Progress { call_id, progress, .. } => println!("{call_id}: {}", progress.message),
+//!         Event::PermissionRequest(prompt) => {
+//!             prompt.answer(baton::Approval::Allow);
+//!         }
+//!         Event::Result { result, .. } => results.push(result), // in call order
+//!         Event::Done(_) => break,
+//!         Event::Notification(_) => {}
+//!     }
+//! }
+//! let user_message = baton::engine::wire::anthropic::user_message(results.iter());
+//! # let _ = user_message;
+//! batch.quiescent().await; // every call answered, every process gone
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod blocking;
 mod builder;
