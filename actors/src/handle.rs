@@ -13,6 +13,7 @@ use ractor::ActorRef;
 
 use crate::config::InterruptKind;
 use crate::coordinator::CoordMsg;
+use crate::intake::Intake;
 use crate::quiescence::Quiescence;
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -27,6 +28,7 @@ pub enum BatchError {
 
 pub struct BatchHandle {
     actor: ActorRef<CoordMsg>,
+    intake: Arc<Intake>,
     quiet: Arc<Quiescence>,
     ended: AtomicBool,
     scope: CancelScope,
@@ -43,11 +45,13 @@ impl std::fmt::Debug for BatchHandle {
 impl BatchHandle {
     pub(crate) fn new(
         actor: ActorRef<CoordMsg>,
+        intake: Arc<Intake>,
         quiet: Arc<Quiescence>,
         scope: CancelScope,
     ) -> Self {
         BatchHandle {
             actor,
+            intake,
             quiet,
             ended: AtomicBool::new(false),
             scope,
@@ -59,9 +63,16 @@ impl BatchHandle {
         if self.ended.load(Ordering::Acquire) {
             return Err(BatchError::Ended);
         }
-        self.actor
-            .cast(CoordMsg::Add(call))
-            .map_err(|_| BatchError::Gone)
+        // Once admitted, the call gets a result even if the coordinator dies
+        // before reading it (its cleanup answers every admitted call), so a
+        // failed send needs no error here.
+        let actor = &self.actor;
+        let id = call.id.clone();
+        self.intake
+            .admit(&id, move |id| {
+                let _ = actor.cast(CoordMsg::Add(call, id));
+            })
+            .ok_or(BatchError::Gone)
     }
 
     /// The message is complete: no more calls. Idempotent.

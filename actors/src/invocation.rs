@@ -23,6 +23,10 @@ pub enum InjectedFault {
     Panic,
     /// The actor is killed while the call runs.
     Kill,
+    /// The coordinator panics while booking this call's result (before the
+    /// ordering stage has it): the batch's last line of defence must still
+    /// give every call a result.
+    PanicCoordinator,
 }
 
 pub struct Invocation;

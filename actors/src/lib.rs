@@ -17,6 +17,7 @@ pub mod config;
 pub mod coordinator;
 pub mod event;
 pub mod handle;
+mod intake;
 pub mod invocation;
 mod nesting;
 pub mod ordering;

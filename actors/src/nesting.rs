@@ -17,7 +17,7 @@ use baton_engine::pipeline::ApproverService;
 use baton_engine::{Pipeline, ToolContext, ToolUse};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use crate::approver::{CallScopes, HostApprover};
+use crate::approver::HostApprover;
 use crate::coordinator::state::BatchSpec;
 use crate::event::{Event, EventSink};
 use crate::handle::BatchHandle;
@@ -29,14 +29,9 @@ use crate::runtime::{spawn_batch, RuntimeInner};
 pub(crate) fn services_for(spec: &BatchSpec) -> Extensions {
     let mut services = spec.services.clone();
     if spec.depth == 0 && spec.runtime.config.host_approvals {
-        let calls = CallScopes::default();
-        services = services
-            .with(ApproverService(Arc::new(HostApprover::new(
-                spec.sink.clone(),
-                spec.scope.clone(),
-                calls.clone(),
-            ))))
-            .with(calls);
+        services = services.with(ApproverService(Arc::new(HostApprover::new(
+            spec.sink.clone(),
+        ))));
     }
     services.with(NestingService(Arc::new(Nesting {
         runtime: spec.runtime.clone(),
@@ -91,6 +86,7 @@ impl NestedBatches for Nesting {
             depth: self.depth + 1,
             persist_context: false,
             quiet: guard,
+            intake: crate::intake::Intake::new(),
         };
         let handle = spawn_batch(spec, quiet)
             .await

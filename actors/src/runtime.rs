@@ -17,6 +17,7 @@ use crate::coordinator::state::BatchSpec;
 use crate::coordinator::Coordinator;
 use crate::event::EventSink;
 use crate::handle::{BatchError, BatchHandle};
+use crate::intake::Intake;
 use crate::invocation::InjectedFault;
 use crate::quiescence::Quiescence;
 
@@ -138,6 +139,7 @@ impl Runtime {
             depth: 0,
             persist_context: true,
             quiet: guard,
+            intake: Intake::new(),
         };
         spawn_batch(spec, quiet).await
     }
@@ -176,8 +178,9 @@ pub(crate) async fn spawn_batch(
     quiet: Arc<Quiescence>,
 ) -> Result<BatchHandle, BatchError> {
     let scope = spec.scope.clone();
+    let intake = spec.intake.clone();
     let (actor, _) = Actor::spawn(None, Coordinator, spec)
         .await
         .map_err(|e| BatchError::Spawn(e.to_string()))?;
-    Ok(BatchHandle::new(actor, quiet, scope))
+    Ok(BatchHandle::new(actor, intake, quiet, scope))
 }

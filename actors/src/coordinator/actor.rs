@@ -35,7 +35,7 @@ impl Actor for Coordinator {
         state: &mut BatchState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            CoordMsg::Add(call) => state.add(&myself, call),
+            CoordMsg::Add(call, id) => state.add(&myself, call, id),
             CoordMsg::End => {
                 state.ended = true;
                 state.maybe_finish(&myself);

@@ -19,8 +19,8 @@ use ractor::{ActorId, ActorRef, ActorRuntime};
 
 use super::messages::CoordMsg;
 use super::scheduler::{Queued, Scheduler};
-use crate::approver::CallScopes;
 use crate::event::{BatchSummary, Event, EventSink};
+use crate::intake::Intake;
 use crate::invocation::{InjectedFault, Invocation, InvocationArgs};
 use crate::ordering::Ordering;
 use crate::quiescence::QuiescenceGuard;
@@ -58,6 +58,8 @@ pub(crate) struct BatchSpec {
     /// session); a nested batch's changes stay in the nested batch.
     pub persist_context: bool,
     pub quiet: QuiescenceGuard,
+    /// Every call the host handed over (see [`Intake`]).
+    pub intake: Arc<Intake>,
 }
 
 pub(crate) struct BatchState {
@@ -73,6 +75,8 @@ pub(crate) struct BatchState {
     pub ordering: Ordering,
     /// Invocation actors alive, and their call.
     pub running: HashMap<ActorId, usize>,
+    /// Calls whose result booking panics (fault injection in tests).
+    doomed: Vec<usize>,
     pub ended: bool,
     pub finished: bool,
     /// Once set, no queued or later call starts; they settle with this reason.
@@ -80,15 +84,13 @@ pub(crate) struct BatchState {
     /// A new-message interrupt arrived: later calls do not start.
     pub new_message: bool,
     pub summary: BatchSummary,
-    /// Where running calls register for the host approver, if it is used.
-    call_scopes: Option<CallScopes>,
+    intake: Arc<Intake>,
     _quiet: QuiescenceGuard,
 }
 
 impl BatchState {
     pub fn new(spec: BatchSpec, services: Extensions) -> Self {
         let config = &spec.runtime.config;
-        let call_scopes = services.get::<CallScopes>().map(|c| (*c).clone());
         BatchState {
             scheduler: Scheduler::new(config.max_concurrency),
             ordering: Ordering::new(
@@ -103,22 +105,23 @@ impl BatchState {
             persist_context: spec.persist_context,
             slots: Vec::new(),
             running: HashMap::new(),
+            doomed: Vec::new(),
             ended: false,
             finished: false,
             stop: None,
             new_message: false,
             summary: BatchSummary::default(),
-            call_scopes,
+            intake: spec.intake,
             runtime: spec.runtime,
             _quiet: spec.quiet,
         }
     }
 
-    pub fn add(&mut self, myself: &ActorRef<CoordMsg>, call: ToolUse) {
+    pub fn add(&mut self, myself: &ActorRef<CoordMsg>, call: ToolUse, call_id: Arc<str>) {
         let index = self.slots.len();
         let prepared = self.pipeline.prepare(call);
         self.slots.push(Slot {
-            call_id: Arc::from(prepared.id()),
+            call_id,
             name: prepared.call.name.clone(),
             label: prepared.label.clone(),
             safe: prepared.safe,
@@ -214,9 +217,6 @@ impl BatchState {
                 progress,
             })
         });
-        if let Some(scopes) = &self.call_scopes {
-            scopes.insert(slot.call_id.clone(), scope.clone());
-        }
         let ctx = ToolContext {
             call_id: slot.call_id.to_string(),
             context: self.context.clone(),
@@ -229,6 +229,9 @@ impl BatchState {
             Some(hook) => hook(&prepared.call),
             None => InjectedFault::None,
         };
+        if fault == InjectedFault::PanicCoordinator {
+            self.doomed.push(index);
+        }
         let args = InvocationArgs {
             pipeline: self.pipeline.clone(),
             call: *prepared,
@@ -273,9 +276,6 @@ impl BatchState {
     /// Books a result of a call that was running.
     fn finish_call(&mut self, index: usize, mut result: CallResult) {
         let safe = self.slots[index].safe;
-        if let Some(scopes) = &self.call_scopes {
-            scopes.remove(&self.slots[index].call_id);
-        }
         self.scheduler.finished(safe);
         self.slots[index].phase = Phase::Settled;
         if let Some(modifier) = result.modifier.take() {
@@ -284,6 +284,9 @@ impl BatchState {
             }
         }
         self.check_siblings(index, &result);
+        if self.doomed.contains(&index) {
+            panic!("injected coordinator fault");
+        }
         self.ordering.complete(index, result, &self.sink);
     }
 
@@ -341,15 +344,38 @@ impl Drop for BatchState {
         }
         self.scope
             .cancel(CancelReason::Other("the batch coordinator stopped".into()));
-        for index in 0..self.slots.len() {
-            if matches!(self.slots[index].phase, Phase::Settled) {
+        // Go by what the ordering stage holds, not by the calls' phases: a
+        // failure may have struck between settling a call and handing its
+        // result over. Calls still in the mailbox are known by the intake.
+        let admitted = self.intake.close();
+        // Every call went through the intake, so it lists them all.
+        let total = admitted.len().max(self.slots.len());
+        let reason = CancelReason::Other("the batch coordinator stopped unexpectedly".into());
+        for (index, id) in admitted.iter().enumerate().skip(self.ordering.sent()) {
+            if self.ordering.has(index) {
                 continue;
             }
-            let result = self.lost_result(index, "its coordinator stopped unexpectedly");
-            self.slots[index].phase = Phase::Settled;
-            self.ordering.complete(index, result, &self.sink);
+            if index >= self.slots.len() {
+                // Never seen by the coordinator: it cannot have started.
+                let result = CallResult::new(
+                    id.to_string(),
+                    String::new(),
+                    vec![baton_engine::ContentBlock::text(messages::cancelled(
+                        &reason, false,
+                    ))],
+                    true,
+                    Outcome::Cancelled { started: false },
+                );
+                self.ordering.complete(index, result, &self.sink);
+            } else if matches!(self.slots[index].phase, Phase::Queued(_)) {
+                self.settle_unstarted(index, &reason);
+            } else {
+                let result = self.lost_result(index, "its coordinator stopped unexpectedly");
+                self.slots[index].phase = Phase::Settled;
+                self.ordering.complete(index, result, &self.sink);
+            }
         }
-        self.summary.calls = self.slots.len();
+        self.summary.calls = total;
         self.sink.send(Event::Done(self.summary.clone()));
     }
 }
