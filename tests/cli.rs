@@ -329,3 +329,26 @@ fn concurrency_env_and_permission_mode_reach_the_engine() {
     let out = run_with_stdin(&["run", "--permission-mode", "yolo", "-"], &write);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn serve_carries_context_changes_from_one_message_to_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("inner")).unwrap();
+    let mut s = Serve::start(&["--cwd", dir.path().to_str().unwrap()]);
+    s.send(
+        json!({"type": "message", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "cd", "name": "Bash", "input": {"command": "cd inner"}}]}}),
+    );
+    let first = s.until_done();
+    assert_eq!(first.last().unwrap()["summary"]["calls"], 1);
+    s.send(
+        json!({"type": "message", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "pwd", "name": "Bash", "input": {"command": "pwd"}}]}}),
+    );
+    let second = s.until_done();
+    let result = second.iter().find(|l| l["type"] == "result").unwrap();
+    let text = result["block"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.trim_end().ends_with("inner"), "{text}");
+    drop(s.child.stdin.take());
+    assert!(s.child.wait().unwrap().success());
+}

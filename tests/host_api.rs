@@ -120,6 +120,10 @@ fn the_blocking_api_runs_a_batch_without_an_async_host() {
     let (results, summary) = batch.finish();
     assert_eq!(results[0].outcome, Outcome::Cancelled { started: true });
     assert_eq!(summary.interrupted, Some(baton::InterruptKind::Cancel));
+
+    // Misuse from inside an async runtime is an error, not a panic.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async { assert!(engine.open_batch().is_err()) });
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
