@@ -352,3 +352,36 @@ fn serve_carries_context_changes_from_one_message_to_the_next() {
     drop(s.child.stdin.take());
     assert!(s.child.wait().unwrap().success());
 }
+
+#[test]
+fn serve_denies_open_questions_when_the_host_closes_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("settings.json");
+    std::fs::write(&settings, r#"{"permissions":{"ask":["Glob"]}}"#).unwrap();
+    let input = [
+        json!({"type": "add", "id": "g", "name": "Glob", "input": {"pattern": "*"}}),
+        json!({"type": "end"}),
+    ]
+    .iter()
+    .map(|l| format!("{l}\n"))
+    .collect::<String>();
+    let out = run_with_stdin(
+        &[
+            "serve",
+            "--cwd",
+            dir.path().to_str().unwrap(),
+            "--settings",
+            settings.to_str().unwrap(),
+        ],
+        &input,
+    );
+    assert!(out.status.success());
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let result = lines.iter().find(|l| l["type"] == "result").unwrap();
+    assert_eq!(result["block"]["is_error"], true);
+    assert_eq!(lines.last().unwrap()["type"], "done");
+}

@@ -29,6 +29,8 @@ struct Session {
     batches: HashMap<u64, Running>,
     prompts: HashMap<u64, PermissionPrompt>,
     next_prompt: u64,
+    /// The host closed its input: nobody can answer questions any more.
+    input_closed: bool,
     events: mpsc::UnboundedSender<(Option<u64>, Event)>,
 }
 
@@ -58,6 +60,7 @@ pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
         batches: HashMap::new(),
         prompts: HashMap::new(),
         next_prompt: 1,
+        input_closed: false,
         events: tx,
     };
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
@@ -71,12 +74,12 @@ pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
                 Ok(Some(line)) => {
                     if !session.handle_line(&line).await? {
                         input_open = false;
-                        session.end_open();
+                        session.close_input();
                     }
                 }
                 Ok(None) | Err(_) => {
                     input_open = false;
-                    session.end_open();
+                    session.close_input();
                 }
             },
             Some((batch, event)) = rx.recv() => session.emit(batch, event)?,
@@ -187,6 +190,16 @@ impl Session {
         Ok(())
     }
 
+    /// No more lines will come: end the open message, and deny what would
+    /// wait for an answer forever.
+    fn close_input(&mut self) {
+        self.input_closed = true;
+        self.end_open();
+        for (_, prompt) in self.prompts.drain() {
+            prompt.answer(no_host());
+        }
+    }
+
     fn end_open(&mut self) {
         if let Some(id) = self.open.take() {
             if let Some(b) = self.batches.get(&id) {
@@ -220,6 +233,12 @@ impl Session {
     }
 
     fn emit(&mut self, batch: Option<u64>, event: Event) -> Result<(), CliError> {
+        if let Event::PermissionRequest(prompt) = &event {
+            if self.input_closed {
+                prompt.answer(no_host());
+                return Ok(());
+            }
+        }
         let request_id = match &event {
             Event::PermissionRequest(prompt) => {
                 let id = self.next_prompt;
@@ -257,6 +276,12 @@ impl Session {
 
     fn error(&self, message: String) -> Result<(), CliError> {
         write_line(&json!({"type": "error", "message": message}))
+    }
+}
+
+fn no_host() -> Approval {
+    Approval::Deny {
+        reason: Some("the host closed the session before answering".into()),
     }
 }
 
