@@ -186,7 +186,7 @@ async fn run_case(spec: BatchSpec, state: std::path::PathBuf) -> Result<(), Test
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 400,
+        cases: 600,
         failure_persistence: None,
         ..ProptestConfig::default()
     })]

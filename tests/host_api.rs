@@ -190,3 +190,15 @@ async fn a_pending_approval_ends_when_its_call_is_interrupted() {
     let (results, _) = batch.finish().await;
     assert_eq!(results[0].outcome, Outcome::Success);
 }
+
+#[test]
+fn handles_can_move_between_threads() {
+    fn shared<T: Send + Sync + Clone>() {}
+    fn sendable<T: Send>() {}
+    shared::<Engine>();
+    sendable::<baton::Batch>();
+    sendable::<baton::EventStream>();
+    sendable::<baton::BatchHandle>();
+    sendable::<baton::blocking::BlockingBatch>();
+    sendable::<baton::blocking::BlockingEngine>();
+}
