@@ -313,3 +313,32 @@ async fn running_nested_batches_can_be_limited() {
     assert_eq!(run.result("n1").outcome, Outcome::Success);
     assert_eq!(run.result("n2").outcome, Outcome::Success);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_message_reaches_into_a_subagent_that_keeps_running() {
+    let f = fixture(10, SiblingPolicy::ShellError);
+    let children = json!([
+        {"id": "sub-nap", "name": "Nap", "input": {"ms": 5000}},
+        {"id": "sub-probe", "name": "Probe", "input": {"ms": 400}},
+    ]);
+    let mut batch = f.engine.open_batch().await.unwrap();
+    batch
+        .add(call("agent", "Agent", json!({"calls": children})))
+        .unwrap();
+    batch.end();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t0 = Instant::now();
+    batch.interrupt(InterruptKind::NewMessage);
+    let run = drain(&mut batch).await;
+    batch.quiescent().await;
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    // The subagent itself ran to completion with a real result...
+    let agent = run.result("agent");
+    assert_eq!(agent.outcome, Outcome::Success, "{}", agent.text());
+    let inner: serde_json::Value = serde_json::from_str(&agent.text()).unwrap();
+    // ...its Nap stopped on the new message, its Probe finished.
+    assert_eq!(inner[0]["is_error"], true);
+    assert!(inner[0]["text"].as_str().unwrap().contains("new message"));
+    assert_eq!(inner[1]["is_error"], false);
+    assert!(f.timeline().span("sub-nap").unwrap().cancelled);
+}

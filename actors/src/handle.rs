@@ -105,6 +105,10 @@ impl BatchHandle {
         self.quiet.is_reached()
     }
 
+    pub(crate) fn actor(&self) -> &ActorRef<CoordMsg> {
+        &self.actor
+    }
+
     /// The batch's cancellation scope (a child of the turn).
     pub fn scope(&self) -> &CancelScope {
         &self.scope

@@ -15,7 +15,11 @@ use baton_engine::nesting::{
 };
 use baton_engine::pipeline::ApproverService;
 use baton_engine::{Pipeline, ToolContext, ToolUse};
+use parking_lot::Mutex;
+use ractor::{ActorRef, ActorStatus};
 use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::coordinator::CoordMsg;
 
 use crate::approver::HostApprover;
 use crate::coordinator::state::BatchSpec;
@@ -24,20 +28,56 @@ use crate::handle::BatchHandle;
 use crate::quiescence::Quiescence;
 use crate::runtime::{spawn_batch, RuntimeInner};
 
+/// The nested batches opened under a batch's calls, by opening call, so the
+/// batch can pass a new-message interrupt down to the subtrees of calls
+/// that keep running through it.
+#[derive(Default)]
+pub(crate) struct Children(Mutex<Vec<(String, ActorRef<CoordMsg>)>>);
+
+impl Children {
+    /// Coordinators of nested batches under `call_id` that are still alive.
+    pub fn under(&self, call_id: &str) -> Vec<ActorRef<CoordMsg>> {
+        let mut children = self.0.lock();
+        children.retain(|(_, actor)| {
+            !matches!(
+                actor.get_status(),
+                ActorStatus::Stopping | ActorStatus::Stopped
+            )
+        });
+        children
+            .iter()
+            .filter(|(id, _)| id == call_id)
+            .map(|(_, actor)| actor.clone())
+            .collect()
+    }
+
+    /// Forgets the nested batches of a call that finished.
+    pub fn forget(&self, call_id: &str) {
+        let mut children = self.0.lock();
+        if !children.is_empty() {
+            children.retain(|(id, _)| id != call_id);
+        }
+    }
+}
+
 /// The services of one batch's calls: the host's, the approver (top level),
-/// and a nesting service one level deeper than this batch.
-pub(crate) fn services_for(spec: &BatchSpec) -> Extensions {
+/// and a nesting service one level deeper than this batch; and the record of
+/// nested batches that service opens.
+pub(crate) fn services_for(spec: &BatchSpec) -> (Extensions, Arc<Children>) {
     let mut services = spec.services.clone();
     if spec.depth == 0 && spec.runtime.config.host_approvals {
         services = services.with(ApproverService(Arc::new(HostApprover::new(
             spec.sink.clone(),
         ))));
     }
-    services.with(NestingService(Arc::new(Nesting {
+    let children = Arc::new(Children::default());
+    let services = services.with(NestingService(Arc::new(Nesting {
         runtime: spec.runtime.clone(),
         pipeline: spec.pipeline.clone(),
         depth: spec.depth,
-    })))
+        children: children.clone(),
+    })));
+    (services, children)
 }
 
 struct Nesting {
@@ -45,6 +85,7 @@ struct Nesting {
     pipeline: Arc<Pipeline>,
     /// Depth of the batch whose calls use this service.
     depth: usize,
+    children: Arc<Children>,
 }
 
 #[baton_engine::async_trait]
@@ -91,6 +132,10 @@ impl NestedBatches for Nesting {
         let handle = spawn_batch(spec, quiet)
             .await
             .map_err(|e| NestingError::Closed(e.to_string()))?;
+        self.children
+            .0
+            .lock()
+            .push((parent.call_id.clone(), handle.actor().clone()));
         Ok(Box::new(NestedHandle {
             handle,
             events,

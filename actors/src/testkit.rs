@@ -9,7 +9,10 @@
 //! - `Nap`: stops on a new-message interrupt (like Sleep);
 //! - `Shell`: like Probe, but its failures cancel siblings, labelled
 //!   `Shell(<first 40 chars of cmd>…)` as Bash is;
-//! - `Nest`: runs its `calls` as a nested batch and returns their texts.
+//! - `Nest`: runs its `calls` as a nested batch and returns their texts;
+//!   stops on a new message;
+//! - `Agent`: like Nest, but keeps running through a new message (as a
+//!   subagent would), passing it down to its nested batch.
 //!
 //! Common input: `ms` (duration), `safe` (default true), `read_only`
 //! (default: `safe`), `fail`, `panic`, `progress`, `out_chars`, `cd`.
@@ -217,7 +220,7 @@ fn tool(def: ToolDef, logic: impl ToolLogic<Value>) -> Arc<Tool> {
     }
 }
 
-/// Probe, Nap, Shell and Nest.
+/// Probe, Nap, Shell, Nest and Agent.
 pub fn tools() -> Vec<Arc<Tool>> {
     vec![
         tool(
@@ -237,6 +240,13 @@ pub fn tools() -> Vec<Arc<Tool>> {
         tool(
             ToolDef::new("Nest", "Runs its calls as a nested batch.")
                 .interrupt(InterruptBehavior::Cancel),
+            Nest,
+        ),
+        tool(
+            ToolDef::new(
+                "Agent",
+                "Runs its calls as a nested batch, like a subagent.",
+            ),
             Nest,
         ),
     ]

@@ -24,8 +24,8 @@ impl Actor for Coordinator {
         _myself: ActorRef<CoordMsg>,
         spec: BatchSpec,
     ) -> Result<BatchState, ActorProcessingErr> {
-        let services = crate::nesting::services_for(&spec);
-        Ok(BatchState::new(spec, services))
+        let (services, children) = crate::nesting::services_for(&spec);
+        Ok(BatchState::new(spec, services, children))
     }
 
     async fn handle(

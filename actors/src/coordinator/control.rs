@@ -20,10 +20,19 @@ impl BatchState {
                 self.new_message = true;
                 let reason = CancelReason::NewMessage;
                 for slot in &self.slots {
-                    if let (Phase::Running(scope), InterruptBehavior::Cancel) =
-                        (&slot.phase, slot.interrupt)
-                    {
-                        scope.cancel(reason.clone());
+                    match (&slot.phase, slot.interrupt) {
+                        (Phase::Running(scope), InterruptBehavior::Cancel) => {
+                            scope.cancel(reason.clone())
+                        }
+                        // A call that keeps running passes the interrupt to
+                        // the batches it opened (a subagent's own calls
+                        // that stop on a new message stop too).
+                        (Phase::Running(_), InterruptBehavior::Block) => {
+                            for child in self.children.under(&slot.call_id) {
+                                let _ = child.cast(CoordMsg::Interrupt(kind));
+                            }
+                        }
+                        _ => {}
                     }
                 }
                 self.settle_queued_where(&reason, |s| s.interrupt == InterruptBehavior::Cancel);

@@ -22,6 +22,7 @@ use super::scheduler::{Queued, Scheduler};
 use crate::event::{BatchSummary, Event, EventSink};
 use crate::intake::Intake;
 use crate::invocation::{InjectedFault, Invocation, InvocationArgs};
+use crate::nesting::Children;
 use crate::ordering::Ordering;
 use crate::quiescence::QuiescenceGuard;
 use crate::runtime::RuntimeInner;
@@ -75,6 +76,8 @@ pub(crate) struct BatchState {
     pub ordering: Ordering,
     /// Invocation actors alive, and their call.
     pub running: HashMap<ActorId, usize>,
+    /// Nested batches opened by this batch's calls.
+    pub children: Arc<Children>,
     /// Calls whose result booking panics (fault injection in tests).
     doomed: Vec<usize>,
     pub ended: bool,
@@ -89,7 +92,7 @@ pub(crate) struct BatchState {
 }
 
 impl BatchState {
-    pub fn new(spec: BatchSpec, services: Extensions) -> Self {
+    pub fn new(spec: BatchSpec, services: Extensions, children: Arc<Children>) -> Self {
         let config = &spec.runtime.config;
         BatchState {
             scheduler: Scheduler::new(config.max_concurrency),
@@ -106,6 +109,7 @@ impl BatchState {
             slots: Vec::new(),
             running: HashMap::new(),
             doomed: Vec::new(),
+            children,
             ended: false,
             finished: false,
             stop: None,
@@ -276,6 +280,7 @@ impl BatchState {
     /// Books a result of a call that was running.
     fn finish_call(&mut self, index: usize, mut result: CallResult) {
         let safe = self.slots[index].safe;
+        self.children.forget(&self.slots[index].call_id);
         self.scheduler.finished(safe);
         self.slots[index].phase = Phase::Settled;
         if let Some(modifier) = result.modifier.take() {
