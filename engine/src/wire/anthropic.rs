@@ -37,26 +37,32 @@ pub fn parse_tool_uses(message: &Value) -> Result<Vec<ToolUse>, WireError> {
         if block.get("type").and_then(Value::as_str) != Some("tool_use") {
             continue;
         }
-        let field = |name: &str| {
-            block
-                .get(name)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .ok_or_else(|| WireError::BadToolCall {
-                    index,
-                    reason: format!("missing string field `{name}`"),
-                })
-        };
-        let id = field("id")?;
-        let name = field("name")?;
-        uses.push(match block.get("input") {
-            Some(Value::String(text)) => ToolUse::from_json_text(id, name, text),
-            Some(v) => ToolUse::new(id, name, v.clone()),
-            None => ToolUse::new(id, name, Value::Object(Map::new())),
-        });
+        uses.push(
+            tool_use_from_block(block)
+                .map_err(|reason| WireError::BadToolCall { index, reason })?,
+        );
     }
     Ok(uses)
+}
+
+/// One `tool_use` block (its `type` is not checked, so hosts may also send
+/// bare `{id, name, input}` objects). `input` may be JSON text, as it
+/// accumulates while streaming; text that does not parse becomes `{}`.
+pub fn tool_use_from_block(block: &Value) -> Result<ToolUse, String> {
+    let field = |name: &str| {
+        block
+            .get(name)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .ok_or_else(|| format!("missing non-empty string field `{name}`"))
+    };
+    let (id, name) = (field("id")?, field("name")?);
+    Ok(match block.get("input") {
+        Some(Value::String(text)) => ToolUse::from_json_text(id, name, text),
+        Some(v) => ToolUse::new(id, name, v.clone()),
+        None => ToolUse::new(id, name, Value::Object(Map::new())),
+    })
 }
 
 /// Parses JSON text then [`parse_tool_uses`].
