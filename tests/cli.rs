@@ -385,3 +385,71 @@ fn serve_denies_open_questions_when_the_host_closes_its_input() {
     assert_eq!(result["block"]["is_error"], true);
     assert_eq!(lines.last().unwrap()["type"], "done");
 }
+
+/// Live processes whose command line mentions `needle`.
+fn running(needle: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).contains(needle))
+            .unwrap_or(false)
+    })
+}
+
+fn signal(pid: u32, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+#[test]
+fn signals_stop_the_calls_and_still_report_their_results() {
+    let dir = tempfile::tempdir().unwrap();
+    for (how, sig) in [("serve", "-TERM"), ("run", "-INT")] {
+        let followed = dir.path().join(format!("followed-by-{how}"));
+        std::fs::write(&followed, "").unwrap();
+        let needle = followed.display().to_string();
+        let tail = json!({"type": "tool_use", "id": "t", "name": "Bash",
+            "input": {"command": format!("tail -f {needle}")}});
+        let mut child = baton()
+            .args([how, "--cwd", dir.path().to_str().unwrap()])
+            .args(if how == "run" {
+                vec!["--events", "-"]
+            } else {
+                vec![]
+            })
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        if how == "serve" {
+            writeln!(stdin, "{}", json!({"type": "add", "tool_use": tail})).unwrap();
+            stdin.flush().unwrap();
+        } else {
+            let msg = json!({"role": "assistant", "content": [tail]});
+            writeln!(stdin, "{msg}").unwrap();
+            drop(stdin);
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !running(&needle) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{how}: tail never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        signal(child.id(), sig);
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{how}: {:?}", out.status);
+        let text = String::from_utf8(out.stdout).unwrap();
+        let result: Value = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|l| l["type"] == "result")
+            .unwrap_or_else(|| panic!("{how}: no result in {text}"));
+        assert_eq!(result["outcome"]["kind"], "cancelled", "{how}");
+        assert!(!running(&needle), "{how}: tail left running");
+    }
+}

@@ -4,6 +4,7 @@
 mod approve;
 mod run;
 mod serve;
+mod signals;
 mod tools;
 
 use std::path::PathBuf;
@@ -120,7 +121,7 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;
-    match cli.command {
+    let result = match cli.command {
         Command::Run {
             common,
             events,
@@ -142,7 +143,11 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             let setup = Setup::load(&common, false)?;
             tools::print(&setup.pool, format)
         }
-    }
+    };
+    // A read of stdin may still be pending on a blocking thread (the session
+    // ended on a signal, not on end of input); do not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    result
 }
 
 /// Everything a command needs, loaded from the flags and settings files.

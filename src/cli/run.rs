@@ -39,13 +39,13 @@ pub async fn run(mut setup: Setup, calls: Vec<ToolUse>, events: bool) -> Result<
     let mut summary = None;
     let mut out = std::io::stdout().lock();
     let mut interrupted = false;
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
+    let stop = super::signals::stop_requested();
+    tokio::pin!(stop);
     loop {
         let event = tokio::select! {
             e = batch.next_event() => e,
-            _ = &mut ctrl_c, if !interrupted => {
-                // First Ctrl-C stops the calls; results still follow.
+            _ = &mut stop, if !interrupted => {
+                // Ctrl-C / SIGTERM stops the calls; results still follow.
                 interrupted = true;
                 batch.interrupt(InterruptKind::Cancel);
                 continue;

@@ -65,6 +65,9 @@ pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
     };
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut input_open = true;
+    let stop = super::signals::stop_requested();
+    tokio::pin!(stop);
+    let mut stopping = false;
     loop {
         if !input_open && session.batches.is_empty() {
             return Ok(());
@@ -83,6 +86,15 @@ pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
                 }
             },
             Some((batch, event)) = rx.recv() => session.emit(batch, event)?,
+            _ = &mut stop, if !stopping => {
+                // Stop every message's calls, report their results, exit.
+                stopping = true;
+                input_open = false;
+                session.close_input();
+                for running in session.batches.values() {
+                    running.handle.interrupt(InterruptKind::Cancel);
+                }
+            }
         }
     }
 }
