@@ -18,7 +18,7 @@ pub enum CancelReason {
     User,
     /// The user typed a new message; only tools that interrupt on it stop.
     NewMessage,
-    /// The engine cancelled this call because an earlier call failed.
+    /// The engine cancelled this call because another call of its batch failed.
     Sibling {
         /// Id of the call whose failure triggered the cancellation.
         failed_call_id: String,

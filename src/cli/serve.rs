@@ -112,7 +112,7 @@ impl Session {
         match msg.get("type").and_then(Value::as_str).unwrap_or("") {
             "add" => {
                 let block = msg.get("tool_use").unwrap_or(&msg);
-                match tool_use(block) {
+                match anthropic::tool_use_from_block(block) {
                     Ok(call) => self.add(call).await?,
                     Err(e) => self.error(e)?,
                 }
@@ -295,24 +295,6 @@ fn no_host() -> Approval {
     Approval::Deny {
         reason: Some("the host closed the session before answering".into()),
     }
-}
-
-/// A `tool_use` block (or `{id, name, input}`); `input` may be JSON text.
-fn tool_use(block: &Value) -> Result<ToolUse, String> {
-    let field = |name: &str| {
-        block
-            .get(name)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .ok_or_else(|| format!("the call needs a non-empty string `{name}`"))
-    };
-    let (id, name) = (field("id")?, field("name")?);
-    Ok(match block.get("input") {
-        Some(Value::String(text)) => ToolUse::from_json_text(id, name, text),
-        Some(v) => ToolUse::new(id, name, v.clone()),
-        None => ToolUse::new(id, name, json!({})),
-    })
 }
 
 fn write_line(value: &Value) -> Result<(), CliError> {

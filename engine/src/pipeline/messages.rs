@@ -122,7 +122,7 @@ pub fn cancelled(reason: &CancelReason, started: bool) -> String {
             "The user sent a new message, so this call {what}. Read the user's message before continuing."
         ),
         CancelReason::Sibling { failed_call, .. } => wrap(&format!(
-            "Cancelled automatically by the engine, not by the user: this call {what}, because the earlier call {failed_call} in the same message failed. Fix that failure first, then run this call again if it is still needed."
+            "Cancelled automatically by the engine, not by the user: this call {what}, because another call in the same message, {failed_call}, failed. Fix that failure first, then run this call again if it is still needed."
         )),
         CancelReason::Shutdown => wrap(&format!(
             "The engine was shutting down, so this call {what}."
