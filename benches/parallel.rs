@@ -20,8 +20,7 @@ fn parallel(c: &mut Criterion) {
         assert_eq!(rt.block_on(common::run_batch(&engine, calls)), 100);
     };
     // The same work without the engine: a semaphore of 10 permits and the
-    // same sleep. tokio's timer rounds a 10 ms sleep up to the next
-    // millisecond tick, so even this cannot reach the ideal 100 ms.
+    // same precise 10 ms of work per call.
     let baseline = || {
         rt.block_on(async {
             let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(10));
@@ -30,7 +29,7 @@ fn parallel(c: &mut Criterion) {
                     let permits = permits.clone();
                     tokio::spawn(async move {
                         let _permit = permits.acquire_owned().await;
-                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        common::precise_work(Duration::from_millis(10)).await;
                     })
                 })
                 .collect();

@@ -40,11 +40,19 @@ impl ToolLogic<Value> for Wait {
     async fn call(&self, input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let ms = input.get("ms").and_then(Value::as_u64).unwrap_or(0);
         tokio::select! {
-            _ = tokio::time::sleep(Duration::from_millis(ms)) => {}
+            _ = precise_work(Duration::from_millis(ms)) => {}
             _ = ctx.cancel.cancelled() => {}
         }
         Ok(ToolOutput::text("waited"))
     }
+}
+
+/// `d` of work that takes exactly `d`: an OS sleep on the blocking pool.
+/// tokio's timer rounds sleeps up to its next millisecond tick (a 10 ms
+/// sleep lasts about 11 ms), which would charge the timer's granularity to
+/// whatever is being measured.
+pub async fn precise_work(d: Duration) {
+    let _ = tokio::task::spawn_blocking(move || std::thread::sleep(d)).await;
 }
 
 pub static LEAVES_STARTED: AtomicUsize = AtomicUsize::new(0);
