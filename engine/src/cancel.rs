@@ -31,17 +31,19 @@ pub enum CancelReason {
     Other(String),
 }
 
+/// The reason slot of one scope, linked to its parent's. Shared by every
+/// clone of the scope, so cloning never copies the ancestor chain.
 #[derive(Debug, Default)]
-struct ScopeState {
+struct Node {
     reason: OnceLock<CancelReason>,
+    parent: Option<Arc<Node>>,
 }
 
 /// A node of the cancellation tree. Cheap to clone; clones share the node.
 #[derive(Clone, Debug)]
 pub struct CancelScope {
     token: CancellationToken,
-    state: Arc<ScopeState>,
-    parent: Option<Box<CancelScope>>,
+    node: Arc<Node>,
 }
 
 impl Default for CancelScope {
@@ -55,8 +57,7 @@ impl CancelScope {
     pub fn new() -> Self {
         CancelScope {
             token: CancellationToken::new(),
-            state: Arc::new(ScopeState::default()),
-            parent: None,
+            node: Arc::new(Node::default()),
         }
     }
 
@@ -64,15 +65,17 @@ impl CancelScope {
     pub fn child(&self) -> Self {
         CancelScope {
             token: self.token.child_token(),
-            state: Arc::new(ScopeState::default()),
-            parent: Some(Box::new(self.clone())),
+            node: Arc::new(Node {
+                reason: OnceLock::new(),
+                parent: Some(Arc::clone(&self.node)),
+            }),
         }
     }
 
     /// Cancels this scope and all its descendants. The first reason sticks:
     /// cancelling twice is harmless and keeps the original explanation.
     pub fn cancel(&self, reason: CancelReason) {
-        let _ = self.state.reason.set(reason);
+        let _ = self.node.reason.set(reason);
         self.token.cancel();
     }
 
@@ -86,12 +89,12 @@ impl CancelScope {
         if !self.token.is_cancelled() {
             return None;
         }
-        let mut scope = Some(self);
-        while let Some(s) = scope {
-            if let Some(r) = s.state.reason.get() {
+        let mut node = Some(&self.node);
+        while let Some(n) = node {
+            if let Some(r) = n.reason.get() {
                 return Some(r.clone());
             }
-            scope = s.parent.as_deref();
+            node = n.parent.as_ref();
         }
         Some(CancelReason::Other("cancelled".into()))
     }
