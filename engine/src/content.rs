@@ -5,6 +5,8 @@
 //! form and `wire` renders it. Structured JSON stays structured until the last
 //! moment so hooks and hosts can read it without re-parsing text.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -41,10 +43,10 @@ impl ContentBlock {
     }
 
     /// The block as the model reads it in text form (images have no text form).
-    pub fn as_text(&self) -> Option<String> {
+    pub fn as_text(&self) -> Option<Cow<'_, str>> {
         match self {
-            ContentBlock::Text { text } => Some(text.clone()),
-            ContentBlock::Json { value } => Some(value.to_string()),
+            ContentBlock::Text { text } => Some(Cow::Borrowed(text)),
+            ContentBlock::Json { value } => Some(Cow::Owned(value.to_string())),
             ContentBlock::Image { .. } => None,
         }
     }

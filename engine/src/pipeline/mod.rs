@@ -151,7 +151,11 @@ impl Pipeline {
     /// Runs a prepared call through every stage. Always returns a result.
     pub async fn run(&self, call: PreparedCall, ctx: ToolContext) -> CallResult {
         let PreparedCall {
-            call, tool, parsed, ..
+            call,
+            tool,
+            parsed,
+            read_only,
+            ..
         } = call;
         let mut state = CallState {
             call,
@@ -161,6 +165,7 @@ impl Pipeline {
             diagnostics: Vec::new(),
             stop_turn: None,
             hook_verdict: Default::default(),
+            read_only,
         };
         let flow: Flow<(Arc<Tool>, CallResult)> = async {
             let tool = validate::lookup(&state, tool)?;
@@ -242,6 +247,9 @@ pub(crate) struct CallState {
     pub stop_turn: Option<String>,
     /// What PreToolUse hooks said about permission.
     pub hook_verdict: pre_hooks::HookVerdict,
+    /// Classified at add time; classified again only if a hook rewrites the
+    /// input (for Bash, classifying means parsing the command).
+    pub read_only: bool,
 }
 
 impl CallState {

@@ -36,7 +36,7 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &CallState, tool: &Tool) 
         tool,
         input: parsed.raw(),
         target: &target,
-        read_only: tool.is_read_only(parsed),
+        read_only: state.read_only,
         context: &state.ctx.context,
     };
     let policy = pipeline.policy.decide(&request);

@@ -43,6 +43,7 @@ pub(super) async fn run(pipeline: &Pipeline, state: &mut CallState, tool: &Tool)
                 Outcome::InvalidInput,
             ))
         })?;
+        state.read_only = tool.is_read_only(&parsed);
         state.parsed = Some(parsed);
         state.call.input = new_input;
     }

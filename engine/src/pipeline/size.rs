@@ -49,14 +49,10 @@ pub(super) fn limit(mut result: CallResult, def: &ToolDef, session: &Session) ->
 /// going to a file. On a write failure the content is kept inline: losing
 /// output would be worse than a long result.
 pub fn spill_result(result: &mut CallResult, state_dir: &Path) -> bool {
-    let all_json = result
-        .content
-        .iter()
-        .all(|b| matches!(b, ContentBlock::Json { .. }));
-    let (text, ext) = if all_json && result.content.len() == 1 {
-        (joined_text(&result.content), "json")
-    } else {
-        (joined_text(&result.content), "txt")
+    let text = joined_text(&result.content);
+    let ext = match result.content.as_slice() {
+        [ContentBlock::Json { .. }] => "json",
+        _ => "txt",
     };
     match write_spill(state_dir, &result.call_id, ext, &text) {
         Ok(path) => {
