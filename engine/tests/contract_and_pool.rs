@@ -12,19 +12,11 @@ use baton_engine::{
 use common::{echo, EchoInput};
 use serde_json::{json, Value};
 
-struct Nothing;
-#[async_trait]
-impl ToolLogic<Value> for Nothing {
-    async fn call(&self, _i: Value, _c: ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text("ok"))
-    }
-}
-
 fn named(name: &str) -> Tool {
     Tool::raw(
         ToolDef::new(name, "test"),
         json!({"type": "object"}),
-        Nothing,
+        common::Nothing,
     )
     .unwrap()
 }
@@ -36,7 +28,7 @@ fn external(name: &str) -> Arc<Tool> {
                 server: "srv".into(),
             }),
             json!({"type": "object"}),
-            Nothing,
+            common::Nothing,
         )
         .unwrap(),
     )
@@ -80,14 +72,14 @@ fn deferral_rules() {
             })
             .always_load(true),
         json!({"type": "object"}),
-        Nothing,
+        common::Nothing,
     )
     .unwrap();
     assert!(!loaded.def().is_deferred());
     let builtin = Tool::raw(
         ToolDef::new("Later", "d").should_defer(true),
         json!({"type": "object"}),
-        Nothing,
+        common::Nothing,
     )
     .unwrap();
     assert!(builtin.def().is_deferred());
@@ -186,7 +178,7 @@ fn lookup_by_name_then_alias() {
     let aliased = Tool::raw(
         ToolDef::new("Task", "d").alias("Agent").alias("Old"),
         json!({"type": "object"}),
-        Nothing,
+        common::Nothing,
     )
     .unwrap();
     // A real tool named like another's alias wins over the alias.

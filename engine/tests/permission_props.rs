@@ -3,6 +3,7 @@
 //! - a deny rule that matches a call (on its own) denies it whatever the
 //!   other rules and the mode.
 
+mod common;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -10,9 +11,9 @@ use baton_engine::permission::{
     FileAccess, PermissionDecision, PermissionMode, PermissionPolicy, PermissionRequest,
     PermissionTarget, Rule, RuleKind, RulePolicy,
 };
-use baton_engine::{Context, Tool, ToolContext, ToolDef, ToolLogic, ToolOutput};
+use baton_engine::{Context, Tool, ToolDef};
 use proptest::prelude::*;
-use serde_json::{json, Value};
+use serde_json::json;
 
 struct Dirs {
     _dir: tempfile::TempDir,
@@ -205,26 +206,13 @@ fn rule(text: &str, kind: RuleKind) -> Rule {
     Rule::parse(&expand(text), kind, Some(&d.home), &d.work).unwrap()
 }
 
-struct Nothing;
-
-#[baton_engine::async_trait]
-impl ToolLogic<Value> for Nothing {
-    async fn call(
-        &self,
-        _input: Value,
-        _ctx: ToolContext,
-    ) -> Result<ToolOutput, baton_engine::ToolError> {
-        Ok(ToolOutput::text("unused"))
-    }
-}
-
 fn decide(policy: &RulePolicy, call: &CallSpec, mode: PermissionMode) -> PermissionDecision {
     let d = dirs();
     let tool = Arc::new(
         Tool::raw(
             ToolDef::new(call.tool, "t"),
             json!({"type": "object"}),
-            Nothing,
+            common::Nothing,
         )
         .unwrap(),
     );

@@ -1,5 +1,6 @@
 //! Loading and merging settings files from a real directory tree.
 
+mod common;
 use std::path::Path;
 
 use baton_engine::permission::{PermissionMode, RuleKind, Settings};
@@ -223,7 +224,7 @@ fn a_relative_project_dir_still_anchors_rules() {
     let tool = baton_engine::Tool::raw(
         baton_engine::ToolDef::new("Edit", "t"),
         serde_json::json!({"type": "object"}),
-        Nothing,
+        common::Nothing,
     )
     .unwrap();
     let context = s.context(&t.project);
@@ -258,17 +259,4 @@ fn pathdiff(path: &Path, base: &Path) -> std::path::PathBuf {
         out.push(c);
     }
     out
-}
-
-struct Nothing;
-
-#[baton_engine::async_trait]
-impl baton_engine::ToolLogic<serde_json::Value> for Nothing {
-    async fn call(
-        &self,
-        _input: serde_json::Value,
-        _ctx: baton_engine::ToolContext,
-    ) -> Result<baton_engine::ToolOutput, baton_engine::ToolError> {
-        Ok(baton_engine::ToolOutput::text("unused"))
-    }
 }

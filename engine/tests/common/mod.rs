@@ -36,6 +36,16 @@ pub fn echo() -> Tool {
     Tool::typed::<EchoInput, _>(ToolDef::new("Echo", "Repeats text."), Echo).unwrap()
 }
 
+/// Raw tool that does nothing: for tests about everything but the call.
+pub struct Nothing;
+
+#[async_trait]
+impl ToolLogic<Value> for Nothing {
+    async fn call(&self, _input: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("unused"))
+    }
+}
+
 /// Raw tool whose behaviour is chosen by its input's `mode`.
 pub struct Scripted;
 

@@ -5,6 +5,8 @@
 //! symlinks between them. In rules and targets, `{W}`, `{H}`, `{O}` and `{E}`
 //! stand for the workspace, home, outside and extra directories.
 
+#[path = "../common/mod.rs"]
+mod common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,8 +14,8 @@ use baton_engine::permission::{
     AskSource, FileAccess, PermissionDecision, PermissionMode, PermissionPolicy, PermissionRequest,
     PermissionTarget, RulePolicy,
 };
-use baton_engine::{Context, Tool, ToolContext, ToolDef, ToolLogic, ToolOutput};
-use serde_json::{json, Value};
+use baton_engine::{Context, Tool, ToolDef};
+use serde_json::json;
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -73,19 +75,6 @@ impl Fixture {
             .replace("{H}", &self.home.display().to_string())
             .replace("{O}", &self.outside.display().to_string())
             .replace("{E}", &self.extra.display().to_string())
-    }
-}
-
-struct Nothing;
-
-#[baton_engine::async_trait]
-impl ToolLogic<Value> for Nothing {
-    async fn call(
-        &self,
-        _input: Value,
-        _ctx: ToolContext,
-    ) -> Result<ToolOutput, baton_engine::ToolError> {
-        Ok(ToolOutput::text("unused"))
     }
 }
 
@@ -207,7 +196,7 @@ fn tool(name: &str) -> Arc<Tool> {
         Tool::raw(
             ToolDef::new(name, "test tool"),
             json!({"type": "object"}),
-            Nothing,
+            common::Nothing,
         )
         .unwrap(),
     )
