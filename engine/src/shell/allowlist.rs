@@ -11,7 +11,6 @@ use super::syntax::Word;
 
 /// Harmless whatever their arguments.
 const ANY_ARGS: &[&str] = &[
-    "[",
     "[[",
     "arch",
     "b2sum",
@@ -62,7 +61,6 @@ const ANY_ARGS: &[&str] = &[
     "strings",
     "tac",
     "tail",
-    "test",
     "tr",
     "true",
     "type",
@@ -76,6 +74,15 @@ const ANY_ARGS: &[&str] = &[
 pub(crate) fn allows(name: &str, args: &[Word]) -> bool {
     if ANY_ARGS.contains(&name) {
         return true;
+    }
+    if name == "test" {
+        return super::evaluated::test_args_ok(args);
+    }
+    if name == "[" {
+        return match args.split_last() {
+            Some((last, rest)) if last.fixed() == Some("]") => super::evaluated::test_args_ok(rest),
+            _ => false,
+        };
     }
     if name == "printf" {
         // `printf -v NAME` assigns a shell variable (PATH, say); the format

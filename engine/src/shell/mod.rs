@@ -11,6 +11,7 @@
 //! non-zero exit is a failure.
 
 mod allowlist;
+mod evaluated;
 mod exit;
 mod git;
 mod quirks;

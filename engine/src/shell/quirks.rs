@@ -63,3 +63,39 @@ pub(crate) fn nested_backquotes(node: Node<'_>, src: &str) -> bool {
     let text = super::words::text(node, src);
     text.starts_with('`') && text.contains('\\')
 }
+
+/// Whether a here-document's delimiter is one both readers agree on.
+///
+/// bash ends the document at the first line equal to the delimiter after
+/// quote removal (`E"O"F` ends at `EOF`); the grammar looks for the text as
+/// written and so can swallow lines that bash runs as commands. Only plain
+/// delimiters, optionally quoted as a whole or escaped with one leading
+/// backslash, are accepted, and the grammar's end line must equal bash's.
+pub(crate) fn heredoc_agrees(node: Node<'_>, src: &str) -> bool {
+    let child = |kind: &str| {
+        let mut cursor = node.walk();
+        let found = node.children(&mut cursor).find(|c| c.kind() == kind);
+        found
+    };
+    let Some(start) = child("heredoc_start") else {
+        return false;
+    };
+    let raw = super::words::text(start, src);
+    let delimiter = raw
+        .strip_prefix('\'')
+        .and_then(|r| r.strip_suffix('\''))
+        .or_else(|| raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')))
+        .or_else(|| raw.strip_prefix('\\'))
+        .unwrap_or(raw);
+    let plain = !delimiter.is_empty()
+        && delimiter
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !plain {
+        return false;
+    }
+    match child("heredoc_end") {
+        Some(end) => super::words::text(end, src) == delimiter,
+        None => false,
+    }
+}

@@ -24,6 +24,20 @@ pub(crate) fn word(node: Node<'_>, src: &str) -> Word {
         source: text(node, src).to_string(),
         value,
         glob,
+        split: splits(node),
+    }
+}
+
+/// Whether `node` has an expansion outside double quotes.
+fn splits(node: Node<'_>) -> bool {
+    match node.kind() {
+        "simple_expansion" | "expansion" | "command_substitution" | "arithmetic_expansion" => true,
+        "concatenation" | "command_name" => {
+            let mut cursor = node.walk();
+            let found = node.children(&mut cursor).any(splits);
+            found
+        }
+        _ => false,
     }
 }
 
