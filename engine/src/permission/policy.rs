@@ -101,8 +101,14 @@ impl PermissionPolicy for RulePolicy {
                 reason: "the session is in plan mode, where only read-only calls run; finish the plan and let the user switch modes before making changes".into(),
             };
         }
+        if let Some(reason) = call.opaque_for(&self.deny) {
+            return ask(mode, reason, AskSource::Rule, None);
+        }
         if mode == PermissionMode::BypassPermissions {
             return PermissionDecision::Allow;
+        }
+        if let Some(reason) = call.opaque_for(&self.ask) {
+            return ask(mode, reason, AskSource::Rule, None);
         }
         if let Some(rule) = self.ask.iter().find(|r| call.suspected_by(r)) {
             return ask(
@@ -202,6 +208,18 @@ impl<'a> Call<'a> {
         }
     }
 
+    /// Deny or ask rules for commands exist, but part of the command is
+    /// not written out, so they cannot be checked (see `bash.rs`).
+    fn opaque_for(&self, rules: &[Rule]) -> Option<String> {
+        let parts = self.command.as_ref()?;
+        parts.opaque_for(rules.iter().filter_map(|r| match &r.spec {
+            Some(Specifier::Command(p)) if r.covers_tool(self.tool_name, self.request.target) => {
+                Some(p)
+            }
+            _ => None,
+        }))
+    }
+
     /// Allow lookup. `None`: the allow rules cover the call. `Some(text)`:
     /// they do not; `text` is the part to suggest a rule for.
     fn first_unallowed(&self, allow: &[Rule]) -> Option<Unallowed> {
@@ -247,7 +265,7 @@ impl<'a> Call<'a> {
         // The user spelled out this exact compound command.
         if patterns
             .iter()
-            .any(|p| p.is_exact() && p.matches(&parts.whole))
+            .any(|p| p.is_exact() && p.allows(&parts.whole))
         {
             return None;
         }
@@ -259,7 +277,7 @@ impl<'a> Call<'a> {
         }
         let mut any_ruled = false;
         for part in parsed {
-            if patterns.iter().any(|p| part.allowed_by(p)) {
+            if part.allowed_by_any(&patterns) {
                 any_ruled = true;
             } else if !part.read_only {
                 return Some(Unallowed::Part(part.text.clone()));

@@ -19,6 +19,7 @@ mod readonly;
 mod syntax;
 mod walk;
 mod words;
+pub mod wrappers;
 
 #[cfg(test)]
 mod tests;
