@@ -281,6 +281,11 @@ impl Walker<'_> {
     }
 
     fn command(&mut self, node: Node<'_>, outer: &[Redirect], placement: Placement, depth: usize) {
+        if quirks::newline_inside_command(node, self.src) {
+            self.construct(Construct::Unsupported(
+                "a newline the grammar does not read as the end of a command".into(),
+            ));
+        }
         let index = self.script.commands.len();
         let mut words = Vec::new();
         let mut assignments = Vec::new();
