@@ -102,3 +102,49 @@ fn here_document_delimiters() {
         ("cat <<-EOF\n\tx\n\tEOF", true),
     ]);
 }
+
+/// Hole 2: GNU long options are resolved like getopt_long (unique
+/// prefixes), and an option not understood is not read-only.
+#[test]
+fn long_option_abbreviations() {
+    check(&[
+        ("sed -n --expr='1e touch F' x.txt", false),
+        ("sed -n --expression '1e touch F' x.txt", false),
+        ("sed -n --e='1e touch F' x.txt", false),
+        ("sed --in=.bak s/a/b/ f", false),
+        ("sed --fi=script f", false),
+        ("sed --unknown 1p f", false),
+        ("sed -l 5 'w out' f", false),
+        ("sed -n -- 'w out' f", false),
+        ("sed -s -i s/a/b/ f", false),
+        ("sort --out=x f", false),
+        ("sort --o=x f", false),
+        ("sort --comp=sh f", false),
+        ("sort --bogus f", false),
+        ("date --se=2020-01-01", false),
+        ("date --s 2020-01-01", false),
+        ("date --da now 0101", false),
+        ("uniq --skip-f 1 in out", false),
+        ("uniq --count in out", false),
+        ("uniq --nope in", false),
+        ("file --comp -m x", false),
+        ("file --pres x", false),
+        ("rg --pr sh x", false),
+        ("rg --hostname x", false),
+        ("tree --o x", false),
+        ("git log --outp=x", false),
+        ("git diff --ext", false),
+        ("git config --unset-a x", false),
+        ("git --no-p log", false),
+        // Resolved abbreviations of harmless options stay read-only.
+        ("sed -n --quiet --expr=1p f", true),
+        ("sed --sandbox -n 'w x' f", true),
+        ("sort --rev --key 2 f", true),
+        ("sort -k 2 -t , f", true),
+        ("date --iso --date now", true),
+        ("date -u +%s", true),
+        ("uniq --count --skip-f 1 in", true),
+        ("file --brief x", true),
+        ("tree --dirsfirst -L 2", true),
+    ]);
+}

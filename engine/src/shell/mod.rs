@@ -14,6 +14,8 @@ mod allowlist;
 mod evaluated;
 mod exit;
 mod git;
+mod options;
+mod programs;
 mod quirks;
 mod readonly;
 mod syntax;
