@@ -241,3 +241,184 @@ fn allowing_a_wrapper_does_not_allow_its_payload() {
         ],
     );
 }
+
+/// Decides `cmd` (read-only per the classifier) with no rules, the session
+/// in `cwd`, the workspace root `root`.
+fn decide_in(
+    root: &std::path::Path,
+    cwd: &std::path::Path,
+    cmd: &str,
+    mode: PermissionMode,
+) -> Want {
+    assert!(
+        baton_engine::shell::is_read_only(cmd),
+        "{cmd:?} should be read-only"
+    );
+    let policy = RulePolicy::new();
+    let tool = Arc::new(
+        Tool::raw(
+            ToolDef::new("Bash", "t"),
+            json!({"type": "object"}),
+            common::Nothing,
+        )
+        .unwrap(),
+    );
+    let target = PermissionTarget::Command(cmd.to_string());
+    let context = Context::new(cwd)
+        .with_roots(vec![root.to_path_buf()])
+        .with_mode(mode);
+    match policy.decide(&PermissionRequest {
+        tool: &tool,
+        input: &json!({}),
+        target: &target,
+        read_only: true,
+        context: &context,
+    }) {
+        PermissionDecision::Allow => Allow,
+        PermissionDecision::Deny { .. } => Deny,
+        PermissionDecision::Ask { .. } => Ask,
+    }
+}
+
+/// (default, acceptEdits, plan, dontAsk) for a read-only command that must
+/// ask: plan mode asks too (it is read-only), dontAsk denies.
+const READ_ASKS: [Want; 4] = [Ask, Ask, Ask, Deny];
+
+/// Hole 6: read-only commands reaching outside the workspace.
+#[test]
+fn read_only_commands_stay_inside_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path().canonicalize().unwrap();
+    let (work, out) = (top.join("w"), top.join("out"));
+    std::fs::create_dir_all(work.join("src/deep")).unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("secret"), "s").unwrap();
+    std::fs::write(work.join("src/a.rs"), "a").unwrap();
+    std::os::unix::fs::symlink(&out, work.join("link_out")).unwrap();
+    std::os::unix::fs::symlink(out.join("secret"), work.join("src/s")).unwrap();
+    let modes = [
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Plan,
+        PermissionMode::DontAsk,
+    ];
+    let rows: &[(&str, [Want; 4])] = &[
+        ("cat ../out*/secret", READ_ASKS),
+        ("cat ../o?t/secret", READ_ASKS),
+        ("cat \"$PWD/../out/secret\"", READ_ASKS),
+        ("cat $PWD/../out/secret", READ_ASKS),
+        ("cat ${PWD%/*}/out/secret", READ_ASKS),
+        ("cat {..,.}/out/secret", READ_ASKS),
+        ("cat src/{a.rs,../../out/secret}", READ_ASKS),
+        ("cd && cat .bashrc", READ_ASKS),
+        ("cd ~ && ls", READ_ASKS),
+        ("cd .. && ls", READ_ASKS),
+        ("cat link_out/secret", READ_ASKS),
+        ("cat link_*/secret", READ_ASKS),
+        ("cat src/s", READ_ASKS),
+        ("cat src/*", READ_ASKS),
+        ("cd link_out && cat secret", READ_ASKS),
+        ("grep -r x --file=../out/secret .", READ_ASKS),
+        ("cat < ../out/secret", READ_ASKS),
+        ("cat src/a.rs", ALLOWED),
+        ("ls src/*.rs $PWD/src", ALLOWED),
+        ("cd src && cat a.rs", ALLOWED),
+        ("echo ../*", ALLOWED),
+    ];
+    let mut wrong = Vec::new();
+    for (cmd, wants) in rows {
+        for (mode, want) in modes.iter().zip(wants) {
+            let got = decide_in(&work, &work, cmd, *mode);
+            if got != *want {
+                wrong.push(format!("{cmd:?} in {mode}: want {want:?}, got {got:?}"));
+            }
+        }
+    }
+    // From a subdirectory, `..` stays inside; after `cd ..` it may not.
+    let deep = work.join("src/deep");
+    for (cmd, want) in [
+        ("cat ../a.rs", Allow),
+        ("cd .. && cat ../../out/secret", Ask),
+        ("cd ../.. && cat ../out/secret", Ask),
+    ] {
+        let got = decide_in(&work, &deep, cmd, PermissionMode::Default);
+        if got != want {
+            wrong.push(format!("{cmd:?} from src/deep: want {want:?}, got {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Hole 7, read side: git in a repository whose config runs programs.
+#[test]
+fn read_only_git_asks_where_the_repository_configures_programs() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().canonicalize().unwrap();
+    let modes = [
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Plan,
+        PermissionMode::DontAsk,
+    ];
+    std::fs::create_dir_all(work.join(".git")).unwrap();
+    std::fs::write(
+        work.join(".git/config"),
+        "[core]\n\trepositoryformatversion = 0\n",
+    )
+    .unwrap();
+    let nested = work.join("vendor/lib");
+    std::fs::create_dir_all(nested.join(".git/modules/sub")).unwrap();
+    std::fs::write(nested.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+    for mode in modes {
+        assert_eq!(decide_in(&work, &work, "git status", mode), Allow, "{mode}");
+        assert_eq!(
+            decide_in(&work, &nested, "git status", mode),
+            Allow,
+            "{mode}"
+        );
+    }
+    let cases = [
+        (work.join(".git/config"), "[core]\n\tfsmonitor = touch F\n"),
+        (
+            work.join(".git/config"),
+            "[diff \"x\"]\n\ttextconv = sh -c 'touch F'\n",
+        ),
+        (work.join(".git/config"), "[include]\n\tpath = ../x\n"),
+        (
+            work.join(".git/config.worktree"),
+            "[core]\n\tpager = touch F\n",
+        ),
+        (
+            nested.join(".git/config"),
+            "[filter \"x\"]\n\tclean = touch F\n",
+        ),
+        (
+            nested.join(".git/modules/sub/config"),
+            "[core]\n\tfsmonitor = touch F\n",
+        ),
+    ];
+    for (file, text) in cases {
+        let before = std::fs::read_to_string(&file).ok();
+        std::fs::write(&file, text).unwrap();
+        let cwd = if file.starts_with(&nested) {
+            &nested
+        } else {
+            &work
+        };
+        for (mode, want) in modes.iter().zip(READ_ASKS) {
+            for cmd in [
+                "git status",
+                "git log -p",
+                "git diff",
+                "ls && git show HEAD",
+            ] {
+                let got = decide_in(&work, cwd, cmd, *mode);
+                assert_eq!(got, want, "{cmd} with {file:?} = {text:?} in {mode}");
+            }
+        }
+        match before {
+            Some(b) => std::fs::write(&file, b).unwrap(),
+            None => std::fs::remove_file(&file).unwrap(),
+        }
+    }
+}

@@ -136,6 +136,8 @@ fn long_option_abbreviations() {
         ("git diff --ext", false),
         ("git config --unset-a x", false),
         ("git --no-p log", false),
+        ("find . {-delete,-print}", false),
+        ("find . -{delete,print}", false),
         // Resolved abbreviations of harmless options stay read-only.
         ("sed -n --quiet --expr=1p f", true),
         ("sed --sandbox -n 'w x' f", true),

@@ -135,10 +135,8 @@ pub(crate) struct Part {
     pub has_assignments: bool,
     /// The shell classifier says it has no side effects.
     pub read_only: bool,
-    /// Arguments and redirection targets that name a location by an
-    /// absolute path, `~` or `..`, as bash will see them; `None` entries
-    /// depend on a variable (`$HOME/x`), so where they point is unknown.
-    pub paths: Vec<Option<String>>,
+    /// The parsed command, for resolving where it reaches (`reach.rs`).
+    pub command: crate::shell::SimpleCommand,
     /// Other spellings of the same command, for deny and ask lookups: after
     /// quote removal, with `git`'s global options dropped.
     pub forms: Vec<String>,
@@ -170,7 +168,7 @@ impl Part {
         }
     }
 
-    fn all(&self) -> Box<dyn Iterator<Item = &Part> + '_> {
+    pub(crate) fn all(&self) -> Box<dyn Iterator<Item = &Part> + '_> {
         Box::new(std::iter::once(self).chain(self.inner.iter().flat_map(Part::all)))
     }
 }
@@ -334,45 +332,11 @@ fn part(c: &crate::shell::SimpleCommand, depth: usize) -> Part {
         line,
         has_assignments: !c.assignments().is_empty(),
         read_only: crate::shell::is_read_only(c.text()),
-        paths: located_words(c),
+        command: c.clone(),
         forms,
         inner: inner.commands.iter().map(|i| part(i, depth + 1)).collect(),
         opaque,
     }
-}
-
-/// Words of `command` that point somewhere by location rather than by a
-/// name relative to the working directory.
-fn located_words(command: &crate::shell::SimpleCommand) -> Vec<Option<String>> {
-    let redirect_targets = command.redirects().iter().filter_map(|r| r.target.as_ref());
-    command
-        .args()
-        .iter()
-        .chain(redirect_targets)
-        .filter_map(|word| match word.fixed() {
-            Some(text) => {
-                // `--file=/etc/x` names a path after its `=`.
-                let value = text.split_once('=').map_or(text, |(_, v)| v);
-                let device = matches!(
-                    value,
-                    "/dev/null" | "/dev/stdin" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
-                );
-                let located = !device && value.starts_with('/')
-                    || value.starts_with('~')
-                    || value.split('/').any(|seg| seg == "..");
-                located.then(|| Some(value.to_string()))
-            }
-            None => {
-                let source = word.source();
-                let home_like = source.contains('~')
-                    || source.contains("$HOME")
-                    || source.contains("${HOME")
-                    || source.contains("$(")
-                    || source.contains('`');
-                home_like.then_some(None)
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]
