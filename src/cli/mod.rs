@@ -159,9 +159,11 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             // Ask on the terminal only when stdin is not the message itself.
             let interactive = file != "-" && approve::terminal_attached();
             let setup = Setup::load(&common, interactive)?;
+            signals::guard_against_sudden_death();
             runtime.block_on(run::run(setup, calls, events))
         }
         Command::Serve { common } => {
+            signals::guard_against_sudden_death();
             let setup = Setup::load(&common, true)?;
             runtime.block_on(serve::serve(setup))
         }
@@ -176,9 +178,12 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             tools::print(&setup.pool, format)
         }
     };
+    // Whatever still runs (background tasks, jobs left by finished
+    // commands) ends with the session, now.
+    baton::engine::process::kill_all_now();
     // A read of stdin may still be pending on a blocking thread (the session
     // ended on a signal, not on end of input); do not wait for it.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    runtime.shutdown_background();
     result
 }
 
