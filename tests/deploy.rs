@@ -23,10 +23,18 @@ fn kubernetes_manifests_validate_strictly() {
         .args(&files)
         .output()
         .unwrap_or_else(|e| panic!("kubernetes-validate is missing ({e}): run ./.ci/deps"));
-    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
-    for kind in ["deployment/baton-worker", "service/baton-worker", "secret/baton-worker-token"] {
-        assert!(text.contains(&format!("{kind} against")), "{kind} not checked:\n{text}");
+    for kind in [
+        "deployment/baton-worker",
+        "service/baton-worker",
+        "secret/baton-worker-token",
+    ] {
+        assert!(
+            text.contains(&format!("{kind} against")),
+            "{kind} not checked:\n{text}"
+        );
     }
 }
 

@@ -126,11 +126,19 @@ async fn calls_run_on_the_worker_in_order_with_progress() {
     let out = run(
         &engine,
         vec![
-            ToolUse::new("1", "Write", json!({"file_path": f, "content": "alpha\nbeta\n"})),
+            ToolUse::new(
+                "1",
+                "Write",
+                json!({"file_path": f, "content": "alpha\nbeta\n"}),
+            ),
             ToolUse::new("2", "Read", json!({"file_path": f})),
             ToolUse::new("3", "Grep", json!({"pattern": "beta", "path": f})),
             bash("4", "hostname >/dev/null; pwd; cat remote.txt | wc -l"),
-            ToolUse::new("5", "Edit", json!({"file_path": f, "old_string": "beta", "new_string": "gamma"})),
+            ToolUse::new(
+                "5",
+                "Edit",
+                json!({"file_path": f, "old_string": "beta", "new_string": "gamma"}),
+            ),
             bash("6", "for i in 1 2 3; do echo step $i; sleep 1; done"),
         ],
     )
@@ -141,11 +149,18 @@ async fn calls_run_on_the_worker_in_order_with_progress() {
         assert!(!r.is_error, "{}: {}", r.call_id, r.text());
     }
     assert!(out.results[1].text().contains("beta"));
-    assert!(out.results[3].text().contains(w.dir.to_str().unwrap()), "{}", out.results[3].text());
+    assert!(
+        out.results[3].text().contains(w.dir.to_str().unwrap()),
+        "{}",
+        out.results[3].text()
+    );
     assert!(out.results[3].text().trim().ends_with('2'));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "alpha\ngamma\n");
     assert!(!local.join("remote.txt").exists());
-    assert!(out.progress > 0, "progress from the worker reached the host");
+    assert!(
+        out.progress > 0,
+        "progress from the worker reached the host"
+    );
     engine.shutdown();
 }
 
@@ -160,15 +175,28 @@ async fn an_interrupt_stops_the_remote_process_and_the_connection_lives_on() {
     let pidfile = w.dir.join("pid");
     let mut batch = engine.open_batch().await.unwrap();
     batch
-        .add(bash("1", &format!("echo started; sleep 300 & echo $! > {}; wait", pidfile.display())))
+        .add(bash(
+            "1",
+            &format!(
+                "echo started; sleep 300 & echo $! > {}; wait",
+                pidfile.display()
+            ),
+        ))
         .unwrap();
     batch.end();
     let deadline = Instant::now() + Duration::from_secs(30);
     while !pidfile.exists() {
-        assert!(Instant::now() < deadline, "the remote command never started");
+        assert!(
+            Instant::now() < deadline,
+            "the remote command never started"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     batch.interrupt(InterruptKind::Cancel);
     let mut result = None;
     while let Some(e) = batch.next_event().await {
@@ -177,14 +205,26 @@ async fn an_interrupt_stops_the_remote_process_and_the_connection_lives_on() {
         }
     }
     let result = result.unwrap();
-    assert_eq!(result.outcome, Outcome::Cancelled { started: true }, "{}", result.text());
+    assert_eq!(
+        result.outcome,
+        Outcome::Cancelled { started: true },
+        "{}",
+        result.text()
+    );
     let gone = Instant::now() + Duration::from_secs(10);
     while Path::new(&format!("/proc/{pid}")).exists() {
-        assert!(Instant::now() < gone, "the remote sleep {pid} survived the interrupt");
+        assert!(
+            Instant::now() < gone,
+            "the remote sleep {pid} survived the interrupt"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let out = run(&engine, vec![bash("2", "echo still here")]).await;
-    assert!(out.results[0].text().contains("still here"), "{}", out.results[0].text());
+    assert!(
+        out.results[0].text().contains("still here"),
+        "{}",
+        out.results[0].text()
+    );
     engine.shutdown();
 }
 
@@ -192,7 +232,7 @@ async fn an_interrupt_stops_the_remote_process_and_the_connection_lives_on() {
 async fn a_dead_worker_loses_nothing_and_the_session_moves() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    let mut workers = vec![
+    let mut workers = [
         Worker::start(&root.join("w0")),
         Worker::start(&root.join("w1")),
     ];
@@ -224,11 +264,19 @@ async fn a_dead_worker_loses_nothing_and_the_session_moves() {
     }
     assert_eq!(results.len(), 1);
     assert!(results[0].is_error);
-    assert!(results[0].text().contains(&workers[i].url), "{}", results[0].text());
+    assert!(
+        results[0].text().contains(&workers[i].url),
+        "{}",
+        results[0].text()
+    );
     // Later calls go to the other worker, and the first one says so.
     let out = run(&engine, vec![bash("3", "pwd"), bash("4", "echo ok")]).await;
     let other = &workers[1 - i];
-    assert!(out.results[0].text().contains("now runs on"), "{}", out.results[0].text());
+    assert!(
+        out.results[0].text().contains("now runs on"),
+        "{}",
+        out.results[0].text()
+    );
     assert!(out.results[0].text().contains(other.dir.to_str().unwrap()));
     assert!(out.results[1].text().contains("ok") && !out.results[1].is_error);
     engine.shutdown();

@@ -49,7 +49,12 @@ struct Remote {
 impl Remote {
     /// Runs `f` on the local tool's parsed input; an input the local tool
     /// cannot parse gets the cautious answer.
-    fn classify(&self, input: &Value, f: impl Fn(&Tool, &baton_engine::tool::ParsedInput) -> bool, fallback: bool) -> bool {
+    fn classify(
+        &self,
+        input: &Value,
+        f: impl Fn(&Tool, &baton_engine::tool::ParsedInput) -> bool,
+        fallback: bool,
+    ) -> bool {
         match self.local.parse(input) {
             Ok(parsed) => f(&self.local, &parsed),
             Err(_) => fallback,
@@ -98,11 +103,9 @@ impl ToolLogic<Value> for Remote {
     }
 
     async fn call(&self, input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let lease = self
-            .workers
-            .lease()
-            .await
-            .map_err(|e| ToolError::new(format!("{} could not run remotely: {e}", self.local.name())))?;
+        let lease = self.workers.lease().await.map_err(|e| {
+            ToolError::new(format!("{} could not run remotely: {e}", self.local.name()))
+        })?;
         let outcome = call_on(&lease.connection, self.local.name(), input, &ctx).await;
         let mut output = match outcome {
             Ok(result) => to_output(result),
@@ -152,18 +155,31 @@ async fn call_on(
         .map_err(|e| e.to_string())?;
     let token = handle.progress_token.clone();
     connection.routes.add(token.clone(), ctx.progress.clone());
+    // The transport may close without answering the calls in flight (the
+    // worker died); check it while waiting so such a call fails promptly.
+    let closed = async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            if connection.peer.is_transport_closed() {
+                return;
+            }
+        }
+    };
     let answer = tokio::select! {
         answer = &mut handle.rx => answer,
+        _ = closed => {
+            connection.routes.remove(&token);
+            return Err("the connection to the worker closed".into());
+        }
         _ = ctx.cancel.cancelled() => {
             // Cancel this request only; keep waiting a while for the
             // worker's result, which carries what the call printed so far.
             let _ = connection
                 .peer
-                .notify_cancelled(CancelledNotificationParam {
-                    request_id: Some(handle.id.clone()),
-                    reason: ctx.cancel.reason().map(|r| format!("{r:?}")),
-                    meta: None,
-                })
+                .notify_cancelled(CancelledNotificationParam::new(
+                    Some(handle.id.clone()),
+                    ctx.cancel.reason().map(|r| format!("{r:?}")),
+                ))
                 .await;
             match tokio::time::timeout(CANCEL_GRACE, &mut handle.rx).await {
                 Ok(answer) => answer,
@@ -200,14 +216,19 @@ fn to_output(result: CallToolResult) -> ToolOutput {
                 v.get("text").and_then(Value::as_str).unwrap_or_default(),
             )),
             Some("image") => content.push(ContentBlock::image(
-                v.get("mimeType").and_then(Value::as_str).unwrap_or("image/png"),
+                v.get("mimeType")
+                    .and_then(Value::as_str)
+                    .unwrap_or("image/png"),
                 v.get("data").and_then(Value::as_str).unwrap_or_default(),
             )),
             _ => content.push(ContentBlock::text(v.to_string())),
         }
     }
     let is_error = result.is_error == Some(true)
-        || !matches!(outcome, None | Some(Outcome::Success) | Some(Outcome::ToolError));
+        || !matches!(
+            outcome,
+            None | Some(Outcome::Success) | Some(Outcome::ToolError)
+        );
     ToolOutput {
         content,
         is_error,

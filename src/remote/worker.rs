@@ -43,7 +43,9 @@ type Routes = std::sync::Mutex<HashMap<ProgressToken, ProgressSink>>;
 
 /// The map behind the lock; a panic elsewhere never poisons progress.
 fn lock(routes: &Routes) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, ProgressSink>> {
-    routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    routes
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The client side of a worker connection: forwards progress to the call.
@@ -58,7 +60,9 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let sink = lock(&self.routes.routes).get(&params.progress_token).cloned();
+        let sink = lock(&self.routes.routes)
+            .get(&params.progress_token)
+            .cloned();
         if let Some(sink) = sink {
             sink.send(Progress {
                 message: params.message.unwrap_or_default(),
@@ -91,6 +95,8 @@ struct State {
     down: Vec<bool>,
     /// Set when the session moved: the next result says so once.
     moved_from: Option<String>,
+    /// Whether any call ran on a worker yet (moving before that loses nothing).
+    used: bool,
 }
 
 /// A connection to use, and whether the session just moved to it.
@@ -110,6 +116,7 @@ impl Workers {
                 connection: None,
                 down: vec![false; urls.len()],
                 moved_from: None,
+                used: false,
             }),
             urls,
             token,
@@ -117,7 +124,9 @@ impl Workers {
     }
 
     /// The connection this session's calls go to, connecting (or moving to
-    /// another worker) as needed.
+    /// another worker) as needed. A closed connection is first re-opened to
+    /// the same worker (its state is still there); only a worker that cannot
+    /// be reached makes the session move.
     pub(super) async fn lease(&self) -> Result<Lease, String> {
         let mut state = self.state.lock().await;
         if let Some(connection) = &state.connection {
@@ -128,36 +137,39 @@ impl Workers {
                     moved_from: state.moved_from.take(),
                 });
             }
-            let url = self.urls[state.current].clone();
             state.connection = None;
-            mark_down(&mut state, url);
         }
+        let n = self.urls.len();
+        // The current worker first, then the others in turn; those that
+        // failed before come last but are still tried (a pod comes back).
+        let order: Vec<usize> = (0..n).map(|k| (state.current + k) % n).collect();
+        let (fresh, failed): (Vec<usize>, Vec<usize>) =
+            order.into_iter().partition(|&i| !state.down[i]);
         let mut errors = Vec::new();
-        for _ in 0..self.urls.len() {
-            let url = self.urls[state.current].clone();
-            if !state.down[state.current] {
-                match connect(&url, self.token.as_deref()).await {
-                    Ok(c) => {
-                        let c = Arc::new(c);
-                        state.connection = Some(c.clone());
-                        return Ok(Lease {
-                            connection: c,
-                            url,
-                            moved_from: state.moved_from.take(),
-                        });
+        for i in fresh.into_iter().chain(failed) {
+            let url = self.urls[i].clone();
+            match connect(&url, self.token.as_deref()).await {
+                Ok(c) => {
+                    let c = Arc::new(c);
+                    if i != state.current && state.used {
+                        state.moved_from = Some(self.urls[state.current].clone());
                     }
-                    Err(e) => {
-                        errors.push(format!("{url}: {e}"));
-                        mark_down(&mut state, url);
-                        continue;
-                    }
+                    state.current = i;
+                    state.used = true;
+                    state.down[i] = false;
+                    state.connection = Some(c.clone());
+                    return Ok(Lease {
+                        connection: c,
+                        url,
+                        moved_from: state.moved_from.take(),
+                    });
+                }
+                Err(e) => {
+                    errors.push(format!("{url}: {e}"));
+                    state.down[i] = true;
                 }
             }
-            state.current = (state.current + 1) % self.urls.len();
         }
-        // Every worker failed once: give each another chance next time
-        // (a restarted pod comes back) but answer this call with the errors.
-        state.down.iter_mut().for_each(|d| *d = false);
         Err(format!(
             "no Baton worker could be reached ({})",
             errors.join("; ")
@@ -173,23 +185,30 @@ impl Workers {
             .is_some_and(|c| Arc::ptr_eq(c, connection))
         {
             state.connection = None;
-            let url = self.urls[state.current].clone();
-            mark_down(&mut state, url);
+            let i = state.current;
+            state.down[i] = true;
         }
     }
 }
 
-fn mark_down(state: &mut State, url: String) {
-    let i = state.current;
-    state.down[i] = true;
-    state.moved_from = Some(url);
-    state.current = (i + 1) % state.down.len().max(1);
+/// Three quick retries, then the stream (and its calls) fail.
+#[derive(Debug)]
+struct BriefRetry;
+
+impl rmcp::transport::common::client_side_sse::SseRetryPolicy for BriefRetry {
+    fn retry(&self, attempt: usize) -> Option<Duration> {
+        (attempt < 3).then(|| Duration::from_millis(200))
+    }
 }
 
 async fn connect(url: &str, token: Option<&str>) -> Result<Connection, String> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
         // Every call of a session may be in flight at once.
         .max_concurrent_requests(1024);
+    // A broken result stream is re-opened a few times (a network hiccup);
+    // a worker that stays away is dead, and its calls must fail now rather
+    // than wait for a pod that is gone.
+    config.retry_config = Arc::new(BriefRetry);
     if let Some(t) = token {
         config = config.auth_header(t.to_string());
     }
