@@ -2,7 +2,7 @@
 
 mod common;
 
-use baton_engine::wire::{anthropic, openai, WireError};
+use baton_engine::wire::{anthropic, openai_chat as openai, WireError};
 use baton_engine::{CallResult, ContentBlock, Outcome, ToolPool};
 use serde_json::json;
 

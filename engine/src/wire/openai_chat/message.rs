@@ -3,9 +3,9 @@
 
 use serde_json::{json, Value};
 
-use super::WireError;
 use crate::call::{CallResult, ToolUse};
 use crate::pool::ToolPool;
+use crate::wire::WireError;
 
 /// The tool calls of an assistant message (`{"role":"assistant",
 /// "tool_calls":[…]}`) or of a completion response's first choice.

@@ -2,11 +2,11 @@
 
 use serde_json::{json, Map, Value};
 
-use super::WireError;
 use crate::call::{CallResult, ToolUse};
 use crate::content::ContentBlock;
 use crate::pool::ToolPool;
 use crate::tool::Tool;
+use crate::wire::WireError;
 
 /// The `tool_use` blocks of an assistant message, in order. Accepts a message
 /// (`{"role":"assistant","content":[…]}`) or an API response object

@@ -1,0 +1,5 @@
+//! OpenAI Chat Completions: `tool_calls` in, `role: tool` messages out.
+
+pub mod message;
+
+pub use message::{parse_tool_uses, tool_definitions, tool_messages};
