@@ -4,6 +4,7 @@
 mod approve;
 mod run;
 mod serve;
+mod serve_wire;
 mod signals;
 mod tools;
 
@@ -29,11 +30,15 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Execute the tool_use blocks of one assistant message (Anthropic
-    /// format) and print the user message of tool results.
+    /// Execute the tool calls of one assistant message and print what
+    /// answers it (in the message's wire format).
     Run {
         #[command(flatten)]
         common: Common,
+        /// anthropic, openai-chat or openai-responses (default: detected
+        /// from the message).
+        #[arg(long, value_parser = parse_format)]
+        format: Option<WireFormat>,
         /// Print JSON lines (progress, results in order, done) instead.
         #[arg(long)]
         events: bool,
@@ -44,6 +49,10 @@ enum Command {
     Serve {
         #[command(flatten)]
         common: Common,
+        /// anthropic, openai-chat or openai-responses (default: detected
+        /// per message; results in the format the calls came in).
+        #[arg(long, value_parser = parse_format)]
+        format: Option<WireFormat>,
     },
     /// Print the tool pool as the model would see it.
     Tools {
@@ -124,20 +133,21 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
     let result = match cli.command {
         Command::Run {
             common,
+            format,
             events,
             file,
         } => {
             let text = run::read_input(&file)?;
-            let calls = baton::engine::wire::anthropic::parse_tool_uses_str(&text)
-                .map_err(|e| CliError::Usage(format!("{file}: {e}")))?;
             // Ask on the terminal only when stdin is not the message itself.
             let interactive = file != "-" && approve::terminal_attached();
             let setup = Setup::load(&common, interactive)?;
-            runtime.block_on(run::run(setup, calls, events))
+            let (format, calls) = run::parse_message(&text, format, &setup.pool)
+                .map_err(|e| CliError::Usage(format!("{file}: {e}")))?;
+            runtime.block_on(run::run(setup, format, calls, events))
         }
-        Command::Serve { common } => {
+        Command::Serve { common, format } => {
             let setup = Setup::load(&common, true)?;
-            runtime.block_on(serve::serve(setup))
+            runtime.block_on(serve::serve(setup, format))
         }
         Command::Tools { common, format } => {
             let setup = Setup::load(&common, false)?;

@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use baton::engine::wire::anthropic;
-use baton::engine::{Approval, ToolUse};
+use baton::engine::wire::WireFormat;
+use baton::engine::{Approval, CallResult, ToolUse};
 use baton::jsonl::{event_json, summary_json};
 use baton::{BatchHandle, Engine, Event, InterruptKind, PermissionPrompt};
 use futures::StreamExt;
@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
+use super::serve_wire::{self, Wire};
 use super::{CliError, Setup};
 
 struct Session {
@@ -32,15 +33,18 @@ struct Session {
     /// The host closed its input: nobody can answer questions any more.
     input_closed: bool,
     events: mpsc::UnboundedSender<(Option<u64>, Event)>,
+    wire: Wire,
 }
 
 struct Running {
     handle: BatchHandle,
-    /// tool_result blocks so far, for the user message in `done`.
-    blocks: Vec<Value>,
+    /// Results so far, for the answer in `done`.
+    results: Vec<CallResult>,
+    /// The format the message's calls came in (the answer's format).
+    format: Option<WireFormat>,
 }
 
-pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
+pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), CliError> {
     let engine = setup.engine()?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let notes_tx = tx.clone();
@@ -62,6 +66,7 @@ pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
         next_prompt: 1,
         input_closed: false,
         events: tx,
+        wire: Wire::new(setup.pool.clone(), format),
     };
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut input_open = true;
@@ -111,25 +116,24 @@ impl Session {
         };
         match msg.get("type").and_then(Value::as_str).unwrap_or("") {
             "add" => {
-                let block = msg.get("tool_use").unwrap_or(&msg);
-                match anthropic::tool_use_from_block(block) {
-                    Ok(call) => self.add(call).await?,
+                match self.wire.add_line(&msg) {
+                    Ok((format, call)) => self.add(format, call).await?,
                     Err(e) => self.error(e)?,
                 }
             }
             "message" => {
-                let message = msg.get("message").unwrap_or(&Value::Null);
-                match anthropic::parse_tool_uses(message) {
-                    Ok(calls) => {
+                match self.wire.message_line(&msg) {
+                    Ok((format, calls)) => {
                         self.end_open();
                         // An empty message still gets a batch and a done line.
                         self.ensure_open().await?;
+                        self.set_format(format);
                         for call in calls {
-                            self.add(call).await?;
+                            self.add(format, call).await?;
                         }
                         self.end_open();
                     }
-                    Err(e) => self.error(e.to_string())?,
+                    Err(e) => self.error(e)?,
                 }
             }
             "end" => {
@@ -183,7 +187,8 @@ impl Session {
             id,
             Running {
                 handle,
-                blocks: Vec::new(),
+                results: Vec::new(),
+                format: self.wire.fixed(),
             },
         );
         self.open = Some(id);
@@ -192,8 +197,16 @@ impl Session {
         Ok(id)
     }
 
-    async fn add(&mut self, call: ToolUse) -> Result<(), CliError> {
+    /// Records the format of the open message's calls (the first one wins).
+    fn set_format(&mut self, format: WireFormat) {
+        if let Some(b) = self.open.and_then(|id| self.batches.get_mut(&id)) {
+            b.format.get_or_insert(format);
+        }
+    }
+
+    async fn add(&mut self, format: WireFormat, call: ToolUse) -> Result<(), CliError> {
         let id = self.ensure_open().await?;
+        self.set_format(format);
         if let Some(b) = self.batches.get(&id) {
             if let Err(e) = b.handle.add(call) {
                 self.error(e.to_string())?;
@@ -262,26 +275,25 @@ impl Session {
         };
         let mut line = match &event {
             Event::Done(summary) => {
-                let blocks = batch
+                let (format, results) = batch
                     .and_then(|id| self.batches.remove(&id))
-                    .map(|b| b.blocks)
+                    .map(|b| (b.format.unwrap_or_default(), b.results))
                     .unwrap_or_default();
                 json!({
                     "type": "done",
                     "summary": summary_json(summary),
-                    "message": {"role": "user", "content": blocks},
+                    "message": serve_wire::answer(format, &results),
                 })
-            }
-            Event::Result { result, .. } => {
-                if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {
-                    b.blocks.push(anthropic::tool_result_block(result));
-                }
-                event_json(&event, None)
             }
             _ => event_json(&event, request_id),
         };
         if let Some(id) = batch {
             line["batch"] = json!(id);
+        }
+        if let Event::Result { result, .. } = event {
+            if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {
+                b.results.push(result);
+            }
         }
         write_line(&line)
     }

@@ -15,8 +15,15 @@
 //! without an id is an error, not silently dropped).
 
 pub mod anthropic;
+pub mod detect;
+pub mod names;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod strict;
+mod tools;
+
+pub use detect::{detect, parse};
+pub use tools::{WireTool, WireTools};
 
 use serde_json::Value;
 

@@ -3,6 +3,6 @@
 pub mod message;
 
 pub use message::{
-    parse_tool_uses, parse_tool_uses_str, tool_definition, tool_definitions, tool_result_block,
-    tool_use_from_block, user_message,
+    parse_tool_uses, parse_tool_uses_str, tool_definitions, tool_result_block, tool_use_from_block,
+    user_message,
 };

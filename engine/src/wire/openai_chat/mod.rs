@@ -2,4 +2,4 @@
 
 pub mod message;
 
-pub use message::{parse_tool_uses, tool_definitions, tool_messages};
+pub use message::{parse_tool_uses, tool_definitions, tool_messages, tool_use_from_call};

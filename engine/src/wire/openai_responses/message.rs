@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::call::{CallResult, ToolUse};
 use crate::content::ContentBlock;
 use crate::pool::ToolPool;
-use crate::wire::WireError;
+use crate::wire::{WireError, WireFormat, WireTools};
 
 /// The output items of a response object (`{"object":"response",
 /// "output":[…]}`), of `{"output":[…]}`, or a bare array of items.
@@ -58,11 +58,12 @@ pub fn tool_use_from_item(item: &Value) -> Result<ToolUse, String> {
             .ok_or_else(|| format!("missing non-empty string field `{name}`"))
     };
     let (id, name) = (field("call_id")?, field("name")?);
-    Ok(match item.get("arguments") {
+    let call = match item.get("arguments") {
         Some(Value::String(text)) => ToolUse::from_json_text(id, name, text),
         Some(v) => ToolUse::new(id, name, v.clone()),
         None => ToolUse::new(id, name, json!({})),
-    })
+    };
+    Ok(call.with_caller(item.get("caller").filter(|c| !c.is_null()).cloned()))
 }
 
 /// One `function_call_output` item. Text-only results are a plain string;
@@ -98,19 +99,8 @@ pub fn output_items<'a>(results: impl IntoIterator<Item = &'a CallResult>) -> Va
 }
 
 /// Function tool definitions of the pool, in the Responses shape (flat, not
-/// nested under `function` as in Chat Completions).
+/// nested under `function` as in Chat Completions; names mapped, strict
+/// schemas where possible).
 pub fn tool_definitions(pool: &ToolPool) -> Value {
-    Value::Array(
-        pool.tools()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "name": t.name(),
-                    "description": t.def().prompt_text(),
-                    "parameters": t.input_schema(),
-                    "strict": false,
-                })
-            })
-            .collect(),
-    )
+    WireTools::new(pool, WireFormat::OpenAiResponses).definitions()
 }
