@@ -19,10 +19,12 @@ pub mod detect;
 pub mod names;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod stream;
 pub mod strict;
 mod tools;
 
 pub use detect::{detect, parse};
+pub use stream::{Completed, FnSink, StreamError, StreamParser, StreamSink};
 pub use tools::{WireTool, WireTools};
 
 use serde_json::Value;

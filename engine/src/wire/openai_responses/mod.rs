@@ -2,5 +2,6 @@
 //! out.
 
 pub mod message;
+pub mod stream;
 
 pub use message::{output_item, output_items, parse_tool_uses, tool_definitions};
