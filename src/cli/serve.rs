@@ -82,11 +82,13 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
                 Ok(Some(line)) => {
                     if !session.handle_line(&line).await? {
                         input_open = false;
+                        session.end_stream().await?;
                         session.close_input();
                     }
                 }
                 Ok(None) | Err(_) => {
                     input_open = false;
+                    session.end_stream().await?;
                     session.close_input();
                 }
             },
@@ -136,7 +138,9 @@ impl Session {
                     Err(e) => self.error(e)?,
                 }
             }
+            "stream" => self.stream_line(&msg).await?,
             "end" => {
+                self.end_stream().await?;
                 if self.open.is_none() {
                     // `end` without calls: an empty message.
                     self.ensure_open().await?;
@@ -157,7 +161,7 @@ impl Session {
             "approve" => self.approve(&msg)?,
             "shutdown" => return Ok(false),
             other => self.error(format!(
-                "unknown message type `{other}` (expected add, message, end, interrupt, approve or shutdown)"
+                "unknown message type `{other}` (expected add, message, stream, end, interrupt, approve or shutdown)"
             ))?,
         }
         Ok(true)
@@ -211,6 +215,37 @@ impl Session {
             if let Err(e) = b.handle.add(call) {
                 self.error(e.to_string())?;
             }
+        }
+        Ok(())
+    }
+
+    /// A raw stream event: calls it completes start at once; the stream's
+    /// final event ends the message.
+    async fn stream_line(&mut self, msg: &Value) -> Result<(), CliError> {
+        match self.wire.stream_line(msg) {
+            Ok(step) => {
+                self.ensure_open().await?;
+                self.set_format(step.format);
+                for call in step.calls {
+                    self.add(step.format, call).await?;
+                }
+                if let Some(done) = step.finished {
+                    write_line(&serve_wire::stream_done_line(self.open, &done))?;
+                    self.end_open();
+                }
+                Ok(())
+            }
+            Err(e) => self.error(e),
+        }
+    }
+
+    /// Ends a stream the host stopped feeding (`end`, end of input).
+    async fn end_stream(&mut self) -> Result<(), CliError> {
+        if let Some((format, calls, done)) = self.wire.end_stream() {
+            for call in calls {
+                self.add(format, call).await?;
+            }
+            write_line(&serve_wire::stream_done_line(self.open, &done))?;
         }
         Ok(())
     }

@@ -4,7 +4,10 @@
 
 use std::collections::HashMap;
 
-use baton::engine::wire::{self, anthropic, openai_chat, openai_responses, WireFormat, WireTools};
+use baton::engine::wire::{
+    self, anthropic, openai_chat, openai_responses, Completed, FnSink, StreamError, StreamParser,
+    WireFormat, WireTools,
+};
 use baton::engine::{CallResult, ToolPool, ToolUse};
 use serde_json::Value;
 
@@ -14,6 +17,8 @@ pub struct Wire {
     pool: ToolPool,
     fixed: Option<WireFormat>,
     tools: HashMap<WireFormat, WireTools>,
+    /// The stream being fed by `stream` lines, if one is open.
+    stream: Option<StreamParser>,
 }
 
 impl Wire {
@@ -22,6 +27,7 @@ impl Wire {
             pool,
             fixed,
             tools: HashMap::new(),
+            stream: None,
         }
     }
 
@@ -94,4 +100,109 @@ impl Wire {
 /// What a `done` line carries as `message`: the answer in `format`.
 pub fn answer(format: WireFormat, results: &[CallResult]) -> Value {
     format.results_message(results.iter())
+}
+
+/// What one `stream` line amounted to.
+pub struct StreamStep {
+    pub format: WireFormat,
+    /// Calls completed by this event, in order, ready to add.
+    pub calls: Vec<ToolUse>,
+    /// The stream is over: its final event arrived (or it failed).
+    pub finished: Option<Result<Completed, String>>,
+}
+
+/// The format a raw stream event belongs to, from its shape.
+fn stream_format(event: &Value) -> Option<WireFormat> {
+    if event.as_str() == Some("[DONE]") || event.get("choices").is_some() {
+        return Some(WireFormat::OpenAiChat);
+    }
+    let typ = event.get("type").and_then(Value::as_str)?;
+    if typ.starts_with("response.") {
+        Some(WireFormat::OpenAiResponses)
+    } else if typ.starts_with("message_") || typ.starts_with("content_block_") || typ == "ping" {
+        Some(WireFormat::Anthropic)
+    } else {
+        None
+    }
+}
+
+impl Wire {
+    /// Feeds one raw stream event (`event`: the SSE data as an object, or
+    /// as text such as `[DONE]`). The first event of a stream picks the
+    /// parser; the stream ends at the format's final event.
+    pub fn stream_line(&mut self, msg: &Value) -> Result<StreamStep, String> {
+        let event = msg.get("event").ok_or("a stream line needs `event`")?;
+        if self.stream.is_none() && event.as_str() == Some("[DONE]") {
+            return Err("`[DONE]` without an open stream".into());
+        }
+        let parser = match self.stream.take() {
+            Some(p) => p,
+            None => {
+                let format = self
+                    .fixed
+                    .or_else(|| stream_format(event))
+                    .ok_or("cannot tell the stream's format from its first event; start serve with --format")?;
+                StreamParser::new(format)
+            }
+        };
+        let mut parser = parser;
+        let format = parser.format();
+        let mut calls = Vec::new();
+        let fed = match event {
+            Value::String(data) => parser.feed(data, FnSink(|c| calls.push(c))),
+            other => parser.feed_value(other, FnSink(|c| calls.push(c))),
+        };
+        let calls: Vec<ToolUse> = calls.into_iter().map(|c| self.resolve(format, c)).collect();
+        let finished = match fed {
+            Err(StreamError::BadEvent(e)) => {
+                // One bad event does not end the stream.
+                self.stream = Some(parser);
+                return Err(format!("stream event: {e}"));
+            }
+            Err(e) => Some(Err(e.to_string())),
+            Ok(()) if parser.is_complete() => Some(self.finish_parser(parser)),
+            Ok(()) => {
+                self.stream = Some(parser);
+                None
+            }
+        };
+        Ok(StreamStep {
+            format,
+            calls,
+            finished,
+        })
+    }
+
+    /// Ends the open stream, if any (the host said `end`, or the session is
+    /// closing): a Chat Completions call still held is handed over only if
+    /// its arguments are whole.
+    pub fn end_stream(&mut self) -> Option<(WireFormat, Vec<ToolUse>, Result<Completed, String>)> {
+        let parser = self.stream.take()?;
+        let format = parser.format();
+        let mut calls = Vec::new();
+        let done = parser
+            .finish(FnSink(|c| calls.push(c)))
+            .map_err(|e| e.to_string());
+        let calls = calls.into_iter().map(|c| self.resolve(format, c)).collect();
+        Some((format, calls, done))
+    }
+
+    fn finish_parser(&mut self, parser: StreamParser) -> Result<Completed, String> {
+        parser.finish(FnSink(|_| {})).map_err(|e| e.to_string())
+    }
+}
+
+/// The line telling the host what the stream amounted to.
+pub fn stream_done_line(batch: Option<u64>, done: &Result<Completed, String>) -> Value {
+    match done {
+        Ok(c) => serde_json::json!({
+            "type": "stream_done",
+            "batch": batch,
+            "complete": c.complete,
+            "stop_reason": c.stop_reason,
+            "calls": c.calls,
+            "assistant": c.message,
+        }),
+        Err(e) => serde_json::json!({"type": "stream_done", "batch": batch, "error": e}),
+    }
 }

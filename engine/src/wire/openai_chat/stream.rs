@@ -37,8 +37,9 @@ pub struct Parser {
 }
 
 impl Parser {
+    /// True after `[DONE]` (a usage chunk may follow the finish reason).
     pub fn is_complete(&self) -> bool {
-        self.done || self.finish_reason.is_some()
+        self.done
     }
 
     pub fn feed<S: StreamSink>(
@@ -144,7 +145,7 @@ impl Parser {
         mut self,
         mut sink: S,
     ) -> Result<Completed, StreamError<S::Error>> {
-        let complete = self.is_complete();
+        let complete = self.done || self.finish_reason.is_some();
         self.flush(complete, &mut sink)?;
         let mut message = Map::new();
         message.insert("role".into(), json!("assistant"));
