@@ -1,10 +1,11 @@
 //! Command-line parsing and what the commands share: settings, tools and
 //! the engine they run on.
 
+mod agent;
 mod approve;
+mod mcp_serve;
 mod run;
 mod serve;
-mod serve_wire;
 mod signals;
 mod tools;
 
@@ -54,12 +55,37 @@ enum Command {
         #[arg(long, value_parser = parse_format)]
         format: Option<WireFormat>,
     },
+    /// Baton and the Model Context Protocol.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+    /// Run a model with Baton executing its tools: a minimal host loop
+    /// (see docs/agent.md).
+    Agent {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        args: agent::AgentArgs,
+    },
     /// Print the tool pool as the model would see it.
     Tools {
         #[command(flatten)]
         common: Common,
         #[arg(long, default_value = "anthropic", value_parser = parse_format)]
         format: WireFormat,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum McpCommand {
+    /// Serve the session's tools to MCP clients (stdio, or HTTP with --http);
+    /// every call goes through the settings' permissions and hooks.
+    Serve {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        args: mcp_serve::ServeArgs,
     },
 }
 
@@ -143,20 +169,36 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             let setup = Setup::load(&common, interactive)?;
             let (format, calls) = run::parse_message(&text, format, &setup.pool)
                 .map_err(|e| CliError::Usage(format!("{file}: {e}")))?;
+            signals::guard_against_sudden_death();
             runtime.block_on(run::run(setup, format, calls, events))
         }
         Command::Serve { common, format } => {
+            signals::guard_against_sudden_death();
             let setup = Setup::load(&common, true)?;
             runtime.block_on(serve::serve(setup, format))
+        }
+        Command::Mcp {
+            command: McpCommand::Serve { common, args },
+        } => {
+            let setup = Setup::load(&common, true)?;
+            runtime.block_on(mcp_serve::serve(setup, args))
+        }
+        Command::Agent { common, args } => {
+            let setup = Setup::load(&common, false)?;
+            signals::guard_against_sudden_death();
+            runtime.block_on(agent::agent(setup, args))
         }
         Command::Tools { common, format } => {
             let setup = Setup::load(&common, false)?;
             tools::print(&setup.pool, format)
         }
     };
+    // Whatever still runs (background tasks, jobs left by finished
+    // commands) ends with the session, now.
+    baton::engine::process::kill_all_now();
     // A read of stdin may still be pending on a blocking thread (the session
     // ended on a signal, not on end of input); do not wait for it.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    runtime.shutdown_background();
     result
 }
 

@@ -1,12 +1,8 @@
-//! `baton serve`: a JSON-lines session for hosts in other languages.
+//! The state of one `baton serve` session and what each input line does.
 //!
-//! The protocol is documented in docs/serve-protocol.md. One line in, zero
-//! or more lines out; a bad line gets an `error` line and the session goes
-//! on. Several messages can follow each other in one session; context
-//! changes carry over. Interrupts and `end` apply to the latest message.
+//! Interrupts and `end` apply to the latest message.
 
 use std::collections::HashMap;
-use std::io::Write;
 
 use baton::engine::wire::WireFormat;
 use baton::engine::{Approval, CallResult, ToolUse};
@@ -14,13 +10,13 @@ use baton::jsonl::{event_json, summary_json};
 use baton::{BatchHandle, Engine, Event, InterruptKind, PermissionPrompt};
 use futures::StreamExt;
 use serde_json::{json, Value};
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
-use super::serve_wire::{self, Wire};
-use super::{CliError, Setup};
+use super::output::write_line;
+use super::wire::{self, Wire};
+use crate::cli::CliError;
 
-struct Session {
+pub struct Session {
     engine: Engine,
     next_batch: u64,
     /// The message currently streaming (not yet ended).
@@ -32,6 +28,8 @@ struct Session {
     next_prompt: u64,
     /// The host closed its input: nobody can answer questions any more.
     input_closed: bool,
+    /// The number of the input line being handled, for error lines.
+    line: u64,
     events: mpsc::UnboundedSender<(Option<u64>, Event)>,
     wire: Wire,
 }
@@ -44,71 +42,41 @@ struct Running {
     format: Option<WireFormat>,
 }
 
-pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), CliError> {
-    let engine = setup.engine()?;
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let notes_tx = tx.clone();
-    let mut notes = engine.notifications();
-    tokio::spawn(async move {
-        while let Some(event) = notes.next().await {
-            if notes_tx.send((None, event)).is_err() {
-                break;
-            }
-        }
-    });
-    let mut session = Session {
-        engine,
-        next_batch: 1,
-        open: None,
-        latest: None,
-        batches: HashMap::new(),
-        prompts: HashMap::new(),
-        next_prompt: 1,
-        input_closed: false,
-        events: tx,
-        wire: Wire::new(setup.pool.clone(), format),
-    };
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    let mut input_open = true;
-    let stop = super::signals::stop_requested();
-    tokio::pin!(stop);
-    let mut stopping = false;
-    loop {
-        if !input_open && session.batches.is_empty() {
-            return Ok(());
-        }
-        tokio::select! {
-            line = lines.next_line(), if input_open => match line {
-                Ok(Some(line)) => {
-                    if !session.handle_line(&line).await? {
-                        input_open = false;
-                        session.end_stream().await?;
-                        session.close_input();
-                    }
-                }
-                Ok(None) | Err(_) => {
-                    input_open = false;
-                    session.end_stream().await?;
-                    session.close_input();
-                }
-            },
-            Some((batch, event)) = rx.recv() => session.emit(batch, event)?,
-            _ = &mut stop, if !stopping => {
-                // Stop every message's calls, report their results, exit.
-                stopping = true;
-                input_open = false;
-                session.close_input();
-                for running in session.batches.values() {
-                    running.handle.interrupt(InterruptKind::Cancel);
-                }
-            }
+impl Session {
+    pub fn new(
+        engine: Engine,
+        events: mpsc::UnboundedSender<(Option<u64>, Event)>,
+        wire: Wire,
+    ) -> Self {
+        Session {
+            engine,
+            next_batch: 1,
+            open: None,
+            latest: None,
+            batches: HashMap::new(),
+            prompts: HashMap::new(),
+            next_prompt: 1,
+            input_closed: false,
+            line: 0,
+            events,
+            wire,
         }
     }
-}
 
-impl Session {
-    /// Handles one input line; false when the host asked to shut down.
-    async fn handle_line(&mut self, line: &str) -> Result<bool, CliError> {
+    /// No message is running.
+    pub fn is_idle(&self) -> bool {
+        self.batches.is_empty()
+    }
+
+    pub fn interrupt_all(&self, kind: InterruptKind) {
+        for running in self.batches.values() {
+            running.handle.interrupt(kind);
+        }
+    }
+
+    /// Handles input line `number`; false when the host asked to shut down.
+    pub async fn handle_line(&mut self, number: u64, line: &str) -> Result<bool, CliError> {
+        self.line = number;
         if line.trim().is_empty() {
             return Ok(true);
         }
@@ -230,7 +198,7 @@ impl Session {
                     self.add(step.format, call).await?;
                 }
                 if let Some(done) = step.finished {
-                    write_line(&serve_wire::stream_done_line(self.open, &done))?;
+                    write_line(&wire::stream_done_line(self.open, &done))?;
                     self.end_open();
                 }
                 Ok(())
@@ -240,19 +208,19 @@ impl Session {
     }
 
     /// Ends a stream the host stopped feeding (`end`, end of input).
-    async fn end_stream(&mut self) -> Result<(), CliError> {
+    pub async fn end_stream(&mut self) -> Result<(), CliError> {
         if let Some((format, calls, done)) = self.wire.end_stream() {
             for call in calls {
                 self.add(format, call).await?;
             }
-            write_line(&serve_wire::stream_done_line(self.open, &done))?;
+            write_line(&wire::stream_done_line(self.open, &done))?;
         }
         Ok(())
     }
 
     /// No more lines will come: end the open message, and deny what would
     /// wait for an answer forever.
-    fn close_input(&mut self) {
+    pub fn close_input(&mut self) {
         self.input_closed = true;
         self.end_open();
         for (_, prompt) in self.prompts.drain() {
@@ -292,7 +260,7 @@ impl Session {
         Ok(())
     }
 
-    fn emit(&mut self, batch: Option<u64>, event: Event) -> Result<(), CliError> {
+    pub fn emit(&mut self, batch: Option<u64>, event: Event) -> Result<(), CliError> {
         if let Event::PermissionRequest(prompt) = &event {
             if self.input_closed {
                 prompt.answer(no_host());
@@ -317,7 +285,7 @@ impl Session {
                 json!({
                     "type": "done",
                     "summary": summary_json(summary),
-                    "message": serve_wire::answer(format, &results),
+                    "message": wire::answer(format, &results),
                 })
             }
             _ => event_json(&event, request_id),
@@ -334,7 +302,7 @@ impl Session {
     }
 
     fn error(&self, message: String) -> Result<(), CliError> {
-        write_line(&json!({"type": "error", "message": message}))
+        super::output::error_line(&message, Some(self.line))
     }
 }
 
@@ -342,11 +310,4 @@ fn no_host() -> Approval {
     Approval::Deny {
         reason: Some("the host closed the session before answering".into()),
     }
-}
-
-fn write_line(value: &Value) -> Result<(), CliError> {
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{value}")
-        .and_then(|_| out.flush())
-        .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))
 }
