@@ -46,6 +46,7 @@
 pub mod blocking;
 mod builder;
 pub mod builtins;
+pub mod host;
 pub mod jsonl;
 pub mod mcp_server;
 pub mod remote;

@@ -16,6 +16,13 @@ pub struct ToolUse {
     /// is then `{}` (SPEC §4.3) and the error result says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_error: Option<String>,
+    /// Who made the call, as the wire format says: absent or `{"type":
+    /// "direct"}` for the model itself, `{"type": "code_execution_…",
+    /// "tool_id": …}` (Anthropic) or `{"type": "program", "caller_id": …}`
+    /// (OpenAI Responses) for code the model runs on the provider's side.
+    /// Kept verbatim; hooks and permission policies see it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<Value>,
 }
 
 impl ToolUse {
@@ -25,7 +32,23 @@ impl ToolUse {
             name: name.into(),
             input,
             input_error: None,
+            caller: None,
         }
+    }
+
+    /// The same call, made by `caller` (see [`ToolUse::caller`]).
+    pub fn with_caller(mut self, caller: Option<Value>) -> Self {
+        self.caller = caller;
+        self
+    }
+
+    /// True when code the model runs (not the model directly) made the call.
+    pub fn is_programmatic(&self) -> bool {
+        self.caller
+            .as_ref()
+            .and_then(|c| c.get("type"))
+            .and_then(Value::as_str)
+            .is_some_and(|t| t != "direct")
     }
 
     /// A call whose input is JSON text (as it accumulates while streaming).
@@ -44,6 +67,7 @@ impl ToolUse {
             name: name.into(),
             input,
             input_error,
+            caller: None,
         }
     }
 }

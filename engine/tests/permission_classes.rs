@@ -49,6 +49,7 @@ fn decide(
         target: &target,
         read_only: baton_engine::shell::is_read_only(cmd),
         context: &context,
+        caller: None,
     });
     match decision {
         PermissionDecision::Allow => Allow,
@@ -273,6 +274,7 @@ fn decide_in(
         target: &target,
         read_only: true,
         context: &context,
+        caller: None,
     }) {
         PermissionDecision::Allow => Allow,
         PermissionDecision::Deny { .. } => Deny,

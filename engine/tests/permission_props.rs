@@ -258,6 +258,7 @@ fn decide(policy: &RulePolicy, call: &CallSpec, mode: PermissionMode) -> Permiss
         target: &target,
         read_only: call.read_only,
         context: &context,
+        caller: None,
     })
 }
 

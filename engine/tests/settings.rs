@@ -236,6 +236,7 @@ fn a_relative_project_dir_still_anchors_rules() {
             target: &target,
             read_only: false,
             context: &context,
+            caller: None,
         },
     );
     assert!(

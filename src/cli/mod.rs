@@ -1,6 +1,7 @@
 //! Command-line parsing and what the commands share: settings, tools and
 //! the engine they run on.
 
+mod agent;
 mod approve;
 mod mcp_serve;
 mod run;
@@ -30,11 +31,15 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Execute the tool_use blocks of one assistant message (Anthropic
-    /// format) and print the user message of tool results.
+    /// Execute the tool calls of one assistant message and print what
+    /// answers it (in the message's wire format).
     Run {
         #[command(flatten)]
         common: Common,
+        /// anthropic, openai-chat or openai-responses (default: detected
+        /// from the message).
+        #[arg(long, value_parser = parse_format)]
+        format: Option<WireFormat>,
         /// Print JSON lines (progress, results in order, done) instead.
         #[arg(long)]
         events: bool,
@@ -45,11 +50,23 @@ enum Command {
     Serve {
         #[command(flatten)]
         common: Common,
+        /// anthropic, openai-chat or openai-responses (default: detected
+        /// per message; results in the format the calls came in).
+        #[arg(long, value_parser = parse_format)]
+        format: Option<WireFormat>,
     },
     /// Baton and the Model Context Protocol.
     Mcp {
         #[command(subcommand)]
         command: McpCommand,
+    },
+    /// Run a model with Baton executing its tools: a minimal host loop
+    /// (see docs/agent.md).
+    Agent {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        args: agent::AgentArgs,
     },
     /// Print the tool pool as the model would see it.
     Tools {
@@ -150,28 +167,34 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
     let result = match cli.command {
         Command::Run {
             common,
+            format,
             events,
             file,
         } => {
             let text = run::read_input(&file)?;
-            let calls = baton::engine::wire::anthropic::parse_tool_uses_str(&text)
-                .map_err(|e| CliError::Usage(format!("{file}: {e}")))?;
             // Ask on the terminal only when stdin is not the message itself.
             let interactive = file != "-" && approve::terminal_attached();
             let setup = Setup::load(&common, interactive)?;
+            let (format, calls) = run::parse_message(&text, format, &setup.pool)
+                .map_err(|e| CliError::Usage(format!("{file}: {e}")))?;
             signals::guard_against_sudden_death();
-            runtime.block_on(run::run(setup, calls, events))
+            runtime.block_on(run::run(setup, format, calls, events))
         }
-        Command::Serve { common } => {
+        Command::Serve { common, format } => {
             signals::guard_against_sudden_death();
             let setup = Setup::load(&common, true)?;
-            runtime.block_on(serve::serve(setup))
+            runtime.block_on(serve::serve(setup, format))
         }
         Command::Mcp {
             command: McpCommand::Serve { common, args },
         } => {
             let setup = Setup::load(&common, true)?;
             runtime.block_on(mcp_serve::serve(setup, args))
+        }
+        Command::Agent { common, args } => {
+            let setup = Setup::load(&common, false)?;
+            signals::guard_against_sudden_death();
+            runtime.block_on(agent::agent(setup, args))
         }
         Command::Tools { common, format } => {
             let setup = Setup::load(&common, false)?;

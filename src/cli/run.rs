@@ -2,8 +2,8 @@
 
 use std::io::{Read, Write};
 
-use baton::engine::wire::anthropic;
-use baton::engine::ToolUse;
+use baton::engine::wire::{self, WireError, WireFormat, WireTools};
+use baton::engine::{ToolPool, ToolUse};
 use baton::jsonl::{event_json, summary_json};
 use baton::{Event, InterruptKind};
 use serde_json::json;
@@ -22,7 +22,29 @@ pub fn read_input(file: &str) -> Result<String, CliError> {
     Ok(text)
 }
 
-pub async fn run(mut setup: Setup, calls: Vec<ToolUse>, events: bool) -> Result<(), CliError> {
+/// The calls of the message `text`, in `format` or the detected one, with
+/// the names and nulls the wire format forced undone.
+pub fn parse_message(
+    text: &str,
+    format: Option<WireFormat>,
+    pool: &ToolPool,
+) -> Result<(WireFormat, Vec<ToolUse>), WireError> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| WireError::NotJson(e.to_string()))?;
+    let (format, calls) = wire::parse(&value, format)?;
+    let tools = WireTools::new(pool, format);
+    Ok((
+        format,
+        calls.into_iter().map(|c| tools.resolve(c)).collect(),
+    ))
+}
+
+pub async fn run(
+    mut setup: Setup,
+    format: WireFormat,
+    calls: Vec<ToolUse>,
+    events: bool,
+) -> Result<(), CliError> {
     let engine = setup.engine()?;
     let mut batch = engine
         .open_batch()
@@ -55,7 +77,7 @@ pub async fn run(mut setup: Setup, calls: Vec<ToolUse>, events: bool) -> Result<
         if events {
             if let Event::Done(s) = &event {
                 let mut line = json!({"type": "done", "summary": summary_json(s)});
-                line["message"] = anthropic::user_message(results.iter());
+                line["message"] = format.results_message(results.iter());
                 write_line(&mut out, &line)?;
             } else if !matches!(event, Event::PermissionRequest(_)) {
                 write_line(&mut out, &event_json(&event, None))?;
@@ -78,7 +100,7 @@ pub async fn run(mut setup: Setup, calls: Vec<ToolUse>, events: bool) -> Result<
         ));
     }
     if !events {
-        let message = anthropic::user_message(results.iter());
+        let message = format.results_message(results.iter());
         write_line(&mut out, &message)?;
     }
     Ok(())

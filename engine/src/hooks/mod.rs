@@ -54,6 +54,10 @@ pub struct HookInput {
     pub tool_response: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Who made the call when it was not the model directly (see
+    /// [`crate::ToolUse::caller`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<Value>,
 }
 
 /// A permission verdict from a PreToolUse hook.

@@ -129,6 +129,9 @@ pub struct PermissionRequest<'a> {
     pub target: &'a PermissionTarget,
     pub read_only: bool,
     pub context: &'a Context,
+    /// Who made the call when it was not the model directly (see
+    /// [`crate::ToolUse::caller`]); a policy may treat such calls apart.
+    pub caller: Option<&'a Value>,
 }
 
 /// Where an "ask" came from: hooks may not override a rule's ask (SPEC §4.6).
@@ -183,6 +186,9 @@ pub struct ApprovalRequest {
     pub reason: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suggestion: Option<String>,
+    /// Who made the call when it was not the model directly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<Value>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -277,6 +277,7 @@ impl CallState {
             tool_use_id: self.call.id.clone(),
             tool_response: None,
             error: None,
+            caller: self.call.caller.clone(),
         }
     }
 

@@ -38,6 +38,7 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &CallState, tool: &Tool) 
         target: &target,
         read_only: state.read_only,
         context: &state.ctx.context,
+        caller: state.call.caller.as_ref(),
     };
     let policy = pipeline.policy.decide(&request);
     let own = tool.check_permissions(parsed, &state.ctx).await;
@@ -108,6 +109,7 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &CallState, tool: &Tool) 
                 input: parsed.raw().clone(),
                 reason,
                 suggestion,
+                caller: state.call.caller.clone(),
             });
             // An unanswered question must not outlive an interrupt.
             let answer = tokio::select! {

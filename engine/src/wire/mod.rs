@@ -1,12 +1,36 @@
 //! Wire formats: how calls arrive and results leave.
 //!
-//! Anthropic Messages is the primary format, OpenAI chat completions the
-//! second. Parsing is lenient where the APIs evolve (unknown block types are
-//! passed over) and strict where a mistake would lose a call (a `tool_use`
+//! One folder per format, each with a `message` module (a whole assistant
+//! message or response in, the results message out, tool definitions) and,
+//! once it exists, a `stream` module (the model's streaming events in, each
+//! call handed over the moment it is complete):
+//!
+//! - [`anthropic`]: Anthropic Messages (`tool_use` / `tool_result`);
+//! - [`openai_chat`]: OpenAI Chat Completions (`tool_calls` / `role: tool`);
+//! - [`openai_responses`]: OpenAI Responses (`function_call` /
+//!   `function_call_output` items).
+//!
+//! Parsing is lenient where the APIs evolve (unknown block types are passed
+//! over, never executed) and strict where a mistake would lose a call (a call
 //! without an id is an error, not silently dropped).
 
 pub mod anthropic;
-pub mod openai;
+pub mod detect;
+pub mod names;
+pub mod openai_chat;
+pub mod openai_responses;
+pub mod stream;
+pub mod strict;
+mod tools;
+
+pub use detect::{detect, parse};
+pub use stream::{Completed, FnSink, StreamError, StreamParser, StreamSink};
+pub use tools::{WireTool, WireTools};
+
+use serde_json::Value;
+
+use crate::call::{CallResult, ToolUse};
+use crate::pool::ToolPool;
 
 /// The host's message could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -19,12 +43,72 @@ pub enum WireError {
     BadToolCall { index: usize, reason: String },
 }
 
-/// Which wire format to speak.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+/// Which wire format to speak. More formats may be added, so matches on it
+/// outside this crate need a wildcard arm; the methods below dispatch for
+/// callers that do not care which one it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum WireFormat {
+    /// Anthropic Messages.
     #[default]
     Anthropic,
-    OpenAi,
+    /// OpenAI Chat Completions.
+    OpenAiChat,
+    /// OpenAI Responses.
+    OpenAiResponses,
+}
+
+impl WireFormat {
+    /// Every format, in a stable order (for tests and help texts).
+    pub const ALL: [WireFormat; 3] = [
+        WireFormat::Anthropic,
+        WireFormat::OpenAiChat,
+        WireFormat::OpenAiResponses,
+    ];
+
+    /// The name used on the command line and in docs.
+    pub fn name(self) -> &'static str {
+        match self {
+            WireFormat::Anthropic => "anthropic",
+            WireFormat::OpenAiChat => "openai-chat",
+            WireFormat::OpenAiResponses => "openai-responses",
+        }
+    }
+
+    /// The calls of an assistant message (or response object) in this format.
+    pub fn parse_tool_uses(self, message: &Value) -> Result<Vec<ToolUse>, WireError> {
+        match self {
+            WireFormat::Anthropic => anthropic::parse_tool_uses(message),
+            WireFormat::OpenAiChat => openai_chat::parse_tool_uses(message),
+            WireFormat::OpenAiResponses => openai_responses::parse_tool_uses(message),
+        }
+    }
+
+    /// What answers a batch in this format: the user message (Anthropic),
+    /// the array of `tool` messages (Chat Completions) or the array of
+    /// `function_call_output` items (Responses).
+    pub fn results_message<'a>(self, results: impl IntoIterator<Item = &'a CallResult>) -> Value {
+        match self {
+            WireFormat::Anthropic => anthropic::user_message(results),
+            WireFormat::OpenAiChat => openai_chat::tool_messages(results),
+            WireFormat::OpenAiResponses => openai_responses::output_items(results),
+        }
+    }
+
+    /// The pool's tool definitions in this format.
+    pub fn tool_definitions(self, pool: &ToolPool) -> Value {
+        match self {
+            WireFormat::Anthropic => anthropic::tool_definitions(pool),
+            WireFormat::OpenAiChat => openai_chat::tool_definitions(pool),
+            WireFormat::OpenAiResponses => openai_responses::tool_definitions(pool),
+        }
+    }
+}
+
+impl std::fmt::Display for WireFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl std::str::FromStr for WireFormat {
@@ -32,9 +116,11 @@ impl std::str::FromStr for WireFormat {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "anthropic" => Ok(WireFormat::Anthropic),
-            "openai" => Ok(WireFormat::OpenAi),
+            // `openai` was the only OpenAI format before Responses existed.
+            "openai-chat" | "openai" => Ok(WireFormat::OpenAiChat),
+            "openai-responses" => Ok(WireFormat::OpenAiResponses),
             other => Err(format!(
-                "unknown format `{other}` (expected anthropic or openai)"
+                "unknown format `{other}` (expected anthropic, openai-chat or openai-responses)"
             )),
         }
     }

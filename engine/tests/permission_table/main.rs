@@ -220,6 +220,7 @@ fn decide(fx: &Fixture, case: &Case) -> PermissionDecision {
         target: &target,
         read_only: case.read_only,
         context: &context,
+        caller: None,
     })
 }
 
@@ -306,6 +307,7 @@ fn reasons_name_the_rule_and_its_file() {
         target: &target,
         read_only: false,
         context: &context,
+        caller: None,
     });
     let PermissionDecision::Deny { reason } = decision else {
         panic!("{decision:?}")

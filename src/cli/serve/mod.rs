@@ -8,21 +8,26 @@
 //!   long) can end the session;
 //! - [`session`]: the session's batches and pending questions, and what
 //!   each kind of line does;
-//! - [`output`]: the lines Baton writes.
+//! - [`output`]: the lines Baton writes;
+//! - [`wire`]: calls in any wire format, raw stream events, answers in
+//!   the format the calls came in.
 
 mod input;
 mod output;
 mod session;
+mod wire;
 
 use baton::InterruptKind;
 use futures::StreamExt;
 use tokio::sync::mpsc;
 
+use baton::engine::wire::WireFormat;
+
 use super::{CliError, Setup};
 use input::{Line, Lines};
 use session::Session;
 
-pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
+pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), CliError> {
     let engine = setup.engine()?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let notes_tx = tx.clone();
@@ -34,7 +39,7 @@ pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
             }
         }
     });
-    let mut session = Session::new(engine, tx);
+    let mut session = Session::new(engine, tx, wire::Wire::new(setup.pool.clone(), format));
     let mut lines = Lines::new(tokio::io::BufReader::new(tokio::io::stdin()));
     let mut input_open = true;
     let stop = super::signals::stop_requested();
@@ -49,12 +54,14 @@ pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
                 Some(Line::Text { number, text }) => {
                     if !session.handle_line(number, &text).await? {
                         input_open = false;
+                        session.end_stream().await?;
                         session.close_input();
                     }
                 }
                 Some(Line::Unusable { number, why }) => output::error_line(&why, Some(number))?,
                 None => {
                     input_open = false;
+                    session.end_stream().await?;
                     session.close_input();
                 }
             },

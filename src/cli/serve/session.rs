@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use baton::engine::wire::anthropic;
-use baton::engine::{Approval, ToolUse};
+use baton::engine::wire::WireFormat;
+use baton::engine::{Approval, CallResult, ToolUse};
 use baton::jsonl::{event_json, summary_json};
 use baton::{BatchHandle, Engine, Event, InterruptKind, PermissionPrompt};
 use futures::StreamExt;
@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::output::write_line;
+use super::wire::{self, Wire};
 use crate::cli::CliError;
 
 pub struct Session {
@@ -30,16 +31,23 @@ pub struct Session {
     /// The number of the input line being handled, for error lines.
     line: u64,
     events: mpsc::UnboundedSender<(Option<u64>, Event)>,
+    wire: Wire,
 }
 
 struct Running {
     handle: BatchHandle,
-    /// tool_result blocks so far, for the user message in `done`.
-    blocks: Vec<Value>,
+    /// Results so far, for the answer in `done`.
+    results: Vec<CallResult>,
+    /// The format the message's calls came in (the answer's format).
+    format: Option<WireFormat>,
 }
 
 impl Session {
-    pub fn new(engine: Engine, events: mpsc::UnboundedSender<(Option<u64>, Event)>) -> Self {
+    pub fn new(
+        engine: Engine,
+        events: mpsc::UnboundedSender<(Option<u64>, Event)>,
+        wire: Wire,
+    ) -> Self {
         Session {
             engine,
             next_batch: 1,
@@ -51,6 +59,7 @@ impl Session {
             input_closed: false,
             line: 0,
             events,
+            wire,
         }
     }
 
@@ -77,28 +86,29 @@ impl Session {
         };
         match msg.get("type").and_then(Value::as_str).unwrap_or("") {
             "add" => {
-                let block = msg.get("tool_use").unwrap_or(&msg);
-                match anthropic::tool_use_from_block(block) {
-                    Ok(call) => self.add(call).await?,
+                match self.wire.add_line(&msg) {
+                    Ok((format, call)) => self.add(format, call).await?,
                     Err(e) => self.error(e)?,
                 }
             }
             "message" => {
-                let message = msg.get("message").unwrap_or(&Value::Null);
-                match anthropic::parse_tool_uses(message) {
-                    Ok(calls) => {
+                match self.wire.message_line(&msg) {
+                    Ok((format, calls)) => {
                         self.end_open();
                         // An empty message still gets a batch and a done line.
                         self.ensure_open().await?;
+                        self.set_format(format);
                         for call in calls {
-                            self.add(call).await?;
+                            self.add(format, call).await?;
                         }
                         self.end_open();
                     }
-                    Err(e) => self.error(e.to_string())?,
+                    Err(e) => self.error(e)?,
                 }
             }
+            "stream" => self.stream_line(&msg).await?,
             "end" => {
+                self.end_stream().await?;
                 if self.open.is_none() {
                     // `end` without calls: an empty message.
                     self.ensure_open().await?;
@@ -119,7 +129,7 @@ impl Session {
             "approve" => self.approve(&msg)?,
             "shutdown" => return Ok(false),
             other => self.error(format!(
-                "unknown message type `{other}` (expected add, message, end, interrupt, approve or shutdown)"
+                "unknown message type `{other}` (expected add, message, stream, end, interrupt, approve or shutdown)"
             ))?,
         }
         Ok(true)
@@ -149,7 +159,8 @@ impl Session {
             id,
             Running {
                 handle,
-                blocks: Vec::new(),
+                results: Vec::new(),
+                format: self.wire.fixed(),
             },
         );
         self.open = Some(id);
@@ -158,12 +169,51 @@ impl Session {
         Ok(id)
     }
 
-    async fn add(&mut self, call: ToolUse) -> Result<(), CliError> {
+    /// Records the format of the open message's calls (the first one wins).
+    fn set_format(&mut self, format: WireFormat) {
+        if let Some(b) = self.open.and_then(|id| self.batches.get_mut(&id)) {
+            b.format.get_or_insert(format);
+        }
+    }
+
+    async fn add(&mut self, format: WireFormat, call: ToolUse) -> Result<(), CliError> {
         let id = self.ensure_open().await?;
+        self.set_format(format);
         if let Some(b) = self.batches.get(&id) {
             if let Err(e) = b.handle.add(call) {
                 self.error(e.to_string())?;
             }
+        }
+        Ok(())
+    }
+
+    /// A raw stream event: calls it completes start at once; the stream's
+    /// final event ends the message.
+    async fn stream_line(&mut self, msg: &Value) -> Result<(), CliError> {
+        match self.wire.stream_line(msg) {
+            Ok(step) => {
+                self.ensure_open().await?;
+                self.set_format(step.format);
+                for call in step.calls {
+                    self.add(step.format, call).await?;
+                }
+                if let Some(done) = step.finished {
+                    write_line(&wire::stream_done_line(self.open, &done))?;
+                    self.end_open();
+                }
+                Ok(())
+            }
+            Err(e) => self.error(e),
+        }
+    }
+
+    /// Ends a stream the host stopped feeding (`end`, end of input).
+    pub async fn end_stream(&mut self) -> Result<(), CliError> {
+        if let Some((format, calls, done)) = self.wire.end_stream() {
+            for call in calls {
+                self.add(format, call).await?;
+            }
+            write_line(&wire::stream_done_line(self.open, &done))?;
         }
         Ok(())
     }
@@ -228,26 +278,25 @@ impl Session {
         };
         let mut line = match &event {
             Event::Done(summary) => {
-                let blocks = batch
+                let (format, results) = batch
                     .and_then(|id| self.batches.remove(&id))
-                    .map(|b| b.blocks)
+                    .map(|b| (b.format.unwrap_or_default(), b.results))
                     .unwrap_or_default();
                 json!({
                     "type": "done",
                     "summary": summary_json(summary),
-                    "message": {"role": "user", "content": blocks},
+                    "message": wire::answer(format, &results),
                 })
-            }
-            Event::Result { result, .. } => {
-                if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {
-                    b.blocks.push(anthropic::tool_result_block(result));
-                }
-                event_json(&event, None)
             }
             _ => event_json(&event, request_id),
         };
         if let Some(id) = batch {
             line["batch"] = json!(id);
+        }
+        if let Event::Result { result, .. } = event {
+            if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {
+                b.results.push(result);
+            }
         }
         write_line(&line)
     }

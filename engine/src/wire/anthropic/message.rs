@@ -2,11 +2,10 @@
 
 use serde_json::{json, Map, Value};
 
-use super::WireError;
 use crate::call::{CallResult, ToolUse};
 use crate::content::ContentBlock;
 use crate::pool::ToolPool;
-use crate::tool::Tool;
+use crate::wire::{WireError, WireFormat, WireTools};
 
 /// The `tool_use` blocks of an assistant message, in order. Accepts a message
 /// (`{"role":"assistant","content":[…]}`) or an API response object
@@ -58,11 +57,12 @@ pub fn tool_use_from_block(block: &Value) -> Result<ToolUse, String> {
             .ok_or_else(|| format!("missing non-empty string field `{name}`"))
     };
     let (id, name) = (field("id")?, field("name")?);
-    Ok(match block.get("input") {
+    let call = match block.get("input") {
         Some(Value::String(text)) => ToolUse::from_json_text(id, name, text),
         Some(v) => ToolUse::new(id, name, v.clone()),
         None => ToolUse::new(id, name, Value::Object(Map::new())),
-    })
+    };
+    Ok(call.with_caller(block.get("caller").filter(|c| !c.is_null()).cloned()))
 }
 
 /// Parses JSON text then [`parse_tool_uses`].
@@ -102,16 +102,8 @@ pub fn user_message<'a>(results: impl IntoIterator<Item = &'a CallResult>) -> Va
     json!({"role": "user", "content": blocks})
 }
 
-/// One tool definition as the Messages API takes it.
-pub fn tool_definition(tool: &Tool) -> Value {
-    json!({
-        "name": tool.name(),
-        "description": tool.def().prompt_text(),
-        "input_schema": tool.input_schema(),
-    })
-}
-
-/// Definitions of the whole pool, in pool order.
+/// Definitions of the whole pool, in pool order (names mapped where the
+/// format forbids them; see [`crate::wire::WireTools`]).
 pub fn tool_definitions(pool: &ToolPool) -> Value {
-    Value::Array(pool.tools().map(|t| tool_definition(t)).collect())
+    WireTools::new(pool, WireFormat::Anthropic).definitions()
 }

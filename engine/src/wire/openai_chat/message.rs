@@ -1,0 +1,101 @@
+//! OpenAI chat completions: `tool_calls` in, `tool` messages out, function
+//! tool definitions.
+
+use serde_json::{json, Value};
+
+use crate::call::{CallResult, ToolUse};
+use crate::content::ContentBlock;
+use crate::pool::ToolPool;
+use crate::wire::{WireError, WireFormat, WireTools};
+
+/// The tool calls of an assistant message (`{"role":"assistant",
+/// "tool_calls":[…]}`) or of a completion response's first choice.
+pub fn parse_tool_uses(message: &Value) -> Result<Vec<ToolUse>, WireError> {
+    let message = match message.get("choices").and_then(|c| c.get(0)) {
+        Some(choice) => choice.get("message").unwrap_or(&Value::Null),
+        None => message,
+    };
+    if message.get("role").and_then(Value::as_str) != Some("assistant") {
+        return Err(WireError::NotAMessage("expected role `assistant`".into()));
+    }
+    if message.get("function_call").is_some_and(|f| !f.is_null()) {
+        // The deprecated single call has no id to answer with.
+        return Err(WireError::NotAMessage(
+            "legacy `function_call` is not supported; send `tool_calls`".into(),
+        ));
+    }
+    let calls = match message.get("tool_calls") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(calls) => calls,
+    };
+    let calls = calls
+        .as_array()
+        .ok_or_else(|| WireError::NotAMessage("`tool_calls` must be an array".into()))?;
+    calls
+        .iter()
+        .enumerate()
+        .map(|(index, call)| {
+            tool_use_from_call(call).map_err(|reason| WireError::BadToolCall { index, reason })
+        })
+        .collect()
+}
+
+/// One entry of `tool_calls` (`{"id", "type": "function", "function":
+/// {"name", "arguments"}}`); `arguments` is JSON text, and text that does
+/// not parse becomes `{}` with the error kept.
+pub fn tool_use_from_call(call: &Value) -> Result<ToolUse, String> {
+    let id = call
+        .get("id")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or("missing non-empty string field `id`")?;
+    let function = call.get("function").ok_or("missing `function`")?;
+    let name = function
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or("missing non-empty string field `function.name`")?;
+    Ok(match function.get("arguments") {
+        Some(Value::String(text)) => ToolUse::from_json_text(id, name, text),
+        Some(v) => ToolUse::new(id, name, v.clone()),
+        None => ToolUse::new(id, name, json!({})),
+    })
+}
+
+/// The messages answering a batch: one `tool` message per call, in order.
+/// A `tool` message carries text only, so images returned by tools follow
+/// in one `user` message (as `image_url` data URLs), each introduced by the
+/// id of the call that returned it; the tool message says where it went.
+pub fn tool_messages<'a>(results: impl IntoIterator<Item = &'a CallResult>) -> Value {
+    let mut messages = Vec::new();
+    let mut images = Vec::new();
+    for r in results {
+        let mut text = r.text();
+        let mut count = 0;
+        for block in &r.content {
+            if let ContentBlock::Image { media_type, data } = block {
+                if count == 0 {
+                    images.push(json!({"type": "text", "text": format!("Image returned by tool call {}:", r.call_id)}));
+                }
+                images.push(json!({"type": "image_url", "image_url": {"url": format!("data:{media_type};base64,{data}")}}));
+                count += 1;
+            }
+        }
+        if count > 0 {
+            text.push_str(&format!(
+                "\n({count} image(s) returned; attached in the next user message)"
+            ));
+        }
+        messages.push(json!({"role": "tool", "tool_call_id": r.call_id, "content": text}));
+    }
+    if !images.is_empty() {
+        messages.push(json!({"role": "user", "content": images}));
+    }
+    Value::Array(messages)
+}
+
+/// Function tool definitions of the pool (names mapped, strict schemas
+/// where possible; see [`crate::wire::WireTools`]).
+pub fn tool_definitions(pool: &ToolPool) -> Value {
+    WireTools::new(pool, WireFormat::OpenAiChat).definitions()
+}

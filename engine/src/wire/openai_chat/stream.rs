@@ -1,0 +1,175 @@
+//! The Chat Completions stream: `chat.completion.chunk` objects whose
+//! `choices[0].delta` carries `content`, `refusal` and `tool_calls`
+//! fragments, then a `finish_reason`, then `data: [DONE]`.
+//!
+//! There is no per-call end event. Calls stream one after the other, each
+//! under its `index`: the first fragment brings `id` and `function.name`,
+//! later ones pieces of `function.arguments`. So a call is complete when a
+//! fragment for another index arrives, when a `finish_reason` arrives, or
+//! when the stream ends. If the stream is cut (no `finish_reason`, no
+//! `[DONE]`), a last call whose arguments do not parse is not handed over:
+//! the model never finished it.
+
+use serde_json::{json, Map, Value};
+
+use crate::call::ToolUse;
+use crate::wire::stream::{Completed, StreamError, StreamSink};
+
+#[derive(Debug, Default)]
+struct Pending {
+    index: u64,
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// The parser's state for one completion (choice 0).
+#[derive(Debug, Default)]
+pub struct Parser {
+    content: String,
+    refusal: Option<String>,
+    pending: Option<Pending>,
+    /// Calls handed over, as the message keeps them.
+    tool_calls: Vec<Value>,
+    finish_reason: Option<String>,
+    usage: Option<Value>,
+    done: bool,
+}
+
+impl Parser {
+    /// True after `[DONE]` (a usage chunk may follow the finish reason).
+    pub fn is_complete(&self) -> bool {
+        self.done
+    }
+
+    pub fn feed<S: StreamSink>(
+        &mut self,
+        chunk: &Value,
+        mut sink: S,
+    ) -> Result<(), StreamError<S::Error>> {
+        if let Some(err) = chunk.get("error") {
+            return Err(StreamError::Provider(err.clone()));
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
+            self.usage = Some(usage.clone());
+        }
+        let Some(choices) = chunk.get("choices").and_then(Value::as_array) else {
+            return Ok(());
+        };
+        // Baton asks for one choice; others (n > 1) are not its to run.
+        let Some(choice) = choices
+            .iter()
+            .find(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
+        else {
+            return Ok(());
+        };
+        let delta = choice.get("delta").unwrap_or(&Value::Null);
+        if let Some(text) = delta.get("content").and_then(Value::as_str) {
+            self.content.push_str(text);
+            sink.text(text).map_err(StreamError::Sink)?;
+        }
+        if let Some(text) = delta.get("refusal").and_then(Value::as_str) {
+            self.refusal.get_or_insert_with(String::new).push_str(text);
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for fragment in calls {
+                self.fragment(fragment, &mut sink)?;
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(reason.to_string());
+            self.flush(true, &mut sink)?;
+        }
+        Ok(())
+    }
+
+    fn fragment<S: StreamSink>(
+        &mut self,
+        fragment: &Value,
+        sink: &mut S,
+    ) -> Result<(), StreamError<S::Error>> {
+        let index = fragment
+            .get("index")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| StreamError::BadEvent("tool call fragment without `index`".into()))?;
+        if self.pending.as_ref().is_some_and(|p| p.index != index) {
+            // The next call started: the previous one is complete.
+            self.flush(true, sink)?;
+        }
+        let pending = self.pending.get_or_insert_with(|| Pending {
+            index,
+            ..Default::default()
+        });
+        if let Some(id) = fragment.get("id").and_then(Value::as_str) {
+            pending.id.push_str(id);
+        }
+        let function = fragment.get("function").unwrap_or(&Value::Null);
+        if let Some(name) = function.get("name").and_then(Value::as_str) {
+            pending.name.push_str(name);
+        }
+        if let Some(args) = function.get("arguments").and_then(Value::as_str) {
+            pending.arguments.push_str(args);
+        }
+        Ok(())
+    }
+
+    /// Hands the pending call over. `complete`: the model went on past it,
+    /// so it is whole; otherwise only arguments that parse are trusted.
+    fn flush<S: StreamSink>(
+        &mut self,
+        complete: bool,
+        sink: &mut S,
+    ) -> Result<(), StreamError<S::Error>> {
+        let Some(p) = self.pending.take() else {
+            return Ok(());
+        };
+        let call = ToolUse::from_json_text(&p.id, &p.name, &p.arguments);
+        if !complete && call.input_error.is_some() {
+            return Ok(());
+        }
+        self.tool_calls.push(json!({
+            "id": p.id,
+            "type": "function",
+            "function": {"name": p.name, "arguments": p.arguments},
+        }));
+        sink.call(call).map_err(StreamError::Sink)
+    }
+
+    /// `data: [DONE]`.
+    pub fn done<S: StreamSink>(&mut self, mut sink: S) -> Result<(), StreamError<S::Error>> {
+        self.done = true;
+        self.flush(true, &mut sink)
+    }
+
+    pub fn finish<S: StreamSink>(
+        mut self,
+        mut sink: S,
+    ) -> Result<Completed, StreamError<S::Error>> {
+        let complete = self.done || self.finish_reason.is_some();
+        self.flush(complete, &mut sink)?;
+        let mut message = Map::new();
+        message.insert("role".into(), json!("assistant"));
+        message.insert(
+            "content".into(),
+            if self.content.is_empty() {
+                Value::Null
+            } else {
+                json!(self.content)
+            },
+        );
+        if let Some(r) = &self.refusal {
+            message.insert("refusal".into(), json!(r));
+        }
+        let calls = self.tool_calls.len();
+        if calls > 0 {
+            message.insert("tool_calls".into(), Value::Array(self.tool_calls));
+        }
+        Ok(Completed {
+            message: Value::Object(message),
+            stop_reason: self.finish_reason,
+            calls,
+            complete,
+            usage: self.usage,
+        })
+    }
+}

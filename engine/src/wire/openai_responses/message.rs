@@ -1,0 +1,106 @@
+//! OpenAI Responses: `function_call` items in, `function_call_output` items
+//! out, function tool definitions.
+//!
+//! A response's `output` is a list of items; only `function_call` items are
+//! Baton's to execute. Everything else (`message`, `reasoning`,
+//! `web_search_call`, `mcp_call`, `code_interpreter_call`, …) belongs to the
+//! model or the provider and is passed over.
+
+use serde_json::{json, Value};
+
+use crate::call::{CallResult, ToolUse};
+use crate::content::ContentBlock;
+use crate::pool::ToolPool;
+use crate::wire::{WireError, WireFormat, WireTools};
+
+/// The output items of a response object (`{"object":"response",
+/// "output":[…]}`), of `{"output":[…]}`, or a bare array of items.
+pub fn output_of(message: &Value) -> Result<&[Value], WireError> {
+    match message {
+        Value::Array(items) => Ok(items),
+        Value::Object(obj) => match obj.get("output") {
+            Some(Value::Array(items)) => Ok(items),
+            Some(_) => Err(WireError::NotAMessage("`output` must be an array".into())),
+            None if obj.get("type").and_then(Value::as_str) == Some("function_call") => {
+                Ok(std::slice::from_ref(message))
+            }
+            None => Err(WireError::NotAMessage(
+                "expected a response object with `output`, or an array of output items".into(),
+            )),
+        },
+        _ => Err(WireError::NotAMessage(
+            "expected a JSON object or array".into(),
+        )),
+    }
+}
+
+/// The `function_call` items of a response, in order.
+pub fn parse_tool_uses(message: &Value) -> Result<Vec<ToolUse>, WireError> {
+    let mut uses = Vec::new();
+    for (index, item) in output_of(message)?.iter().enumerate() {
+        if item.get("type").and_then(Value::as_str) != Some("function_call") {
+            continue;
+        }
+        uses.push(
+            tool_use_from_item(item).map_err(|reason| WireError::BadToolCall { index, reason })?,
+        );
+    }
+    Ok(uses)
+}
+
+/// One `function_call` item. The call's id is its `call_id` (what the
+/// output item must name), not the item's own `id`.
+pub fn tool_use_from_item(item: &Value) -> Result<ToolUse, String> {
+    let field = |name: &str| {
+        item.get(name)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| format!("missing non-empty string field `{name}`"))
+    };
+    let (id, name) = (field("call_id")?, field("name")?);
+    let call = match item.get("arguments") {
+        Some(Value::String(text)) => ToolUse::from_json_text(id, name, text),
+        Some(v) => ToolUse::new(id, name, v.clone()),
+        None => ToolUse::new(id, name, json!({})),
+    };
+    Ok(call.with_caller(item.get("caller").filter(|c| !c.is_null()).cloned()))
+}
+
+/// One `function_call_output` item. Text-only results are a plain string;
+/// results with images use the list form (`input_text` / `input_image`).
+pub fn output_item(result: &CallResult) -> Value {
+    let has_image = result.content.iter().any(ContentBlock::is_image);
+    let output = if has_image {
+        Value::Array(
+            result
+                .content
+                .iter()
+                .map(|block| match block {
+                    ContentBlock::Text { text } => json!({"type": "input_text", "text": text}),
+                    ContentBlock::Json { value } => {
+                        json!({"type": "input_text", "text": value.to_string()})
+                    }
+                    ContentBlock::Image { media_type, data } => json!({
+                        "type": "input_image",
+                        "image_url": format!("data:{media_type};base64,{data}"),
+                    }),
+                })
+                .collect(),
+        )
+    } else {
+        Value::String(result.text())
+    };
+    json!({"type": "function_call_output", "call_id": result.call_id, "output": output})
+}
+
+/// The `function_call_output` items answering a batch, in order.
+pub fn output_items<'a>(results: impl IntoIterator<Item = &'a CallResult>) -> Value {
+    Value::Array(results.into_iter().map(output_item).collect())
+}
+
+/// Function tool definitions of the pool, in the Responses shape (flat, not
+/// nested under `function` as in Chat Completions; names mapped, strict
+/// schemas where possible).
+pub fn tool_definitions(pool: &ToolPool) -> Value {
+    WireTools::new(pool, WireFormat::OpenAiResponses).definitions()
+}

@@ -1,0 +1,178 @@
+//! `baton agent`: the reference host loop against a real (or mock) model.
+
+use std::io::Write;
+use std::time::Duration;
+
+use baton::engine::wire::WireFormat;
+use baton::host::{run_agent, AgentEnd, AgentEvent, AgentOptions};
+use baton::jsonl::event_json;
+use baton::Event;
+use clap::Args;
+use serde_json::json;
+
+use super::{CliError, Setup};
+
+#[derive(Args, Debug, Clone)]
+pub struct AgentArgs {
+    /// anthropic, openai-chat or openai-responses.
+    #[arg(long, default_value = "anthropic", value_parser = super::parse_format)]
+    provider: WireFormat,
+    /// The model name (default: a current model of the provider).
+    #[arg(long)]
+    model: Option<String>,
+    /// The API root (default: the provider's; for OpenAI it ends in /v1).
+    #[arg(long)]
+    base_url: Option<String>,
+    /// Most requests to make before stopping.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
+    max_turns: u64,
+    /// The output token limit per request.
+    #[arg(long, default_value_t = 8192)]
+    max_tokens: u32,
+    /// A system prompt.
+    #[arg(long)]
+    system: Option<String>,
+    /// Retries of one request (429, 529, 5xx, broken streams).
+    #[arg(long, default_value_t = 4)]
+    max_retries: u32,
+    /// Print JSON lines (turn, text, call, progress, result, assistant,
+    /// retry, end) instead of the conversation.
+    #[arg(long)]
+    events: bool,
+    /// What to ask the model.
+    prompt: String,
+}
+
+impl AgentArgs {
+    fn options(&self) -> AgentOptions {
+        let mut o = AgentOptions::new(self.provider);
+        if let Some(m) = &self.model {
+            o.model = m.clone();
+        }
+        if let Some(b) = &self.base_url {
+            o.base_url = b.clone();
+        }
+        o.max_turns = usize::try_from(self.max_turns).unwrap_or(usize::MAX);
+        o.max_tokens = self.max_tokens;
+        o.system = self.system.clone();
+        o.max_retries = self.max_retries;
+        // For tests and impatient users: the first retry's wait.
+        if let Some(ms) = std::env::var("BATON_RETRY_BASE_MS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            o.retry_base = Duration::from_millis(ms);
+        }
+        o
+    }
+}
+
+pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
+    let options = args.options();
+    if options.api_key.is_none() && args.base_url.is_none() {
+        let var = match options.format {
+            WireFormat::Anthropic => "ANTHROPIC_API_KEY",
+            _ => "OPENAI_API_KEY",
+        };
+        return Err(CliError::Usage(format!(
+            "no API key: set {var} (or point --base-url at a server that needs none)"
+        )));
+    }
+    let engine = setup.engine()?;
+    let stop = super::signals::stop_requested();
+    let events = args.events;
+    let mut out = std::io::stdout();
+    let mut err = std::io::stderr();
+    let end = run_agent(
+        &engine,
+        &setup.pool,
+        &options,
+        &args.prompt,
+        stop,
+        |event| {
+            if events {
+                if let Some(line) = event_line(&event) {
+                    let _ = writeln!(out, "{line}");
+                    let _ = out.flush();
+                }
+            } else {
+                print_event(&event, &mut out, &mut err);
+            }
+        },
+    )
+    .await;
+    engine.shutdown();
+    let reason = match &end {
+        AgentEnd::Done { stop_reason } => json!({"reason": "done", "stop_reason": stop_reason}),
+        AgentEnd::Refused => json!({"reason": "refused"}),
+        AgentEnd::MaxTokens => json!({"reason": "max_tokens"}),
+        AgentEnd::MaxTurns => json!({"reason": "max_turns"}),
+        AgentEnd::Interrupted => json!({"reason": "interrupted"}),
+        AgentEnd::Failed(e) => json!({"reason": "failed", "error": e}),
+    };
+    if events {
+        let mut line = json!({"type": "end"});
+        if let (Some(l), Some(r)) = (line.as_object_mut(), reason.as_object()) {
+            l.extend(r.clone());
+        }
+        let _ = writeln!(out, "{line}");
+    } else {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            err,
+            "baton agent: {}",
+            reason["reason"].as_str().unwrap_or("")
+        );
+    }
+    match end {
+        AgentEnd::Failed(e) => Err(CliError::Failed(e)),
+        AgentEnd::Interrupted => Err(CliError::Failed("interrupted".into())),
+        _ => Ok(()),
+    }
+}
+
+fn event_line(event: &AgentEvent<'_>) -> Option<serde_json::Value> {
+    Some(match event {
+        AgentEvent::Turn(n) => json!({"type": "turn", "turn": n}),
+        AgentEvent::Text(t) => json!({"type": "text", "text": t}),
+        AgentEvent::Call(c) => {
+            json!({"type": "call", "id": c.id, "name": c.name, "input": c.input})
+        }
+        AgentEvent::Batch(Event::PermissionRequest(_)) => return None,
+        AgentEvent::Batch(e) => event_json(e, None),
+        AgentEvent::Retry {
+            attempt,
+            reason,
+            wait,
+        } => {
+            json!({"type": "retry", "attempt": attempt, "reason": reason, "wait_ms": wait.as_millis()})
+        }
+        AgentEvent::Assistant(m) => json!({"type": "assistant", "message": m}),
+    })
+}
+
+fn print_event(event: &AgentEvent<'_>, out: &mut impl Write, err: &mut impl Write) {
+    match event {
+        AgentEvent::Text(t) => {
+            let _ = write!(out, "{t}");
+            let _ = out.flush();
+        }
+        AgentEvent::Call(c) => {
+            let _ = writeln!(out, "\n→ {} {}", c.name, c.input);
+        }
+        AgentEvent::Batch(Event::Result { result, .. }) => {
+            let text = result.text();
+            let short: String = text.chars().take(400).collect();
+            let mark = if result.is_error { "✗" } else { "←" };
+            let _ = writeln!(out, "{mark} {short}");
+        }
+        AgentEvent::Retry {
+            attempt,
+            reason,
+            wait,
+        } => {
+            let _ = writeln!(err, "baton agent: retry {attempt} in {wait:?}: {reason}");
+        }
+        _ => {}
+    }
+}

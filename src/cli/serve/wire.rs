@@ -1,0 +1,208 @@
+//! The wire-format side of `baton serve`: reading calls in any of the three
+//! formats from `add` and `message` lines, and rendering the answer of a
+//! batch in the format its calls came in.
+
+use std::collections::HashMap;
+
+use baton::engine::wire::{
+    self, anthropic, openai_chat, openai_responses, Completed, FnSink, StreamError, StreamParser,
+    WireFormat, WireTools,
+};
+use baton::engine::{CallResult, ToolPool, ToolUse};
+use serde_json::Value;
+
+/// What the session knows about formats: the one fixed by `--format` (if
+/// any) and each format's view of the pool.
+pub struct Wire {
+    pool: ToolPool,
+    fixed: Option<WireFormat>,
+    tools: HashMap<WireFormat, WireTools>,
+    /// The stream being fed by `stream` lines, if one is open.
+    stream: Option<StreamParser>,
+}
+
+impl Wire {
+    pub fn new(pool: ToolPool, fixed: Option<WireFormat>) -> Self {
+        Wire {
+            pool,
+            fixed,
+            tools: HashMap::new(),
+            stream: None,
+        }
+    }
+
+    /// The format fixed for the session, if any.
+    pub fn fixed(&self) -> Option<WireFormat> {
+        self.fixed
+    }
+
+    fn tools(&mut self, format: WireFormat) -> &WireTools {
+        let pool = &self.pool;
+        self.tools
+            .entry(format)
+            .or_insert_with(|| WireTools::new(pool, format))
+    }
+
+    /// Undoes what the format forced on the call (mapped name, nulls).
+    pub fn resolve(&mut self, format: WireFormat, call: ToolUse) -> ToolUse {
+        self.tools(format).resolve(call)
+    }
+
+    /// The call of an `add` line: a `tool_use` block (Anthropic), a
+    /// `tool_call` (Chat Completions), an `item` (a Responses
+    /// `function_call`), or one of them at the top level.
+    pub fn add_line(&mut self, msg: &Value) -> Result<(WireFormat, ToolUse), String> {
+        let (body, hinted) = if let Some(b) = msg.get("tool_use") {
+            (b, Some(WireFormat::Anthropic))
+        } else if let Some(b) = msg.get("tool_call") {
+            (b, Some(WireFormat::OpenAiChat))
+        } else if let Some(b) = msg.get("item") {
+            (b, Some(WireFormat::OpenAiResponses))
+        } else {
+            (msg, None)
+        };
+        let shape = if body.get("function").is_some() {
+            WireFormat::OpenAiChat
+        } else if body.get("call_id").is_some() {
+            WireFormat::OpenAiResponses
+        } else {
+            WireFormat::Anthropic
+        };
+        let format = hinted.unwrap_or(shape);
+        if let Some(fixed) = self.fixed.filter(|f| *f != format) {
+            return Err(format!(
+                "this call is in the {format} format but the session speaks {fixed}"
+            ));
+        }
+        let call = match format {
+            WireFormat::OpenAiChat => openai_chat::message::tool_use_from_call(body),
+            WireFormat::OpenAiResponses => openai_responses::message::tool_use_from_item(body),
+            _ => anthropic::tool_use_from_block(body),
+        }?;
+        Ok((format, self.resolve(format, call)))
+    }
+
+    /// The calls of a `message` line's message (in its `format` field's
+    /// format, the session's, or the detected one).
+    pub fn message_line(&mut self, msg: &Value) -> Result<(WireFormat, Vec<ToolUse>), String> {
+        let message = msg.get("message").unwrap_or(&Value::Null);
+        let named = match msg.get("format").and_then(Value::as_str) {
+            Some(name) => Some(name.parse::<WireFormat>()?),
+            None => None,
+        };
+        let (format, calls) =
+            wire::parse(message, named.or(self.fixed)).map_err(|e| e.to_string())?;
+        let calls = calls.into_iter().map(|c| self.resolve(format, c)).collect();
+        Ok((format, calls))
+    }
+}
+
+/// What a `done` line carries as `message`: the answer in `format`.
+pub fn answer(format: WireFormat, results: &[CallResult]) -> Value {
+    format.results_message(results.iter())
+}
+
+/// What one `stream` line amounted to.
+pub struct StreamStep {
+    pub format: WireFormat,
+    /// Calls completed by this event, in order, ready to add.
+    pub calls: Vec<ToolUse>,
+    /// The stream is over: its final event arrived (or it failed).
+    pub finished: Option<Result<Completed, String>>,
+}
+
+/// The format a raw stream event belongs to, from its shape.
+fn stream_format(event: &Value) -> Option<WireFormat> {
+    if event.as_str() == Some("[DONE]") || event.get("choices").is_some() {
+        return Some(WireFormat::OpenAiChat);
+    }
+    let typ = event.get("type").and_then(Value::as_str)?;
+    if typ.starts_with("response.") {
+        Some(WireFormat::OpenAiResponses)
+    } else if typ.starts_with("message_") || typ.starts_with("content_block_") || typ == "ping" {
+        Some(WireFormat::Anthropic)
+    } else {
+        None
+    }
+}
+
+impl Wire {
+    /// Feeds one raw stream event (`event`: the SSE data as an object, or
+    /// as text such as `[DONE]`). The first event of a stream picks the
+    /// parser; the stream ends at the format's final event.
+    pub fn stream_line(&mut self, msg: &Value) -> Result<StreamStep, String> {
+        let event = msg.get("event").ok_or("a stream line needs `event`")?;
+        if self.stream.is_none() && event.as_str() == Some("[DONE]") {
+            return Err("`[DONE]` without an open stream".into());
+        }
+        let parser = match self.stream.take() {
+            Some(p) => p,
+            None => {
+                let format = self
+                    .fixed
+                    .or_else(|| stream_format(event))
+                    .ok_or("cannot tell the stream's format from its first event; start serve with --format")?;
+                StreamParser::new(format)
+            }
+        };
+        let mut parser = parser;
+        let format = parser.format();
+        let mut calls = Vec::new();
+        let fed = match event {
+            Value::String(data) => parser.feed(data, FnSink(|c| calls.push(c))),
+            other => parser.feed_value(other, FnSink(|c| calls.push(c))),
+        };
+        let calls: Vec<ToolUse> = calls.into_iter().map(|c| self.resolve(format, c)).collect();
+        let finished = match fed {
+            Err(StreamError::BadEvent(e)) => {
+                // One bad event does not end the stream.
+                self.stream = Some(parser);
+                return Err(format!("stream event: {e}"));
+            }
+            Err(e) => Some(Err(e.to_string())),
+            Ok(()) if parser.is_complete() => Some(self.finish_parser(parser)),
+            Ok(()) => {
+                self.stream = Some(parser);
+                None
+            }
+        };
+        Ok(StreamStep {
+            format,
+            calls,
+            finished,
+        })
+    }
+
+    /// Ends the open stream, if any (the host said `end`, or the session is
+    /// closing): a Chat Completions call still held is handed over only if
+    /// its arguments are whole.
+    pub fn end_stream(&mut self) -> Option<(WireFormat, Vec<ToolUse>, Result<Completed, String>)> {
+        let parser = self.stream.take()?;
+        let format = parser.format();
+        let mut calls = Vec::new();
+        let done = parser
+            .finish(FnSink(|c| calls.push(c)))
+            .map_err(|e| e.to_string());
+        let calls = calls.into_iter().map(|c| self.resolve(format, c)).collect();
+        Some((format, calls, done))
+    }
+
+    fn finish_parser(&mut self, parser: StreamParser) -> Result<Completed, String> {
+        parser.finish(FnSink(|_| {})).map_err(|e| e.to_string())
+    }
+}
+
+/// The line telling the host what the stream amounted to.
+pub fn stream_done_line(batch: Option<u64>, done: &Result<Completed, String>) -> Value {
+    match done {
+        Ok(c) => serde_json::json!({
+            "type": "stream_done",
+            "batch": batch,
+            "complete": c.complete,
+            "stop_reason": c.stop_reason,
+            "calls": c.calls,
+            "assistant": c.message,
+        }),
+        Err(e) => serde_json::json!({"type": "stream_done", "batch": batch, "error": e}),
+    }
+}

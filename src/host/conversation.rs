@@ -1,0 +1,127 @@
+//! The conversation in the provider's own shapes, and the request body.
+//!
+//! What the model produced is kept exactly as the stream parser rebuilt it
+//! (thinking blocks with their signatures, server tool blocks, reasoning
+//! items with their encrypted content): the provider checks some of them
+//! when they come back.
+
+use baton_engine::wire::{WireFormat, WireTools};
+use baton_engine::CallResult;
+use serde_json::{json, Value};
+
+use super::AgentOptions;
+
+/// The messages (or Responses input items) so far.
+#[derive(Clone, Debug)]
+pub struct Conversation {
+    format: WireFormat,
+    items: Vec<Value>,
+}
+
+impl Conversation {
+    /// A conversation opened by the user's `prompt`.
+    pub fn new(format: WireFormat, prompt: &str) -> Self {
+        Conversation {
+            format,
+            items: vec![json!({"role": "user", "content": prompt})],
+        }
+    }
+
+    pub fn items(&self) -> &[Value] {
+        &self.items
+    }
+
+    /// Appends what the model said (a parser's `Completed::message`).
+    pub fn push_assistant(&mut self, message: Value) {
+        match (self.format, message) {
+            // Responses: a list of output items, each an input item next time.
+            (WireFormat::OpenAiResponses, Value::Array(items)) => self.items.extend(items),
+            (_, message) => self.items.push(strip_response_fields(message)),
+        }
+    }
+
+    /// Appends the answer to a batch.
+    pub fn push_results(&mut self, results: &[CallResult]) {
+        match self.format.results_message(results.iter()) {
+            Value::Array(items) => self.items.extend(items),
+            message => self.items.push(message),
+        }
+    }
+
+    /// The body of the next request.
+    pub fn request(&self, options: &AgentOptions, tools: &WireTools) -> Value {
+        let defs = tools.definitions();
+        let has_tools = defs.as_array().is_some_and(|d| !d.is_empty());
+        match self.format {
+            WireFormat::Anthropic => {
+                let mut body = json!({
+                    "model": options.model,
+                    "max_tokens": options.max_tokens,
+                    "messages": self.items,
+                    "stream": true,
+                });
+                if has_tools {
+                    body["tools"] = defs;
+                }
+                if let Some(s) = &options.system {
+                    body["system"] = json!(s);
+                }
+                body
+            }
+            WireFormat::OpenAiChat => {
+                let mut messages = Vec::new();
+                if let Some(s) = &options.system {
+                    messages.push(json!({"role": "system", "content": s}));
+                }
+                messages.extend(self.items.iter().cloned());
+                let mut body = json!({
+                    "model": options.model,
+                    "messages": messages,
+                    "stream": true,
+                    "stream_options": {"include_usage": true},
+                    "max_completion_tokens": options.max_tokens,
+                });
+                if has_tools {
+                    body["tools"] = defs;
+                    body["parallel_tool_calls"] = json!(true);
+                }
+                body
+            }
+            _ => {
+                let mut body = json!({
+                    "model": options.model,
+                    "input": self.items,
+                    "stream": true,
+                    // Nothing is stored at the provider, so reasoning items
+                    // travel back with their encrypted content.
+                    "store": false,
+                    "include": ["reasoning.encrypted_content"],
+                    "max_output_tokens": options.max_tokens,
+                });
+                if has_tools {
+                    body["tools"] = defs;
+                    body["parallel_tool_calls"] = json!(true);
+                }
+                if let Some(s) = &options.system {
+                    body["instructions"] = json!(s);
+                }
+                body
+            }
+        }
+    }
+}
+
+/// A rebuilt Anthropic message carries response-only fields (`id`,
+/// `model`, `stop_reason`, `usage`, …); a request message has only `role`
+/// and `content`. Chat messages keep `role`, `content`, `refusal` and
+/// `tool_calls`.
+fn strip_response_fields(message: Value) -> Value {
+    let Value::Object(mut obj) = message else {
+        return message;
+    };
+    obj.retain(|k, _| matches!(k.as_str(), "role" | "content" | "tool_calls" | "refusal"));
+    if obj.get("refusal").is_some_and(Value::is_null) {
+        obj.remove("refusal");
+    }
+    Value::Object(obj)
+}

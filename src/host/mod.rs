@@ -1,0 +1,70 @@
+//! `baton agent`: a complete, minimal host loop on the engine.
+//!
+//! It sends the conversation with the pool's tool definitions to a model
+//! (Anthropic Messages, OpenAI Chat Completions or OpenAI Responses),
+//! streams the answer through the format's stream parser, adds each tool
+//! call to the turn's batch the moment the parser hands it over (so tools
+//! run while the model is still streaming), sends the results back and
+//! loops until the model ends its turn. It is the reference for hosts
+//! written against the Rust API, and small on purpose:
+//!
+//! - [`conversation`]: the history in the provider's own shapes, and the
+//!   request body;
+//! - [`client`]: HTTP (reqwest), SSE (sse-stream), retries with backoff;
+//! - [`agent`]: the loop, its stop reasons, interrupts, and what it reports.
+
+pub mod agent;
+pub mod client;
+pub mod conversation;
+
+use std::time::Duration;
+
+use baton_engine::wire::WireFormat;
+
+pub use agent::{run_agent, AgentEnd, AgentEvent};
+
+/// Everything `baton agent` needs besides the engine.
+#[derive(Clone, Debug)]
+pub struct AgentOptions {
+    pub format: WireFormat,
+    pub model: String,
+    /// The API root: `https://api.anthropic.com` for Anthropic (the path
+    /// `/v1/messages` is added), `https://api.openai.com/v1` for OpenAI
+    /// (`/chat/completions` or `/responses` is added).
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub max_turns: usize,
+    pub max_tokens: u32,
+    pub system: Option<String>,
+    /// Attempts after the first for one request (429, 529, 5xx, broken
+    /// connections and streams cut before any call was complete).
+    pub max_retries: u32,
+    /// The first retry waits about this long; each next one twice as long.
+    pub retry_base: Duration,
+}
+
+impl AgentOptions {
+    /// Defaults for `format`, with the key from the environment.
+    pub fn new(format: WireFormat) -> Self {
+        let (model, base_url, key_var) = match format {
+            WireFormat::Anthropic => (
+                "claude-sonnet-4-5",
+                "https://api.anthropic.com",
+                "ANTHROPIC_API_KEY",
+            ),
+            WireFormat::OpenAiChat => ("gpt-5", "https://api.openai.com/v1", "OPENAI_API_KEY"),
+            _ => ("gpt-5", "https://api.openai.com/v1", "OPENAI_API_KEY"),
+        };
+        AgentOptions {
+            format,
+            model: model.into(),
+            base_url: base_url.into(),
+            api_key: std::env::var(key_var).ok().filter(|k| !k.is_empty()),
+            max_turns: 50,
+            max_tokens: 8192,
+            system: None,
+            max_retries: 4,
+            retry_base: Duration::from_millis(500),
+        }
+    }
+}
