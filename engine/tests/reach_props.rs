@@ -140,6 +140,7 @@ fn auto_approved(work: &Path, line: &str) -> bool {
         target: &target,
         read_only: baton_engine::shell::is_read_only(line),
         context: &context,
+        caller: None,
     });
     decision == PermissionDecision::Allow
 }
