@@ -22,6 +22,7 @@ pub mod pool;
 pub mod schema;
 pub mod session;
 pub mod shell;
+pub mod subagent;
 pub mod tool;
 pub mod wire;
 

@@ -170,7 +170,12 @@ impl Setup {
         };
         let settings = Settings::load(&cwd, common.settings.as_deref())
             .map_err(|e| CliError::Usage(format!("settings: {e}")))?;
-        let pool = baton::builtins::builtin_pool(&*settings.policy).map_err(CliError::Failed)?;
+        let agents = baton::builtins::agent_catalog(&cwd);
+        for warning in &agents.diagnostics {
+            eprintln!("baton: agents: {warning}");
+        }
+        let pool = baton::builtins::builtin_pool_with_agents(&*settings.policy, agents)
+            .map_err(CliError::Failed)?;
         let state_dir = common
             .state_dir
             .clone()

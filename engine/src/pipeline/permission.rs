@@ -108,6 +108,7 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &CallState, tool: &Tool) 
                 input: parsed.raw().clone(),
                 reason,
                 suggestion,
+                agent_chain: crate::subagent::AgentChain::of(&state.ctx.context).call_ids(),
             });
             // An unanswered question must not outlive an interrupt.
             let answer = tokio::select! {
