@@ -62,7 +62,12 @@ async fn a_new_message_just_before_registration_still_reaches_the_nested_batch()
     match first {
         Some(Event::Result { result, .. }) => {
             assert_eq!(result.call_id, "nap");
-            assert_eq!(result.outcome, Outcome::Cancelled { started: true });
+            // Running or still queued, it stopped on the interrupt.
+            assert!(
+                matches!(result.outcome, Outcome::Cancelled { .. }),
+                "{:?}",
+                result.outcome
+            );
         }
         other => panic!("expected nap's result first, got {other:?}"),
     }
