@@ -61,12 +61,20 @@ pub fn parse(text: &str, source: DefinitionSource) -> Parsed {
                 diagnostics,
             )
         }
-        Err(e) => {
-            return fail(
-                format!("the frontmatter is not valid YAML: {e}"),
-                diagnostics,
-            )
-        }
+        Err(e) => match key_by_key(front) {
+            Some(map) => {
+                diagnostics.push(format!(
+                    "{label}: the frontmatter is not valid YAML ({e}); read key by key"
+                ));
+                map
+            }
+            None => {
+                return fail(
+                    format!("the frontmatter is not valid YAML: {e}"),
+                    diagnostics,
+                )
+            }
+        },
     };
     let get = |key: &str| map.get(Value::String(key.into()));
     for key in map.keys() {
@@ -161,6 +169,46 @@ fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
     }
     // A closing line at the very end without a newline.
     (rest.trim_end() == "---").then_some(("", ""))
+}
+
+/// A lenient reading for frontmatter that strict YAML rejects. Many shared
+/// agent files put `Context: ...` inside an unquoted description, which
+/// YAML reads as a nested mapping and refuses. Each top-level `key:` line
+/// starts an entry; indented lines continue it. A value that is valid YAML
+/// on its own keeps its YAML meaning (lists stay lists); any other is
+/// taken as plain text. `None` when no line looks like a key.
+fn key_by_key(front: &str) -> Option<serde_yaml::Mapping> {
+    let mut entries: Vec<(String, String)> = Vec::new();
+    for line in front.lines() {
+        let starts_key = line.split_once(':').filter(|(k, _)| {
+            !k.is_empty()
+                && !k.starts_with(|c: char| c.is_whitespace() || c == '#' || c == '-')
+                && k.chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+        });
+        match starts_key {
+            Some((k, rest)) => entries.push((k.to_string(), rest.trim().to_string())),
+            None if line.trim_start().starts_with('#') && !line.starts_with(' ') => {}
+            None => {
+                if let Some(last) = entries.last_mut() {
+                    last.1.push('\n');
+                    last.1.push_str(line);
+                }
+            }
+        }
+    }
+    if entries.is_empty() {
+        return None;
+    }
+    let mut map = serde_yaml::Mapping::new();
+    for (key, raw) in entries {
+        let value = serde_yaml::from_str::<Value>(&format!("v: {raw}"))
+            .ok()
+            .and_then(|v| v.get("v").cloned())
+            .unwrap_or_else(|| Value::String(raw.trim().to_string()));
+        map.insert(Value::String(key), value);
+    }
+    Some(map)
 }
 
 /// A string, number or boolean as text (YAML reads `model: 4` as a number).
