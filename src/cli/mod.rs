@@ -4,6 +4,7 @@
 mod approve;
 mod run;
 mod serve;
+mod serve_agents;
 mod signals;
 mod tools;
 

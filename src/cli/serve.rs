@@ -32,6 +32,7 @@ struct Session {
     /// The host closed its input: nobody can answer questions any more.
     input_closed: bool,
     events: mpsc::UnboundedSender<(Option<u64>, Event)>,
+    agents: super::serve_agents::Agents,
 }
 
 struct Running {
@@ -41,6 +42,8 @@ struct Running {
 }
 
 pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
+    let agents = super::serve_agents::Agents::default();
+    setup.builder = setup.builder.take().map(|b| b.subagents(agents.runner()));
     let engine = setup.engine()?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let notes_tx = tx.clone();
@@ -62,6 +65,7 @@ pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
         next_prompt: 1,
         input_closed: false,
         events: tx,
+        agents,
     };
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut input_open = true;
@@ -109,6 +113,12 @@ impl Session {
             Ok(v) => v,
             Err(e) => return self.error(format!("not JSON: {e}")).map(|_| true),
         };
+        if msg.get("agent_id").is_some() {
+            if let Err(e) = self.agents.handle(&msg).await {
+                self.error(e)?;
+            }
+            return Ok(true);
+        }
         match msg.get("type").and_then(Value::as_str).unwrap_or("") {
             "add" => {
                 let block = msg.get("tool_use").unwrap_or(&msg);
@@ -206,6 +216,7 @@ impl Session {
     /// wait for an answer forever.
     fn close_input(&mut self) {
         self.input_closed = true;
+        self.agents.close();
         self.end_open();
         for (_, prompt) in self.prompts.drain() {
             prompt.answer(no_host());
