@@ -9,9 +9,11 @@
 //!
 //! [`SubagentRunner`]: baton_engine::subagent::SubagentRunner
 
+pub mod background;
 pub mod catalog;
 pub mod definitions;
 mod run;
+mod worktree;
 
 use std::sync::Arc;
 

@@ -5,13 +5,17 @@ use std::time::{Duration, Instant};
 
 use baton_engine::nesting::NestingService;
 use baton_engine::subagent::{
-    child_mode, AgentChain, AgentDefinition, AgentFrame, SubagentBatches, SubagentReport,
-    SubagentService, SubagentTask, MAX_CONCURRENT_ENV, MAX_DEPTH_ENV,
+    child_mode, AgentChain, AgentDefinition, AgentFrame, RunningSlot, SubagentBatches,
+    SubagentReport, SubagentRunner, SubagentService, SubagentTask, MAX_CONCURRENT_ENV,
+    MAX_DEPTH_ENV,
 };
 use baton_engine::{ToolContext, ToolError, ToolOutput, ToolPool};
 
+use super::background::{self, BackgroundAgents};
 use super::catalog::{AgentCatalog, READ_ONLY_TOOLS};
+use super::worktree::Worktree;
 use super::AgentInput;
+use crate::bash::TaskOwner;
 
 /// How long a runner may take to wind down once its Agent call was
 /// cancelled, before the call stops waiting for it.
@@ -88,6 +92,15 @@ pub(crate) async fn run(
     };
 
     let agent_id = service.next_agent_id();
+    let background = input.run_in_background == Some(true);
+    let worktree = match input.isolation.as_deref() {
+        Some("worktree") => Some(
+            Worktree::create(ctx.cwd(), ctx.session.state_dir(), &agent_id)
+                .await
+                .map_err(ToolError::new)?,
+        ),
+        _ => None,
+    };
     let pool = child_pool(&parent_pool, &definition);
     // At the last level `Agent` is not offered to the model; its batches
     // keep it, so a call made anyway gets the depth-limit error, not
@@ -99,12 +112,22 @@ pub(crate) async fn run(
     };
     let mut context = ctx.context.clone();
     context.permission_mode = child_mode(context.permission_mode, definition.permission_mode);
+    if let Some(tree) = &worktree {
+        context.cwd = tree.cwd_for(ctx.cwd());
+        let mut roots = vec![tree.path.clone()];
+        roots.extend(context.roots.iter().cloned());
+        context.roots = Arc::new(roots);
+    }
     let chain = chain.pushed(AgentFrame {
         agent_id: agent_id.clone(),
         agent_type: definition.name.clone(),
         call_id: ctx.call_id.clone(),
     });
-    context.extensions = context.extensions.with(chain);
+    // Background shells the subagent starts are its own, stopped when it ends.
+    context.extensions = context
+        .extensions
+        .with(chain)
+        .with(TaskOwner(agent_id.clone()));
 
     let model = input.model.clone().or_else(|| {
         definition
@@ -112,7 +135,13 @@ pub(crate) async fn run(
             .clone()
             .filter(|m| !m.eq_ignore_ascii_case("inherit"))
     });
-    let batches = SubagentBatches::new(ctx.clone(), pool.clone(), context.clone());
+    // A background agent's batches hang under the session's background
+    // root, not under this call, which returns at once.
+    let mut parent = ctx.clone();
+    if background {
+        parent.cancel = BackgroundAgents::scope(&ctx.session);
+    }
+    let batches = SubagentBatches::new(parent.clone(), pool, context.clone());
     let task = SubagentTask {
         agent_id: agent_id.clone(),
         definition: definition.clone(),
@@ -121,25 +150,78 @@ pub(crate) async fn run(
         model,
         tools: offered,
         context,
-        cancel: ctx.cancel.clone(),
+        cancel: parent.cancel.clone(),
         batches: batches.clone(),
     };
-    let started = Instant::now();
-    let outcome = run_to_end(service.runner.clone(), task, &ctx).await;
-    drop(slot);
-    let elapsed = started.elapsed();
-    match outcome {
-        Ok(report) => Ok(ToolOutput::text(completed(
-            &agent_id,
-            &report,
-            batches.tool_uses(),
-            elapsed,
-        ))),
-        Err(message) => Err(ToolError::new(format!(
-            "Subagent {agent_id} ({}) failed after {} tool uses: {message}",
-            definition.name,
-            batches.tool_uses()
-        ))),
+    let run = Run {
+        agent_id: agent_id.clone(),
+        agent_type: definition.name.clone(),
+        runner: service.runner.clone(),
+        batches,
+        worktree,
+        _slot: slot,
+    };
+    if background {
+        let output = background::output_file(&ctx.session, &agent_id);
+        let text = background::launched(&agent_id, &output);
+        tokio::spawn(async move {
+            let (text, is_error) = run.run(task, &parent).await;
+            background::finished(&parent.session, &agent_id, &text, is_error).await;
+        });
+        return Ok(ToolOutput::text(text));
+    }
+    match run.run(task, &ctx).await {
+        (text, false) => Ok(ToolOutput::text(text)),
+        (text, true) => Err(ToolError::new(text)),
+    }
+}
+
+/// One subagent from start to end, in the foreground or background.
+struct Run {
+    agent_id: String,
+    agent_type: String,
+    runner: Arc<dyn SubagentRunner>,
+    batches: SubagentBatches,
+    worktree: Option<Worktree>,
+    /// The running slot, freed when the run ends.
+    _slot: RunningSlot,
+}
+
+impl Run {
+    /// Runs the loop, stops what the subagent left running, settles the
+    /// worktree; the result text and whether it is an error.
+    async fn run(self, task: SubagentTask, parent: &ToolContext) -> (String, bool) {
+        let started = Instant::now();
+        let outcome = run_to_end(self.runner.clone(), task, parent).await;
+        crate::bash::stop_owned(&parent.session, &self.agent_id).await;
+        let kept = match self.worktree {
+            Some(tree) => tree.finish().await,
+            None => None,
+        };
+        let uses = self.batches.tool_uses();
+        let (mut text, is_error) = match outcome {
+            Ok(report) => (
+                completed(&self.agent_id, &report, uses, started.elapsed()),
+                false,
+            ),
+            Err(message) => (
+                format!(
+                    "Subagent {} ({}) failed after {uses} tool uses: {message}",
+                    self.agent_id, self.agent_type
+                ),
+                true,
+            ),
+        };
+        if let Some(kept) = kept {
+            text.push_str(
+                "
+
+The agent changed its worktree, which was kept:
+",
+            );
+            text.push_str(&kept);
+        }
+        (text, is_error)
     }
 }
 
@@ -147,7 +229,7 @@ pub(crate) async fn run(
 /// period to see its cancelled batches and return; a loop that ignores
 /// cancellation is then dropped, so the Agent call still ends.
 async fn run_to_end(
-    runner: Arc<dyn baton_engine::subagent::SubagentRunner>,
+    runner: Arc<dyn SubagentRunner>,
     task: SubagentTask,
     ctx: &ToolContext,
 ) -> Result<SubagentReport, String> {
