@@ -24,7 +24,7 @@ use baton::jsonl::result_json;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
-use super::CliError;
+use crate::cli::CliError;
 
 /// The subagents the host is running, by agent id.
 #[derive(Clone, Default)]
@@ -285,12 +285,8 @@ async fn drive(
     })));
 }
 
-/// One protocol line on stdout, flushed (lines are written whole, so the
-/// session's and the subagent tasks' lines never mix).
+/// One protocol line on stdout (written whole, so the session's and the
+/// subagent tasks' lines never mix).
 fn write(value: &Value) -> Result<(), CliError> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{value}")
-        .and_then(|_| out.flush())
-        .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))
+    super::output::write_line(value)
 }
