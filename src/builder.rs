@@ -24,6 +24,7 @@ pub struct EngineBuilder {
     approver: Option<Arc<dyn Approver>>,
     config: RuntimeConfig,
     services: Extensions,
+    subagents: Option<baton_engine::subagent::SubagentService>,
     fault_hook: Option<baton_actors::runtime::FaultHook>,
 }
 
@@ -41,6 +42,7 @@ impl EngineBuilder {
             approver: None,
             config: RuntimeConfig::from_env(),
             services: Extensions::default(),
+            subagents: None,
             fault_hook: None,
         }
     }
@@ -117,6 +119,18 @@ impl EngineBuilder {
         self
     }
 
+    /// Runs subagents for the `Agent` tool with the host's model loop, with
+    /// limits from the environment (SPEC §15; docs/host-api.md).
+    pub fn subagents(self, runner: Arc<dyn baton_engine::subagent::SubagentRunner>) -> Self {
+        self.subagent_service(baton_engine::subagent::SubagentService::new(runner))
+    }
+
+    /// The same with the limits given.
+    pub fn subagent_service(mut self, service: baton_engine::subagent::SubagentService) -> Self {
+        self.subagents = Some(service);
+        self
+    }
+
     #[doc(hidden)]
     pub fn fault_hook(mut self, hook: baton_actors::runtime::FaultHook) -> Self {
         self.fault_hook = Some(hook);
@@ -148,9 +162,13 @@ impl EngineBuilder {
         if let Some(approver) = self.approver {
             pipeline = pipeline.with_approver(approver);
         }
+        let services = match self.subagents {
+            Some(service) => self.services.with(service),
+            None => self.services,
+        };
         let mut runtime = Runtime::builder(pipeline, session, context)
             .config(self.config)
-            .services(self.services);
+            .services(services);
         if let Some(hook) = self.fault_hook {
             runtime = runtime.fault_hook(hook);
         }

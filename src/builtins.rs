@@ -3,10 +3,12 @@
 //! The built-in tools come from `baton-tools`; this is the one seam where
 //! the facade turns them into a pool under a permission policy.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use baton_engine::pool::{PoolSpec, ToolPool};
 use baton_engine::{PermissionPolicy, Tool};
+use baton_tools::agent::AgentCatalog;
 use baton_tools::BuiltinConfig;
 
 /// Every built-in tool with default limits.
@@ -21,6 +23,38 @@ pub fn builtin_pool(policy: &dyn PermissionPolicy) -> Result<ToolPool, String> {
     Ok(ToolPool::assemble(
         PoolSpec {
             builtins: builtin_tools()?,
+            ..Default::default()
+        },
+        policy,
+    ))
+}
+
+/// The agent types of a project: built-ins, `~/.claude/agents` (from
+/// `$HOME`), then the project's `.claude/agents`; with the loading problems.
+pub fn agent_catalog(project_dir: &Path) -> AgentCatalog {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    AgentCatalog::load(project_dir, home.as_deref())
+}
+
+/// Every built-in tool, with `agents` offered by `Agent`.
+pub fn builtin_tools_with_agents(agents: AgentCatalog) -> Result<Vec<Arc<Tool>>, String> {
+    let config = BuiltinConfig {
+        agents,
+        ..Default::default()
+    };
+    baton_tools::try_builtins(&config)
+        .map(|tools| tools.into_iter().map(Arc::new).collect())
+        .map_err(|e| format!("a built-in tool could not be built: {}", e.0))
+}
+
+/// The pool of built-ins under `policy`, with `agents` offered by `Agent`.
+pub fn builtin_pool_with_agents(
+    policy: &dyn PermissionPolicy,
+    agents: AgentCatalog,
+) -> Result<ToolPool, String> {
+    Ok(ToolPool::assemble(
+        PoolSpec {
+            builtins: builtin_tools_with_agents(agents)?,
             ..Default::default()
         },
         policy,

@@ -30,15 +30,22 @@ pub fn event_json(event: &Event, request_id: Option<u64>) -> Value {
             line
         }
         Event::Result { index, result } => result_json(*index, result),
-        Event::PermissionRequest(prompt) => json!({
-            "type": "permission_request",
-            "request_id": request_id,
-            "tool_use_id": prompt.request.call_id,
-            "tool_name": prompt.request.tool_name,
-            "input": prompt.request.input,
-            "reason": prompt.request.reason,
-            "suggestion": prompt.request.suggestion,
-        }),
+        Event::PermissionRequest(prompt) => {
+            let mut line = json!({
+                "type": "permission_request",
+                "request_id": request_id,
+                "tool_use_id": prompt.request.call_id,
+                "tool_name": prompt.request.tool_name,
+                "input": prompt.request.input,
+                "reason": prompt.request.reason,
+                "suggestion": prompt.request.suggestion,
+            });
+            // Asked from inside a subagent: the Agent calls above it.
+            if !prompt.request.agent_chain.is_empty() {
+                line["agent_chain"] = json!(prompt.request.agent_chain);
+            }
+            line
+        }
         Event::Notification(n) => json!({
             "type": "notification",
             "kind": n.kind,

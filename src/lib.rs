@@ -124,6 +124,7 @@ impl Engine {
     /// shell (and leftover process group) of its session.
     pub fn shutdown(&self) {
         self.runtime.shutdown();
+        baton_tools::agent::background::stop_all(self.runtime.session());
         baton_tools::bash::stop_all_now(self.runtime.session());
     }
 }

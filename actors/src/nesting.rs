@@ -19,6 +19,7 @@ use parking_lot::Mutex;
 use ractor::{ActorRef, ActorStatus};
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use crate::config::InterruptKind;
 use crate::coordinator::CoordMsg;
 
 use crate::approver::HostApprover;
@@ -31,31 +32,58 @@ use crate::runtime::{spawn_batch, RuntimeInner};
 /// The nested batches opened under a batch's calls, by opening call, so the
 /// batch can pass a new-message interrupt down to the subtrees of calls
 /// that keep running through it.
+///
+/// Registering a child and passing an interrupt down take the same lock,
+/// and an interrupted call is remembered: a batch that registers after the
+/// interrupt went by learns of it at registration instead of missing it.
 #[derive(Default)]
-pub(crate) struct Children(Mutex<Vec<(String, ActorRef<CoordMsg>)>>);
+pub(crate) struct Children(Mutex<ChildrenInner>);
+
+#[derive(Default)]
+pub(crate) struct ChildrenInner {
+    open: Vec<(String, ActorRef<CoordMsg>)>,
+    /// Calls that a new-message interrupt reached while they ran.
+    interrupted: Vec<String>,
+}
 
 impl Children {
-    /// Coordinators of nested batches under `call_id` that are still alive.
-    pub fn under(&self, call_id: &str) -> Vec<ActorRef<CoordMsg>> {
-        let mut children = self.0.lock();
-        children.retain(|(_, actor)| {
+    /// Records that a new-message interrupt reached `call_id` and returns
+    /// the coordinators of its nested batches that are still alive.
+    pub fn interrupt(&self, call_id: &str) -> Vec<ActorRef<CoordMsg>> {
+        let mut inner = self.0.lock();
+        if !inner.interrupted.iter().any(|id| id == call_id) {
+            inner.interrupted.push(call_id.to_string());
+        }
+        inner.open.retain(|(_, actor)| {
             !matches!(
                 actor.get_status(),
                 ActorStatus::Stopping | ActorStatus::Stopped
             )
         });
-        children
+        inner
+            .open
             .iter()
             .filter(|(id, _)| id == call_id)
             .map(|(_, actor)| actor.clone())
             .collect()
     }
 
+    /// Records a nested batch of `call_id`; true when a new-message
+    /// interrupt already reached that call, so the caller passes it on.
+    pub fn register(&self, call_id: &str, actor: ActorRef<CoordMsg>) -> bool {
+        let mut inner = self.0.lock();
+        inner.open.push((call_id.to_string(), actor));
+        inner.interrupted.iter().any(|id| id == call_id)
+    }
+
     /// Forgets the nested batches of a call that finished.
     pub fn forget(&self, call_id: &str) {
-        let mut children = self.0.lock();
-        if !children.is_empty() {
-            children.retain(|(id, _)| id != call_id);
+        let mut inner = self.0.lock();
+        if !inner.open.is_empty() {
+            inner.open.retain(|(id, _)| id != call_id);
+        }
+        if !inner.interrupted.is_empty() {
+            inner.interrupted.retain(|id| id != call_id);
         }
     }
 }
@@ -90,6 +118,10 @@ struct Nesting {
 
 #[baton_engine::async_trait]
 impl NestedBatches for Nesting {
+    fn pool(&self) -> Option<baton_engine::ToolPool> {
+        Some(self.pipeline.pool().clone())
+    }
+
     async fn open(
         &self,
         parent: &ToolContext,
@@ -132,10 +164,17 @@ impl NestedBatches for Nesting {
         let handle = spawn_batch(spec, quiet)
             .await
             .map_err(|e| NestingError::Closed(e.to_string()))?;
-        self.children
-            .0
-            .lock()
-            .push((parent.call_id.clone(), handle.actor().clone()));
+        if let Some(pause) = &self.runtime.before_nested_register {
+            pause().await;
+        }
+        if self
+            .children
+            .register(&parent.call_id, handle.actor().clone())
+        {
+            let _ = handle
+                .actor()
+                .cast(CoordMsg::Interrupt(InterruptKind::NewMessage));
+        }
         Ok(Box::new(NestedHandle {
             handle,
             events,

@@ -25,6 +25,11 @@ use crate::quiescence::Quiescence;
 #[doc(hidden)]
 pub type FaultHook = Arc<dyn Fn(&ToolUse) -> InjectedFault + Send + Sync>;
 
+/// Runs between spawning a nested batch and registering it with its parent
+/// (tests only: forces the interleaving of an interrupt with registration).
+#[doc(hidden)]
+pub type PauseHook = Arc<dyn Fn() -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+
 pub(crate) struct RuntimeInner {
     pub pipeline: Arc<Pipeline>,
     pub config: RuntimeConfig,
@@ -33,6 +38,7 @@ pub(crate) struct RuntimeInner {
     pub root: CancelScope,
     pub services: Extensions,
     pub fault_hook: Option<FaultHook>,
+    pub before_nested_register: Option<PauseHook>,
     /// Slots for running nested batches, when they are limited.
     pub nested_slots: Option<Arc<tokio::sync::Semaphore>>,
 }
@@ -60,6 +66,7 @@ pub struct RuntimeBuilder {
     config: RuntimeConfig,
     services: Extensions,
     fault_hook: Option<FaultHook>,
+    before_nested_register: Option<PauseHook>,
 }
 
 impl RuntimeBuilder {
@@ -81,6 +88,12 @@ impl RuntimeBuilder {
         self
     }
 
+    #[doc(hidden)]
+    pub fn before_nested_register(mut self, hook: PauseHook) -> Self {
+        self.before_nested_register = Some(hook);
+        self
+    }
+
     pub fn build(self) -> Runtime {
         Runtime {
             inner: Arc::new(RuntimeInner {
@@ -95,6 +108,7 @@ impl RuntimeBuilder {
                 config: self.config,
                 services: self.services,
                 fault_hook: self.fault_hook,
+                before_nested_register: self.before_nested_register,
             }),
         }
     }
@@ -111,6 +125,7 @@ impl Runtime {
             config: RuntimeConfig::from_env(),
             services: Extensions::default(),
             fault_hook: None,
+            before_nested_register: None,
         }
     }
 

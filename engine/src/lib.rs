@@ -23,6 +23,7 @@ pub mod process;
 pub mod schema;
 pub mod session;
 pub mod shell;
+pub mod subagent;
 pub mod tool;
 pub mod wire;
 

@@ -59,6 +59,12 @@ pub trait NestedBatch: Send {
 /// Opens batches nested under the call whose context is given.
 #[async_trait]
 pub trait NestedBatches: Send + Sync {
+    /// The tools of the batch whose calls use this service (a subagent's
+    /// pool is cut from it); `None` when the runtime does not say.
+    fn pool(&self) -> Option<ToolPool> {
+        None
+    }
+
     async fn open(
         &self,
         parent: &ToolContext,

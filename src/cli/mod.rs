@@ -230,12 +230,16 @@ impl Setup {
         };
         let settings = Settings::load(&cwd, common.settings.as_deref())
             .map_err(|e| CliError::Usage(format!("settings: {e}")))?;
+        let agents = baton::builtins::agent_catalog(&cwd);
+        for warning in &agents.diagnostics {
+            eprintln!("baton: agents: {warning}");
+        }
         let remote = baton::remote::RemoteConfig {
             workers: common.remote_workers.clone(),
             token: std::env::var("BATON_WORKER_TOKEN").ok(),
             tools: common.remote_tools.clone(),
         };
-        let tools = baton::builtins::builtin_tools().map_err(CliError::Failed)?;
+        let tools = baton::builtins::builtin_tools_with_agents(agents).map_err(CliError::Failed)?;
         let session_key = format!("{}:{}", cwd.display(), std::process::id());
         let tools = baton::remote::route(tools, &remote, &session_key)
             .map_err(|e| CliError::Usage(e.to_string()))?;

@@ -4,6 +4,7 @@
 //! contract only; [`builtins`] hands the whole set to a host or the CLI, so
 //! nothing outside this crate needs to know which tools exist.
 
+pub mod agent;
 pub mod bash;
 pub mod files;
 pub mod glob;

@@ -32,6 +32,8 @@ pub struct BuiltinConfig {
     pub web_fetch_timeout: Duration,
     /// Most redirects `WebFetch` follows.
     pub web_fetch_max_redirects: usize,
+    /// The agent types `Agent` offers (default: the two built-ins).
+    pub agents: crate::agent::AgentCatalog,
 }
 
 impl Default for BuiltinConfig {
@@ -45,6 +47,7 @@ impl Default for BuiltinConfig {
             web_fetch_max_bytes: 10 * 1024 * 1024,
             web_fetch_timeout: Duration::from_secs(30),
             web_fetch_max_redirects: 10,
+            agents: crate::agent::AgentCatalog::builtin(),
         }
     }
 }
@@ -57,6 +60,7 @@ pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> 
     let mut tools = crate::bash::tools(&config.bash)?;
     tools.extend(crate::files::try_tools(config.read)?);
     tools.extend([
+        crate::agent::tool(config.agents.clone())?,
         crate::glob::tool(config)?,
         crate::grep::tool(config)?,
         crate::sleep::tool(config)?,
@@ -90,6 +94,7 @@ mod tests {
         let tools = builtins(&BuiltinConfig::default());
         let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
         for expected in [
+            "Agent",
             "Bash",
             "Edit",
             "Glob",
@@ -142,6 +147,12 @@ mod tests {
             ),
             ("TodoWrite", json!({"todos": []}), false, false),
             ("Sleep", json!({"duration_ms": 1}), true, true),
+            (
+                "Agent",
+                json!({"description": "d", "prompt": "p"}),
+                true,
+                true,
+            ),
             ("Bash", json!({"command": "ls -la"}), true, true),
             ("Bash", json!({"command": "rm -rf build"}), false, false),
             ("TaskOutput", json!({"task_id": "t1"}), true, true),

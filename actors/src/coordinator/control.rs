@@ -28,7 +28,7 @@ impl BatchState {
                         // the batches it opened (a subagent's own calls
                         // that stop on a new message stop too).
                         (Phase::Running(_), InterruptBehavior::Block) => {
-                            for child in self.children.under(&slot.call_id) {
+                            for child in self.children.interrupt(&slot.call_id) {
                                 let _ = child.cast(CoordMsg::Interrupt(kind));
                             }
                         }

@@ -189,6 +189,10 @@ pub struct ApprovalRequest {
     /// Who made the call when it was not the model directly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caller: Option<Value>,
+    /// Ids of the `Agent` calls the asking call runs under, outermost
+    /// first; empty for the main agent (SPEC §15).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_chain: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

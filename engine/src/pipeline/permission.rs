@@ -110,6 +110,7 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &CallState, tool: &Tool) 
                 reason,
                 suggestion,
                 caller: state.call.caller.clone(),
+                agent_chain: crate::subagent::AgentChain::of(&state.ctx.context).call_ids(),
             });
             // An unanswered question must not outlive an interrupt.
             let answer = tokio::select! {

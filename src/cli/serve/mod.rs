@@ -16,6 +16,7 @@ mod input;
 mod output;
 mod session;
 mod wire;
+mod subagent;
 
 use baton::InterruptKind;
 use futures::StreamExt;
@@ -28,6 +29,8 @@ use input::{Line, Lines};
 use session::Session;
 
 pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), CliError> {
+    let agents = subagent::Agents::default();
+    setup.builder = setup.builder.take().map(|b| b.subagents(agents.runner()));
     let engine = setup.engine()?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let notes_tx = tx.clone();
@@ -39,7 +42,12 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
             }
         }
     });
-    let mut session = Session::new(engine, tx, wire::Wire::new(setup.pool.clone(), format));
+    let mut session = Session::new(
+        engine,
+        tx,
+        wire::Wire::new(setup.pool.clone(), format),
+        agents,
+    );
     let mut lines = Lines::new(tokio::io::BufReader::new(tokio::io::stdin()));
     let mut input_open = true;
     let stop = super::signals::stop_requested();

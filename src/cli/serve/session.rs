@@ -32,6 +32,8 @@ pub struct Session {
     line: u64,
     events: mpsc::UnboundedSender<(Option<u64>, Event)>,
     wire: Wire,
+    /// Subagents the host runs (lines naming an `agent_id`).
+    agents: super::subagent::Agents,
 }
 
 struct Running {
@@ -47,6 +49,7 @@ impl Session {
         engine: Engine,
         events: mpsc::UnboundedSender<(Option<u64>, Event)>,
         wire: Wire,
+        agents: super::subagent::Agents,
     ) -> Self {
         Session {
             engine,
@@ -60,6 +63,7 @@ impl Session {
             line: 0,
             events,
             wire,
+            agents,
         }
     }
 
@@ -84,6 +88,12 @@ impl Session {
             Ok(v) => v,
             Err(e) => return self.error(format!("not JSON: {e}")).map(|_| true),
         };
+        if msg.get("agent_id").is_some() {
+            if let Err(e) = self.agents.handle(&msg).await {
+                self.error(e)?;
+            }
+            return Ok(true);
+        }
         match msg.get("type").and_then(Value::as_str).unwrap_or("") {
             "add" => {
                 match self.wire.add_line(&msg) {
@@ -222,6 +232,7 @@ impl Session {
     /// wait for an answer forever.
     pub fn close_input(&mut self) {
         self.input_closed = true;
+        self.agents.close();
         self.end_open();
         for (_, prompt) in self.prompts.drain() {
             prompt.answer(no_host());

@@ -1,0 +1,421 @@
+//! Subagents: the host runs the model loop, Baton runs its calls (SPEC §15).
+//!
+//! The `Agent` tool lives in `baton-tools`, and the model loop lives in the
+//! host (a Rust host loop, or a `serve` client in another language). Neither
+//! may depend on the other, so the engine names the meeting point: a host
+//! registers a [`SubagentRunner`] in the engine's services, and the tool
+//! hands it a [`SubagentTask`] holding everything one subagent needs: its
+//! definition, prompt and model, the tools it may call, and
+//! [`SubagentBatches`], the door to batches nested under the `Agent` call
+//! (so cancelling the parent reaches every call of the subagent).
+//!
+//! Which subagent a call runs inside is part of the [`Context`] (an
+//! [`AgentChain`] in its extensions): nested batches start from the context
+//! the tool prepared, so every call inside knows its chain without the actor
+//! layer learning about agents. Permission requests and hooks read it.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::cancel::CancelScope;
+use crate::context::{Context, ToolContext};
+use crate::nesting::{NestedBatch, NestedOptions, NestingError, NestingService};
+use crate::permission::PermissionMode;
+use crate::pool::ToolPool;
+
+/// Default most levels of subagents under the main agent.
+pub const DEFAULT_MAX_DEPTH: usize = 3;
+/// Default most subagents running at once in one engine.
+pub const DEFAULT_MAX_CONCURRENT: usize = 20;
+pub const MAX_DEPTH_ENV: &str = "BATON_MAX_SUBAGENT_DEPTH";
+pub const MAX_CONCURRENT_ENV: &str = "BATON_MAX_CONCURRENT_SUBAGENTS";
+
+/// Where a definition came from; a project definition hides a user one of
+/// the same name, and both hide a built-in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DefinitionSource {
+    BuiltIn,
+    /// `~/.claude/agents/*.md`.
+    User(std::path::PathBuf),
+    /// `.claude/agents/*.md` of the project.
+    Project(std::path::PathBuf),
+    /// Given by the host through the API or the command line.
+    Host,
+}
+
+/// One agent type: what a `.claude/agents/NAME.md` file says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentDefinition {
+    /// The `subagent_type` that selects it.
+    pub name: String,
+    /// When to use it; shown to the model in the Agent tool's description.
+    pub description: String,
+    /// Tools it may use; every tool of the parent when `None`.
+    pub tools: Option<Vec<String>>,
+    /// Tools removed even if listed or inherited.
+    pub disallowed_tools: Vec<String>,
+    /// Only tools that never change anything (the explorer).
+    pub read_only: bool,
+    /// `sonnet`, `opus`, `haiku`, `inherit`, or a full model name.
+    pub model: Option<String>,
+    /// The mode it asks for; never looser than its parent's.
+    pub permission_mode: Option<PermissionMode>,
+    pub max_turns: Option<u32>,
+    /// The Markdown body: the subagent's system prompt.
+    pub system_prompt: String,
+    pub source: DefinitionSource,
+}
+
+impl AgentDefinition {
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        AgentDefinition {
+            name: name.into(),
+            description: description.into(),
+            tools: None,
+            disallowed_tools: Vec::new(),
+            read_only: false,
+            model: None,
+            permission_mode: None,
+            max_turns: None,
+            system_prompt: String::new(),
+            source: DefinitionSource::Host,
+        }
+    }
+}
+
+/// One level of the subagent chain a call runs inside.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentFrame {
+    /// Id of the subagent (unique in the engine).
+    pub agent_id: String,
+    pub agent_type: String,
+    /// Id of the `Agent` call that started it.
+    pub call_id: String,
+}
+
+/// The subagents a context belongs to, outermost first; empty for the main
+/// agent. Kept in [`Context::extensions`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AgentChain(pub Vec<AgentFrame>);
+
+impl AgentChain {
+    /// The chain of `context` (empty outside any subagent).
+    pub fn of(context: &Context) -> AgentChain {
+        context
+            .extensions
+            .get::<AgentChain>()
+            .map(|c| (*c).clone())
+            .unwrap_or_default()
+    }
+
+    /// How many subagent levels deep the context is.
+    pub fn depth(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The innermost subagent, if any.
+    pub fn current(&self) -> Option<&AgentFrame> {
+        self.0.last()
+    }
+
+    /// Ids of the `Agent` calls from the root down.
+    pub fn call_ids(&self) -> Vec<String> {
+        self.0.iter().map(|f| f.call_id.clone()).collect()
+    }
+
+    pub fn pushed(&self, frame: AgentFrame) -> AgentChain {
+        let mut next = self.clone();
+        next.0.push(frame);
+        next
+    }
+}
+
+/// How strict a mode is, for "never looser than the parent": a higher rank
+/// allows more without asking. `plan` and `dontAsk` restrict in different
+/// ways and are not comparable with each other.
+fn looseness(mode: PermissionMode) -> u8 {
+    match mode {
+        PermissionMode::Plan | PermissionMode::DontAsk => 0,
+        PermissionMode::Default => 1,
+        PermissionMode::AcceptEdits => 2,
+        PermissionMode::BypassPermissions => 3,
+    }
+}
+
+/// The mode a subagent runs in: the one its definition asks for when that
+/// is stricter than its parent's, else the parent's. When the two cannot
+/// be compared (plan against dontAsk), the parent's stays.
+pub fn child_mode(parent: PermissionMode, wanted: Option<PermissionMode>) -> PermissionMode {
+    match wanted {
+        Some(w) if looseness(w) < looseness(parent) => w,
+        _ => parent,
+    }
+}
+
+/// What a subagent reports when its loop ends.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SubagentReport {
+    /// The final assistant text, given to the parent as the Agent result.
+    pub text: String,
+    /// Tokens used, when the host knows them.
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    /// The model that actually ran, when the host knows it.
+    pub model: Option<String>,
+}
+
+impl SubagentReport {
+    pub fn text(text: impl Into<String>) -> Self {
+        SubagentReport {
+            text: text.into(),
+            ..Default::default()
+        }
+    }
+}
+
+/// Everything a host needs to run one subagent.
+pub struct SubagentTask {
+    pub agent_id: String,
+    pub definition: Arc<AgentDefinition>,
+    /// The Agent call's 3–5 word description.
+    pub description: String,
+    pub prompt: String,
+    /// `model` of the call, else of the definition; `None`: the parent's.
+    pub model: Option<String>,
+    /// The tools the subagent may call (send these to the model).
+    pub tools: ToolPool,
+    /// Its starting context: working directory, permission mode, chain.
+    pub context: Context,
+    /// Ends the loop: cancelled when the Agent call is.
+    pub cancel: CancelScope,
+    /// Opens the subagent's batches, one per assistant message.
+    pub batches: SubagentBatches,
+}
+
+impl SubagentTask {
+    pub fn chain(&self) -> AgentChain {
+        AgentChain::of(&self.context)
+    }
+}
+
+/// The door to batches nested under one Agent call.
+#[derive(Clone)]
+pub struct SubagentBatches {
+    parent: ToolContext,
+    pool: ToolPool,
+    context: Context,
+    tool_uses: Arc<AtomicUsize>,
+}
+
+impl SubagentBatches {
+    pub fn new(parent: ToolContext, pool: ToolPool, context: Context) -> Self {
+        SubagentBatches {
+            parent,
+            pool,
+            context,
+            tool_uses: Arc::default(),
+        }
+    }
+
+    /// Opens one batch (one assistant message of the subagent) under the
+    /// Agent call, with the subagent's tools and context.
+    pub async fn open(&self) -> Result<Box<dyn NestedBatch>, NestingError> {
+        let service = NestingService::of(&self.parent)
+            .ok_or_else(|| NestingError::Closed("this engine runs no nested batches".into()))?;
+        let options = NestedOptions {
+            pool: Some(self.pool.clone()),
+            context: Some(self.context.clone()),
+        };
+        let inner = service.open(&self.parent, options).await?;
+        Ok(Box::new(Counting {
+            inner,
+            count: self.tool_uses.clone(),
+        }))
+    }
+
+    /// Calls added to this subagent's batches so far.
+    pub fn tool_uses(&self) -> usize {
+        self.tool_uses.load(Ordering::Relaxed)
+    }
+
+    /// The Agent call the batches hang under.
+    pub fn parent(&self) -> &ToolContext {
+        &self.parent
+    }
+}
+
+/// Counts the calls of a subagent for the Agent result.
+struct Counting {
+    inner: Box<dyn NestedBatch>,
+    count: Arc<AtomicUsize>,
+}
+
+#[async_trait]
+impl NestedBatch for Counting {
+    fn add(&mut self, call: crate::call::ToolUse) -> Result<(), NestingError> {
+        self.inner.add(call)?;
+        self.count.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+    fn end(&mut self) {
+        self.inner.end()
+    }
+    async fn next_event(&mut self) -> Option<crate::nesting::NestedEvent> {
+        self.inner.next_event().await
+    }
+}
+
+/// Runs a subagent's model loop. The host implements it; the loop opens
+/// one batch per assistant message through `task.batches`, feeds each
+/// batch's results back to the model, and returns the final text. It should
+/// stop (returning an error or what it has) once `task.cancel` fires.
+#[async_trait]
+pub trait SubagentRunner: Send + Sync {
+    async fn run(&self, task: SubagentTask) -> Result<SubagentReport, String>;
+}
+
+/// The caps on subagents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubagentLimits {
+    /// Most subagent levels below the main agent.
+    pub max_depth: usize,
+    /// Most subagents running at once.
+    pub max_concurrent: usize,
+}
+
+impl Default for SubagentLimits {
+    fn default() -> Self {
+        SubagentLimits {
+            max_depth: DEFAULT_MAX_DEPTH,
+            max_concurrent: DEFAULT_MAX_CONCURRENT,
+        }
+    }
+}
+
+impl SubagentLimits {
+    /// Defaults, overridden by the environment where it holds a positive
+    /// number (anything else is ignored).
+    pub fn from_env() -> Self {
+        let read = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|n| *n > 0)
+        };
+        let d = SubagentLimits::default();
+        SubagentLimits {
+            max_depth: read(MAX_DEPTH_ENV).unwrap_or(d.max_depth),
+            max_concurrent: read(MAX_CONCURRENT_ENV).unwrap_or(d.max_concurrent),
+        }
+    }
+}
+
+/// The host's runner with the engine-wide subagent bookkeeping; the key
+/// under which the `Agent` tool finds it in [`ToolContext::services`].
+#[derive(Clone)]
+pub struct SubagentService {
+    pub runner: Arc<dyn SubagentRunner>,
+    pub limits: SubagentLimits,
+    running: Arc<AtomicUsize>,
+    next_id: Arc<AtomicUsize>,
+}
+
+impl SubagentService {
+    /// A service with limits from the environment.
+    pub fn new(runner: Arc<dyn SubagentRunner>) -> Self {
+        Self::with_limits(runner, SubagentLimits::from_env())
+    }
+
+    pub fn with_limits(runner: Arc<dyn SubagentRunner>, limits: SubagentLimits) -> Self {
+        SubagentService {
+            runner,
+            limits,
+            running: Arc::default(),
+            next_id: Arc::default(),
+        }
+    }
+
+    pub fn of(ctx: &ToolContext) -> Option<Arc<SubagentService>> {
+        ctx.services.get::<SubagentService>()
+    }
+
+    /// Takes a running slot, or says the limit is reached.
+    pub fn try_start(&self) -> Option<RunningSlot> {
+        let max = self.limits.max_concurrent;
+        self.running
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| RunningSlot(self.running.clone()))
+    }
+
+    /// Subagents running now.
+    pub fn running(&self) -> usize {
+        self.running.load(Ordering::Acquire)
+    }
+
+    /// A fresh agent id, unique in this engine.
+    pub fn next_agent_id(&self) -> String {
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("agent-{n}")
+    }
+}
+
+/// One running subagent; frees its slot when dropped.
+pub struct RunningSlot(Arc<AtomicUsize>);
+
+impl Drop for RunningSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_is_never_looser_than_its_parent() {
+        use PermissionMode::*;
+        for parent in PermissionMode::ALL {
+            for wanted in PermissionMode::ALL {
+                let got = child_mode(parent, Some(wanted));
+                assert!(looseness(got) <= looseness(parent), "{parent} {wanted}");
+                assert!(got == parent || got == wanted);
+            }
+            assert_eq!(child_mode(parent, None), parent);
+        }
+        assert_eq!(child_mode(BypassPermissions, Some(Plan)), Plan);
+        assert_eq!(child_mode(Default, Some(BypassPermissions)), Default);
+        assert_eq!(child_mode(Plan, Some(DontAsk)), Plan);
+        assert_eq!(child_mode(DontAsk, Some(Default)), DontAsk);
+    }
+
+    struct Nothing;
+    #[async_trait]
+    impl SubagentRunner for Nothing {
+        async fn run(&self, _: SubagentTask) -> Result<SubagentReport, String> {
+            Ok(SubagentReport::default())
+        }
+    }
+
+    #[test]
+    fn running_slots_are_capped_and_freed() {
+        let s = SubagentService::with_limits(
+            Arc::new(Nothing),
+            SubagentLimits {
+                max_depth: 3,
+                max_concurrent: 2,
+            },
+        );
+        let a = s.try_start().unwrap();
+        let _b = s.try_start().unwrap();
+        assert!(s.try_start().is_none());
+        drop(a);
+        assert!(s.try_start().is_some());
+        assert_ne!(s.next_agent_id(), s.next_agent_id());
+    }
+}

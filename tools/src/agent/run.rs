@@ -1,0 +1,268 @@
+//! One Agent call: checks, the subagent's pool and context, the host's run.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use baton_engine::nesting::NestingService;
+use baton_engine::subagent::{
+    child_mode, AgentChain, AgentDefinition, AgentFrame, RunningSlot, SubagentBatches,
+    SubagentReport, SubagentRunner, SubagentService, SubagentTask, MAX_CONCURRENT_ENV,
+    MAX_DEPTH_ENV,
+};
+use baton_engine::{ToolContext, ToolError, ToolOutput, ToolPool};
+
+use super::background::{self, BackgroundAgents};
+use super::catalog::{AgentCatalog, READ_ONLY_TOOLS};
+use super::worktree::Worktree;
+use super::AgentInput;
+use crate::bash::TaskOwner;
+
+/// How long a runner may take to wind down once its Agent call was
+/// cancelled, before the call stops waiting for it.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Old names Claude Code's definitions may still use.
+fn canonical(name: &str) -> &str {
+    match name {
+        "Task" => "Agent",
+        other => other.split('(').next().unwrap_or(other).trim(),
+    }
+}
+
+/// The subagent's tools: the parent's, narrowed by the definition. The
+/// restriction stack only checks its top, so the new top is cut from what
+/// the parent can see, never wider.
+pub(crate) fn child_pool(parent: &ToolPool, def: &AgentDefinition) -> ToolPool {
+    let listed = def.tools.as_ref().map(|t| {
+        t.iter()
+            .map(|n| canonical(n).to_string())
+            .collect::<Vec<_>>()
+    });
+    let denied: Vec<&str> = def.disallowed_tools.iter().map(|n| canonical(n)).collect();
+    let names: Vec<String> = parent
+        .names()
+        .into_iter()
+        .filter(|n| listed.as_ref().is_none_or(|l| l.iter().any(|x| x == n)))
+        .filter(|n| !denied.contains(&n.as_str()))
+        .filter(|n| !def.read_only || READ_ONLY_TOOLS.contains(&n.as_str()))
+        .collect();
+    parent.push_restriction(names)
+}
+
+fn refuse(text: String) -> Result<ToolOutput, ToolError> {
+    Err(ToolError::new(text))
+}
+
+pub(crate) async fn run(
+    catalog: &AgentCatalog,
+    input: AgentInput,
+    ctx: ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let Some(service) = SubagentService::of(&ctx) else {
+        return refuse(
+            "No subagent runner is registered: this host does not run subagents, so the \
+             Agent tool cannot be used here. Do the task yourself with the other tools."
+                .into(),
+        );
+    };
+    let definition = catalog
+        .find(input.subagent_type.as_deref())
+        .map_err(ToolError::new)?;
+    let chain = AgentChain::of(&ctx.context);
+    let max_depth = service.limits.max_depth;
+    if chain.depth() >= max_depth {
+        return refuse(format!(
+            "Subagent depth limit reached: subagents may nest at most {max_depth} levels \
+             ({MAX_DEPTH_ENV}); this agent is at level {}. Do the task yourself.",
+            chain.depth()
+        ));
+    }
+    let Some(nesting) = NestingService::of(&ctx) else {
+        return refuse("this engine cannot run nested batches, so no subagent can run".into());
+    };
+    let Some(parent_pool) = nesting.pool() else {
+        return refuse("this engine does not say which tools a subagent may use".into());
+    };
+    let Some(slot) = service.try_start() else {
+        return refuse(format!(
+            "Concurrent subagent limit reached: at most {} subagents may run at once \
+             ({MAX_CONCURRENT_ENV}). Wait for running agents to finish, or do the task yourself.",
+            service.limits.max_concurrent
+        ));
+    };
+
+    let agent_id = service.next_agent_id();
+    let background = input.run_in_background == Some(true);
+    let worktree = match input.isolation.as_deref() {
+        Some("worktree") => Some(
+            Worktree::create(ctx.cwd(), ctx.session.state_dir(), &agent_id)
+                .await
+                .map_err(ToolError::new)?,
+        ),
+        _ => None,
+    };
+    let pool = child_pool(&parent_pool, &definition);
+    // At the last level `Agent` is not offered to the model; its batches
+    // keep it, so a call made anyway gets the depth-limit error, not
+    // "no such tool".
+    let offered = if chain.depth() + 1 >= max_depth {
+        pool.push_restriction(pool.names().into_iter().filter(|n| n != "Agent"))
+    } else {
+        pool.clone()
+    };
+    let mut context = ctx.context.clone();
+    context.permission_mode = child_mode(context.permission_mode, definition.permission_mode);
+    if let Some(tree) = &worktree {
+        context.cwd = tree.cwd_for(ctx.cwd());
+        let mut roots = vec![tree.path.clone()];
+        roots.extend(context.roots.iter().cloned());
+        context.roots = Arc::new(roots);
+    }
+    let chain = chain.pushed(AgentFrame {
+        agent_id: agent_id.clone(),
+        agent_type: definition.name.clone(),
+        call_id: ctx.call_id.clone(),
+    });
+    // Background shells the subagent starts are its own, stopped when it ends.
+    context.extensions = context
+        .extensions
+        .with(chain)
+        .with(TaskOwner(agent_id.clone()));
+
+    let model = input.model.clone().or_else(|| {
+        definition
+            .model
+            .clone()
+            .filter(|m| !m.eq_ignore_ascii_case("inherit"))
+    });
+    // A background agent's batches hang under the session's background
+    // root, not under this call, which returns at once.
+    let mut parent = ctx.clone();
+    if background {
+        parent.cancel = BackgroundAgents::scope(&ctx.session);
+    }
+    let batches = SubagentBatches::new(parent.clone(), pool, context.clone());
+    let task = SubagentTask {
+        agent_id: agent_id.clone(),
+        definition: definition.clone(),
+        description: input.description.clone(),
+        prompt: input.prompt.clone(),
+        model,
+        tools: offered,
+        context,
+        cancel: parent.cancel.clone(),
+        batches: batches.clone(),
+    };
+    let run = Run {
+        agent_id: agent_id.clone(),
+        agent_type: definition.name.clone(),
+        runner: service.runner.clone(),
+        batches,
+        worktree,
+        _slot: slot,
+    };
+    if background {
+        let output = background::output_file(&ctx.session, &agent_id);
+        let text = background::launched(&agent_id, &output);
+        tokio::spawn(async move {
+            let (text, is_error) = run.run(task, &parent).await;
+            background::finished(&parent.session, &agent_id, &text, is_error).await;
+        });
+        return Ok(ToolOutput::text(text));
+    }
+    match run.run(task, &ctx).await {
+        (text, false) => Ok(ToolOutput::text(text)),
+        (text, true) => Err(ToolError::new(text)),
+    }
+}
+
+/// One subagent from start to end, in the foreground or background.
+struct Run {
+    agent_id: String,
+    agent_type: String,
+    runner: Arc<dyn SubagentRunner>,
+    batches: SubagentBatches,
+    worktree: Option<Worktree>,
+    /// The running slot, freed when the run ends.
+    _slot: RunningSlot,
+}
+
+impl Run {
+    /// Runs the loop, stops what the subagent left running, settles the
+    /// worktree; the result text and whether it is an error.
+    async fn run(self, task: SubagentTask, parent: &ToolContext) -> (String, bool) {
+        let started = Instant::now();
+        let outcome = run_to_end(self.runner.clone(), task, parent).await;
+        crate::bash::stop_owned(&parent.session, &self.agent_id).await;
+        let kept = match self.worktree {
+            Some(tree) => tree.finish().await,
+            None => None,
+        };
+        let uses = self.batches.tool_uses();
+        let (mut text, is_error) = match outcome {
+            Ok(report) => (
+                completed(&self.agent_id, &report, uses, started.elapsed()),
+                false,
+            ),
+            Err(message) => (
+                format!(
+                    "Subagent {} ({}) failed after {uses} tool uses: {message}",
+                    self.agent_id, self.agent_type
+                ),
+                true,
+            ),
+        };
+        if let Some(kept) = kept {
+            text.push_str(
+                "
+
+The agent changed its worktree, which was kept:
+",
+            );
+            text.push_str(&kept);
+        }
+        (text, is_error)
+    }
+}
+
+/// Runs the host's loop. Once the call is cancelled the loop gets a grace
+/// period to see its cancelled batches and return; a loop that ignores
+/// cancellation is then dropped, so the Agent call still ends.
+async fn run_to_end(
+    runner: Arc<dyn SubagentRunner>,
+    task: SubagentTask,
+    ctx: &ToolContext,
+) -> Result<SubagentReport, String> {
+    let run = runner.run(task);
+    tokio::pin!(run);
+    tokio::select! {
+        r = &mut run => r,
+        _ = ctx.cancel.cancelled() => match tokio::time::timeout(STOP_GRACE, run).await {
+            Ok(r) => r,
+            Err(_) => Err("the subagent did not stop after its call was cancelled".into()),
+        },
+    }
+}
+
+/// The result text: the subagent's reply, then what it cost.
+pub(crate) fn completed(
+    agent_id: &str,
+    report: &SubagentReport,
+    tool_uses: usize,
+    elapsed: Duration,
+) -> String {
+    let mut text = if report.text.trim().is_empty() {
+        "(the subagent finished without a final message)".to_string()
+    } else {
+        report.text.clone()
+    };
+    text.push_str(&format!(
+        "\n\nagentId: {agent_id}\n<usage>tool_uses: {tool_uses}\nduration_ms: {}",
+        elapsed.as_millis()
+    ));
+    if let (Some(i), Some(o)) = (report.input_tokens, report.output_tokens) {
+        text.push_str(&format!("\ntotal_tokens: {}", i + o));
+    }
+    text.push_str("</usage>");
+    text
+}
