@@ -110,7 +110,7 @@ async fn exercise(clients: &McpClients, name: &str, dir: &std::path::Path) {
     .await
     .unwrap();
     assert!(text(&out).contains("completed"), "{}", text(&out));
-    let seen = seen.lock();
+    let seen = seen.lock().clone();
     // The last notification may race the result; the ones before it cannot.
     assert!((3..=4).contains(&seen.len()), "{seen:?}");
     assert_eq!(seen[0].message, "1 of 4");
