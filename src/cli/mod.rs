@@ -2,6 +2,7 @@
 //! the engine they run on.
 
 mod approve;
+mod mcp;
 mod mcp_serve;
 mod run;
 mod serve;
@@ -70,6 +71,14 @@ enum McpCommand {
         #[command(flatten)]
         args: mcp_serve::ServeArgs,
     },
+    /// The configured MCP servers: state, transport, protocol version, tools.
+    List {
+        #[command(flatten)]
+        common: Common,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args, Debug, Clone)]
@@ -94,6 +103,8 @@ struct Common {
     /// directory under the system temp dir).
     #[arg(long)]
     state_dir: Option<PathBuf>,
+    #[command(flatten)]
+    mcp: mcp::McpArgs,
 }
 
 fn parse_mode(s: &str) -> Result<PermissionMode, String> {
@@ -139,6 +150,8 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;
+    // MCP servers start (in parallel) while the setup is loaded.
+    let _entered = runtime.enter();
     let result = match cli.command {
         Command::Run {
             common,
@@ -165,11 +178,18 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             let setup = Setup::load(&common, true)?;
             runtime.block_on(mcp_serve::serve(setup, args))
         }
+        Command::Mcp {
+            command: McpCommand::List { common, json },
+        } => {
+            let setup = Setup::load(&common, false)?;
+            mcp::list(&setup.mcp, json)
+        }
         Command::Tools { common, format } => {
             let setup = Setup::load(&common, false)?;
             tools::print(&setup.pool, format)
         }
     };
+    mcp::shutdown_all(&runtime);
     // Whatever still runs (background tasks, jobs left by finished
     // commands) ends with the session, now.
     baton::engine::process::kill_all_now();
@@ -186,6 +206,8 @@ pub struct Setup {
     /// `ask` decisions become permission-request events (answered by the
     /// terminal user or the serve host); otherwise ask means deny.
     pub approvals: bool,
+    /// The configured MCP servers (started; their tools are in `pool`).
+    pub mcp: Arc<baton::mcp::McpClients>,
 }
 
 impl Setup {
@@ -199,7 +221,8 @@ impl Setup {
         };
         let settings = Settings::load(&cwd, common.settings.as_deref())
             .map_err(|e| CliError::Usage(format!("settings: {e}")))?;
-        let pool = baton::builtins::builtin_pool(&*settings.policy).map_err(CliError::Failed)?;
+        let mcp = mcp::start(&cwd, common.settings.as_deref(), &common.mcp);
+        let pool = mcp::pool(&*settings.policy, &mcp)?;
         let state_dir = common
             .state_dir
             .clone()
@@ -225,6 +248,7 @@ impl Setup {
             pool,
             builder: Some(builder),
             approvals,
+            mcp,
         })
     }
 

@@ -81,6 +81,15 @@ impl McpClients {
         }
     }
 
+    /// A set without servers.
+    pub fn empty() -> McpClients {
+        McpClients {
+            servers: Vec::new(),
+            diagnostics: Vec::new(),
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+        }
+    }
+
     /// Overrides `MAX_MCP_OUTPUT_TOKENS` for the tools built from now on.
     pub fn with_max_output_tokens(mut self, tokens: usize) -> Self {
         self.max_output_tokens = tokens;
