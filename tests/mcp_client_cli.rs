@@ -11,6 +11,8 @@ fn baton() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
     // Only the servers of --mcp-config (no ~/.claude.json of the machine).
     cmd.env("HOME", std::env::temp_dir());
+    // A cold Python on a loaded machine can take long to start.
+    cmd.env("MCP_TIMEOUT", "120000");
     cmd
 }
 
@@ -26,7 +28,11 @@ fn output_json(out: &std::process::Output) -> Value {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+    let value: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("could not connect"), "{stderr}");
+    value
 }
 
 #[test]
@@ -175,4 +181,53 @@ fn no_server_process_is_left_after_run() {
     let gone = !Path::new(&format!("/proc/{pid}")).exists()
         || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "));
     assert!(gone, "MCP server {pid} still running after baton exited");
+}
+
+#[test]
+fn plan_mode_runs_read_only_mcp_tools_and_denies_writers() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = repo().join("tools/mcp/tests/servers/misbehaving.py");
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"py": {"command": "python3", "args": [script]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let message = dir.path().join("m.json");
+    std::fs::write(
+        &message,
+        r#"{"role":"assistant","content":[
+            {"type":"tool_use","id":"t1","name":"mcp__py__echo","input":{"text":"read in plan mode"}},
+            {"type":"tool_use","id":"t2","name":"mcp__py__slow_write","input":{"ms":1}}]}"#,
+    )
+    .unwrap();
+    let out = baton()
+        .args([
+            "run",
+            "--permission-mode",
+            "plan",
+            "--strict-mcp-config",
+            "--mcp-config",
+        ])
+        .arg(&config)
+        .arg("--cwd")
+        .arg(dir.path())
+        .arg(&message)
+        .output()
+        .unwrap();
+    let message = output_json(&out);
+    let results = message["content"].as_array().unwrap();
+    assert!(
+        results[0]["content"]
+            .to_string()
+            .contains("read in plan mode"),
+        "{message}"
+    );
+    assert_ne!(results[0]["is_error"], Value::Bool(true), "{message}");
+    assert_eq!(
+        results[1]["is_error"],
+        Value::Bool(true),
+        "a writer is not run in plan mode: {message}"
+    );
 }

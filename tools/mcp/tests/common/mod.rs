@@ -40,7 +40,8 @@ pub fn node_bin(name: &str) -> String {
 
 pub fn options(dir: &Path) -> ClientOptions {
     let mut opts = ClientOptions::from_env(dir, &|_| None);
-    opts.connect_timeout = Duration::from_secs(30);
+    // A cold Python on a loaded machine can take long to start.
+    opts.connect_timeout = Duration::from_secs(120);
     opts
 }
 
