@@ -231,3 +231,65 @@ fn plan_mode_runs_read_only_mcp_tools_and_denies_writers() {
         "a writer is not run in plan mode: {message}"
     );
 }
+
+/// Drives `baton run` on a pseudo-terminal (Python's `pty`): the server's
+/// elicitation is asked on the terminal and the answers reach the server.
+#[test]
+fn run_asks_elicitations_on_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = repo().join("tools/mcp/tests/servers/misbehaving.py");
+    std::fs::write(
+        dir.path().join("mcp.json"),
+        serde_json::json!({"mcpServers": {"py": {"command": "python3", "args": [script]}}})
+            .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("m.json"),
+        r#"{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"mcp__py__ask","input":{}}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("s.json"),
+        r#"{"permissions":{"allow":["mcp__py"]}}"#,
+    )
+    .unwrap();
+    let driver = r#"
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["HOME"] = os.environ["TMPDIR_FOR_HOME"]
+    os.execv(sys.argv[1], ["baton", "run", "--strict-mcp-config", "--mcp-config", "mcp.json", "--settings", "s.json", "m.json"])
+buf, sent, end = b"", 0, time.time() + 240
+while time.time() < end:
+    r, _, _ = select.select([fd], [], [], 0.5)
+    if r:
+        try:
+            d = os.read(fd, 4096)
+        except OSError:
+            break
+        if not d:
+            break
+        buf += d
+    if sent == 0 and b"Answer?" in buf:
+        os.write(fd, b"y\n"); sent = 1
+    if sent == 1 and b"name (string)" in buf:
+        os.write(fd, b"Ada\n"); sent = 2
+sys.stdout.write(buf.decode(errors="replace"))
+"#;
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(driver)
+        .arg(env!("CARGO_BIN_EXE_baton"))
+        .current_dir(dir.path())
+        .env("TMPDIR_FOR_HOME", std::env::temp_dir())
+        .env("MCP_TIMEOUT", "120000")
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        screen.contains("MCP server \"py\" asks: What is your name?"),
+        "{screen}"
+    );
+    assert!(screen.contains("hello Ada"), "{screen}");
+}

@@ -45,7 +45,10 @@ pub fn start(cwd: &Path, settings_file: Option<&Path>, args: &McpArgs) -> Arc<Mc
     for problem in &loaded.diagnostics {
         eprintln!("baton: mcp: {problem}");
     }
-    let opts = ClientOptions::from_env(cwd, &env);
+    let mut opts = ClientOptions::from_env(cwd, &env);
+    if ASK_ON_TERMINAL.load(std::sync::atomic::Ordering::Relaxed) {
+        opts.elicitor = Some(Arc::new(TerminalElicitor));
+    }
     let clients = if loaded.servers.is_empty() {
         McpClients::empty()
     } else {
@@ -131,4 +134,84 @@ pub fn list(clients: &McpClients, as_json: bool) -> Result<(), CliError> {
     };
     println!("{text}");
     Ok(())
+}
+
+/// Whether elicitations are asked on the terminal (`baton run` with a
+/// terminal attached); set before the servers start.
+static ASK_ON_TERMINAL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Asks elicitations on the terminal from now on (`baton run` only: in
+/// `serve`, stdin carries the protocol).
+pub fn ask_on_terminal(yes: bool) {
+    ASK_ON_TERMINAL.store(yes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Elicitation on the terminal: the server's message on stderr, then one
+/// line per form field read from stdin. An empty first answer declines.
+struct TerminalElicitor;
+
+#[baton::engine::async_trait]
+impl baton::mcp::Elicitor for TerminalElicitor {
+    async fn elicit(&self, request: baton::mcp::ElicitRequest) -> baton::mcp::ElicitResponse {
+        use baton::mcp::{ElicitMode, ElicitResponse};
+        use std::io::{BufRead, Write};
+        tokio::task::spawn_blocking(move || {
+            let mut err = std::io::stderr();
+            let mut read = |prompt: &str| -> Option<String> {
+                let _ = err.write_all(prompt.as_bytes());
+                let _ = err.flush();
+                let mut line = String::new();
+                match std::io::stdin().lock().read_line(&mut line) {
+                    Ok(n) if n > 0 => Some(line.trim().to_string()),
+                    _ => None,
+                }
+            };
+            let head = format!(
+                "baton: MCP server \"{}\" asks: {}\n",
+                request.server, request.message
+            );
+            match request.mode {
+                ElicitMode::Url { url } => {
+                    let answer = read(&format!("{head}  Open {url}, then answer: done? [y/N] "));
+                    match answer.as_deref() {
+                        Some("y" | "Y" | "yes") => ElicitResponse::Accept(serde_json::Value::Null),
+                        _ => ElicitResponse::Decline,
+                    }
+                }
+                ElicitMode::Form { schema } => {
+                    match read(&format!("{head}  Answer? [y/N] ")).as_deref() {
+                        Some("y" | "Y" | "yes") => {}
+                        None => return ElicitResponse::Cancel,
+                        _ => return ElicitResponse::Decline,
+                    }
+                    let mut content = serde_json::Map::new();
+                    let properties = schema["properties"]
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default();
+                    for (name, field) in properties {
+                        let kind = field["type"].as_str().unwrap_or("string").to_string();
+                        let Some(text) = read(&format!("  {name} ({kind}): ")) else {
+                            return ElicitResponse::Cancel;
+                        };
+                        let value = match kind.as_str() {
+                            "integer" => text.parse::<i64>().map(serde_json::Value::from).ok(),
+                            "number" => text.parse::<f64>().map(serde_json::Value::from).ok(),
+                            "boolean" => Some(serde_json::Value::Bool(matches!(
+                                text.as_str(),
+                                "y" | "yes" | "true"
+                            ))),
+                            _ => Some(serde_json::Value::String(text)),
+                        };
+                        if let Some(value) = value {
+                            content.insert(name, value);
+                        }
+                    }
+                    ElicitResponse::Accept(serde_json::Value::Object(content))
+                }
+            }
+        })
+        .await
+        .unwrap_or(baton::mcp::ElicitResponse::Cancel)
+    }
 }

@@ -163,6 +163,7 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
                 .map_err(|e| CliError::Usage(format!("{file}: {e}")))?;
             // Ask on the terminal only when stdin is not the message itself.
             let interactive = file != "-" && approve::terminal_attached();
+            mcp::ask_on_terminal(interactive);
             let setup = Setup::load(&common, interactive)?;
             signals::guard_against_sudden_death();
             runtime.block_on(run::run(setup, calls, events))
