@@ -78,8 +78,9 @@ async fn thirty_two_parallel_read_only_calls_run_at_once() {
     for r in &results {
         assert_eq!(text(r.as_ref().unwrap()), "slept 200 ms");
     }
-    // Serialised, 32 × 200 ms would take 6.4 s.
-    assert!(took < Duration::from_millis(1_600), "took {took:?}");
+    // Serialised, 32 × 200 ms would take 6.4 s; the bound is generous for
+    // a loaded machine (the bench measures the real figure).
+    assert!(took < Duration::from_millis(3_000), "took {took:?}");
     clients.shutdown().await;
 }
 
@@ -139,7 +140,7 @@ async fn idle_limit_resets_on_progress_and_total_limit_holds() {
     let dir = tempfile::tempdir().unwrap();
     let mut opts = options(dir.path());
     opts.limits = CallLimits {
-        idle: Duration::from_millis(700),
+        idle: Duration::from_millis(2_000),
         total: Duration::from_secs(60),
     };
     let clients = McpClients::start(vec![python_server(&[])], opts.clone()).await;
@@ -155,7 +156,7 @@ async fn idle_limit_resets_on_progress_and_total_limit_holds() {
     .unwrap();
     assert!(out.is_error);
     assert!(text(&out).contains("idle limit"), "{}", text(&out));
-    // 6 × 300 ms = 1.8 s in all, but progress every 300 ms keeps it alive.
+    // 10 × 300 ms = 3 s in all, but progress every 300 ms keeps it alive.
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = {
         let seen = Arc::clone(&seen);
@@ -164,19 +165,21 @@ async fn idle_limit_resets_on_progress_and_total_limit_holds() {
     let ctx = ctx_with(dir.path(), CancelScope::new(), sink);
     let out = call_with(
         &find(&tools, "mcp__py__progress"),
-        json!({"steps": 6, "delay_ms": 300}),
+        json!({"steps": 10, "delay_ms": 300}),
         ctx,
     )
     .await
     .unwrap();
-    assert_eq!(text(&out), "done after 6 steps", "{out:?}");
-    assert_eq!(seen.lock().last().map(String::as_str), Some("step 6 of 6"));
-    assert_eq!(seen.lock().len(), 6);
+    assert_eq!(text(&out), "done after 10 steps", "{out:?}");
+    // The last notification may race the result; the ones before it cannot.
+    let seen = seen.lock().clone();
+    assert!((9..=10).contains(&seen.len()), "{seen:?}");
+    assert_eq!(seen[8], "step 9 of 10");
     clients.shutdown().await;
 
     // A server "timeout" is a hard total limit, progress or not.
     let mut spec = python_server(&[]);
-    spec.timeout = Some(Duration::from_millis(1000));
+    spec.timeout = Some(Duration::from_millis(2_500));
     let clients = McpClients::start(vec![spec], opts).await;
     let (tools, _) = clients.tools();
     let out = call(
