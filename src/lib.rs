@@ -48,6 +48,7 @@ mod builder;
 pub mod builtins;
 pub mod jsonl;
 pub mod mcp_server;
+pub mod remote;
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};

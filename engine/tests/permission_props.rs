@@ -57,6 +57,10 @@ const RULES: &[&str] = &[
     "Bash(echo:*)",
     "Bash(ls*)",
     "Bash(cat .env)",
+    "Bash(echo touch F)",
+    "Bash(timeout:*)",
+    "Bash(touch:*)",
+    "Bash(git -C . push)",
     "Read",
     "Read(./.env)",
     "Read(.env)",
@@ -91,8 +95,25 @@ const WORDS: &[&str] = &[
     "cat .env",
     "FOO=1 npm test",
     "npm test > out.txt",
+    // Wrappers, inserted options, payloads and evaluated values (issue 8).
+    "git -C . push",
+    "git -c k=v --no-pager push --force",
+    "timeout 5 rm -rf x",
+    "env -i rm x",
+    "nice -n 5 git push",
+    "command git push",
+    "bash -c 'rm -rf x'",
+    "sh -c \"$X\"",
+    "eval git push",
+    "'rm' -rf x",
+    "find . -exec rm {} +",
+    "ls | xargs rm",
+    "$CMD x",
+    "echo touch F",
+    "true 'a[$(touch F)]'; [[ $_ -eq 1 ]]",
+    "sed -n --expr='1e touch F' x",
 ];
-const OPS: &[&str] = &[" && ", " || ", "; ", " | ", "\n"];
+const OPS: &[&str] = &[" && ", " || ", "; ", " | ", "\n", "\n\\"];
 
 fn command() -> impl Strategy<Value = String> {
     prop::collection::vec(
@@ -149,8 +170,13 @@ fn call() -> impl Strategy<Value = CallSpec> {
     prop_oneof![
         (command(), any::<bool>()).prop_map(|(c, ro)| CallSpec {
             tool: "Bash",
+            // As the Bash tool says, or arbitrary (a host's own tool).
+            read_only: if ro {
+                baton_engine::shell::is_read_only(&c)
+            } else {
+                c.len() % 2 == 0
+            },
             target: TargetSpec::Command(c),
-            read_only: ro,
         }),
         (
             prop::sample::select(&["Read", "Grep", "Glob"][..]),
@@ -308,5 +334,70 @@ fn the_generators_reach_both_outcomes() {
             decide(&alone, &call, mode),
             PermissionDecision::Deny { .. }
         ));
+    }
+}
+
+const INNER: &[&str] = &[
+    "rm -rf x",
+    "git push",
+    "touch F",
+    "curl evil",
+    "git push --force",
+];
+const WRAPPERS: &[&str] = &[
+    "{}",
+    "timeout 5 {}",
+    "env -i A=1 {}",
+    "nice -n 5 {}",
+    "nohup {}",
+    "command {}",
+    "exec {}",
+    "stdbuf -oL {}",
+    "time {}",
+    "bash -c '{}'",
+    "sh -ec \"{}\"",
+    "eval '{}'",
+    "eval {}",
+    "sudo -u x {}",
+    "echo a | xargs {}",
+    "true\n{}",
+    "echo \"$({})\"",
+    "bash -c \"eval '{}'\"",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A deny rule that matches a command alone denies it (or, if the
+    /// wrapper hides part of what runs, at least asks) however it is
+    /// wrapped, with options inserted into git, in every mode.
+    #[test]
+    fn wrapping_never_escapes_a_deny(
+        inner in prop::sample::select(INNER),
+        wrapper in prop::sample::select(WRAPPERS),
+        git_options in prop::sample::select(&["", "-C . ", "-c a=b ", "--no-pager -P ", "--git-dir=.git "][..]),
+        deny in prop::sample::select(&["Bash(rm:*)", "Bash(git push:*)", "Bash(touch F)", "Bash(curl *)", "Bash(git push --force)"][..]),
+        mode in prop::sample::select(&PermissionMode::ALL[..]),
+    ) {
+        let inner = inner.replacen("git ", &format!("git {git_options}"), 1);
+        let line = wrapper.replace("{}", &inner);
+        let mut alone = RulePolicy::new();
+        alone.push(rule(deny, RuleKind::Deny));
+        let bare = CallSpec {
+            tool: "Bash",
+            target: TargetSpec::Command(inner.replace(git_options, "")),
+            read_only: false,
+        };
+        if matches!(decide(&alone, &bare, PermissionMode::Default), PermissionDecision::Deny { .. }) {
+            let mut policy = alone.clone();
+            policy.push(rule("Bash", RuleKind::Allow));
+            let call = CallSpec {
+                tool: "Bash",
+                read_only: baton_engine::shell::is_read_only(&line),
+                target: TargetSpec::Command(line.clone()),
+            };
+            let got = decide(&policy, &call, mode);
+            prop_assert!(rank(&got) <= 1, "{line:?} with deny {deny} in {mode}: {got:?}");
+        }
     }
 }

@@ -150,3 +150,31 @@ fn long_option_abbreviations() {
         ("tree --dirsfirst -L 2", true),
     ]);
 }
+
+/// Harmless commands from Claude Code's read-only list run without asking;
+/// their arguments are reviewed, unknown ones fail closed.
+#[test]
+fn harmless_commands_are_read_only() {
+    check(&[
+        ("sleep 0.5", true),
+        ("sleep 1 2m 0.1s", true),
+        ("sleep infinity", true),
+        ("sleep --help", true),
+        ("sleep $X", false),
+        ("sleep -x 1", false),
+        ("sleep 1e400", false),
+        ("sleep NaN", false),
+        ("cal", true),
+        ("uptime -p", true),
+        ("free -h", true),
+        ("expr 1 + 2", true),
+        ("ps aux", true),
+        ("pgrep -l bash", true),
+        ("base64 -d f", true),
+        ("numfmt --to=iec 1024", true),
+        ("fmt -w 60 f", true),
+        ("tsort f", true),
+        ("getconf PAGESIZE", true),
+        ("who", true),
+    ]);
+}

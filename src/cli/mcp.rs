@@ -65,20 +65,23 @@ pub fn start(cwd: &Path, settings_file: Option<&Path>, args: &McpArgs) -> Arc<Mc
 }
 
 /// The built-ins plus the servers' tools, under `policy` (SPEC §3).
-pub fn pool(policy: &dyn PermissionPolicy, clients: &McpClients) -> Result<ToolPool, CliError> {
-    let builtins = baton::builtins::builtin_tools().map_err(CliError::Failed)?;
+pub fn pool(
+    policy: &dyn PermissionPolicy,
+    builtins: Vec<Arc<baton::engine::Tool>>,
+    clients: &McpClients,
+) -> ToolPool {
     let (others, problems) = clients.tools();
     for problem in problems {
         eprintln!("baton: mcp: {problem}");
     }
-    Ok(ToolPool::assemble(
+    ToolPool::assemble(
         PoolSpec {
             builtins,
             others,
             ..Default::default()
         },
         policy,
-    ))
+    )
 }
 
 /// Stops every server this process started (SIGTERM, grace, SIGKILL).

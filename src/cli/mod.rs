@@ -105,6 +105,14 @@ struct Common {
     state_dir: Option<PathBuf>,
     #[command(flatten)]
     mcp: mcp::McpArgs,
+    /// Run the tools named by --remote-tools on this Baton worker (an MCP
+    /// endpoint of `baton mcp serve --http`); repeatable, sessions spread
+    /// over the workers. The token comes from $BATON_WORKER_TOKEN.
+    #[arg(long = "remote-worker", value_name = "URL")]
+    remote_workers: Vec<String>,
+    /// Comma-separated tools to run remotely, e.g. Bash,Read,Write,Edit,Glob,Grep.
+    #[arg(long, value_delimiter = ',', value_name = "TOOLS")]
+    remote_tools: Vec<String>,
 }
 
 fn parse_mode(s: &str) -> Result<PermissionMode, String> {
@@ -222,8 +230,17 @@ impl Setup {
         };
         let settings = Settings::load(&cwd, common.settings.as_deref())
             .map_err(|e| CliError::Usage(format!("settings: {e}")))?;
+        let remote = baton::remote::RemoteConfig {
+            workers: common.remote_workers.clone(),
+            token: std::env::var("BATON_WORKER_TOKEN").ok(),
+            tools: common.remote_tools.clone(),
+        };
+        let tools = baton::builtins::builtin_tools().map_err(CliError::Failed)?;
+        let session_key = format!("{}:{}", cwd.display(), std::process::id());
+        let tools = baton::remote::route(tools, &remote, &session_key)
+            .map_err(|e| CliError::Usage(e.to_string()))?;
         let mcp = mcp::start(&cwd, common.settings.as_deref(), &common.mcp);
-        let pool = mcp::pool(&*settings.policy, &mcp)?;
+        let pool = mcp::pool(&*settings.policy, tools, &mcp);
         let state_dir = common
             .state_dir
             .clone()

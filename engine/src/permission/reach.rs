@@ -22,7 +22,8 @@ use crate::shell::{SimpleCommand, Word};
 const NO_FILES: &[&str] = &[
     "echo", "printf", "true", "false", "pwd", "seq", "sleep", "basename", "dirname", "uname",
     "whoami", "id", "nproc", "arch", "groups", "locale", "type", "which", "printenv", "hostname",
-    "[[", "cal", "uptime", "expr", "getconf", "numfmt", "tty", "logname",
+    "[[", "cal", "uptime", "expr", "getconf", "numfmt", "tty", "logname", "ps", "pgrep", "free",
+    "users",
 ];
 
 /// At most this many paths are listed while expanding one word's globs.
@@ -68,8 +69,8 @@ pub(crate) fn reason_to_ask(commands: &[&SimpleCommand], ctx: &Context) -> Optio
                 };
                 let mut next = Vec::new();
                 for base in &dirs {
-                    let path = crate::paths::resolve(&base.join(target));
-                    if !ctx.is_inside_roots(&path) {
+                    let path = physical(&base.join(target));
+                    if !inside(ctx, &path) {
                         return outside(target);
                     }
                     next.push(path);
@@ -111,7 +112,7 @@ pub(crate) fn reason_to_ask(commands: &[&SimpleCommand], ctx: &Context) -> Optio
                     continue;
                 }
                 for base in &dirs {
-                    if !ctx.is_inside_roots(base.join(&text)) {
+                    if !inside(ctx, &physical(&base.join(&text))) {
                         return outside(&text);
                     }
                 }
@@ -126,6 +127,44 @@ pub(crate) fn reason_to_ask(commands: &[&SimpleCommand], ctx: &Context) -> Optio
         }
     }
     None
+}
+
+/// Whether the physical path `path` is under a root (also resolved).
+fn inside(ctx: &Context, path: &Path) -> bool {
+    ctx.roots
+        .iter()
+        .chain(ctx.roots.is_empty().then_some(&ctx.cwd))
+        .any(|root| path.starts_with(physical(root)))
+}
+
+/// `path` as the kernel resolves it: each symlink is followed before the
+/// `..` after it is applied (`link/..` is the parent of the link's target,
+/// not the directory holding the link), unlike a lexical normalisation.
+pub(crate) fn physical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Component::RootDir | Component::Prefix(_) => out = PathBuf::from("/"),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => {
+                let next = out.join(name);
+                let is_link =
+                    std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
+                out = if is_link {
+                    // A dangling or looping link: where it points is not
+                    // known; keep the name (nothing can be read there).
+                    std::fs::canonicalize(&next).unwrap_or(next)
+                } else {
+                    next
+                };
+            }
+        }
+    }
+    out
 }
 
 fn is_device(text: &str) -> bool {

@@ -15,7 +15,10 @@ const ANY_ARGS: &[&str] = &[
     "[[",
     "arch",
     "b2sum",
+    "base32",
+    "base64",
     "basename",
+    "cal",
     "cat",
     "cd",
     "cksum",
@@ -30,24 +33,33 @@ const ANY_ARGS: &[&str] = &[
     "echo",
     "egrep",
     "expand",
+    "expr",
     "false",
     "fgrep",
+    "fmt",
     "fold",
+    "free",
+    "getconf",
     "grep",
     "groups",
     "head",
     "hexdump",
     "id",
-    "jq",
     "join",
+    "jq",
     "locale",
+    "logname",
     "ls",
     "md5sum",
     "nl",
     "nproc",
+    "numfmt",
     "od",
     "paste",
+    "pgrep",
+    "pr",
     "printenv",
+    "ps",
     "pwd",
     "readlink",
     "realpath",
@@ -60,15 +72,21 @@ const ANY_ARGS: &[&str] = &[
     "sha512sum",
     "stat",
     "strings",
+    "sum",
     "tac",
     "tail",
     "tr",
     "true",
+    "tsort",
+    "tty",
     "type",
     "uname",
     "unexpand",
+    "uptime",
+    "users",
     "wc",
     "which",
+    "who",
     "whoami",
 ];
 
@@ -84,6 +102,19 @@ pub(crate) fn allows(name: &str, args: &[Word]) -> bool {
             Some((last, rest)) if last.fixed() == Some("]") => super::evaluated::test_args_ok(rest),
             _ => false,
         };
+    }
+    if name == "sleep" {
+        // Durations only (`0.5`, `2m`, `inf`); any option but the two
+        // informational ones is not understood.
+        return args.iter().all(|w| {
+            w.fixed().is_some_and(|a| {
+                matches!(a, "--help" | "--version" | "inf" | "infinity")
+                    || a.strip_suffix(['s', 'm', 'h', 'd'])
+                        .unwrap_or(a)
+                        .parse::<f64>()
+                        .is_ok_and(|n| n.is_finite() && n >= 0.0)
+            })
+        });
     }
     if name == "printf" {
         // `printf -v NAME` assigns a shell variable (PATH, say); the format

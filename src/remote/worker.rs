@@ -1,0 +1,229 @@
+//! One connection to a Baton worker (`baton mcp serve --http`), and the
+//! choice of worker for a session.
+//!
+//! A session sticks to one worker so that its working directory and the
+//! files its calls read and wrote stay where the next call runs. When that
+//! worker fails (connection refused or lost), the calls in flight on it get
+//! error results naming it, and the session moves to the next worker that
+//! answers; the result of the first call there says so, because a `cd` made
+//! on the old worker is gone.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use baton_engine::{Progress, ProgressSink};
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use tokio::sync::Mutex as AsyncMutex;
+
+/// How long connecting to a worker may take before it counts as down.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where progress notifications of running calls go, by progress token.
+#[derive(Clone, Default)]
+pub(super) struct ProgressRoutes {
+    routes: Arc<std::sync::Mutex<HashMap<ProgressToken, ProgressSink>>>,
+}
+
+impl ProgressRoutes {
+    pub(super) fn add(&self, token: ProgressToken, sink: ProgressSink) {
+        lock(&self.routes).insert(token, sink);
+    }
+
+    pub(super) fn remove(&self, token: &ProgressToken) {
+        lock(&self.routes).remove(token);
+    }
+}
+
+type Routes = std::sync::Mutex<HashMap<ProgressToken, ProgressSink>>;
+
+/// The map behind the lock; a panic elsewhere never poisons progress.
+fn lock(routes: &Routes) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, ProgressSink>> {
+    routes
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The client side of a worker connection: forwards progress to the call.
+#[derive(Clone)]
+struct Handler {
+    routes: ProgressRoutes,
+}
+
+impl ClientHandler for Handler {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let sink = lock(&self.routes.routes)
+            .get(&params.progress_token)
+            .cloned();
+        if let Some(sink) = sink {
+            sink.send(Progress {
+                message: params.message.unwrap_or_default(),
+                data: None,
+            });
+        }
+    }
+}
+
+/// A live connection.
+pub(super) struct Connection {
+    pub(super) peer: Peer<RoleClient>,
+    pub(super) routes: ProgressRoutes,
+    // Held so the connection stays open; dropping it closes the transport.
+    _service: RunningService<RoleClient, Handler>,
+}
+
+/// The workers of one session, with the one it currently uses.
+pub(super) struct Workers {
+    urls: Vec<String>,
+    token: Option<String>,
+    state: AsyncMutex<State>,
+}
+
+struct State {
+    /// Index into `urls` of the worker this session uses.
+    current: usize,
+    connection: Option<Arc<Connection>>,
+    /// Workers that failed; skipped until every worker has failed.
+    down: Vec<bool>,
+    /// Set when the session moved: the next result says so once.
+    moved_from: Option<String>,
+    /// Whether any call ran on a worker yet (moving before that loses nothing).
+    used: bool,
+}
+
+/// A connection to use, and whether the session just moved to it.
+pub(super) struct Lease {
+    pub(super) connection: Arc<Connection>,
+    pub(super) url: String,
+    pub(super) moved_from: Option<String>,
+}
+
+impl Workers {
+    /// `start` picks the first worker tried (spreading sessions over them).
+    pub(super) fn new(urls: Vec<String>, token: Option<String>, start: usize) -> Self {
+        let n = urls.len().max(1);
+        Workers {
+            state: AsyncMutex::new(State {
+                current: start % n,
+                connection: None,
+                down: vec![false; urls.len()],
+                moved_from: None,
+                used: false,
+            }),
+            urls,
+            token,
+        }
+    }
+
+    /// The connection this session's calls go to, connecting (or moving to
+    /// another worker) as needed. A closed connection is first re-opened to
+    /// the same worker (its state is still there); only a worker that cannot
+    /// be reached makes the session move.
+    pub(super) async fn lease(&self) -> Result<Lease, String> {
+        let mut state = self.state.lock().await;
+        if let Some(connection) = &state.connection {
+            if !connection.peer.is_transport_closed() {
+                return Ok(Lease {
+                    connection: connection.clone(),
+                    url: self.urls[state.current].clone(),
+                    moved_from: state.moved_from.take(),
+                });
+            }
+            state.connection = None;
+        }
+        let n = self.urls.len();
+        // The current worker first, then the others in turn; those that
+        // failed before come last but are still tried (a pod comes back).
+        let order: Vec<usize> = (0..n).map(|k| (state.current + k) % n).collect();
+        let (fresh, failed): (Vec<usize>, Vec<usize>) =
+            order.into_iter().partition(|&i| !state.down[i]);
+        let mut errors = Vec::new();
+        for i in fresh.into_iter().chain(failed) {
+            let url = self.urls[i].clone();
+            match connect(&url, self.token.as_deref()).await {
+                Ok(c) => {
+                    let c = Arc::new(c);
+                    if i != state.current && state.used {
+                        state.moved_from = Some(self.urls[state.current].clone());
+                    }
+                    state.current = i;
+                    state.used = true;
+                    state.down[i] = false;
+                    state.connection = Some(c.clone());
+                    return Ok(Lease {
+                        connection: c,
+                        url,
+                        moved_from: state.moved_from.take(),
+                    });
+                }
+                Err(e) => {
+                    errors.push(format!("{url}: {e}"));
+                    state.down[i] = true;
+                }
+            }
+        }
+        Err(format!(
+            "no Baton worker could be reached ({})",
+            errors.join("; ")
+        ))
+    }
+
+    /// Called when a call's connection broke under it: the next lease moves.
+    pub(super) async fn failed(&self, connection: &Arc<Connection>) {
+        let mut state = self.state.lock().await;
+        if state
+            .connection
+            .as_ref()
+            .is_some_and(|c| Arc::ptr_eq(c, connection))
+        {
+            state.connection = None;
+            let i = state.current;
+            state.down[i] = true;
+        }
+    }
+}
+
+/// Three quick retries, then the stream (and its calls) fail.
+#[derive(Debug)]
+struct BriefRetry;
+
+impl rmcp::transport::common::client_side_sse::SseRetryPolicy for BriefRetry {
+    fn retry(&self, attempt: usize) -> Option<Duration> {
+        (attempt < 3).then(|| Duration::from_millis(200))
+    }
+}
+
+async fn connect(url: &str, token: Option<&str>) -> Result<Connection, String> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
+        // Every call of a session may be in flight at once.
+        .max_concurrent_requests(1024);
+    // A broken result stream is re-opened a few times (a network hiccup);
+    // a worker that stays away is dead, and its calls must fail now rather
+    // than wait for a pod that is gone.
+    config.retry_config = Arc::new(BriefRetry);
+    if let Some(t) = token {
+        config = config.auth_header(t.to_string());
+    }
+    let transport = StreamableHttpClientTransport::from_config(config);
+    let routes = ProgressRoutes::default();
+    let handler = Handler {
+        routes: routes.clone(),
+    };
+    let service = tokio::time::timeout(CONNECT_TIMEOUT, handler.serve(transport))
+        .await
+        .map_err(|_| format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()))?
+        .map_err(|e| e.to_string())?;
+    Ok(Connection {
+        peer: service.peer().clone(),
+        routes,
+        _service: service,
+    })
+}
