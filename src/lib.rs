@@ -64,6 +64,8 @@ pub use baton_actors::{
 };
 pub use baton_engine as engine;
 pub use baton_engine::{Approval, CallResult, Notification, Outcome, ToolUse};
+/// The MCP client: configured MCP servers as tools ([`baton_mcp`]).
+pub use baton_mcp as mcp;
 pub use builder::EngineBuilder;
 
 /// One session's engine. Clones share the session, its context and tools.

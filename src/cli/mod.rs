@@ -3,6 +3,7 @@
 
 mod agent;
 mod approve;
+mod mcp;
 mod mcp_serve;
 mod run;
 mod serve;
@@ -87,6 +88,14 @@ enum McpCommand {
         #[command(flatten)]
         args: mcp_serve::ServeArgs,
     },
+    /// The configured MCP servers: state, transport, protocol version, tools.
+    List {
+        #[command(flatten)]
+        common: Common,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args, Debug, Clone)]
@@ -111,6 +120,8 @@ struct Common {
     /// directory under the system temp dir).
     #[arg(long)]
     state_dir: Option<PathBuf>,
+    #[command(flatten)]
+    mcp: mcp::McpArgs,
     /// Run the tools named by --remote-tools on this Baton worker (an MCP
     /// endpoint of `baton mcp serve --http`); repeatable, sessions spread
     /// over the workers. The token comes from $BATON_WORKER_TOKEN.
@@ -164,6 +175,8 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;
+    // MCP servers start (in parallel) while the setup is loaded.
+    let _entered = runtime.enter();
     let result = match cli.command {
         Command::Run {
             common,
@@ -174,6 +187,7 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             let text = run::read_input(&file)?;
             // Ask on the terminal only when stdin is not the message itself.
             let interactive = file != "-" && approve::terminal_attached();
+            mcp::ask_on_terminal(interactive);
             let setup = Setup::load(&common, interactive)?;
             let (format, calls) = run::parse_message(&text, format, &setup.pool)
                 .map_err(|e| CliError::Usage(format!("{file}: {e}")))?;
@@ -196,11 +210,18 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             signals::guard_against_sudden_death();
             runtime.block_on(agent::agent(setup, args))
         }
+        Command::Mcp {
+            command: McpCommand::List { common, json },
+        } => {
+            let setup = Setup::load(&common, false)?;
+            mcp::list(&setup.mcp, json)
+        }
         Command::Tools { common, format } => {
             let setup = Setup::load(&common, false)?;
             tools::print(&setup.pool, format)
         }
     };
+    mcp::shutdown_all(&runtime);
     // Whatever still runs (background tasks, jobs left by finished
     // commands) ends with the session, now.
     baton::engine::process::kill_all_now();
@@ -217,6 +238,8 @@ pub struct Setup {
     /// `ask` decisions become permission-request events (answered by the
     /// terminal user or the serve host); otherwise ask means deny.
     pub approvals: bool,
+    /// The configured MCP servers (started; their tools are in `pool`).
+    pub mcp: Arc<baton::mcp::McpClients>,
 }
 
 impl Setup {
@@ -243,13 +266,8 @@ impl Setup {
         let session_key = format!("{}:{}", cwd.display(), std::process::id());
         let tools = baton::remote::route(tools, &remote, &session_key)
             .map_err(|e| CliError::Usage(e.to_string()))?;
-        let pool = baton::engine::ToolPool::assemble(
-            baton::engine::PoolSpec {
-                builtins: tools,
-                ..Default::default()
-            },
-            &*settings.policy,
-        );
+        let mcp = mcp::start(&cwd, common.settings.as_deref(), &common.mcp);
+        let pool = mcp::pool(&*settings.policy, tools, &mcp);
         let state_dir = common
             .state_dir
             .clone()
@@ -275,6 +293,7 @@ impl Setup {
             pool,
             builder: Some(builder),
             approvals,
+            mcp,
         })
     }
 

@@ -1,0 +1,220 @@
+//! The CLI's MCP client side: `--mcp-config`, starting the configured
+//! servers before the engine, `baton mcp list`, and stopping the servers
+//! when the command ends.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use baton::engine::pool::{PoolSpec, ToolPool};
+use baton::engine::PermissionPolicy;
+use baton::mcp::{ClientOptions, LoadOptions, McpClients};
+use clap::Args;
+use serde_json::json;
+
+use super::CliError;
+
+/// MCP flags shared by every command that builds a pool.
+#[derive(Args, Debug, Clone, Default)]
+pub struct McpArgs {
+    /// An MCP configuration file ({"mcpServers": {...}}); repeatable. Its
+    /// servers are added to those of ~/.claude.json and .mcp.json.
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    pub config: Vec<PathBuf>,
+    /// Use only the servers of --mcp-config files.
+    #[arg(long = "strict-mcp-config")]
+    pub strict: bool,
+}
+
+/// Client sets started by this process, stopped by [`shutdown_all`].
+static STARTED: Mutex<Vec<Arc<McpClients>>> = Mutex::new(Vec::new());
+
+/// Loads the configured servers and starts them (in parallel, on the
+/// runtime `main` entered). Problems are printed and never fatal.
+pub fn start(cwd: &Path, settings_file: Option<&Path>, args: &McpArgs) -> Arc<McpClients> {
+    let env = baton::mcp::process_env;
+    let loaded = baton::mcp::load(
+        &LoadOptions {
+            project_dir: cwd.to_path_buf(),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            config_files: args.config.clone(),
+            settings_file: settings_file.map(Path::to_path_buf),
+            strict: args.strict,
+        },
+        &env,
+    );
+    for problem in &loaded.diagnostics {
+        eprintln!("baton: mcp: {problem}");
+    }
+    let mut opts = ClientOptions::from_env(cwd, &env);
+    if ASK_ON_TERMINAL.load(std::sync::atomic::Ordering::Relaxed) {
+        opts.elicitor = Some(Arc::new(TerminalElicitor));
+    }
+    let clients = if loaded.servers.is_empty() {
+        McpClients::empty()
+    } else {
+        tokio::runtime::Handle::current().block_on(McpClients::start(loaded.servers, opts))
+    };
+    for problem in clients.diagnostics() {
+        eprintln!("baton: mcp: {problem}");
+    }
+    let clients = Arc::new(clients);
+    if let Ok(mut started) = STARTED.lock() {
+        started.push(Arc::clone(&clients));
+    }
+    clients
+}
+
+/// The built-ins plus the servers' tools, under `policy` (SPEC §3).
+pub fn pool(
+    policy: &dyn PermissionPolicy,
+    builtins: Vec<Arc<baton::engine::Tool>>,
+    clients: &McpClients,
+) -> ToolPool {
+    let (others, problems) = clients.tools();
+    for problem in problems {
+        eprintln!("baton: mcp: {problem}");
+    }
+    ToolPool::assemble(
+        PoolSpec {
+            builtins,
+            others,
+            ..Default::default()
+        },
+        policy,
+    )
+}
+
+/// Stops every server this process started (SIGTERM, grace, SIGKILL).
+pub fn shutdown_all(runtime: &tokio::runtime::Runtime) {
+    let started = STARTED
+        .lock()
+        .map(|mut s| std::mem::take(&mut *s))
+        .unwrap_or_default();
+    for clients in started {
+        runtime.block_on(clients.shutdown());
+    }
+}
+
+/// `baton mcp list`: each server's state, transport, protocol and tools.
+pub fn list(clients: &McpClients, as_json: bool) -> Result<(), CliError> {
+    let statuses = clients.statuses();
+    let text = if as_json {
+        let servers: Vec<_> = statuses
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.name,
+                    "scope": s.scope.as_str(),
+                    "transport": s.transport,
+                    "state": s.state.label(),
+                    "protocolVersion": s.protocol,
+                    "tools": s.tools,
+                    "stderr": s.stderr_tail,
+                })
+            })
+            .collect();
+        serde_json::to_string_pretty(&json!({ "servers": servers }))
+            .map_err(|e| CliError::Failed(format!("cannot render the servers: {e}")))?
+    } else if statuses.is_empty() {
+        "No MCP servers configured (.mcp.json, ~/.claude.json, --mcp-config).".to_string()
+    } else {
+        let mut out = String::new();
+        for s in &statuses {
+            out.push_str(&format!(
+                "{} ({}, {}): {}, protocol {}, {} tools\n",
+                s.name,
+                s.scope.as_str(),
+                s.transport,
+                s.state.label(),
+                s.protocol.as_deref().unwrap_or("-"),
+                s.tools.len()
+            ));
+            for tool in &s.tools {
+                out.push_str(&format!("  {tool}\n"));
+            }
+        }
+        out.trim_end().to_string()
+    };
+    println!("{text}");
+    Ok(())
+}
+
+/// Whether elicitations are asked on the terminal (`baton run` with a
+/// terminal attached); set before the servers start.
+static ASK_ON_TERMINAL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Asks elicitations on the terminal from now on (`baton run` only: in
+/// `serve`, stdin carries the protocol).
+pub fn ask_on_terminal(yes: bool) {
+    ASK_ON_TERMINAL.store(yes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Elicitation on the terminal: the server's message on stderr, then one
+/// line per form field read from stdin. An empty first answer declines.
+struct TerminalElicitor;
+
+#[baton::engine::async_trait]
+impl baton::mcp::Elicitor for TerminalElicitor {
+    async fn elicit(&self, request: baton::mcp::ElicitRequest) -> baton::mcp::ElicitResponse {
+        use baton::mcp::{ElicitMode, ElicitResponse};
+        use std::io::{BufRead, Write};
+        tokio::task::spawn_blocking(move || {
+            let mut err = std::io::stderr();
+            let mut read = |prompt: &str| -> Option<String> {
+                let _ = err.write_all(prompt.as_bytes());
+                let _ = err.flush();
+                let mut line = String::new();
+                match std::io::stdin().lock().read_line(&mut line) {
+                    Ok(n) if n > 0 => Some(line.trim().to_string()),
+                    _ => None,
+                }
+            };
+            let head = format!(
+                "baton: MCP server \"{}\" asks: {}\n",
+                request.server, request.message
+            );
+            match request.mode {
+                ElicitMode::Url { url } => {
+                    let answer = read(&format!("{head}  Open {url}, then answer: done? [y/N] "));
+                    match answer.as_deref() {
+                        Some("y" | "Y" | "yes") => ElicitResponse::Accept(serde_json::Value::Null),
+                        _ => ElicitResponse::Decline,
+                    }
+                }
+                ElicitMode::Form { schema } => {
+                    match read(&format!("{head}  Answer? [y/N] ")).as_deref() {
+                        Some("y" | "Y" | "yes") => {}
+                        None => return ElicitResponse::Cancel,
+                        _ => return ElicitResponse::Decline,
+                    }
+                    let mut content = serde_json::Map::new();
+                    let properties = schema["properties"]
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default();
+                    for (name, field) in properties {
+                        let kind = field["type"].as_str().unwrap_or("string").to_string();
+                        let Some(text) = read(&format!("  {name} ({kind}): ")) else {
+                            return ElicitResponse::Cancel;
+                        };
+                        let value = match kind.as_str() {
+                            "integer" => text.parse::<i64>().map(serde_json::Value::from).ok(),
+                            "number" => text.parse::<f64>().map(serde_json::Value::from).ok(),
+                            "boolean" => Some(serde_json::Value::Bool(matches!(
+                                text.as_str(),
+                                "y" | "yes" | "true"
+                            ))),
+                            _ => Some(serde_json::Value::String(text)),
+                        };
+                        if let Some(value) = value {
+                            content.insert(name, value);
+                        }
+                    }
+                    ElicitResponse::Accept(serde_json::Value::Object(content))
+                }
+            }
+        })
+        .await
+        .unwrap_or(baton::mcp::ElicitResponse::Cancel)
+    }
+}

@@ -1,0 +1,52 @@
+//! Elicitation: a server asks the user for input in the middle of a call.
+//! It goes to the host like a permission request; with no host to ask, the
+//! answer is "decline" (the server decides what a declined request means).
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+/// What the server asks for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ElicitMode {
+    /// Fill in a form whose fields the JSON Schema `schema` describes.
+    Form { schema: Value },
+    /// Open `url` (e.g. to sign in) and come back.
+    Url { url: String },
+}
+
+/// One elicitation, as the host sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ElicitRequest {
+    pub server: String,
+    pub message: String,
+    pub mode: ElicitMode,
+}
+
+/// The user's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ElicitResponse {
+    /// The form's content (an object), or `Null` for URL mode.
+    Accept(Value),
+    Decline,
+    Cancel,
+}
+
+/// Answers elicitations (the terminal, a serve host, a Rust callback).
+#[async_trait]
+pub trait Elicitor: Send + Sync + 'static {
+    async fn elicit(&self, request: ElicitRequest) -> ElicitResponse;
+}
+
+/// An [`Elicitor`] from an async closure.
+pub struct FnElicitor<F>(pub F);
+
+#[async_trait]
+impl<F, Fut> Elicitor for FnElicitor<F>
+where
+    F: Fn(ElicitRequest) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ElicitResponse> + Send,
+{
+    async fn elicit(&self, request: ElicitRequest) -> ElicitResponse {
+        (self.0)(request).await
+    }
+}

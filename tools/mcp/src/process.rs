@@ -1,0 +1,312 @@
+//! A stdio server as a process: its own process group, stderr kept in a
+//! bounded ring, stdout filtered so that stray prints cannot kill the
+//! connection, and a stop that always ends the whole group.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use parking_lot::Mutex;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::process::{ChildStdin, Command};
+use tokio::sync::watch;
+
+/// Largest JSON-RPC line accepted from a server; longer lines are dropped
+/// (with a diagnostic) so one message cannot exhaust memory.
+pub const MAX_FRAME: usize = 16 * 1024 * 1024;
+/// How long a server gets after SIGTERM before SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(2);
+
+const RING_LINES: usize = 200;
+const RING_LINE_CHARS: usize = 2_000;
+
+/// The last lines a server wrote to stderr (and junk it wrote to stdout).
+#[derive(Debug, Default)]
+pub struct StderrRing {
+    lines: Mutex<VecDeque<String>>,
+}
+
+impl StderrRing {
+    pub fn push(&self, line: &str) {
+        let mut line = line.trim_end().to_string();
+        if line.len() > RING_LINE_CHARS {
+            let mut cut = RING_LINE_CHARS;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+            line.push('…');
+        }
+        let mut lines = self.lines.lock();
+        if lines.len() == RING_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    /// The last `n` lines, oldest first.
+    pub fn tail(&self, n: usize) -> Vec<String> {
+        let lines = self.lines.lock();
+        lines
+            .iter()
+            .skip(lines.len().saturating_sub(n))
+            .cloned()
+            .collect()
+    }
+}
+
+/// A running stdio server.
+#[derive(Debug)]
+pub struct ServerProcess {
+    pgid: i32,
+    pub stderr: Arc<StderrRing>,
+    /// Lines on stdout that were not JSON-RPC and were skipped.
+    pub junk_lines: Arc<AtomicU64>,
+    /// `Some(description)` once the process has exited.
+    exited: watch::Receiver<Option<String>>,
+}
+
+/// The pipes rmcp talks over: filtered stdout, and stdin.
+pub type Pipes = (DuplexStream, ChildStdin);
+
+impl ServerProcess {
+    /// Starts `command args` in a new process group with `env` added and
+    /// `CLAUDE_PROJECT_DIR` set, as Claude Code does for hooks and servers.
+    pub fn spawn(
+        command: &str,
+        args: &[String],
+        env: &BTreeMap<String, String>,
+        project_dir: &Path,
+    ) -> std::io::Result<(ServerProcess, Pipes)> {
+        let mut cmd = Command::new(command);
+        cmd.args(args)
+            .envs(env)
+            .env("CLAUDE_PROJECT_DIR", project_dir)
+            .current_dir(project_dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut child = cmd.spawn()?;
+        let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(std::io::Error::other(
+                "the server's pipes could not be opened",
+            ));
+        };
+        let ring = Arc::new(StderrRing::default());
+        let junk = Arc::new(AtomicU64::new(0));
+        let (tx, exited) = watch::channel(None);
+        let ring_for_err = Arc::clone(&ring);
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr);
+            let mut buf = Vec::new();
+            while let Ok(Some(line)) = read_line_bounded(&mut lines, &mut buf, 64 * 1024).await {
+                ring_for_err.push(&String::from_utf8_lossy(line_or_notice(&line)));
+            }
+        });
+        let (ours, theirs) = tokio::io::duplex(256 * 1024);
+        tokio::spawn(filter_stdout(
+            stdout,
+            theirs,
+            Arc::clone(&ring),
+            Arc::clone(&junk),
+        ));
+        tokio::spawn(async move {
+            let status = child.wait().await;
+            let text = match status {
+                Ok(s) => s.to_string(),
+                Err(e) => format!("wait failed: {e}"),
+            };
+            let _ = tx.send(Some(text));
+        });
+        Ok((
+            ServerProcess {
+                pgid: pid,
+                stderr: ring,
+                junk_lines: junk,
+                exited,
+            },
+            (ours, stdin),
+        ))
+    }
+
+    /// The process group id (the server's pid).
+    pub fn pid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// `Some(exit status)` once the server has exited.
+    pub fn exit_status(&self) -> Option<String> {
+        self.exited.borrow().clone()
+    }
+
+    /// Resolves when the server process exits.
+    pub async fn wait_exit(&self) -> String {
+        let mut rx = self.exited.clone();
+        loop {
+            if let Some(s) = rx.borrow_and_update().clone() {
+                return s;
+            }
+            if rx.changed().await.is_err() {
+                return "unknown".into();
+            }
+        }
+    }
+
+    /// SIGTERM to the group, `grace` to exit, then SIGKILL to the group
+    /// (which also ends anything the server started and left behind).
+    pub async fn stop(&self, grace: Duration) {
+        if self.pgid <= 0 {
+            return;
+        }
+        let group = Pid::from_raw(self.pgid);
+        if self.exit_status().is_none() {
+            let _ = killpg(group, Signal::SIGTERM);
+            let _ = tokio::time::timeout(grace, self.wait_exit()).await;
+        }
+        let _ = killpg(group, Signal::SIGKILL);
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.wait_exit()).await;
+    }
+
+    /// Kills the group at once (for tests and for drop paths).
+    pub fn kill_now(&self) {
+        if self.pgid > 0 {
+            let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        // Last line of defence; `stop` is the orderly path.
+        self.kill_now();
+    }
+}
+
+/// Copies JSON-RPC lines from the server's stdout to rmcp; anything else
+/// (a banner, a stray `print`) goes to the stderr ring and is counted.
+async fn filter_stdout(
+    stdout: impl AsyncRead + Unpin,
+    mut to_rmcp: DuplexStream,
+    ring: Arc<StderrRing>,
+    junk: Arc<AtomicU64>,
+) {
+    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    let mut buf = Vec::new();
+    loop {
+        let line = match read_line_bounded(&mut reader, &mut buf, MAX_FRAME).await {
+            Ok(Some(line)) => line,
+            Ok(None) | Err(_) => break,
+        };
+        let first = line.iter().find(|b| !b.is_ascii_whitespace()).copied();
+        match first {
+            None => continue,
+            Some(b'{') | Some(b'[') => {
+                if to_rmcp.write_all(&line).await.is_err()
+                    || to_rmcp.write_all(b"\n").await.is_err()
+                {
+                    break;
+                }
+            }
+            Some(_) => {
+                junk.fetch_add(1, Ordering::Relaxed);
+                let text = String::from_utf8_lossy(line_or_notice(&line)).into_owned();
+                ring.push(&format!("[stdout, not JSON-RPC, skipped] {text}"));
+            }
+        }
+    }
+    let _ = to_rmcp.shutdown().await;
+}
+
+fn line_or_notice(line: &[u8]) -> &[u8] {
+    if line == OVERSIZED {
+        b"[a line longer than the frame limit was dropped]"
+    } else {
+        line
+    }
+}
+
+const OVERSIZED: &[u8] = b"\0oversized\0";
+
+/// Reads one line (without its newline) of at most `max` bytes; a longer
+/// line is consumed and reported as [`OVERSIZED`]. `None` at end of input.
+async fn read_line_bounded(
+    reader: &mut (impl tokio::io::AsyncBufRead + Unpin),
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Option<Vec<u8>>> {
+    buf.clear();
+    let mut oversized = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            if buf.is_empty() && !oversized {
+                return Ok(None);
+            }
+            break;
+        }
+        let (chunk, done) = match available.iter().position(|b| *b == b'\n') {
+            Some(i) => (&available[..i], Some(i + 1)),
+            None => (available, None),
+        };
+        if !oversized {
+            if buf.len() + chunk.len() > max {
+                oversized = true;
+                buf.clear();
+                buf.shrink_to(64 * 1024);
+            } else {
+                buf.extend_from_slice(chunk);
+            }
+        }
+        let used = done.unwrap_or(available.len());
+        reader.consume(used);
+        if done.is_some() {
+            break;
+        }
+    }
+    if oversized {
+        return Ok(Some(OVERSIZED.to_vec()));
+    }
+    if buf.last() == Some(&b'\r') {
+        buf.pop();
+    }
+    Ok(Some(std::mem::take(buf)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn bounded_lines_drop_oversized_and_keep_the_rest() {
+        let data = format!("short\n{}\nafter\r\nlast", "x".repeat(100));
+        let mut reader = BufReader::with_capacity(7, data.as_bytes());
+        let mut buf = Vec::new();
+        let mut got = Vec::new();
+        while let Some(line) = read_line_bounded(&mut reader, &mut buf, 50).await.unwrap() {
+            got.push(String::from_utf8_lossy(line_or_notice(&line)).into_owned());
+        }
+        assert_eq!(got[0], "short");
+        assert!(got[1].contains("frame limit"));
+        assert_eq!(&got[2..], ["after", "last"]);
+    }
+
+    #[test]
+    fn ring_keeps_the_last_lines() {
+        let ring = StderrRing::default();
+        for i in 0..500 {
+            ring.push(&format!("line {i}"));
+        }
+        assert_eq!(ring.tail(2), vec!["line 498", "line 499"]);
+        assert_eq!(ring.tail(10_000).len(), RING_LINES);
+    }
+}

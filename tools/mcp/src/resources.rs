@@ -1,0 +1,152 @@
+//! `ListMcpResources` and `ReadMcpResource`: the servers' resources as two
+//! read-only tools.
+
+use std::sync::Arc;
+
+use baton_engine::{
+    async_trait, ContentBlock, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOrigin,
+    ToolOutput,
+};
+use rmcp::model::{PaginatedRequestParams, ReadResourceRequestParams};
+use serde_json::{json, Value};
+
+use crate::server::Server;
+
+struct ListResources {
+    servers: Vec<Arc<Server>>,
+}
+
+struct ReadResource {
+    servers: Vec<Arc<Server>>,
+}
+
+fn find<'a>(servers: &'a [Arc<Server>], name: &str) -> Result<&'a Arc<Server>, ToolError> {
+    servers.iter().find(|s| s.name() == name).ok_or_else(|| {
+        let names: Vec<&str> = servers.iter().map(|s| s.name()).collect();
+        ToolError::new(format!(
+            "no MCP server named \"{name}\"; the servers are: {}",
+            names.join(", ")
+        ))
+    })
+}
+
+#[async_trait]
+impl ToolLogic<Value> for ListResources {
+    fn is_concurrency_safe(&self, _: &Value) -> bool {
+        true
+    }
+    fn is_read_only(&self, _: &Value) -> bool {
+        true
+    }
+
+    async fn call(&self, input: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let wanted = input.get("server").and_then(Value::as_str);
+        let servers: Vec<&Arc<Server>> = match wanted {
+            Some(name) => vec![find(&self.servers, name)?],
+            None => self.servers.iter().collect(),
+        };
+        let mut all = Vec::new();
+        let mut problems = Vec::new();
+        for server in servers {
+            let live = match server.live().await {
+                Ok(live) => live,
+                Err(why) => {
+                    problems.push(format!("{}: {why}", server.name()));
+                    continue;
+                }
+            };
+            let mut cursor = None;
+            loop {
+                let mut params = PaginatedRequestParams::default();
+                params.cursor = cursor.take();
+                match live.peer().list_resources(Some(params)).await {
+                    Ok(page) => {
+                        for r in page.resources {
+                            let mut v = serde_json::to_value(&r).unwrap_or(Value::Null);
+                            v["server"] = json!(server.name());
+                            all.push(v);
+                        }
+                        match page.next_cursor {
+                            Some(next) => cursor = Some(next),
+                            None => break,
+                        }
+                    }
+                    Err(e) => {
+                        problems.push(format!("{}: {e}", server.name()));
+                        break;
+                    }
+                }
+            }
+        }
+        let mut out = ToolOutput::json(Value::Array(all));
+        if !problems.is_empty() {
+            out = out.with_block(ContentBlock::text(format!(
+                "Some servers could not list resources:\n{}",
+                problems.join("\n")
+            )));
+        }
+        Ok(out)
+    }
+}
+
+#[async_trait]
+impl ToolLogic<Value> for ReadResource {
+    fn is_concurrency_safe(&self, _: &Value) -> bool {
+        true
+    }
+    fn is_read_only(&self, _: &Value) -> bool {
+        true
+    }
+
+    async fn call(&self, input: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let name = input.get("server").and_then(Value::as_str).unwrap_or("");
+        let uri = input.get("uri").and_then(Value::as_str).unwrap_or("");
+        let server = find(&self.servers, name)?;
+        let live = server
+            .live()
+            .await
+            .map_err(|why| ToolError::new(format!("MCP server \"{name}\": {why}")))?;
+        let result = live
+            .peer()
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await
+            .map_err(|e| {
+                ToolError::new(format!("MCP server \"{name}\" could not read {uri}: {e}"))
+            })?;
+        let value = serde_json::to_value(&result).unwrap_or(Value::Null);
+        let content = value
+            .get("contents")
+            .and_then(Value::as_array)
+            .map(|items| items.iter().map(crate::result::embedded).collect())
+            .unwrap_or_default();
+        Ok(ToolOutput {
+            content,
+            ..Default::default()
+        })
+    }
+}
+
+/// The two resource tools over `servers`.
+pub(crate) fn tools(servers: &[Arc<Server>]) -> Vec<Tool> {
+    let list = Tool::raw(
+        ToolDef::new(
+            "ListMcpResources",
+            "Lists the resources the connected MCP servers offer (uri, name, mimeType, server). Give `server` to list only one server's.",
+        )
+        .origin(ToolOrigin::Host),
+        json!({"type": "object", "properties": {"server": {"type": "string", "description": "Only this server's resources"}}, "additionalProperties": false}),
+        ListResources { servers: servers.to_vec() },
+    );
+    let read = Tool::raw(
+        ToolDef::new(
+            "ReadMcpResource",
+            "Reads one resource of an MCP server by its URI (see ListMcpResources).",
+        )
+        .origin(ToolOrigin::Host),
+        json!({"type": "object", "properties": {"server": {"type": "string"}, "uri": {"type": "string"}}, "required": ["server", "uri"], "additionalProperties": false}),
+        ReadResource {
+            servers: servers.to_vec(),
+        },
+    );
+    [list, read].into_iter().filter_map(Result::ok).collect()
+}

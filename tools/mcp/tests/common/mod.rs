@@ -1,0 +1,110 @@
+//! Helpers for the MCP client tests: paths to the real servers, a client
+//! set, and calling a pool tool the way the pipeline does.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use baton_engine::{
+    CancelScope, Context, ProgressSink, Session, Tool, ToolContext, ToolError, ToolOutput,
+};
+use baton_mcp::{ClientOptions, McpClients, ServerSpec};
+use serde_json::Value;
+
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The Python test server (official `mcp` SDK).
+pub fn python_server(args: &[&str]) -> ServerSpec {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/misbehaving.py");
+    let mut all = vec!["-u".to_string(), script.display().to_string()];
+    all.extend(args.iter().map(|s| s.to_string()));
+    ServerSpec::stdio("py", "python3", all)
+}
+
+/// A binary installed by `.ci/deps.d/30-mcp.sh`; fails (never skips) when
+/// missing.
+pub fn node_bin(name: &str) -> String {
+    let path = workspace()
+        .join(".ci/node/mcp/node_modules/.bin")
+        .join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run ./.ci/deps to install the pinned MCP test servers",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+pub fn options(dir: &Path) -> ClientOptions {
+    let mut opts = ClientOptions::from_env(dir, &|_| None);
+    // A cold Python on a loaded machine can take long to start.
+    opts.connect_timeout = Duration::from_secs(120);
+    opts
+}
+
+pub async fn start(specs: Vec<ServerSpec>, dir: &Path) -> McpClients {
+    McpClients::start(specs, options(dir)).await
+}
+
+pub fn find(tools: &[Arc<Tool>], name: &str) -> Arc<Tool> {
+    tools
+        .iter()
+        .find(|t| t.name() == name)
+        .cloned()
+        .unwrap_or_else(|| {
+            panic!(
+                "no tool {name}; have {:?}",
+                tools.iter().map(|t| t.name()).collect::<Vec<_>>()
+            )
+        })
+}
+
+pub fn ctx(dir: &Path) -> ToolContext {
+    ToolContext::standalone(
+        "toolu_test",
+        Context::new(dir),
+        Session::new("s", dir.join("state")),
+    )
+}
+
+pub async fn call_with(
+    tool: &Tool,
+    input: Value,
+    ctx: ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let parsed = tool
+        .parse(&input)
+        .unwrap_or_else(|p| panic!("schema: {p:?}"));
+    tool.call(parsed, ctx).await
+}
+
+pub async fn call(
+    tools: &[Arc<Tool>],
+    name: &str,
+    input: Value,
+    dir: &Path,
+) -> Result<ToolOutput, ToolError> {
+    call_with(&find(tools, name), input, ctx(dir)).await
+}
+
+pub fn text(out: &ToolOutput) -> String {
+    baton_engine::content::joined_text(&out.content)
+}
+
+pub fn ctx_with(dir: &Path, cancel: CancelScope, progress: ProgressSink) -> ToolContext {
+    let mut c = ctx(dir);
+    c.cancel = cancel;
+    c.progress = progress;
+    c
+}
+
+/// Whether a process (group leader) with this pid still exists.
+pub fn alive(pid: i32) -> bool {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| s.contains(") Z "))
+            .unwrap_or(true)
+}
