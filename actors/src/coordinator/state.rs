@@ -6,7 +6,7 @@
 //! invocation dying, or a decision that it will never start; the ordering
 //! stage then sends its result in turn.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use baton_engine::extensions::Extensions;
@@ -72,6 +72,9 @@ pub(crate) struct BatchState {
     pub services: Extensions,
     pub persist_context: bool,
     pub slots: Vec<Slot>,
+    /// The call ids seen so far: a repeated id is refused (see
+    /// `PreparedCall::reject_duplicate_id`).
+    ids: HashSet<Arc<str>>,
     pub scheduler: Scheduler,
     pub ordering: Ordering,
     /// Invocation actors alive, and their call.
@@ -107,6 +110,7 @@ impl BatchState {
             services,
             persist_context: spec.persist_context,
             slots: Vec::new(),
+            ids: HashSet::new(),
             running: HashMap::new(),
             doomed: Vec::new(),
             children,
@@ -123,7 +127,10 @@ impl BatchState {
 
     pub fn add(&mut self, myself: &ActorRef<CoordMsg>, call: ToolUse, call_id: Arc<str>) {
         let index = self.slots.len();
-        let prepared = self.pipeline.prepare(call);
+        let mut prepared = self.pipeline.prepare(call);
+        if !self.ids.insert(call_id.clone()) {
+            prepared.reject_duplicate_id();
+        }
         self.slots.push(Slot {
             call_id,
             name: prepared.call.name.clone(),
