@@ -5,6 +5,7 @@ mod approve;
 mod run;
 mod serve;
 mod signals;
+mod state_dir;
 mod tools;
 
 use std::path::PathBuf;
@@ -72,8 +73,9 @@ struct Common {
     /// shell-error, mutating-shell-error or off.
     #[arg(long, value_parser = parse_policy)]
     sibling_policy: Option<SiblingPolicy>,
-    /// Where spilled results and shell output go (default: a per-run
-    /// directory under the system temp dir).
+    /// Where spilled results and shell output go (default: a per-session
+    /// directory under $XDG_STATE_HOME/baton/sessions, removed a week after
+    /// the session ended).
     #[arg(long)]
     state_dir: Option<PathBuf>,
 }
@@ -176,10 +178,7 @@ impl Setup {
         let settings = Settings::load(&cwd, common.settings.as_deref())
             .map_err(|e| CliError::Usage(format!("settings: {e}")))?;
         let pool = baton::builtins::builtin_pool(&*settings.policy).map_err(CliError::Failed)?;
-        let state_dir = common
-            .state_dir
-            .clone()
-            .unwrap_or_else(|| std::env::temp_dir().join(format!("baton-{}", std::process::id())));
+        let state_dir = state_dir::choose(common.state_dir.as_deref())?;
         let mut builder = Engine::builder(pool.clone())
             .cwd(&cwd)
             .additional_roots(settings.roots(&cwd).into_iter().skip(1).collect())
