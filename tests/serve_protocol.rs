@@ -44,15 +44,26 @@ impl Serve {
         self.raw(format!("{v}\n").as_bytes());
     }
 
-    fn next(&self) -> Value {
+    fn any_next(&self) -> Value {
         self.lines.recv_timeout(Duration::from_secs(20)).unwrap()
     }
 
-    /// Lines until one of `kind` (included).
+    /// The next line that is not a lifecycle line (`call_*`, sent whenever
+    /// a call's state changes).
+    fn next(&self) -> Value {
+        loop {
+            let line = self.any_next();
+            if !line["type"].as_str().unwrap_or("").starts_with("call_") {
+                return line;
+            }
+        }
+    }
+
+    /// Lines until one of `kind` (included), lifecycle lines too.
     fn until(&self, kind: &str) -> Vec<Value> {
         let mut out = Vec::new();
         loop {
-            let line = self.next();
+            let line = self.any_next();
             let stop = line["type"] == kind;
             out.push(line);
             if stop {
@@ -129,8 +140,16 @@ fn interrupts_name_their_batch_and_hosts_name_batches() {
     // Interrupting the older batch by name stops it, not the latest.
     s.send(json!({"type": "interrupt", "batch": "first"}));
     let lines = s.until("done");
-    assert!(lines.iter().all(|l| l["batch"] == "first"), "{lines:?}");
-    assert_eq!(lines[0]["outcome"]["kind"], "cancelled");
+    // (Lifecycle lines of the other batch may still arrive meanwhile.)
+    assert!(
+        lines
+            .iter()
+            .filter(|l| !l["type"].as_str().unwrap().starts_with("call_"))
+            .all(|l| l["batch"] == "first"),
+        "{lines:?}"
+    );
+    let result = lines.iter().find(|l| l["type"] == "result").unwrap();
+    assert_eq!(result["outcome"]["kind"], "cancelled");
     // A finished batch cannot be interrupted; the other still can.
     s.send(json!({"type": "interrupt", "batch": "first"}));
     assert_eq!(s.next()["type"], "error");
@@ -160,6 +179,20 @@ fn a_repeated_tool_use_id_gets_an_error_result_and_never_runs() {
     assert_eq!(results[1]["outcome"]["kind"], "invalid_input");
     assert!(results[1]["block"].to_string().contains("already used"));
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "x\n");
+    // Lifecycle lines: each call queued, started and finished, in its batch.
+    for kind in ["call_queued", "call_started", "call_finished"] {
+        let n = lines
+            .iter()
+            .filter(|l| l["type"] == kind && l["batch"] == 1)
+            .count();
+        assert_eq!(n, 2, "{kind}: {lines:?}");
+    }
+    let finished: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "call_finished")
+        .collect();
+    assert_eq!(finished[1]["outcome"]["kind"], "invalid_input");
+    assert!(finished[0]["duration_ms"].as_f64().unwrap() >= 0.0);
     s.finish();
 }
 

@@ -75,6 +75,7 @@ pub(crate) struct BatchState {
     /// The call ids seen so far: a repeated id is refused (see
     /// `PreparedCall::reject_duplicate_id`).
     ids: HashSet<Arc<str>>,
+    lifecycle: crate::lifecycle::Lifecycle,
     pub scheduler: Scheduler,
     pub ordering: Ordering,
     /// Invocation actors alive, and their call.
@@ -111,6 +112,7 @@ impl BatchState {
             persist_context: spec.persist_context,
             slots: Vec::new(),
             ids: HashSet::new(),
+            lifecycle: Default::default(),
             running: HashMap::new(),
             doomed: Vec::new(),
             children,
@@ -141,6 +143,9 @@ impl BatchState {
             cancels_siblings: prepared.cancels_siblings,
             phase: Phase::Queued(Box::new(prepared)),
         });
+        let slot = &self.slots[index];
+        self.lifecycle
+            .queued(&self.sink, index, &slot.call_id, &slot.name);
         let refusal = self
             .refusal()
             .or_else(|| self.new_message.then_some(CancelReason::NewMessage));
@@ -170,6 +175,8 @@ impl BatchState {
         };
         if let Phase::Queued(prepared) = std::mem::replace(&mut slot.phase, Phase::Settled) {
             let result = self.pipeline.never_started(&prepared, reason);
+            self.lifecycle
+                .finished(&self.sink, index, &slot.call_id, &result.outcome);
             self.ordering.complete(index, result, &self.sink);
         }
     }
@@ -221,6 +228,7 @@ impl BatchState {
         };
         let sink = self.sink.clone();
         let call_id = slot.call_id.clone();
+        self.lifecycle.started(&sink, index, &call_id);
         let progress = ProgressSink::new(move |progress| {
             sink.send(Event::Progress {
                 index,
@@ -295,6 +303,12 @@ impl BatchState {
                 self.apply_modifier(modifier, &mut result);
             }
         }
+        self.lifecycle.finished(
+            &self.sink,
+            index,
+            &self.slots[index].call_id,
+            &result.outcome,
+        );
         self.check_siblings(index, &result);
         if self.doomed.contains(&index) {
             panic!("injected coordinator fault");
