@@ -53,7 +53,30 @@ pub fn event_json(event: &Event, request_id: Option<u64>) -> Value {
             "data": n.data,
         }),
         Event::Done(summary) => json!({"type": "done", "summary": summary_json(summary)}),
+        Event::Call(call) => call_json(call),
     }
+}
+
+/// A lifecycle line: `call_queued` (with `tool`), `call_started`,
+/// `call_waiting_approval`, `call_finished` (with `outcome` and
+/// `duration_ms`). `index` is absent where unknown.
+pub fn call_json(call: &baton_actors::CallEvent) -> Value {
+    let mut line = json!({
+        "type": call.state.wire_name(),
+        "tool_use_id": &*call.call_id,
+    });
+    if let Some(index) = call.index {
+        line["index"] = json!(index);
+    }
+    match &call.state {
+        baton_actors::CallState::Queued { tool } => line["tool"] = json!(tool),
+        baton_actors::CallState::Finished { outcome, duration } => {
+            line["outcome"] = json!(outcome);
+            line["duration_ms"] = json!(duration.as_secs_f64() * 1000.0);
+        }
+        _ => {}
+    }
+    line
 }
 
 pub fn result_json(index: usize, result: &CallResult) -> Value {

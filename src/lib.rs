@@ -59,8 +59,8 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 pub use baton_actors as actors;
 pub use baton_actors::{
-    BatchError, BatchHandle, BatchSummary, Event, EventSink, InterruptKind, PermissionPrompt,
-    RuntimeConfig, SiblingPolicy,
+    BatchError, BatchHandle, BatchSummary, CallEvent, CallState, Event, EventSink, InterruptKind,
+    PermissionPrompt, RuntimeConfig, SiblingPolicy,
 };
 pub use baton_engine as engine;
 pub use baton_engine::{Approval, CallResult, Notification, Outcome, ToolUse};

@@ -23,7 +23,14 @@ impl HostApprover {
 #[baton_engine::async_trait]
 impl Approver for HostApprover {
     async fn approve(&self, request: ApprovalRequest) -> Approval {
+        let call_id: std::sync::Arc<str> = request.call_id.as_str().into();
         let (prompt, answer) = PermissionPrompt::new(request);
+        crate::lifecycle::send(
+            &self.sink,
+            None,
+            &call_id,
+            crate::lifecycle::CallState::WaitingApproval,
+        );
         self.sink.send(Event::PermissionRequest(prompt));
         answer.await.unwrap_or(Approval::Deny {
             reason: Some("the host dropped the permission request without answering".into()),

@@ -29,6 +29,9 @@ pub enum Event {
     PermissionRequest(PermissionPrompt),
     /// Something happened outside any call (a background shell ended).
     Notification(Notification),
+    /// A call's state changed (queued, started, waiting for approval,
+    /// finished): sent at once, not in call order.
+    Call(crate::lifecycle::CallEvent),
     /// Every call has its result and the batch was ended.
     Done(BatchSummary),
 }

@@ -12,10 +12,16 @@
 
 use std::path::PathBuf;
 
-use baton_engine::pipeline::size::spill_result;
+use baton_engine::pipeline::size::{spill_result, PREVIEW_BYTES};
 use baton_engine::CallResult;
 
 use crate::event::{Event, EventSink};
+
+/// Results up to this size are never spilled for the budget: the notice
+/// that would replace them (a preview of up to [`PREVIEW_BYTES`] plus the
+/// file's path and sizes) is about as long, so spilling would only add a
+/// file (and, past the budget, one file per later result).
+const MIN_SPILL_CHARS: usize = PREVIEW_BYTES + 1_000;
 
 struct Held {
     result: CallResult,
@@ -111,12 +117,18 @@ impl Ordering {
                 .iter_mut()
                 .skip(self.next)
                 .flatten()
-                .filter(|h| h.spillable)
+                .filter(|h| h.spillable && h.chars > MIN_SPILL_CHARS)
                 .max_by_key(|h| h.chars);
             let Some(held) = largest else { return };
             held.spillable = false;
+            let before = held.result.content.clone();
             if spill_result(&mut held.result, &self.state_dir) {
                 let now: usize = held.result.content.iter().map(|b| b.char_len()).sum();
+                if now >= held.chars {
+                    // A very long state path: the notice is no shorter.
+                    held.result.content = before;
+                    continue;
+                }
                 self.held_chars = self.held_chars - held.chars + now;
                 held.chars = now;
             }
@@ -181,6 +193,23 @@ mod tests {
         assert!(rest[1].1.text().contains("too large"));
         assert!(dir.join("tool-results").join("c.txt").exists());
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn past_the_budget_small_results_stay_as_they_are() {
+        let dir = tempfile_dir().join("small");
+        let (sink, rx) = EventSink::blocking();
+        let mut o = Ordering::new(10, dir.clone());
+        for i in 0..50 {
+            o.complete(i, result(&format!("r{i}"), 17), &sink);
+        }
+        let sent = drain(&rx);
+        assert_eq!(sent.len(), 50);
+        assert!(sent.iter().all(|(_, r)| r.text() == "x".repeat(17)));
+        assert!(
+            !dir.join("tool-results").exists(),
+            "no file for a tiny result"
+        );
     }
 
     fn tempfile_dir() -> PathBuf {

@@ -8,6 +8,7 @@ mod mcp_serve;
 mod run;
 mod serve;
 mod signals;
+mod state_dir;
 mod tools;
 
 use std::path::PathBuf;
@@ -116,8 +117,9 @@ struct Common {
     /// shell-error, mutating-shell-error or off.
     #[arg(long, value_parser = parse_policy)]
     sibling_policy: Option<SiblingPolicy>,
-    /// Where spilled results and shell output go (default: a per-run
-    /// directory under the system temp dir).
+    /// Where spilled results and shell output go (default: a per-session
+    /// directory under $XDG_STATE_HOME/baton/sessions, removed a week after
+    /// the session ended).
     #[arg(long)]
     state_dir: Option<PathBuf>,
     #[command(flatten)]
@@ -268,10 +270,7 @@ impl Setup {
             .map_err(|e| CliError::Usage(e.to_string()))?;
         let mcp = mcp::start(&cwd, common.settings.as_deref(), &common.mcp);
         let pool = mcp::pool(&*settings.policy, tools, &mcp);
-        let state_dir = common
-            .state_dir
-            .clone()
-            .unwrap_or_else(|| std::env::temp_dir().join(format!("baton-{}", std::process::id())));
+        let state_dir = state_dir::choose(common.state_dir.as_deref())?;
         let mut builder = Engine::builder(pool.clone())
             .cwd(&cwd)
             .additional_roots(settings.roots(&cwd).into_iter().skip(1).collect())

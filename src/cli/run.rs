@@ -89,7 +89,26 @@ pub async fn run(
                 summary = Some(s);
                 break;
             }
-            Event::PermissionRequest(prompt) if setup.approvals => approve::ask(prompt).await,
+            Event::PermissionRequest(prompt) if setup.approvals => {
+                // Ctrl-C at the prompt interrupts at once, without waiting
+                // for Enter; the pending question is then abandoned and the
+                // call reported as interrupted, not as answered "no".
+                let keep = prompt.clone();
+                tokio::select! {
+                    _ = approve::ask(prompt) => {}
+                    _ = &mut stop, if !interrupted => {
+                        interrupted = true;
+                        batch.interrupt(InterruptKind::Cancel);
+                        eprintln!();
+                        // Let the interrupt reach the call before the
+                        // question is dropped (dropping it denies).
+                        tokio::spawn(async move {
+                            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+                            drop(keep);
+                        });
+                    }
+                }
+            }
             _ => {}
         }
     }

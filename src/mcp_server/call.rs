@@ -87,7 +87,7 @@ pub(super) async fn run(
             }
             Some(Event::Result { result: r, .. }) => result = Some(r),
             Some(Event::Done(_)) | None => break,
-            Some(Event::Notification(_)) => {}
+            Some(_) => {}
         }
     }
     match result {

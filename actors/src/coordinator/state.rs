@@ -6,7 +6,7 @@
 //! invocation dying, or a decision that it will never start; the ordering
 //! stage then sends its result in turn.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use baton_engine::extensions::Extensions;
@@ -72,6 +72,10 @@ pub(crate) struct BatchState {
     pub services: Extensions,
     pub persist_context: bool,
     pub slots: Vec<Slot>,
+    /// The call ids seen so far: a repeated id is refused (see
+    /// `PreparedCall::reject_duplicate_id`).
+    ids: HashSet<Arc<str>>,
+    lifecycle: crate::lifecycle::Lifecycle,
     pub scheduler: Scheduler,
     pub ordering: Ordering,
     /// Invocation actors alive, and their call.
@@ -107,6 +111,8 @@ impl BatchState {
             services,
             persist_context: spec.persist_context,
             slots: Vec::new(),
+            ids: HashSet::new(),
+            lifecycle: Default::default(),
             running: HashMap::new(),
             doomed: Vec::new(),
             children,
@@ -123,7 +129,10 @@ impl BatchState {
 
     pub fn add(&mut self, myself: &ActorRef<CoordMsg>, call: ToolUse, call_id: Arc<str>) {
         let index = self.slots.len();
-        let prepared = self.pipeline.prepare(call);
+        let mut prepared = self.pipeline.prepare(call);
+        if !self.ids.insert(call_id.clone()) {
+            prepared.reject_duplicate_id();
+        }
         self.slots.push(Slot {
             call_id,
             name: prepared.call.name.clone(),
@@ -134,6 +143,9 @@ impl BatchState {
             cancels_siblings: prepared.cancels_siblings,
             phase: Phase::Queued(Box::new(prepared)),
         });
+        let slot = &self.slots[index];
+        self.lifecycle
+            .queued(&self.sink, index, &slot.call_id, &slot.name);
         let refusal = self
             .refusal()
             .or_else(|| self.new_message.then_some(CancelReason::NewMessage));
@@ -163,6 +175,8 @@ impl BatchState {
         };
         if let Phase::Queued(prepared) = std::mem::replace(&mut slot.phase, Phase::Settled) {
             let result = self.pipeline.never_started(&prepared, reason);
+            self.lifecycle
+                .finished(&self.sink, index, &slot.call_id, &result.outcome);
             self.ordering.complete(index, result, &self.sink);
         }
     }
@@ -214,6 +228,7 @@ impl BatchState {
         };
         let sink = self.sink.clone();
         let call_id = slot.call_id.clone();
+        self.lifecycle.started(&sink, index, &call_id);
         let progress = ProgressSink::new(move |progress| {
             sink.send(Event::Progress {
                 index,
@@ -288,6 +303,12 @@ impl BatchState {
                 self.apply_modifier(modifier, &mut result);
             }
         }
+        self.lifecycle.finished(
+            &self.sink,
+            index,
+            &self.slots[index].call_id,
+            &result.outcome,
+        );
         self.check_siblings(index, &result);
         if self.doomed.contains(&index) {
             panic!("injected coordinator fault");

@@ -11,6 +11,13 @@ pub fn wrap(text: &str) -> String {
     format!("<tool_use_error>{text}</tool_use_error>")
 }
 
+pub fn duplicate_id(id: &str) -> String {
+    wrap(&format!(
+        "The id `{id}` is already used by an earlier tool call of this message, so this \
+         call was not run. Give every tool call of a message its own id."
+    ))
+}
+
 pub fn unknown_tool(name: &str) -> String {
     wrap(&format!(
         "There is no tool named `{name}`. Call one of the tools listed in your tool definitions, spelled exactly as listed."

@@ -145,6 +145,7 @@ impl Pipeline {
             safe,
             read_only,
             label,
+            rejected: None,
         }
     }
 
@@ -155,8 +156,12 @@ impl Pipeline {
             tool,
             parsed,
             read_only,
+            rejected,
             ..
         } = call;
+        if let Some(text) = rejected {
+            return CallResult::error(&call, text, Outcome::InvalidInput);
+        }
         let mut state = CallState {
             call,
             parsed: None,
@@ -220,6 +225,20 @@ pub struct PreparedCall {
     pub cancels_siblings: bool,
     /// How other results name this call, e.g. `Bash(make…)`.
     pub label: String,
+    /// Why the call must not run at all (its id repeats an earlier call's).
+    rejected: Option<String>,
+}
+
+impl PreparedCall {
+    /// Marks the call as reusing the id of an earlier call of its message:
+    /// it gets an error result and never runs (the model APIs reject a
+    /// message with duplicate ids, and the two calls' files would collide).
+    pub fn reject_duplicate_id(&mut self) {
+        self.rejected = Some(messages::duplicate_id(&self.call.id));
+        self.safe = false;
+        self.read_only = false;
+        self.cancels_siblings = false;
+    }
 }
 
 impl std::fmt::Debug for PreparedCall {

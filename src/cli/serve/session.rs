@@ -24,6 +24,8 @@ pub struct Session {
     /// The most recent message, ended or not.
     latest: Option<u64>,
     batches: HashMap<u64, Running>,
+    /// Host batch ids of running batches.
+    host_ids: HashMap<String, u64>,
     prompts: HashMap<u64, PermissionPrompt>,
     next_prompt: u64,
     /// The host closed its input: nobody can answer questions any more.
@@ -38,6 +40,8 @@ pub struct Session {
 
 struct Running {
     handle: BatchHandle,
+    /// The host's own name for the batch, echoed in every line.
+    host_id: Option<String>,
     /// Results so far, for the answer in `done`.
     results: Vec<CallResult>,
     /// The format the message's calls came in (the answer's format).
@@ -57,6 +61,7 @@ impl Session {
             open: None,
             latest: None,
             batches: HashMap::new(),
+            host_ids: HashMap::new(),
             prompts: HashMap::new(),
             next_prompt: 1,
             input_closed: false,
@@ -96,20 +101,43 @@ impl Session {
         }
         match msg.get("type").and_then(Value::as_str).unwrap_or("") {
             "add" => {
+                let Ok(host_id) = host_batch_id(&msg) else {
+                    return self.error("`batch` must be a string".into()).map(|_| true);
+                };
                 match self.wire.add_line(&msg) {
-                    Ok((format, call)) => self.add(format, call).await?,
+                    Ok((format, call)) => {
+                        if let Some(problem) = self.open_conflict(host_id.as_deref()) {
+                            return self.error(problem).map(|_| true);
+                        }
+                        if self.ensure_open(host_id).await?.is_some() {
+                            self.add(format, call)?;
+                        }
+                    }
                     Err(e) => self.error(e)?,
                 }
             }
             "message" => {
+                let Ok(host_id) = host_batch_id(&msg) else {
+                    return self.error("`batch` must be a string".into()).map(|_| true);
+                };
+                if let Some(open) = self.open {
+                    let name = self.label(open);
+                    return self
+                        .error(format!(
+                            "a message opened by `add` lines (batch {name}) is still open; send `end` \
+                             before the next `message`. This line was ignored."
+                        ))
+                        .map(|_| true);
+                }
                 match self.wire.message_line(&msg) {
                     Ok((format, calls)) => {
-                        self.end_open();
                         // An empty message still gets a batch and a done line.
-                        self.ensure_open().await?;
+                        if self.ensure_open(host_id).await?.is_none() {
+                            return Ok(true);
+                        }
                         self.set_format(format);
                         for call in calls {
-                            self.add(format, call).await?;
+                            self.add(format, call)?;
                         }
                         self.end_open();
                     }
@@ -121,18 +149,24 @@ impl Session {
                 self.end_stream().await?;
                 if self.open.is_none() {
                     // `end` without calls: an empty message.
-                    self.ensure_open().await?;
+                    let Ok(host_id) = host_batch_id(&msg) else {
+                        return self.error("`batch` must be a string".into()).map(|_| true);
+                    };
+                    self.ensure_open(host_id).await?;
                 }
                 self.end_open();
             }
             "interrupt" => {
                 let kind = msg.get("kind").and_then(Value::as_str).unwrap_or("cancel");
                 match kind.parse::<InterruptKind>() {
-                    Ok(kind) => {
-                        if let Some(b) = self.latest.and_then(|id| self.batches.get(&id)) {
-                            b.handle.interrupt(kind);
+                    Ok(kind) => match self.interrupt_target(msg.get("batch")) {
+                        Ok(id) => {
+                            if let Some(b) = self.batches.get(&id) {
+                                b.handle.interrupt(kind);
+                            }
                         }
-                    }
+                        Err(problem) => self.error(problem)?,
+                    },
                     Err(e) => self.error(e)?,
                 }
             }
@@ -145,9 +179,69 @@ impl Session {
         Ok(true)
     }
 
-    async fn ensure_open(&mut self) -> Result<u64, CliError> {
+    /// Why an `add` naming `host_id` cannot go to the open message.
+    fn open_conflict(&self, host_id: Option<&str>) -> Option<String> {
+        let open = self.open?;
+        let open_host = self.batches.get(&open).and_then(|b| b.host_id.as_deref());
+        match host_id {
+            Some(wanted) if Some(wanted) != open_host => Some(format!(
+                "`add` names batch `{wanted}`, but the open message is batch {}; send `end` \
+                 first. This line was ignored.",
+                self.label(open)
+            )),
+            _ => None,
+        }
+    }
+
+    /// The batch an `interrupt` line names (its number or the host's id),
+    /// or the latest one; an error text when that batch is unknown or has
+    /// finished.
+    fn interrupt_target(&self, named: Option<&Value>) -> Result<u64, String> {
+        let id = match named {
+            None | Some(Value::Null) => {
+                let latest = self.latest.ok_or("there is no message to interrupt")?;
+                if !self.batches.contains_key(&latest) {
+                    return Err(format!(
+                        "the latest message (batch {latest}) has already finished; name the batch \
+                         to interrupt with `batch`"
+                    ));
+                }
+                latest
+            }
+            Some(Value::String(host)) => *self
+                .host_ids
+                .get(host)
+                .ok_or_else(|| format!("no running batch `{host}` (unknown or finished)"))?,
+            Some(v) => v
+                .as_u64()
+                .filter(|id| self.batches.contains_key(id))
+                .ok_or_else(|| format!("no running batch {v} (unknown or finished)"))?,
+        };
+        Ok(id)
+    }
+
+    /// How lines name batch `id`: the host's id when it gave one.
+    fn label(&self, id: u64) -> Value {
+        match self.batches.get(&id).and_then(|b| b.host_id.as_ref()) {
+            Some(host) => json!(host),
+            None => json!(id),
+        }
+    }
+
+    /// The open message's batch, opening one (named `host_id`) if none is
+    /// open. `None` (after an error line) when the host id is taken.
+    async fn ensure_open(&mut self, host_id: Option<String>) -> Result<Option<u64>, CliError> {
         if let Some(id) = self.open {
-            return Ok(id);
+            return Ok(Some(id));
+        }
+        if let Some(host) = &host_id {
+            if self.host_ids.contains_key(host) {
+                self.error(format!(
+                    "batch `{host}` is still running; give each message its own batch id. \
+                     This line was ignored."
+                ))?;
+                return Ok(None);
+            }
         }
         let batch = self
             .engine
@@ -169,14 +263,18 @@ impl Session {
             id,
             Running {
                 handle,
+                host_id: host_id.clone(),
                 results: Vec::new(),
                 format: self.wire.fixed(),
             },
         );
+        if let Some(host) = host_id {
+            self.host_ids.insert(host, id);
+        }
         self.open = Some(id);
         self.latest = Some(id);
-        write_line(&json!({"type": "batch_started", "batch": id}))?;
-        Ok(id)
+        write_line(&json!({"type": "batch_started", "batch": self.label(id)}))?;
+        Ok(Some(id))
     }
 
     /// Records the format of the open message's calls (the first one wins).
@@ -186,8 +284,11 @@ impl Session {
         }
     }
 
-    async fn add(&mut self, format: WireFormat, call: ToolUse) -> Result<(), CliError> {
-        let id = self.ensure_open().await?;
+    /// Adds `call` to the open message (opened by the caller).
+    fn add(&mut self, format: WireFormat, call: ToolUse) -> Result<(), CliError> {
+        let Some(id) = self.open else {
+            return Ok(());
+        };
         self.set_format(format);
         if let Some(b) = self.batches.get(&id) {
             if let Err(e) = b.handle.add(call) {
@@ -202,10 +303,12 @@ impl Session {
     async fn stream_line(&mut self, msg: &Value) -> Result<(), CliError> {
         match self.wire.stream_line(msg) {
             Ok(step) => {
-                self.ensure_open().await?;
+                if self.ensure_open(None).await?.is_none() {
+                    return Ok(());
+                }
                 self.set_format(step.format);
                 for call in step.calls {
-                    self.add(step.format, call).await?;
+                    self.add(step.format, call)?;
                 }
                 if let Some(done) = step.finished {
                     write_line(&wire::stream_done_line(self.open, &done))?;
@@ -221,7 +324,7 @@ impl Session {
     pub async fn end_stream(&mut self) -> Result<(), CliError> {
         if let Some((format, calls, done)) = self.wire.end_stream() {
             for call in calls {
-                self.add(format, call).await?;
+                self.add(format, call)?;
             }
             write_line(&wire::stream_done_line(self.open, &done))?;
         }
@@ -287,22 +390,38 @@ impl Session {
             }
             _ => None,
         };
+        let label = batch.map(|id| self.label(id));
         let mut line = match &event {
             Event::Done(summary) => {
-                let (format, results) = batch
-                    .and_then(|id| self.batches.remove(&id))
+                let finished = batch.and_then(|id| self.batches.remove(&id));
+                if let Some(host) = finished.as_ref().and_then(|b| b.host_id.as_ref()) {
+                    self.host_ids.remove(host);
+                }
+                let (format, results) = finished
                     .map(|b| (b.format.unwrap_or_default(), b.results))
                     .unwrap_or_default();
-                json!({
-                    "type": "done",
-                    "summary": summary_json(summary),
-                    "message": wire::answer(format, &results),
-                })
+                if results.is_empty() {
+                    // The model APIs reject an empty user message: there is
+                    // nothing to send back.
+                    json!({
+                        "type": "done",
+                        "summary": summary_json(summary),
+                        "message": null,
+                        "reason": "the message had no tool calls, so there are no results to send; \
+                                   do not send an empty user message",
+                    })
+                } else {
+                    json!({
+                        "type": "done",
+                        "summary": summary_json(summary),
+                        "message": wire::answer(format, &results),
+                    })
+                }
             }
             _ => event_json(&event, request_id),
         };
-        if let Some(id) = batch {
-            line["batch"] = json!(id);
+        if let Some(label) = label {
+            line["batch"] = label;
         }
         if let Event::Result { result, .. } = event {
             if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {
@@ -320,5 +439,14 @@ impl Session {
 fn no_host() -> Approval {
     Approval::Deny {
         reason: Some("the host closed the session before answering".into()),
+    }
+}
+
+/// The host's batch id on a line: absent, or a string.
+fn host_batch_id(msg: &Value) -> Result<Option<String>, ()> {
+    match msg.get("batch") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(()),
     }
 }

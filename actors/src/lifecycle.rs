@@ -1,0 +1,110 @@
+//! Call lifecycle events: each call's state as it changes, at once.
+//!
+//! Results leave in call order, so a finished call stays invisible while an
+//! earlier, slower one runs. A UI that shows each call's state needs the
+//! changes themselves: queued, started, waiting for approval, finished
+//! (with its outcome and how long it ran). They travel on the batch's
+//! event stream beside the results, unordered and immediate, and never
+//! change what the results say.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use baton_engine::Outcome;
+
+use crate::event::{Event, EventSink};
+
+/// A change in one call's state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallEvent {
+    /// The call's position in its message; `None` where it is not known
+    /// (approval requests name the call by id).
+    pub index: Option<usize>,
+    pub call_id: Arc<str>,
+    pub state: CallState,
+}
+
+/// The states a call passes through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallState {
+    /// Added to the batch; waits for the scheduler.
+    Queued { tool: String },
+    /// Its pipeline started (validation, hooks, permission, then the tool).
+    Started,
+    /// Waits for the host's answer to a permission request.
+    WaitingApproval,
+    /// Has its result (which may still wait for earlier calls' results).
+    /// `duration` runs from the start; zero for calls that never started.
+    Finished {
+        outcome: Outcome,
+        duration: Duration,
+    },
+}
+
+impl CallState {
+    /// The name used on the wire (`call_queued`, …).
+    pub fn wire_name(&self) -> &'static str {
+        match self {
+            CallState::Queued { .. } => "call_queued",
+            CallState::Started => "call_started",
+            CallState::WaitingApproval => "call_waiting_approval",
+            CallState::Finished { .. } => "call_finished",
+        }
+    }
+}
+
+/// Emits a batch's lifecycle events and remembers when calls started.
+#[derive(Debug, Default)]
+pub(crate) struct Lifecycle {
+    started: HashMap<usize, Instant>,
+}
+
+impl Lifecycle {
+    pub fn queued(&mut self, sink: &EventSink, index: usize, call_id: &Arc<str>, tool: &str) {
+        send(
+            sink,
+            Some(index),
+            call_id,
+            CallState::Queued {
+                tool: tool.to_string(),
+            },
+        );
+    }
+
+    pub fn started(&mut self, sink: &EventSink, index: usize, call_id: &Arc<str>) {
+        self.started.insert(index, Instant::now());
+        send(sink, Some(index), call_id, CallState::Started);
+    }
+
+    pub fn finished(
+        &mut self,
+        sink: &EventSink,
+        index: usize,
+        call_id: &Arc<str>,
+        outcome: &Outcome,
+    ) {
+        let duration = self
+            .started
+            .remove(&index)
+            .map_or(Duration::ZERO, |t| t.elapsed());
+        send(
+            sink,
+            Some(index),
+            call_id,
+            CallState::Finished {
+                outcome: outcome.clone(),
+                duration,
+            },
+        );
+    }
+}
+
+pub(crate) fn send(sink: &EventSink, index: Option<usize>, call_id: &Arc<str>, state: CallState) {
+    sink.send(Event::Call(CallEvent {
+        index,
+        call_id: call_id.clone(),
+        state,
+    }));
+}

@@ -1,0 +1,135 @@
+//! Bench: real processes (issue 9).
+//!
+//! 1. Fan-out: N `Bash` calls of `true` in one batch (all allowed to run at
+//!    once) against the baseline of N `bash -c true` spawned directly by
+//!    tokio and awaited together, in the same run. Target ≤ 1.3× at N = 64
+//!    and 256.
+//! 2. Interrupt: four shell calls running `sleep & sleep; wait` (four
+//!    batches); the time from the interrupt until every result is out.
+//!    Target ≤ 50 ms, with the machine's own init reaping the orphans.
+
+#[path = "common/mod.rs"]
+mod common;
+
+use std::time::{Duration, Instant};
+
+use baton::engine::AllowAll;
+use baton::{Engine, Event, InterruptKind, ToolUse};
+use criterion::{criterion_group, criterion_main, Criterion};
+use serde_json::json;
+
+fn shell_engine(cap: usize) -> Engine {
+    let dir = std::env::temp_dir().join(format!("baton-bench-proc-{}", std::process::id()));
+    Engine::builder(baton::builtins::builtin_pool(&AllowAll).unwrap())
+        .cwd(std::env::temp_dir())
+        .state_dir(dir)
+        .max_concurrency(cap)
+        .build()
+}
+
+async fn baseline(n: usize) {
+    let children: Vec<_> = (0..n)
+        .map(|_| {
+            tokio::spawn(async {
+                tokio::process::Command::new("bash")
+                    .arg("-c")
+                    .arg("true")
+                    .status()
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    for c in children {
+        assert!(c.await.unwrap().success());
+    }
+}
+
+fn mean_of(runs: u32, f: &dyn Fn()) -> Duration {
+    let start = Instant::now();
+    for _ in 0..runs {
+        f();
+    }
+    start.elapsed() / runs
+}
+
+async fn interrupt_four(engine: &Engine) -> Duration {
+    let mut batches = Vec::new();
+    for i in 0..4 {
+        let batch = engine.open_batch().await.unwrap();
+        batch
+            .add(ToolUse::new(
+                format!("s{i}"),
+                "Bash",
+                json!({"command": "sleep 100 & sleep 100; wait"}),
+            ))
+            .unwrap();
+        batch.end();
+        batches.push(batch);
+    }
+    // Let the shells start their children.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let t0 = Instant::now();
+    for b in &batches {
+        b.interrupt(InterruptKind::Cancel);
+    }
+    for b in &mut batches {
+        while let Some(e) = b.next_event().await {
+            if matches!(e, Event::Done(_)) {
+                break;
+            }
+        }
+    }
+    t0.elapsed()
+}
+
+fn processes(c: &mut Criterion) {
+    let rt = common::runtime();
+    let mut group = c.benchmark_group("processes");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(3));
+    for n in [64usize, 256] {
+        let engine = {
+            let _g = rt.enter();
+            shell_engine(n)
+        };
+        let run = || {
+            let calls = common::calls("Bash", n, json!({"command": "true"}));
+            assert_eq!(rt.block_on(common::run_batch(&engine, calls)), n);
+        };
+        let base = || rt.block_on(baseline(n));
+        // Interleaved, so load changes on the shared machine hit both.
+        let (mut e, mut b) = (Duration::ZERO, Duration::ZERO);
+        for _ in 0..5 {
+            e += mean_of(1, &run);
+            b += mean_of(1, &base);
+        }
+        eprintln!(
+            "fan-out N={n}: engine {:.1} ms, tokio `bash -c true` baseline {:.1} ms -> {:.2}x",
+            e.as_secs_f64() * 1e3 / 5.0,
+            b.as_secs_f64() * 1e3 / 5.0,
+            e.as_secs_f64() / b.as_secs_f64()
+        );
+        group.bench_function(format!("engine_bash_true_x{n}"), |bch| bch.iter(run));
+        group.bench_function(format!("tokio_bash_true_x{n}"), |bch| bch.iter(base));
+    }
+    let engine = {
+        let _g = rt.enter();
+        shell_engine(10)
+    };
+    let mut times: Vec<Duration> = (0..10)
+        .map(|_| rt.block_on(interrupt_four(&engine)))
+        .collect();
+    times.sort();
+    eprintln!(
+        "interrupt of 4 running shell calls: median {:.1} ms, max {:.1} ms",
+        times[times.len() / 2].as_secs_f64() * 1e3,
+        times[times.len() - 1].as_secs_f64() * 1e3
+    );
+    group.finish();
+}
+
+criterion_group!(benches, processes);
+criterion_main!(benches);
