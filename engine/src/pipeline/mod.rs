@@ -173,7 +173,7 @@ impl Pipeline {
             // the model happened to use.
             state.call.name = tool.name().to_string();
             validate::not_cancelled(&state)?;
-            state.parsed = Some(validate::schema(&state, &tool, parsed)?);
+            state.parsed = Some(validate::schema(&state, &tool, parsed, &self.pool)?);
             validate::validate_input(&state, &tool).await?;
             pre_hooks::run(self, &mut state, &tool).await?;
             permission::decide(self, &state, &tool).await?;
