@@ -5,13 +5,14 @@ mod approve;
 mod run;
 mod serve;
 mod signals;
+mod tool_search;
 mod tools;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use baton::engine::deferred::ToolFormat;
 use baton::engine::permission::Settings;
-use baton::engine::wire::WireFormat;
 use baton::engine::{PermissionMode, ToolPool};
 use baton::{Engine, SiblingPolicy};
 use clap::{Args, Parser, Subcommand};
@@ -49,8 +50,12 @@ enum Command {
     Tools {
         #[command(flatten)]
         common: Common,
-        #[arg(long, default_value = "anthropic", value_parser = parse_format)]
-        format: WireFormat,
+        /// anthropic, openai (= openai-chat) or openai-responses.
+        #[arg(long, default_value = "anthropic", value_parser = tool_search::parse_format)]
+        format: ToolFormat,
+        /// One line per tool: loaded or deferred, then the tool search mode.
+        #[arg(long)]
+        list: bool,
     },
 }
 
@@ -76,6 +81,8 @@ struct Common {
     /// directory under the system temp dir).
     #[arg(long)]
     state_dir: Option<PathBuf>,
+    #[command(flatten)]
+    tool_search: tool_search::ToolSearchArgs,
 }
 
 fn parse_mode(s: &str) -> Result<PermissionMode, String> {
@@ -83,10 +90,6 @@ fn parse_mode(s: &str) -> Result<PermissionMode, String> {
 }
 
 fn parse_policy(s: &str) -> Result<SiblingPolicy, String> {
-    s.parse()
-}
-
-fn parse_format(s: &str) -> Result<WireFormat, String> {
     s.parse()
 }
 
@@ -139,9 +142,14 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             let setup = Setup::load(&common, true)?;
             runtime.block_on(serve::serve(setup))
         }
-        Command::Tools { common, format } => {
-            let setup = Setup::load(&common, false)?;
-            tools::print(&setup.pool, format)
+        Command::Tools {
+            common,
+            format,
+            list,
+        } => {
+            let mut setup = Setup::load_for(&common, false, Some(format))?;
+            let engine = setup.engine()?;
+            tools::print(&engine, &setup.pool, format, list)
         }
     };
     // A read of stdin may still be pending on a blocking thread (the session
@@ -161,6 +169,15 @@ pub struct Setup {
 
 impl Setup {
     fn load(common: &Common, approvals: bool) -> Result<Setup, CliError> {
+        Setup::load_for(common, approvals, None)
+    }
+
+    /// `format`: the wire format the command speaks, if it fixes one.
+    fn load_for(
+        common: &Common,
+        approvals: bool,
+        format: Option<ToolFormat>,
+    ) -> Result<Setup, CliError> {
         let cwd = match &common.cwd {
             Some(dir) => dir
                 .canonicalize()
@@ -182,7 +199,8 @@ impl Setup {
             .permission_mode(common.permission_mode.unwrap_or(settings.mode))
             .policy(settings.policy.clone() as Arc<dyn baton::engine::PermissionPolicy>)
             .hooks(settings.hooks.clone())
-            .host_approvals(approvals);
+            .host_approvals(approvals)
+            .tool_search(common.tool_search.settings(format)?);
         if let Some(n) = common.max_concurrency {
             builder = builder.max_concurrency(usize::try_from(n).unwrap_or(usize::MAX));
         }

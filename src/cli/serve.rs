@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
+use baton::engine::deferred::Mark;
 use baton::engine::wire::anthropic;
 use baton::engine::{Approval, ToolUse};
 use baton::jsonl::{event_json, summary_json};
@@ -38,6 +39,9 @@ struct Running {
     handle: BatchHandle,
     /// tool_result blocks so far, for the user message in `done`.
     blocks: Vec<Value>,
+    /// Deferred tools loaded before this message, so `done` can name the
+    /// ones it loaded (the host's next request changes).
+    loaded_mark: Mark,
 }
 
 pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
@@ -151,9 +155,14 @@ impl Session {
                 }
             }
             "approve" => self.approve(&msg)?,
+            "tools" => match super::tool_search::tools_line(&self.engine, &msg) {
+                Ok(line) => write_line(&line)?,
+                Err(e) => self.error(e)?,
+            },
+            "reset_tools" => self.engine.reset_loaded_tools(),
             "shutdown" => return Ok(false),
             other => self.error(format!(
-                "unknown message type `{other}` (expected add, message, end, interrupt, approve or shutdown)"
+                "unknown message type `{other}` (expected add, message, end, interrupt, approve, tools, reset_tools or shutdown)"
             ))?,
         }
         Ok(true)
@@ -184,6 +193,7 @@ impl Session {
             Running {
                 handle,
                 blocks: Vec::new(),
+                loaded_mark: self.engine.loaded_mark(),
             },
         );
         self.open = Some(id);
@@ -262,15 +272,21 @@ impl Session {
         };
         let mut line = match &event {
             Event::Done(summary) => {
-                let blocks = batch
-                    .and_then(|id| self.batches.remove(&id))
-                    .map(|b| b.blocks)
+                let running = batch.and_then(|id| self.batches.remove(&id));
+                let loaded = running
+                    .as_ref()
+                    .map(|b| self.engine.loaded_since(b.loaded_mark))
                     .unwrap_or_default();
-                json!({
+                let blocks = running.map(|b| b.blocks).unwrap_or_default();
+                let mut done = json!({
                     "type": "done",
                     "summary": summary_json(summary),
                     "message": {"role": "user", "content": blocks},
-                })
+                });
+                if !loaded.is_empty() {
+                    done["loaded_tools"] = json!(loaded);
+                }
+                done
             }
             Event::Result { result, .. } => {
                 if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {

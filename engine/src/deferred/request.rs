@@ -14,6 +14,7 @@
 //!   (after the others, in discovery order, so the list only grows at its
 //!   end).
 
+use std::collections::HashSet;
 use std::str::FromStr;
 
 use serde::Serialize;
@@ -32,8 +33,10 @@ pub enum ToolFormat {
     #[default]
     Anthropic,
     /// OpenAI Chat Completions (`{"type":"function","function":{…}}`).
+    #[serde(rename = "openai_chat")]
     OpenAiChat,
     /// OpenAI Responses (flat `{"type":"function","name",…}`).
+    #[serde(rename = "openai_responses")]
     OpenAiResponses,
 }
 
@@ -101,7 +104,11 @@ pub struct RequestTools {
 /// The tool list for the next request in `format`, from the session's state.
 pub fn request_tools(pool: &ToolPool, session: &Session, format: ToolFormat) -> RequestTools {
     let deferral = super::deferral_of(session);
-    let discovered = session.slots().get_or_default::<DiscoveredTools>();
+    // One snapshot, so a search finishing meanwhile cannot make a tool both
+    // deferred and loaded.
+    let discovered: Vec<String> = session.slots().get_or_default::<DiscoveredTools>().names();
+    let discovered_set: HashSet<&str> = discovered.iter().map(String::as_str).collect();
+    let is_discovered = |name: &str| discovered_set.contains(name);
     let references = format == ToolFormat::Anthropic && deferral.settings.tool_references;
     let mut tools = Vec::new();
     let mut deferred = Vec::new();
@@ -114,7 +121,7 @@ pub fn request_tools(pool: &ToolPool, session: &Session, format: ToolFormat) -> 
             tools.push(definition(tool, format));
             continue;
         }
-        if !discovered.contains(tool.name()) {
+        if !is_discovered(tool.name()) {
             deferred.push(tool.name().to_string());
         }
         if references {
@@ -124,12 +131,12 @@ pub fn request_tools(pool: &ToolPool, session: &Session, format: ToolFormat) -> 
         }
     }
     let loaded: Vec<String> = discovered
-        .names()
-        .into_iter()
+        .iter()
         .filter(|name| {
             pool.get(name)
                 .is_some_and(|t| is_deferred_now(t, pool, &deferral))
         })
+        .cloned()
         .collect();
     if !references {
         for name in &loaded {
