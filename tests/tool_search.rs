@@ -1,6 +1,9 @@
 //! Deferred tools end to end (SPEC §10): the hint path, discovery across
 //! messages, the next request's tool list per format, the modes.
 
+#[path = "support/mcp_like.rs"]
+mod mcp_like;
+
 use std::sync::Arc;
 
 use baton::engine::deferred::{ToolFormat, ToolSearchMode, ToolSearchSettings};
@@ -284,4 +287,54 @@ async fn modes_decide_whether_anything_is_deferred() {
     assert!(auto(tokens * 10 - 10).deferral().active);
     assert!(auto(tokens * 10 - 10).deferred_tools().len() == 7);
     assert!(auto(tokens * 10).deferred_tools().is_empty());
+}
+
+/// Built-ins plus 500 MCP-like tools: what deferral saves per request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deferral_shrinks_the_request_tenfold_for_500_mcp_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = ToolPool::assemble(
+        PoolSpec {
+            builtins: baton::builtins::builtin_tools().unwrap(),
+            others: mcp_like::tools(500),
+            ..Default::default()
+        },
+        &baton::engine::AllowAll,
+    );
+    let build = |mode| {
+        Engine::builder(pool.clone())
+            .cwd(dir.path())
+            .state_dir(dir.path().join("state"))
+            .tool_search(ToolSearchSettings::default().mode(mode))
+            .build()
+    };
+    let bytes = |tools: &[Value]| -> usize {
+        tools
+            .iter()
+            .filter(|t| t.get("defer_loading").is_none())
+            .map(|t| t.to_string().len())
+            .sum()
+    };
+    let full = build(ToolSearchMode::Off).request_tools(ToolFormat::OpenAiChat);
+    let on = build(ToolSearchMode::Always);
+    let chat = on.request_tools(ToolFormat::OpenAiChat);
+    let anthropic = on.request_tools(ToolFormat::Anthropic);
+    // Off: 13 built-ins without ToolSearch, and the 500.
+    assert_eq!(full.tools.len(), 512);
+    assert_eq!(chat.deferred.len(), 505);
+    let deferred_cost = bytes(&chat.tools) + chat.reminder.as_ref().unwrap().len();
+    assert!(
+        deferred_cost * 10 < bytes(&full.tools),
+        "{deferred_cost} vs {}",
+        bytes(&full.tools)
+    );
+    // Anthropic lists everything, but only the loaded tools reach the prompt.
+    assert_eq!(anthropic.tools.len(), 513);
+    assert!(bytes(&anthropic.tools) * 10 < bytes(&full.tools));
+    // auto:10 of 200,000 tokens: 500 such tools are well above the line.
+    let auto = Engine::builder(pool.clone())
+        .cwd(dir.path())
+        .tool_search(ToolSearchSettings::default().mode(ToolSearchMode::Auto { percent: 10 }))
+        .build();
+    assert!(auto.deferral().active, "{:?}", auto.deferral());
 }

@@ -17,7 +17,7 @@ mod render;
 use std::sync::Arc;
 
 use baton_engine::deferred::{
-    deferral_of, is_deferred_now, DiscoveredTools, PoolService, TOOL_SEARCH,
+    deferral_of, is_deferred_now, Deferral, DiscoveredTools, PoolService, TOOL_SEARCH,
 };
 use baton_engine::{
     async_trait, InterruptBehavior, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
@@ -50,19 +50,24 @@ pub struct ToolSearchInput {
 /// The tool, with its index of the last pool it searched.
 #[derive(Default)]
 pub struct ToolSearch {
-    index: Mutex<Option<Arc<SearchIndex>>>,
+    index: Mutex<Option<(bool, Arc<SearchIndex>)>>,
 }
 
 impl ToolSearch {
     /// The index of `pool`'s deferred tools, built on first use and kept
     /// while the pool is the same.
-    fn index_for(&self, pool: &ToolPool, ctx: &ToolContext) -> Arc<SearchIndex> {
+    /// One pool may serve several engines (sessions) whose tool search is
+    /// on in one and off in another, so the cache is keyed by both.
+    fn index_for(&self, pool: &ToolPool, deferral: &Deferral) -> Arc<SearchIndex> {
         let mut cached = self.index.lock();
-        if let Some(index) = cached.as_ref().filter(|i| i.is_for(pool)) {
+        if let Some((_, index)) = cached
+            .as_ref()
+            .filter(|(active, i)| *active == deferral.active && i.is_for(pool))
+        {
             return index.clone();
         }
-        let index = Arc::new(SearchIndex::build(pool, &deferral_of(&ctx.session)));
-        *cached = Some(index.clone());
+        let index = Arc::new(SearchIndex::build(pool, deferral));
+        *cached = Some((deferral.active, index.clone()));
         index
     }
 }
@@ -111,7 +116,7 @@ impl ToolLogic<ToolSearchInput> for ToolSearch {
                 let max = input
                     .max_results
                     .map_or(DEFAULT_MAX_RESULTS, |m| m.max(1) as usize);
-                let index = self.index_for(&pool, &ctx);
+                let index = self.index_for(&pool, &deferral);
                 (index.search(required, optional, max, &pool), Vec::new())
             }
         };

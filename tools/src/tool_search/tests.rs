@@ -433,3 +433,24 @@ async fn without_a_pool_service_the_call_fails_clearly() {
     assert!(result.is_error);
     assert!(result.text().contains("PoolService"), "{}", result.text());
 }
+
+#[tokio::test]
+async fn one_pool_shared_by_sessions_with_search_on_and_off() {
+    let pool = sample_pool();
+    let on = session(ToolSearchSettings::default(), &pool);
+    let off = session(
+        ToolSearchSettings::default().mode(baton_engine::deferred::ToolSearchMode::Off),
+        &pool,
+    );
+    for _ in 0..2 {
+        let result = run(&pool, &on, json!({"query": "jupyter"})).await;
+        assert_eq!(references(&result), ["NotebookEdit"]);
+        // With search off nothing is deferred, so keywords find nothing.
+        let result = run(&pool, &off, json!({"query": "jupyter"})).await;
+        assert!(
+            result.text().starts_with("No matching"),
+            "{}",
+            result.text()
+        );
+    }
+}
