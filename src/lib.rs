@@ -47,6 +47,7 @@ pub mod blocking;
 mod builder;
 pub mod builtins;
 pub mod jsonl;
+pub mod mcp_server;
 mod tool_search;
 
 use std::pin::Pin;

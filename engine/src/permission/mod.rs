@@ -14,9 +14,11 @@
 //! the settings files that hold the rules.
 
 mod bash;
+mod git_config;
 mod mcp;
 mod paths;
 pub mod policy;
+mod reach;
 pub mod rules;
 pub mod settings;
 mod web;
