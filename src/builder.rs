@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use baton_actors::{Runtime, RuntimeConfig};
+use baton_engine::deferred::{set_deferral, Deferral, ToolSearchSettings};
 use baton_engine::extensions::Extensions;
 use baton_engine::{
     Approver, Context, HookRegistry, PermissionMode, PermissionPolicy, Pipeline, Session, ToolPool,
@@ -26,6 +27,7 @@ pub struct EngineBuilder {
     services: Extensions,
     subagents: Option<baton_engine::subagent::SubagentService>,
     fault_hook: Option<baton_actors::runtime::FaultHook>,
+    tool_search: Option<ToolSearchSettings>,
 }
 
 impl EngineBuilder {
@@ -44,6 +46,7 @@ impl EngineBuilder {
             services: Extensions::default(),
             subagents: None,
             fault_hook: None,
+            tool_search: None,
         }
     }
 
@@ -131,6 +134,15 @@ impl EngineBuilder {
         self
     }
 
+    /// Tool search (deferred tools, SPEC §10): mode, context window, the
+    /// host's wire format and whether its API accepts tool references.
+    /// Default: [`ToolSearchSettings::from_env`] (`ENABLE_TOOL_SEARCH`), or
+    /// the defaults if that variable holds no valid mode.
+    pub fn tool_search(mut self, settings: ToolSearchSettings) -> Self {
+        self.tool_search = Some(settings);
+        self
+    }
+
     #[doc(hidden)]
     pub fn fault_hook(mut self, hook: baton_actors::runtime::FaultHook) -> Self {
         self.fault_hook = Some(hook);
@@ -152,6 +164,10 @@ impl EngineBuilder {
             .session_id
             .unwrap_or_else(|| format!("baton-{}", std::process::id()));
         let session = Session::new(session_id, state_dir);
+        let tool_search = self
+            .tool_search
+            .unwrap_or_else(|| ToolSearchSettings::from_env().unwrap_or_default());
+        set_deferral(&session, Deferral::resolve(tool_search, &self.pool));
         let mut pipeline = Pipeline::new(self.pool);
         if let Some(policy) = self.policy {
             pipeline = pipeline.with_policy(policy);

@@ -50,6 +50,7 @@ pub mod host;
 pub mod jsonl;
 pub mod mcp_server;
 pub mod remote;
+mod tool_search;
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};

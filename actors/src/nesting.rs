@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use baton_engine::deferred::PoolService;
 use baton_engine::extensions::Extensions;
 use baton_engine::nesting::{
     NestedBatch, NestedBatches, NestedEvent, NestedOptions, NestingError, NestingService,
@@ -89,6 +90,7 @@ impl Children {
 }
 
 /// The services of one batch's calls: the host's, the approver (top level),
+/// the batch's pool (for ToolSearch),
 /// and a nesting service one level deeper than this batch; and the record of
 /// nested batches that service opens.
 pub(crate) fn services_for(spec: &BatchSpec) -> (Extensions, Arc<Children>) {
@@ -99,6 +101,7 @@ pub(crate) fn services_for(spec: &BatchSpec) -> (Extensions, Arc<Children>) {
         ))));
     }
     let children = Arc::new(Children::default());
+    let services = services.with(PoolService(spec.pipeline.pool().clone()));
     let services = services.with(NestingService(Arc::new(Nesting {
         runtime: spec.runtime.clone(),
         pipeline: spec.pipeline.clone(),

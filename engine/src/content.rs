@@ -20,6 +20,9 @@ pub enum ContentBlock {
     Image { media_type: String, data: String },
     /// Structured output; rendered as JSON text for the model.
     Json { value: Value },
+    /// Loads a deferred tool's definition (Anthropic's `tool_reference`;
+    /// only ToolSearch produces it, and only for hosts that accept it).
+    ToolReference { tool_name: String },
 }
 
 impl ContentBlock {
@@ -48,6 +51,9 @@ impl ContentBlock {
             ContentBlock::Text { text } => Some(Cow::Borrowed(text)),
             ContentBlock::Json { value } => Some(Cow::Owned(value.to_string())),
             ContentBlock::Image { .. } => None,
+            ContentBlock::ToolReference { tool_name } => {
+                Some(Cow::Owned(format!("Tool `{tool_name}` loaded.")))
+            }
         }
     }
 
@@ -58,6 +64,7 @@ impl ContentBlock {
             ContentBlock::Text { text } => text.chars().count(),
             ContentBlock::Json { value } => value.to_string().chars().count(),
             ContentBlock::Image { .. } => 0,
+            ContentBlock::ToolReference { tool_name } => tool_name.chars().count(),
         }
     }
 }

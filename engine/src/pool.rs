@@ -150,6 +150,12 @@ impl ToolPool {
         next
     }
 
+    /// Whether both pools hold the same assembled tools (restrictions aside);
+    /// lets a tool cache what it derives from a pool.
+    pub fn shares_tools_with(&self, other: &ToolPool) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     pub fn restriction_depth(&self) -> usize {
         self.restrictions.len()
     }

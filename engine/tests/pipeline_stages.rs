@@ -358,9 +358,46 @@ async fn deferred_tool_schema_error_hints_at_tool_search() {
         common::Echo,
     )
     .unwrap();
-    let h = Harness::new(Pipeline::new(ToolPool::of(vec![deferred])));
+    let search = || {
+        baton_engine::Tool::raw(
+            baton_engine::ToolDef::new("ToolSearch", "Stand-in."),
+            json!({"type": "object"}),
+            common::Nothing,
+        )
+        .unwrap()
+    };
+    let later = || {
+        baton_engine::Tool::typed::<common::EchoInput, _>(
+            baton_engine::ToolDef::new("LaterEcho", "Deferred echo.").should_defer(true),
+            common::Echo,
+        )
+        .unwrap()
+    };
+    let h = Harness::new(Pipeline::new(ToolPool::of(vec![deferred, search()])));
     let r = h.run_json("LaterEcho", json!({})).await;
     assert!(r.text().contains("select:LaterEcho"), "{}", r.text());
+    // Once loaded, the model has the schema: no hint.
+    h.session
+        .slots()
+        .get_or_default::<baton_engine::deferred::DiscoveredTools>()
+        .insert("LaterEcho");
+    let r = h.run_json("LaterEcho", json!({})).await;
+    assert!(!r.text().contains("select:"), "{}", r.text());
+    // Without ToolSearch in the pool nothing is deferred: the hint would
+    // send the model to a tool that does not exist.
+    let h = Harness::new(Pipeline::new(ToolPool::of(vec![later()])));
+    let r = h.run_json("LaterEcho", json!({})).await;
+    assert!(!r.text().contains("select:"), "{}", r.text());
+    // Tool search off: nothing is deferred either.
+    let h = Harness::new(Pipeline::new(ToolPool::of(vec![later(), search()])));
+    let off = baton_engine::deferred::ToolSearchSettings::default()
+        .mode(baton_engine::deferred::ToolSearchMode::Off);
+    baton_engine::deferred::set_deferral(
+        &h.session,
+        baton_engine::deferred::Deferral::resolve(off, h.pipeline.pool()),
+    );
+    let r = h.run_json("LaterEcho", json!({})).await;
+    assert!(!r.text().contains("select:"), "{}", r.text());
 }
 
 #[tokio::test]

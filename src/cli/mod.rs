@@ -9,11 +9,13 @@ mod run;
 mod serve;
 mod signals;
 mod state_dir;
+mod tool_search;
 mod tools;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use baton::engine::deferred::ToolFormat;
 use baton::engine::permission::Settings;
 use baton::engine::wire::WireFormat;
 use baton::engine::{PermissionMode, ToolPool};
@@ -74,8 +76,12 @@ enum Command {
     Tools {
         #[command(flatten)]
         common: Common,
-        #[arg(long, default_value = "anthropic", value_parser = parse_format)]
-        format: WireFormat,
+        /// anthropic, openai (= openai-chat) or openai-responses.
+        #[arg(long, default_value = "anthropic", value_parser = tool_search::parse_format)]
+        format: ToolFormat,
+        /// One line per tool: loaded or deferred, then the tool search mode.
+        #[arg(long)]
+        list: bool,
     },
 }
 
@@ -132,6 +138,12 @@ struct Common {
     /// Comma-separated tools to run remotely, e.g. Bash,Read,Write,Edit,Glob,Grep.
     #[arg(long, value_delimiter = ',', value_name = "TOOLS")]
     remote_tools: Vec<String>,
+    #[command(flatten)]
+    tool_search: tool_search::ToolSearchArgs,
+}
+
+fn parse_format(s: &str) -> Result<WireFormat, String> {
+    s.parse()
 }
 
 fn parse_mode(s: &str) -> Result<PermissionMode, String> {
@@ -139,10 +151,6 @@ fn parse_mode(s: &str) -> Result<PermissionMode, String> {
 }
 
 fn parse_policy(s: &str) -> Result<SiblingPolicy, String> {
-    s.parse()
-}
-
-fn parse_format(s: &str) -> Result<WireFormat, String> {
     s.parse()
 }
 
@@ -218,9 +226,14 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             let setup = Setup::load(&common, false)?;
             mcp::list(&setup.mcp, json)
         }
-        Command::Tools { common, format } => {
-            let setup = Setup::load(&common, false)?;
-            tools::print(&setup.pool, format)
+        Command::Tools {
+            common,
+            format,
+            list,
+        } => {
+            let mut setup = Setup::load_for(&common, false, Some(format))?;
+            let engine = setup.engine()?;
+            tools::print(&engine, &setup.pool, format, list)
         }
     };
     mcp::shutdown_all(&runtime);
@@ -246,6 +259,15 @@ pub struct Setup {
 
 impl Setup {
     fn load(common: &Common, approvals: bool) -> Result<Setup, CliError> {
+        Setup::load_for(common, approvals, None)
+    }
+
+    /// `format`: the wire format the command speaks, if it fixes one.
+    fn load_for(
+        common: &Common,
+        approvals: bool,
+        format: Option<ToolFormat>,
+    ) -> Result<Setup, CliError> {
         let cwd = match &common.cwd {
             Some(dir) => dir
                 .canonicalize()
@@ -278,7 +300,8 @@ impl Setup {
             .permission_mode(common.permission_mode.unwrap_or(settings.mode))
             .policy(settings.policy.clone() as Arc<dyn baton::engine::PermissionPolicy>)
             .hooks(settings.hooks.clone())
-            .host_approvals(approvals);
+            .host_approvals(approvals)
+            .tool_search(common.tool_search.settings(format)?);
         if let Some(n) = common.max_concurrency {
             builder = builder.max_concurrency(usize::try_from(n).unwrap_or(usize::MAX));
         }

@@ -26,6 +26,10 @@ pub(super) fn to_mcp(result: &CallResult) -> CallToolResult {
                 json!({"type": "image", "mimeType": media_type, "data": data})
             }
             ContentBlock::Json { value } => json!({"type": "text", "text": value.to_string()}),
+            // MCP has no tool references; say in text which tool was loaded.
+            ContentBlock::ToolReference { .. } => {
+                json!({"type": "text", "text": block.as_text().unwrap_or_default()})
+            }
         });
     }
     let mut value = json!({

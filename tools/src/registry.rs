@@ -65,6 +65,7 @@ pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> 
         crate::grep::tool(config)?,
         crate::sleep::tool(config)?,
         crate::todo::tool()?,
+        crate::tool_search::tool()?,
         crate::web_fetch::tool(config)?,
     ]);
     Ok(tools)
@@ -105,6 +106,7 @@ mod tests {
             "TaskOutput",
             "TaskStop",
             "TodoWrite",
+            "ToolSearch",
             "WebFetch",
             "Write",
         ] {
@@ -153,6 +155,7 @@ mod tests {
                 true,
                 true,
             ),
+            ("ToolSearch", json!({"query": "select:Read"}), true, true),
             ("Bash", json!({"command": "ls -la"}), true, true),
             ("Bash", json!({"command": "rm -rf build"}), false, false),
             ("TaskOutput", json!({"task_id": "t1"}), true, true),
@@ -163,13 +166,45 @@ mod tests {
             assert!(prepared.tool().is_some(), "{name} not in the pool");
             assert_eq!(prepared.safe, safe, "{name} safe");
             assert_eq!(prepared.read_only, read_only, "{name} read-only");
-            // Waiting (Sleep, TaskOutput's wait) stops when the user types.
-            let expected = if matches!(name, "Sleep" | "TaskOutput") {
+            // Waiting (Sleep, TaskOutput's wait) stops when the user types;
+            // so does ToolSearch, which has nothing to lose.
+            let expected = if matches!(name, "Sleep" | "TaskOutput" | "ToolSearch") {
                 InterruptBehavior::Cancel
             } else {
                 InterruptBehavior::Block
             };
             assert_eq!(prepared.interrupt, expected, "{name} interrupt");
+        }
+    }
+
+    /// Deferred by default exactly as in current Claude Code (SPEC §10).
+    #[test]
+    fn deferred_builtins_match_claude_code() {
+        let tools = builtins(&BuiltinConfig::default());
+        let mut deferred: Vec<&str> = tools
+            .iter()
+            .filter(|t| t.def().is_deferred())
+            .map(|t| t.name())
+            .collect();
+        deferred.sort();
+        assert_eq!(
+            deferred,
+            [
+                "NotebookEdit",
+                "TaskOutput",
+                "TaskStop",
+                "TodoWrite",
+                "WebFetch"
+            ]
+        );
+        for tool in &tools {
+            if tool.def().is_deferred() {
+                assert!(
+                    tool.def().search_hint_text().is_some(),
+                    "{} is deferred, so it needs a search hint",
+                    tool.name()
+                );
+            }
         }
     }
 }

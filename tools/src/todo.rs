@@ -69,7 +69,8 @@ pub fn tool() -> Result<Tool, baton_engine::schema::InvalidSchema> {
          completed). Keep exactly one item in_progress while working, and mark \
          items completed as soon as they are done. Send an empty list to clear it.",
     )
-    .search_hint("plan tasks checklist progress todo list");
+    .search_hint("plan tasks checklist progress todo list")
+    .should_defer(true);
     Tool::typed::<TodoWriteInput, _>(def, TodoWrite)
 }
 

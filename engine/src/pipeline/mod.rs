@@ -178,7 +178,7 @@ impl Pipeline {
             // the model happened to use.
             state.call.name = tool.name().to_string();
             validate::not_cancelled(&state)?;
-            state.parsed = Some(validate::schema(&state, &tool, parsed)?);
+            state.parsed = Some(validate::schema(&state, &tool, parsed, &self.pool)?);
             let cancel = state.ctx.cancel.clone();
             validate::interruptible(&cancel, validate::validate_input(&state, &tool))
                 .await

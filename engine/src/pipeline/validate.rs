@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::{messages, CallState, Early, Flow};
 use crate::call::{CallResult, Outcome};
+use crate::pool::ToolPool;
 use crate::schema::SchemaProblem;
 use crate::tool::{ParsedInput, Tool};
 
@@ -59,16 +60,11 @@ pub(super) fn schema(
     state: &CallState,
     tool: &Tool,
     parsed: Option<Result<ParsedInput, Vec<SchemaProblem>>>,
+    pool: &ToolPool,
 ) -> Flow<ParsedInput> {
     let parsed = parsed.unwrap_or_else(|| tool.parse(&state.call.input));
     parsed.map_err(|problems| {
-        let deferred_hint = tool.def().is_deferred()
-            && !state
-                .ctx
-                .session
-                .slots()
-                .get_or_default::<crate::deferred::DiscoveredTools>()
-                .contains(tool.name());
+        let deferred_hint = crate::deferred::needs_load_hint(tool, pool, &state.ctx.session);
         Early::new(CallResult::error(
             &state.call,
             messages::invalid_input(

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use baton::engine::deferred::Mark;
 use baton::engine::wire::WireFormat;
 use baton::engine::{Approval, CallResult, ToolUse};
 use baton::jsonl::{event_json, summary_json};
@@ -46,6 +47,9 @@ struct Running {
     results: Vec<CallResult>,
     /// The format the message's calls came in (the answer's format).
     format: Option<WireFormat>,
+    /// Deferred tools loaded before this message, so `done` can name the
+    /// ones it loaded (the host's next request changes).
+    loaded_mark: Mark,
 }
 
 impl Session {
@@ -171,9 +175,14 @@ impl Session {
                 }
             }
             "approve" => self.approve(&msg)?,
+            "tools" => match crate::cli::tool_search::tools_line(&self.engine, &msg) {
+                Ok(line) => write_line(&line)?,
+                Err(e) => self.error(e)?,
+            },
+            "reset_tools" => self.engine.reset_loaded_tools(),
             "shutdown" => return Ok(false),
             other => self.error(format!(
-                "unknown message type `{other}` (expected add, message, stream, end, interrupt, approve or shutdown)"
+                "unknown message type `{other}` (expected add, message, stream, end, interrupt, approve, tools, reset_tools or shutdown)"
             ))?,
         }
         Ok(true)
@@ -266,6 +275,7 @@ impl Session {
                 host_id: host_id.clone(),
                 results: Vec::new(),
                 format: self.wire.fixed(),
+                loaded_mark: self.engine.loaded_mark(),
             },
         );
         if let Some(host) = host_id {
@@ -397,10 +407,14 @@ impl Session {
                 if let Some(host) = finished.as_ref().and_then(|b| b.host_id.as_ref()) {
                     self.host_ids.remove(host);
                 }
+                let loaded = finished
+                    .as_ref()
+                    .map(|b| self.engine.loaded_since(b.loaded_mark))
+                    .unwrap_or_default();
                 let (format, results) = finished
                     .map(|b| (b.format.unwrap_or_default(), b.results))
                     .unwrap_or_default();
-                if results.is_empty() {
+                let mut done = if results.is_empty() {
                     // The model APIs reject an empty user message: there is
                     // nothing to send back.
                     json!({
@@ -416,7 +430,11 @@ impl Session {
                         "summary": summary_json(summary),
                         "message": wire::answer(format, &results),
                     })
+                };
+                if !loaded.is_empty() {
+                    done["loaded_tools"] = json!(loaded);
                 }
+                done
             }
             _ => event_json(&event, request_id),
         };

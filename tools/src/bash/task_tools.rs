@@ -55,6 +55,7 @@ pub(crate) fn task_output(
          `block` (the default) it first waits for the task to finish, up to `timeout` ms.",
     )
     .search_hint("read background shell task output status")
+    .should_defer(true)
     // Only the wait is interrupted; the task itself keeps running.
     .interrupt(InterruptBehavior::Cancel);
     Tool::typed::<TaskOutputInput, _>(
@@ -72,7 +73,8 @@ pub(crate) fn task_stop(_config: &BashConfig) -> Result<Tool, baton_engine::sche
         "Stops a background shell task started by Bash with run_in_background, \
          together with every process it started, and returns its last output.",
     )
-    .search_hint("stop kill background shell task");
+    .search_hint("stop kill background shell task")
+    .should_defer(true);
     Tool::typed::<TaskStopInput, _>(def, TaskStopTool)
 }
 

@@ -50,7 +50,8 @@ pub fn notebook_edit_tool() -> Tool {
 
 pub fn try_notebook_edit_tool() -> Result<Tool, InvalidSchema> {
     let def = ToolDef::new("NotebookEdit", DESCRIPTION)
-        .search_hint("jupyter notebook ipynb cell edit insert delete");
+        .search_hint("jupyter notebook ipynb cell edit insert delete")
+        .should_defer(true);
     Tool::typed::<NotebookEditInput, _>(def, NotebookEditTool)
 }
 

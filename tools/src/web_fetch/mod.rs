@@ -49,7 +49,8 @@ pub fn tool(config: &BuiltinConfig) -> Result<Tool, baton_engine::schema::Invali
          reported so you can fetch that URL in a new call. Responses over the size \
          limit and requests over the time limit fail with a message.",
     )
-    .search_hint("fetch web page url http download read website");
+    .search_hint("fetch web page url http download read website")
+    .should_defer(true);
     Tool::typed::<WebFetchInput, _>(
         def,
         WebFetch {

@@ -79,6 +79,9 @@ pub fn tool_result_block(result: &CallResult) -> Value {
         .map(|block| match block {
             ContentBlock::Text { text } => json!({"type": "text", "text": text}),
             ContentBlock::Json { value } => json!({"type": "text", "text": value.to_string()}),
+            ContentBlock::ToolReference { tool_name } => {
+                json!({"type": "tool_reference", "tool_name": tool_name})
+            }
             ContentBlock::Image { media_type, data } => json!({
                 "type": "image",
                 "source": {"type": "base64", "media_type": media_type, "data": data}

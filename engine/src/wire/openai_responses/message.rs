@@ -77,8 +77,8 @@ pub fn output_item(result: &CallResult) -> Value {
                 .iter()
                 .map(|block| match block {
                     ContentBlock::Text { text } => json!({"type": "input_text", "text": text}),
-                    ContentBlock::Json { value } => {
-                        json!({"type": "input_text", "text": value.to_string()})
+                    ContentBlock::Json { .. } | ContentBlock::ToolReference { .. } => {
+                        json!({"type": "input_text", "text": block.as_text().unwrap_or_default()})
                     }
                     ContentBlock::Image { media_type, data } => json!({
                         "type": "input_image",
