@@ -58,6 +58,7 @@ pub mod blocking;
 mod builder;
 pub mod builtins;
 pub mod jsonl;
+pub mod mcp_server;
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};

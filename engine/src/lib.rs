@@ -19,6 +19,7 @@ pub mod paths;
 pub mod permission;
 pub mod pipeline;
 pub mod pool;
+pub mod process;
 pub mod schema;
 pub mod session;
 pub mod shell;

@@ -2,6 +2,7 @@
 //! the engine they run on.
 
 mod approve;
+mod mcp_serve;
 mod run;
 mod serve;
 mod signals;
@@ -45,12 +46,29 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Baton and the Model Context Protocol.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
     /// Print the tool pool as the model would see it.
     Tools {
         #[command(flatten)]
         common: Common,
         #[arg(long, default_value = "anthropic", value_parser = parse_format)]
         format: WireFormat,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum McpCommand {
+    /// Serve the session's tools to MCP clients (stdio, or HTTP with --http);
+    /// every call goes through the settings' permissions and hooks.
+    Serve {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        args: mcp_serve::ServeArgs,
     },
 }
 
@@ -133,20 +151,31 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             // Ask on the terminal only when stdin is not the message itself.
             let interactive = file != "-" && approve::terminal_attached();
             let setup = Setup::load(&common, interactive)?;
+            signals::guard_against_sudden_death();
             runtime.block_on(run::run(setup, calls, events))
         }
         Command::Serve { common } => {
+            signals::guard_against_sudden_death();
             let setup = Setup::load(&common, true)?;
             runtime.block_on(serve::serve(setup))
+        }
+        Command::Mcp {
+            command: McpCommand::Serve { common, args },
+        } => {
+            let setup = Setup::load(&common, true)?;
+            runtime.block_on(mcp_serve::serve(setup, args))
         }
         Command::Tools { common, format } => {
             let setup = Setup::load(&common, false)?;
             tools::print(&setup.pool, format)
         }
     };
+    // Whatever still runs (background tasks, jobs left by finished
+    // commands) ends with the session, now.
+    baton::engine::process::kill_all_now();
     // A read of stdin may still be pending on a blocking thread (the session
     // ended on a signal, not on end of input); do not wait for it.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    runtime.shutdown_background();
     result
 }
 

@@ -22,6 +22,13 @@ const SHAPES: &[&str] = &[
     "(sleep {M}; echo never) | cat",
     "trap '' TERM; sleep {M} & sleep {M}; wait",
     "sh -c 'trap \"\" TERM; sleep {M}' & wait",
+    // Processes that leave the shell's process group or session.
+    "set -m; sleep {M} & sleep {M}; wait",
+    "setsid sleep {M} & sleep {M}; wait",
+    "nohup setsid sleep {M} >/dev/null 2>&1 & sleep {M}; wait",
+    "sleep {M} & disown; sleep {M}",
+    "(setsid sleep {M} &); sleep {M}",
+    "python3 -c 'import os; os.setpgid(0, 0); os.execvp(\"sleep\", [\"sleep\", \"{M}\"])' & sleep {M}; wait",
 ];
 
 #[derive(Clone, Copy, Debug)]

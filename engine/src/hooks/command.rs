@@ -112,19 +112,28 @@ impl CommandHook {
             .map_err(|e| format!("could not encode its input as JSON: {e}"))?;
         let cwd = Path::new(&input.cwd);
         let cwd = if cwd.is_dir() { cwd } else { &self.project_dir };
-        let mut child = Command::new("bash")
-            .arg("-c")
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
             .arg(&self.command)
             .current_dir(cwd)
             .env("CLAUDE_PROJECT_DIR", &self.project_dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
+            .kill_on_drop(true);
+        // Its own process group, tracked as a tree: a hook that times out or
+        // whose call is interrupted is killed with everything it started.
+        let tag = crate::process::configure(&mut cmd, crate::process::Isolation::Group);
+        let mut child = cmd
             .spawn()
             .map_err(|e| format!("could not be started: {e}"))?;
-        let mut group = GroupGuard(child.id());
+        let mut group = GroupGuard(
+            child
+                .id()
+                .and_then(|id| i32::try_from(id).ok())
+                .and_then(|pid| crate::process::ProcessTree::new(pid, &tag))
+                .map(crate::process::TreeGuard::new),
+        );
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
@@ -187,23 +196,22 @@ impl Hook for CommandHook {
     }
 }
 
-/// Kills the hook's process group unless disarmed: on timeout, and when the
-/// hook's future is dropped mid-run.
-struct GroupGuard(Option<u32>);
+/// Kills the hook's process tree unless disarmed: on timeout, and when the
+/// hook's future is dropped mid-run (its call was interrupted).
+struct GroupGuard(Option<crate::process::TreeGuard>);
 
 impl GroupGuard {
     fn kill(&mut self) {
-        if let Some(pgid) = self.0.take().and_then(|id| i32::try_from(id).ok()) {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pgid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+        if let Some(mut tree) = self.0.take() {
+            tree.kill_now();
         }
     }
 
-    /// The leader was reaped; its group id may be reused, so never signal it.
+    /// The leader was reaped; what it left running is its own business.
     fn disarm(&mut self) {
-        self.0 = None;
+        if let Some(mut tree) = self.0.take() {
+            tree.disarm();
+        }
     }
 }
 

@@ -68,7 +68,18 @@ impl CommandPattern {
         })
     }
 
-    /// Whether one simple command (or a whole command text) matches.
+    /// Whether an allow rule covers this text: as [`matches`](Self::matches),
+    /// except that no text spanning a newline is ever matched (a newline
+    /// separates commands, so `echo⏎touch F` is not `echo touch F`).
+    pub(crate) fn allows(&self, command: &str) -> bool {
+        match &self.kind {
+            Kind::Any => true,
+            _ => !command.trim().contains(['\n', '\r']) && self.matches(command),
+        }
+    }
+
+    /// Whether one simple command (or a whole command text) matches, for
+    /// deny and ask lookups, where matching more only makes things stricter.
     pub(crate) fn matches(&self, command: &str) -> bool {
         let command = command.trim();
         match &self.kind {
@@ -124,16 +135,41 @@ pub(crate) struct Part {
     pub has_assignments: bool,
     /// The shell classifier says it has no side effects.
     pub read_only: bool,
-    /// Arguments and redirection targets that name a location by an
-    /// absolute path, `~` or `..`, as bash will see them; `None` entries
-    /// depend on a variable (`$HOME/x`), so where they point is unknown.
-    pub paths: Vec<Option<String>>,
+    /// The parsed command, for resolving where it reaches (`reach.rs`).
+    pub command: crate::shell::SimpleCommand,
+    /// Other spellings of the same command, for deny and ask lookups: after
+    /// quote removal, with `git`'s global options dropped.
+    pub forms: Vec<String>,
+    /// The commands this one runs: a wrapper's command (`timeout 5 cmd`),
+    /// a literal `bash -c`/`eval` payload, `find -exec`.
+    pub inner: Vec<Part>,
+    /// Part of what this command runs is not in the text.
+    pub opaque: bool,
 }
 
 impl Part {
-    /// Whether an allow pattern covers this part.
-    pub(crate) fn allowed_by(&self, pattern: &CommandPattern) -> bool {
-        (!self.has_assignments && pattern.matches(&self.line)) || pattern.matches(&self.text)
+    /// Whether the allow patterns cover this part. A wrapper matched by a
+    /// wildcard rule (`Bash(timeout:*)`) is allowed only if what it runs is
+    /// allowed too; an exact rule spelled the whole command out.
+    pub(crate) fn allowed_by_any(&self, patterns: &[&CommandPattern]) -> bool {
+        let written = |p: &&&CommandPattern| {
+            (!self.has_assignments && p.allows(&self.line)) || p.allows(&self.text)
+        };
+        match patterns.iter().find(written) {
+            None => false,
+            Some(p) if p.is_exact() => true,
+            Some(_) => {
+                !self.opaque
+                    && self
+                        .inner
+                        .iter()
+                        .all(|i| i.read_only || i.allowed_by_any(patterns))
+            }
+        }
+    }
+
+    pub(crate) fn all(&self) -> Box<dyn Iterator<Item = &Part> + '_> {
+        Box::new(std::iter::once(self).chain(self.inner.iter().flat_map(Part::all)))
     }
 }
 
@@ -170,12 +206,41 @@ impl CommandParts {
     /// Every text a deny or ask rule should be tried against.
     pub(crate) fn suspects(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.whole.as_str())
-            .chain(
-                self.seen
-                    .iter()
-                    .flat_map(|p| [p.text.as_str(), p.line.as_str()]),
-            )
+            .chain(self.seen.iter().flat_map(Part::all).flat_map(|p| {
+                [p.text.as_str(), p.line.as_str()]
+                    .into_iter()
+                    .chain(p.forms.iter().map(String::as_str))
+            }))
             .chain(self.crude.iter().map(String::as_str))
+    }
+
+    /// Why deny or ask rules cannot be checked: some command runs something
+    /// the text does not show (`bash -c "$X"`, `xargs`, `$CMD`). `None`
+    /// when everything that runs is known, or when no rule could care.
+    pub(crate) fn opaque_for<'r>(
+        &self,
+        mut patterns: impl Iterator<Item = &'r CommandPattern>,
+    ) -> Option<String> {
+        if !patterns.any(|p| !p.is_any()) {
+            return None;
+        }
+        if self.seen.is_empty() && !self.whole.is_empty() {
+            return Some("the command could not be parsed, so deny and ask rules cannot be checked against every command in it".into());
+        }
+        let hidden = self.seen.iter().flat_map(Part::all).find(|p| p.opaque)?;
+        Some(format!(
+            "`{}` runs a command that is not written out (a variable, a non-literal payload, or arguments read from input), so deny and ask rules cannot be checked against it",
+            short(&hidden.text)
+        ))
+    }
+}
+
+fn short(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("");
+    if line.chars().count() > 80 || text.contains('\n') {
+        format!("{}…", line.chars().take(80).collect::<String>())
+    } else {
+        line.to_string()
     }
 }
 
@@ -211,14 +276,10 @@ fn parse_parts(command: &str) -> (Option<Vec<Part>>, Vec<Part>, bool) {
     let parts: Vec<Part> = script
         .commands()
         .iter()
-        .map(|c| Part {
-            text: c.text().trim().to_string(),
-            line: c.command_line(),
-            has_assignments: !c.assignments().is_empty(),
-            read_only: !writes
-                && crate::shell::is_read_only(c.text())
-                && !(cd_with_git && crate::shell::is_directory_change(c)),
-            paths: located_words(c),
+        .map(|c| {
+            let mut part = part(c, 0);
+            part.read_only &= !(writes || (cd_with_git && crate::shell::is_directory_change(c)));
+            part
         })
         .collect();
     let usable = !incomplete && !writes && !parts.is_empty();
@@ -229,38 +290,53 @@ fn parse_parts(command: &str) -> (Option<Vec<Part>>, Vec<Part>, bool) {
     )
 }
 
-/// Words of `command` that point somewhere by location rather than by a
-/// name relative to the working directory.
-fn located_words(command: &crate::shell::SimpleCommand) -> Vec<Option<String>> {
-    let redirect_targets = command.redirects().iter().filter_map(|r| r.target.as_ref());
-    command
-        .args()
+/// One simple command, with the commands it runs (to a bounded depth).
+fn part(c: &crate::shell::SimpleCommand, depth: usize) -> Part {
+    let inner = if depth < 8 {
+        crate::shell::wrappers::inner(c, depth)
+    } else {
+        crate::shell::wrappers::Inner {
+            commands: Vec::new(),
+            opaque: true,
+        }
+    };
+    let line = c.command_line();
+    let mut forms = Vec::new();
+    let literal: Vec<&str> = c
+        .words()
         .iter()
-        .chain(redirect_targets)
-        .filter_map(|word| match word.fixed() {
-            Some(text) => {
-                // `--file=/etc/x` names a path after its `=`.
-                let value = text.split_once('=').map_or(text, |(_, v)| v);
-                let device = matches!(
-                    value,
-                    "/dev/null" | "/dev/stdin" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
-                );
-                let located = !device && value.starts_with('/')
-                    || value.starts_with('~')
-                    || value.split('/').any(|seg| seg == "..");
-                located.then(|| Some(value.to_string()))
-            }
-            None => {
-                let source = word.source();
-                let home_like = source.contains('~')
-                    || source.contains("$HOME")
-                    || source.contains("${HOME")
-                    || source.contains("$(")
-                    || source.contains('`');
-                home_like.then_some(None)
-            }
-        })
-        .collect()
+        .map(|w| w.literal().unwrap_or(w.source()))
+        .collect();
+    forms.push(literal.join(" "));
+    // `/usr/bin/git push` is `git push`.
+    if let Some((first, rest)) = literal.split_first() {
+        if let Some((_, base)) = first.rsplit_once('/') {
+            forms.push(
+                std::iter::once(base)
+                    .chain(rest.iter().copied())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+        }
+    }
+    let mut opaque = inner.opaque;
+    match crate::shell::wrappers::git_normalized(c) {
+        Some(Ok(words)) => forms.push(words.join(" ")),
+        Some(Err(())) => opaque = true,
+        None => {}
+    }
+    forms.retain(|f| *f != line);
+    forms.dedup();
+    Part {
+        text: c.text().trim().to_string(),
+        line,
+        has_assignments: !c.assignments().is_empty(),
+        read_only: crate::shell::is_read_only(c.text()),
+        command: c.clone(),
+        forms,
+        inner: inner.commands.iter().map(|i| part(i, depth + 1)).collect(),
+        opaque,
+    }
 }
 
 #[cfg(test)]
@@ -318,7 +394,9 @@ mod tests {
         assert!(broken.suspects().any(|s| s == "rm -rf x"));
         let env = CommandParts::new("LD_PRELOAD=/x.so npm test");
         let part = &env.parsed.unwrap()[0];
-        assert!(!part.allowed_by(&CommandPattern::parse("npm test").unwrap()));
-        assert!(part.allowed_by(&CommandPattern::parse("LD_PRELOAD=/x.so npm test").unwrap()));
+        assert!(!part.allowed_by_any(&[&CommandPattern::parse("npm test").unwrap()]));
+        assert!(
+            part.allowed_by_any(&[&CommandPattern::parse("LD_PRELOAD=/x.so npm test").unwrap()])
+        );
     }
 }

@@ -15,11 +15,13 @@
 //! the settings files that hold the rules.
 
 mod bash;
+mod git_config;
 mod legacy;
 mod mcp;
 mod paths;
 pub mod policy;
 mod protected;
+mod reach;
 pub mod rules;
 pub mod settings;
 mod web;

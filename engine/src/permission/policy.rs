@@ -119,10 +119,16 @@ impl PermissionPolicy for RulePolicy {
                 reason: "the session is in plan mode, where only read-only calls run; finish the plan and let the user switch modes before making changes".into(),
             };
         }
+        if let Some(reason) = call.opaque_for(&self.deny) {
+            return ask(mode, reason, AskSource::Rule, None);
+        }
         if mode == PermissionMode::BypassPermissions {
             return PermissionDecision::Allow;
         }
         if let Some(reason) = call.protected() {
+            return ask(mode, reason, AskSource::Rule, None);
+        }
+        if let Some(reason) = call.opaque_for(&self.ask) {
             return ask(mode, reason, AskSource::Rule, None);
         }
         if let Some(rule) = self.ask.iter().find(|r| call.suspected_by(r)) {
@@ -300,6 +306,18 @@ impl<'a> Call<'a> {
         }
     }
 
+    /// Deny or ask rules for commands exist, but part of the command is
+    /// not written out, so they cannot be checked (see `bash.rs`).
+    fn opaque_for(&self, rules: &[Rule]) -> Option<String> {
+        let parts = self.command.as_ref()?;
+        parts.opaque_for(rules.iter().filter_map(|r| match &r.spec {
+            Some(Specifier::Command(p)) if r.covers_tool(self.tool_name, self.request.target) => {
+                Some(p)
+            }
+            _ => None,
+        }))
+    }
+
     /// Allow lookup. `None`: the allow rules cover the call. `Some(text)`:
     /// they do not; `text` is the part to suggest a rule for.
     fn first_unallowed(&self, allow: &[Rule]) -> Option<Unallowed> {
@@ -345,7 +363,7 @@ impl<'a> Call<'a> {
         // The user spelled out this exact compound command.
         if patterns
             .iter()
-            .any(|p| p.is_exact() && p.matches(&parts.whole))
+            .any(|p| p.is_exact() && p.allows(&parts.whole))
         {
             return None;
         }
@@ -356,12 +374,19 @@ impl<'a> Call<'a> {
             return Some(Unallowed::Part(parts.whole.clone()));
         }
         let mut any_ruled = false;
+        let mut unruled = Vec::new();
         for part in parsed {
-            if patterns.iter().any(|p| part.allowed_by(p)) {
+            if part.allowed_by_any(&patterns) {
                 any_ruled = true;
             } else if !part.read_only {
                 return Some(Unallowed::Part(part.text.clone()));
+            } else {
+                unruled.extend(part.all().map(|p| &p.command));
             }
+        }
+        // Read-only parts beside allowed ones must stay inside too.
+        if any_ruled && super::reach::reason_to_ask(&unruled, self.request.context).is_some() {
+            return Some(Unallowed::Part(parts.whole.clone()));
         }
         // Every part is read-only and no rule was involved: that is the
         // mode default's call to make, not an allow rule's.
@@ -420,28 +445,15 @@ impl<'a> Call<'a> {
     /// names a location outside the roots (or one that depends on a
     /// variable).
     fn outside_reference(&self) -> Option<String> {
-        let ctx = self.request.context;
-        let parts = self.command.as_ref()?.parsed.as_ref()?;
-        for location in parts.iter().flat_map(|p| p.paths.iter()) {
-            let Some(text) = location else {
-                return Some(
-                    "the command names a path through a variable or substitution, so it cannot be checked against the workspace".into(),
-                );
-            };
-            if text.starts_with('~') {
-                return Some(format!(
-                    "the command refers to `{text}`, in the home directory, outside the workspace"
-                ));
-            }
-            let path = ctx.cwd.join(text);
-            if !ctx.is_inside_roots(&path) {
-                return Some(format!(
-                    "the command refers to `{text}`, outside the workspace ({})",
-                    roots_list(&ctx.roots)
-                ));
-            }
-        }
-        None
+        let Some(parts) = self.command.as_ref()?.parsed.as_ref() else {
+            return Some("the command could not be fully analysed".into());
+        };
+        let commands: Vec<_> = parts
+            .iter()
+            .flat_map(|p| p.all())
+            .map(|p| &p.command)
+            .collect();
+        super::reach::reason_to_ask(&commands, self.request.context)
     }
 
     /// A rule that would allow calls like this one.

@@ -174,8 +174,13 @@ impl Pipeline {
             state.call.name = tool.name().to_string();
             validate::not_cancelled(&state)?;
             state.parsed = Some(validate::schema(&state, &tool, parsed)?);
-            validate::validate_input(&state, &tool).await?;
-            pre_hooks::run(self, &mut state, &tool).await?;
+            let cancel = state.ctx.cancel.clone();
+            validate::interruptible(&cancel, validate::validate_input(&state, &tool))
+                .await
+                .map_err(|reason| validate::interrupted(&state, reason))??;
+            validate::interruptible(&cancel, pre_hooks::run(self, &mut state, &tool))
+                .await
+                .map_err(|reason| validate::interrupted(&state, reason))??;
             permission::decide(self, &state, &tool).await?;
             let result = invoke::call(self, &mut state, &tool).await;
             Ok((tool, result))

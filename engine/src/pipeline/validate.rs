@@ -29,6 +29,31 @@ pub(super) fn not_cancelled(state: &CallState) -> Flow {
     }
 }
 
+/// Runs a stage that may wait (the tool's validation, PreToolUse hooks)
+/// until it ends or the call is cancelled, whichever comes first. On
+/// cancellation the stage's future is dropped — a hook's process tree is
+/// killed with it — and the call ends as never started: the tool must not
+/// run after the user interrupted.
+pub(super) async fn interruptible(
+    cancel: &crate::cancel::CancelScope,
+    stage: impl std::future::Future<Output = Flow>,
+) -> Result<Flow, crate::cancel::CancelReason> {
+    tokio::select! {
+        biased;
+        flow = stage => Ok(flow),
+        _ = cancel.cancelled() => Err(cancel.reason().unwrap_or(crate::cancel::CancelReason::User)),
+    }
+}
+
+/// The result of a call interrupted before its tool started.
+pub(super) fn interrupted(state: &CallState, reason: crate::cancel::CancelReason) -> Early {
+    Early::new(CallResult::error(
+        &state.call,
+        messages::cancelled(&reason, false),
+        Outcome::Cancelled { started: false },
+    ))
+}
+
 /// Uses the input parsed at add time, or parses now.
 pub(super) fn schema(
     state: &CallState,

@@ -108,6 +108,7 @@ fn status_commands(
                 source: "[[".into(),
                 value: Some("[[".into()),
                 glob: false,
+                split: false,
             }]);
             true
         }

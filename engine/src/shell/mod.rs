@@ -11,13 +11,17 @@
 //! non-zero exit is a failure.
 
 mod allowlist;
+mod evaluated;
 mod exit;
 mod git;
+mod options;
+mod programs;
 mod quirks;
 mod readonly;
 mod syntax;
 mod walk;
 mod words;
+pub mod wrappers;
 
 #[cfg(test)]
 mod tests;

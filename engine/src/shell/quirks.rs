@@ -8,7 +8,10 @@
 //!   and joins the two halves into one word (`find . -de\⏎lete` runs
 //!   `-delete`), while the grammar sees two words;
 //! - backquotes nested with `` \` `` inside backquotes: bash runs the inner
-//!   command, the grammar sees an escaped character in a word.
+//!   command, the grammar sees an escaped character in a word;
+//! - a newline before a word starting with a backslash (`echo x⏎\cat f`):
+//!   bash runs two commands, the grammar reads one;
+//! - here-documents: see [`heredoc_agrees`].
 
 use tree_sitter::Node;
 
@@ -62,4 +65,110 @@ fn inside_quotes(root: Node<'_>, at: usize) -> bool {
 pub(crate) fn nested_backquotes(node: Node<'_>, src: &str) -> bool {
     let text = super::words::text(node, src);
     text.starts_with('`') && text.contains('\\')
+}
+
+/// Whether a here-document's delimiter is one both readers agree on.
+///
+/// bash ends the document at the first line equal to the delimiter after
+/// quote removal (`E"O"F` ends at `EOF`); the grammar looks for the text as
+/// written and so can swallow lines that bash runs as commands. Only plain
+/// delimiters, optionally quoted as a whole or escaped with one leading
+/// backslash, are accepted, and the grammar's end line must equal bash's.
+pub(crate) fn heredoc_agrees(node: Node<'_>, src: &str) -> bool {
+    let child = |kind: &str| {
+        let mut cursor = node.walk();
+        let found = node.children(&mut cursor).find(|c| c.kind() == kind);
+        found
+    };
+    let Some(start) = child("heredoc_start") else {
+        return false;
+    };
+    let raw = super::words::text(start, src);
+    let delimiter = raw
+        .strip_prefix('\'')
+        .and_then(|r| r.strip_suffix('\''))
+        .or_else(|| raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')))
+        .or_else(|| raw.strip_prefix('\\'))
+        .unwrap_or(raw);
+    let plain = !delimiter.is_empty()
+        && delimiter
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !plain {
+        return false;
+    }
+    let Some(end) = child("heredoc_end") else {
+        return false;
+    };
+    // bash needs the delimiter alone on its line (after leading tabs for
+    // `<<-`); the grammar also accepts `EOF | cmd`.
+    let strips_tabs = {
+        let mut cursor = node.walk();
+        let op = node
+            .children(&mut cursor)
+            .find(|c| !c.is_named())
+            .map(|c| c.kind());
+        op == Some("<<-")
+    };
+    let bytes = src.as_bytes();
+    let before = bytes[..end.start_byte().min(bytes.len())]
+        .iter()
+        .rev()
+        .find(|b| !(strips_tabs && **b == b'\t'));
+    let alone =
+        matches!(before, Some(b'\n')) && matches!(bytes.get(end.end_byte()), None | Some(b'\n'));
+    if !alone || super::words::text(end, src) != delimiter {
+        return false;
+    }
+    // The grammar does not read backquotes in a body as substitutions.
+    let quoted = raw.contains(['\'', '"', '\\']);
+    let body = child("heredoc_body").map_or("", |b| super::words::text(b, src));
+    quoted || !body.contains('`')
+}
+
+/// Whether a newline separates two words of one command in the grammar's
+/// reading. For bash an unescaped newline there ends the command, so the
+/// next words are another command the walk would not see.
+pub(crate) fn newline_inside_command(node: Node<'_>, src: &str) -> bool {
+    let bytes = src.as_bytes();
+    let mut cursor = node.walk();
+    let mut previous_end: Option<usize> = None;
+    for child in node.children(&mut cursor) {
+        if let Some(end) = previous_end {
+            let gap = bytes.get(end..child.start_byte()).unwrap_or(&[]);
+            for (i, b) in gap.iter().enumerate() {
+                let escaped = i > 0 && gap[i - 1] == b'\\';
+                if *b == b'\n' && !escaped {
+                    return true;
+                }
+            }
+        }
+        if bare_newline_in_word(child, src) {
+            return true;
+        }
+        previous_end = Some(child.end_byte());
+    }
+    false
+}
+
+/// An unquoted word holding a newline that no backslash escapes (the
+/// grammar lets `⏎\cat` be one word).
+fn bare_newline_in_word(node: Node<'_>, src: &str) -> bool {
+    match node.kind() {
+        "word" => {
+            let bytes = super::words::text(node, src).as_bytes();
+            bytes
+                .iter()
+                .enumerate()
+                .any(|(i, b)| *b == b'\n' && (i == 0 || bytes[i - 1] != b'\\'))
+        }
+        "command_name" | "concatenation" => {
+            let mut cursor = node.walk();
+            let found = node
+                .children(&mut cursor)
+                .any(|c| bare_newline_in_word(c, src));
+            found
+        }
+        _ => false,
+    }
 }

@@ -13,6 +13,9 @@ pub struct Word {
     pub(crate) source: String,
     pub(crate) value: Option<String>,
     pub(crate) glob: bool,
+    /// Holds an unquoted expansion, so bash may split it into several
+    /// words (`$x` with `x='-v a'` is two arguments).
+    pub(crate) split: bool,
 }
 
 impl Word {
@@ -31,6 +34,11 @@ impl Word {
     /// bash may turn it into other words, chosen by the files on disk.
     pub fn is_glob(&self) -> bool {
         self.glob
+    }
+
+    /// Holds an unquoted expansion: bash may split it into several words.
+    pub fn may_split(&self) -> bool {
+        self.split
     }
 
     /// The literal value, when it is one that bash will pass unchanged.

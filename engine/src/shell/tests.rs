@@ -485,3 +485,15 @@ fn evaluated_quotes_are_flagged_not_just_unparseable() {
         );
     }
 }
+
+#[test]
+#[ignore]
+fn dump_tree() {
+    let src = std::env::var("BATON_DUMP").unwrap_or_default();
+    with_tree(&src, |root| {
+        if let Ok(root) = root {
+            eprintln!("{}", root.to_sexp());
+        }
+    });
+    eprintln!("{:#?}", parse(&src));
+}

@@ -6,6 +6,7 @@
 
 use tree_sitter::Node;
 
+use super::evaluated::{self, EVALUATED_VALUE};
 use super::quirks;
 use super::syntax::{Construct, Placement, Redirect, Script, SimpleCommand, Word};
 use super::words::{text, word};
@@ -122,12 +123,24 @@ impl Walker<'_> {
             }
             return;
         }
+        if mode.arith && !evaluated::arith_node_ok(node, self.src) {
+            self.construct(Construct::Unsupported(EVALUATED_VALUE.into()));
+        }
         let mut mode = mode;
         let mut placement = placement;
         match node.kind() {
             "command" => return self.command(node, &[], placement, depth),
             "redirected_statement" => return self.redirected(node, placement, depth),
             "test_command" => {
+                // The grammar reads `[ ... ]` like `[[ ... ]]`, but `[` is
+                // the `test` builtin: its words are split and globbed, and
+                // it evaluates no arithmetic.
+                if node.child(0).is_some_and(|k| k.kind() == "[") {
+                    return self.single_bracket(node, placement, depth);
+                }
+                if !evaluated::test_command_ok(node, self.src, 0) {
+                    self.construct(Construct::Unsupported(EVALUATED_VALUE.into()));
+                }
                 mode.evaluated = true;
                 return self.keyword_command(node, "[[", placement, mode, depth);
             }
@@ -139,6 +152,11 @@ impl Walker<'_> {
                 return self.keyword_command(node, &keyword, placement, mode, depth);
             }
             "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
+                if node.kind() == "heredoc_redirect" && !quirks::heredoc_agrees(node, self.src) {
+                    self.construct(Construct::Unsupported(
+                        "a here-document delimiter bash may read differently".into(),
+                    ));
+                }
                 let redirect = self.redirect(node);
                 self.script.redirects.push(redirect);
             }
@@ -164,11 +182,33 @@ impl Walker<'_> {
                     }
                 }
             }
-            "c_style_for_statement" | "arithmetic_expansion" => {
+            "c_style_for_statement" => {
+                // The header is arithmetic; the body is ordinary commands.
+                let mut cursor = node.walk();
+                for child in node.children(&mut cursor) {
+                    let body = matches!(child.kind(), "do_group" | "compound_statement");
+                    let child_mode = if body {
+                        mode
+                    } else {
+                        Mode {
+                            arith: true,
+                            evaluated: true,
+                        }
+                    };
+                    self.visit(child, placement, child_mode, depth + 1);
+                }
+                return;
+            }
+            "arithmetic_expansion" => {
                 mode.arith = true;
                 mode.evaluated = true;
             }
-            "subscript" => mode.evaluated = true,
+            "subscript" => {
+                if !evaluated::index_ok(node, self.src) {
+                    self.construct(Construct::Unsupported(EVALUATED_VALUE.into()));
+                }
+                mode.evaluated = true;
+            }
             "compound_statement" => {
                 if node.child(0).is_some_and(|c| c.kind() == "((") {
                     mode.arith = true;
@@ -176,6 +216,9 @@ impl Walker<'_> {
                 }
             }
             "expansion" => {
+                if !evaluated::expansion_ok(node, self.src) {
+                    self.construct(Construct::Unsupported(EVALUATED_VALUE.into()));
+                }
                 mode.evaluated = true;
                 if let Some(op) = node.child_by_field_name("operator") {
                     if matches!(op.kind(), "=" | ":=") {
@@ -238,6 +281,11 @@ impl Walker<'_> {
     }
 
     fn command(&mut self, node: Node<'_>, outer: &[Redirect], placement: Placement, depth: usize) {
+        if quirks::newline_inside_command(node, self.src) {
+            self.construct(Construct::Unsupported(
+                "a newline the grammar does not read as the end of a command".into(),
+            ));
+        }
         let index = self.script.commands.len();
         let mut words = Vec::new();
         let mut assignments = Vec::new();
@@ -294,6 +342,7 @@ impl Walker<'_> {
             source: keyword.to_string(),
             value: Some(keyword.to_string()),
             glob: false,
+            split: false,
         }];
         if keyword != "[[" {
             let mut cursor = node.walk();
@@ -302,6 +351,57 @@ impl Walker<'_> {
             }
         }
         self.children(node, placement, mode, depth);
+        let span = node.start_byte()..node.end_byte();
+        let cmd = SimpleCommand {
+            text: text(node, self.src).to_string(),
+            span,
+            assignments: Vec::new(),
+            words,
+            redirects: Vec::new(),
+            placement,
+        };
+        self.script.commands.insert(index, cmd);
+    }
+
+    /// `[ args ]`: recorded as the command `[` with the words bash passes,
+    /// read by parsing the inside again as the arguments of a command.
+    fn single_bracket(&mut self, node: Node<'_>, placement: Placement, depth: usize) {
+        let index = self.script.commands.len();
+        let count = node.child_count();
+        let inner = match (
+            node.child(0),
+            count.checked_sub(1).and_then(|i| node.child(i)),
+        ) {
+            (Some(open), Some(close))
+                if close.kind() == "]" && open.end_byte() <= close.start_byte() =>
+            {
+                self.src
+                    .get(open.end_byte()..close.start_byte())
+                    .unwrap_or("")
+            }
+            _ => {
+                self.construct(Construct::Unsupported("an unterminated `[`".into()));
+                return;
+            }
+        };
+        let bracket = |t: &str| Word {
+            source: t.to_string(),
+            value: Some(t.to_string()),
+            glob: false,
+            split: false,
+        };
+        let mut words = vec![bracket("[")];
+        match super::parse(&format!("test {inner}")).map(super::Script::into_commands) {
+            Ok(commands) if commands.first().and_then(SimpleCommand::name) == Some("test") => {
+                words.extend(commands[0].args().iter().cloned());
+            }
+            _ if inner.trim().is_empty() => {}
+            _ => self.construct(Construct::Unsupported(
+                "a `[` whose words are unclear".into(),
+            )),
+        }
+        words.push(bracket("]"));
+        self.children(node, placement, Mode::default(), depth);
         let span = node.start_byte()..node.end_byte();
         let cmd = SimpleCommand {
             text: text(node, self.src).to_string(),

@@ -24,6 +24,20 @@ pub(crate) fn word(node: Node<'_>, src: &str) -> Word {
         source: text(node, src).to_string(),
         value,
         glob,
+        split: splits(node),
+    }
+}
+
+/// Whether `node` has an expansion outside double quotes.
+fn splits(node: Node<'_>) -> bool {
+    match node.kind() {
+        "simple_expansion" | "expansion" | "command_substitution" | "arithmetic_expansion" => true,
+        "concatenation" | "command_name" => {
+            let mut cursor = node.walk();
+            let found = node.children(&mut cursor).any(splits);
+            found
+        }
+        _ => false,
     }
 }
 
@@ -48,9 +62,24 @@ fn literal(node: Node<'_>, src: &str, glob: &mut bool) -> Option<String> {
         "string" => double_quoted(node, src),
         "concatenation" => {
             let mut out = String::new();
+            // The grammar splits `{a,b}` into several words; brace
+            // expansion is judged on the unquoted text as a whole.
+            let mut bare = String::new();
             let mut cursor = node.walk();
             for child in node.children(&mut cursor) {
-                out.push_str(&literal(child, src, glob)?);
+                let part = literal(child, src, glob)?;
+                if child.kind() == "word" {
+                    bare.push_str(&part);
+                } else {
+                    bare.push(' ');
+                }
+                out.push_str(&part);
+            }
+            if bare.contains('{')
+                && bare.contains('}')
+                && (bare.contains(',') || bare.contains(".."))
+            {
+                *glob = true;
             }
             Some(out)
         }

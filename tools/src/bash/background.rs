@@ -19,17 +19,17 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use baton_engine::{CancelReason, CancelScope, Notification, Session};
-use nix::sys::signal::Signal;
 use parking_lot::Mutex;
 use serde_json::json;
 use tokio::sync::watch;
 
 use super::cwd::file_safe;
 use super::output::{Capture, CaptureSpec};
-use super::process::{GroupGuard, Shell};
+use super::process::Shell;
 use super::report;
 use super::run::{self, Ending, Limits};
 use super::BashConfig;
+use baton_engine::process::TreeGuard;
 
 /// Put in `Context::extensions` of a subagent's calls (for example through
 /// `NestedOptions::context`): the background tasks and leftover process
@@ -56,7 +56,7 @@ struct Inner {
     tasks: BTreeMap<String, Arc<Task>>,
     /// Groups of finished commands that still had processes running, with
     /// their owner.
-    lingering: Vec<(Option<String>, GroupGuard)>,
+    lingering: Vec<(Option<String>, TreeGuard)>,
 }
 
 /// How a finished task ended.
@@ -115,12 +115,12 @@ impl BackgroundTasks {
 
     /// Keeps a finished command's process group until the session (or
     /// its owner) ends.
-    pub(crate) fn adopt(&self, owner: Option<String>, guard: GroupGuard) {
+    pub(crate) fn adopt(&self, owner: Option<String>, guard: TreeGuard) {
         let mut inner = self.inner.lock();
         // Forget groups that have emptied on their own.
         inner
             .lingering
-            .retain(|(_, g)| g.group().is_some_and(|g| g.is_alive()));
+            .retain(|(_, g)| g.tree().is_some_and(|t| t.is_alive()));
         inner.lingering.push((owner, guard));
     }
 
@@ -195,8 +195,8 @@ pub(crate) fn start(
     tokio::spawn(async move {
         let (ending, elapsed) =
             run::run(&mut shell, &running.capture, &running.stop, &limits, None).await;
-        if let Some(group) = shell.group() {
-            if group.is_alive() {
+        if let Some(tree) = shell.tree() {
+            if tree.is_alive() {
                 if let Some(session) = session.upgrade() {
                     registry(&session).adopt(running.owner.clone(), shell.take_guard());
                 }
@@ -216,8 +216,8 @@ fn finish(command: &str, ending: &Ending, elapsed: Duration) -> Finish {
             Some(report::status_code(status)),
             if is_error { "failed" } else { "completed" },
         ),
-        Ending::Cancelled => (None, "stopped"),
-        Ending::TimedOut => (None, "timed_out"),
+        Ending::Cancelled(_) => (None, "stopped"),
+        Ending::TimedOut { .. } => (None, "timed_out"),
         Ending::Lost(_) => (None, "failed"),
     };
     Finish {
@@ -305,29 +305,24 @@ async fn stop_matching(session: &Session, matches: impl Fn(Option<&str>) -> bool
             .into_iter()
             .partition(|(owner, _)| matches(owner.as_deref()));
         inner.lingering = others;
-        let mine: Vec<GroupGuard> = mine.into_iter().map(|(_, g)| g).collect();
+        let mine: Vec<TreeGuard> = mine.into_iter().map(|(_, g)| g).collect();
         (running, mine)
     };
     for task in &running {
         task.request_stop(CancelReason::Shutdown);
     }
-    for guard in &lingering {
-        if let Some(group) = guard.group() {
-            group.signal(Signal::SIGTERM);
-        }
-    }
     let all_done = futures::future::join_all(running.iter().map(|t| t.finished()));
-    let _ = tokio::time::timeout(grace + Duration::from_secs(3), all_done).await;
-    if !lingering.is_empty() {
-        let until = tokio::time::Instant::now() + grace;
-        while lingering
+    let lingering_stopped = futures::future::join_all(
+        lingering
             .iter()
-            .any(|g| g.group().is_some_and(|g| g.is_alive()))
-            && tokio::time::Instant::now() < until
-        {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
+            .filter_map(|g| g.tree())
+            .map(|t| t.stop(grace)),
+    );
+    let _ = tokio::time::timeout(
+        grace + Duration::from_secs(3),
+        futures::future::join(all_done, lingering_stopped),
+    )
+    .await;
     // Dropping the guards sends SIGKILL to whatever is left.
     drop(lingering);
 }

@@ -1,14 +1,15 @@
-//! One shell, in its own session and process group, and how to stop all of it.
+//! One shell, in its own session, and how to stop all of it.
 //!
 //! Killing only the shell would leave its children running: `make` keeps
 //! compiling, `sleep 100 &` outlives the call, and a pipe held open by a
 //! grandchild would keep a reader waiting. So every command runs in a fresh
-//! `bash` that leads a new process group, and stopping means signalling the
-//! group: SIGTERM first so programs can clean up, SIGKILL after a short
-//! grace period. A guard kills the group if the owner is dropped without
-//! stopping it (the pipeline drops a tool's future when it ignores
-//! cancellation). Processes that leave the group on purpose (`setsid`,
-//! daemons) are out of reach; that is the price of not needing cgroups.
+//! `bash` started as a [`ProcessTree`] (its session, its group, a tag its
+//! descendants inherit, and death with Baton), and stopping means
+//! signalling the whole tree — also what left the group with `set -m`,
+//! `setsid` or `setpgid`: SIGTERM first so programs can clean up, SIGKILL
+//! after a short grace period. A guard kills the tree if the owner is
+//! dropped without stopping it (the pipeline drops a tool's future when it
+//! ignores cancellation).
 //!
 //! The shell's stdout and stderr are the same pipe, so the output reaches
 //! Baton in the order it was written.
@@ -18,9 +19,7 @@ use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use nix::errno::Errno;
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use baton_engine::process::{self, Isolation, ProcessTree, StopReport, TreeGuard};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 
@@ -32,62 +31,11 @@ const WRAPPER: &str = r#"__baton_cwd_file=$1; __baton_command=$2; shift 2
 trap 'builtin pwd -P >"$__baton_cwd_file" 2>/dev/null' EXIT
 eval "$__baton_command""#;
 
-/// A process group, named by its leader's pid.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct ProcessGroup {
-    pgid: Pid,
-}
-
-impl ProcessGroup {
-    /// Whether any process (zombies included) is still in the group.
-    pub(crate) fn is_alive(&self) -> bool {
-        !matches!(killpg(self.pgid, None), Err(Errno::ESRCH))
-    }
-
-    pub(crate) fn signal(&self, signal: Signal) {
-        // ESRCH (already gone) is the common, happy case.
-        let _ = killpg(self.pgid, signal);
-    }
-
-    pub(crate) fn id(&self) -> i32 {
-        self.pgid.as_raw()
-    }
-}
-
-/// Kills its group when dropped, unless disarmed.
-#[derive(Debug)]
-pub(crate) struct GroupGuard {
-    group: Option<ProcessGroup>,
-}
-
-impl GroupGuard {
-    pub(crate) fn new(group: ProcessGroup) -> Self {
-        GroupGuard { group: Some(group) }
-    }
-
-    pub(crate) fn group(&self) -> Option<ProcessGroup> {
-        self.group
-    }
-
-    /// Forget the group: it is known to be gone.
-    pub(crate) fn disarm(&mut self) {
-        self.group = None;
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if let Some(group) = self.group.take() {
-            group.signal(Signal::SIGKILL);
-        }
-    }
-}
-
-/// A running shell: the child, its group guard and the read end of its
+/// A running shell: the child, its tree guard and the read end of its
 /// output pipe.
 pub(crate) struct Shell {
     pub(crate) child: Child,
-    guard: GroupGuard,
+    guard: TreeGuard,
     pub(crate) output: pipe::Receiver,
 }
 
@@ -118,13 +66,7 @@ impl Shell {
         // without a controlling terminal: a program that opens /dev/tty to
         // ask for a password fails at once instead of being stopped by
         // SIGTTIN and hanging until the timeout.
-        //
-        // SAFETY: the closure runs in the forked child before exec and only
-        // calls setsid(2), which is async-signal-safe; it touches no memory
-        // shared with the parent and does not allocate.
-        unsafe {
-            cmd.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(io::Error::from));
-        }
+        let tag = process::configure(&mut cmd, Isolation::Session);
         let child = cmd.spawn()?;
         // The command owned our copies of the pipe's write end; only the
         // shell and its descendants hold it now, so EOF means they closed it.
@@ -133,51 +75,42 @@ impl Shell {
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .ok_or_else(|| io::Error::other("the shell exited before it could be tracked"))?;
+        let Some(tree) = ProcessTree::new(pid, &tag) else {
+            return Err(io::Error::other(
+                "the shell exited before it could be tracked",
+            ));
+        };
         Ok(Shell {
             child,
-            guard: GroupGuard::new(ProcessGroup {
-                pgid: Pid::from_raw(pid),
-            }),
+            guard: TreeGuard::new(tree),
             output: reader,
         })
     }
 
-    pub(crate) fn group(&self) -> Option<ProcessGroup> {
-        self.guard.group()
+    pub(crate) fn tree(&self) -> Option<&ProcessTree> {
+        self.guard.tree().map(|t| &**t)
     }
 
-    /// SIGTERM to the group, up to `grace` for it to go, then SIGKILL.
-    /// Returns the shell's exit status when it could be collected.
-    pub(crate) async fn stop(&mut self, grace: Duration) -> Option<ExitStatus> {
-        let Some(group) = self.guard.group() else {
-            return self.child.wait().await.ok();
+    /// SIGTERM to the whole tree, up to `grace` for it to go, then SIGKILL.
+    /// Returns the shell's exit status when it could be collected, and
+    /// whether anything survived.
+    pub(crate) async fn stop(&mut self, grace: Duration) -> (Option<ExitStatus>, StopReport) {
+        let report = match self.guard.tree() {
+            Some(tree) => tree.stop(grace).await,
+            None => StopReport::default(),
         };
-        group.signal(Signal::SIGTERM);
-        // A stopped process only acts on SIGTERM once continued.
-        group.signal(Signal::SIGCONT);
-        // Bash may be blocked waiting for a foreground child; it exits once
-        // that child dies of the SIGTERM.
-        let deadline = tokio::time::Instant::now() + grace;
-        let mut status = tokio::time::timeout_at(deadline, self.child.wait())
+        self.guard.disarm();
+        // The shell is dead (or a zombie): this returns at once.
+        let status = tokio::time::timeout(Duration::from_secs(1), self.child.wait())
             .await
             .ok()
             .and_then(Result::ok);
-        while group.is_alive() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        group.signal(Signal::SIGKILL);
-        if status.is_none() {
-            status = self.child.wait().await.ok();
-        }
-        self.guard.disarm();
-        status
+        (status, report)
     }
 
-    /// Hands the group guard over (to outlive this shell), leaving this one
+    /// Hands the tree guard over (to outlive this shell), leaving this one
     /// unarmed.
-    pub(crate) fn take_guard(&mut self) -> GroupGuard {
-        GroupGuard {
-            group: self.guard.group.take(),
-        }
+    pub(crate) fn take_guard(&mut self) -> TreeGuard {
+        self.guard.take()
     }
 }

@@ -28,7 +28,7 @@ pub(crate) fn is_error(command: &str, ending: &Ending) -> bool {
             Some(code) => shell::exit_is_error(command, code),
             None => true,
         },
-        Ending::TimedOut | Ending::Cancelled | Ending::Lost(_) => true,
+        Ending::TimedOut { .. } | Ending::Cancelled(_) | Ending::Lost(_) => true,
     }
 }
 
@@ -48,17 +48,41 @@ pub(crate) fn ending_line(command: &str, ending: &Ending, elapsed: Duration) -> 
             )),
             (None, None) => Some("The command ended without an exit code.".to_string()),
         },
-        Ending::TimedOut => Some(format!(
-            "The command timed out after {secs:.1} s and was stopped, together with every process it started. \
+        Ending::TimedOut { limit, stop } => Some(format!(
+            "The command timed out after {} and was stopped{}. \
              The output above is what it printed until then. For long-running commands use \
-             run_in_background, or pass a larger `timeout` (at most 600000 ms)."
+             run_in_background, or pass a larger `timeout` (at most 600000 ms).",
+            limit_text(*limit),
+            stopped_with(stop)
         )),
-        Ending::Cancelled => Some(format!(
-            "The command was stopped after {secs:.1} s, before it finished; the output above is what it printed until then."
+        Ending::Cancelled(stop) => Some(format!(
+            "The command was stopped after {secs:.1} s, before it finished{}; the output above is what it printed until then.",
+            stopped_with(stop)
         )),
         Ending::Lost(err) => Some(format!(
             "Baton lost track of the shell ({err}) and stopped it after {secs:.1} s."
         )),
+    }
+}
+
+/// The time limit as the call gave it: `1500 ms`, `2 s`.
+fn limit_text(limit: Duration) -> String {
+    let ms = limit.as_millis();
+    if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{ms} ms")
+    }
+}
+
+/// What became of the processes the command started, truthfully.
+fn stopped_with(stop: &baton_engine::process::StopReport) -> String {
+    match stop.survivors {
+        0 => ", together with every process it started".to_string(),
+        n => format!(
+            ", but {n} process{} it started could not be stopped and may still be running",
+            if n == 1 { "" } else { "es" }
+        ),
     }
 }
 

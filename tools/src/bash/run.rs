@@ -4,7 +4,10 @@
 //! grandchild started with `&` holds the pipe open for as long as it runs,
 //! and must not hold the call with it. After the exit, output already in
 //! the pipe is read for a short moment, then reading stops. A timeout or a
-//! cancellation stops the whole process group and keeps the output so far.
+//! cancellation stops the whole process tree and keeps the output so far:
+//! once nothing of the tree runs, nothing can hold the pipe open, so it is
+//! read to its end — what the command printed before it was stopped is in
+//! its result, however slow the machine is to deliver it.
 
 use std::process::ExitStatus;
 use std::sync::Arc;
@@ -19,6 +22,7 @@ use tokio::time::{Instant, MissedTickBehavior};
 use super::output::Capture;
 use super::process::Shell;
 use super::progress::Reporter;
+use baton_engine::process::StopReport;
 
 /// Bytes read from the pipe at a time.
 const CHUNK: usize = 64 * 1024;
@@ -27,8 +31,12 @@ const CHUNK: usize = 64 * 1024;
 #[derive(Debug)]
 pub(crate) enum Ending {
     Exited(ExitStatus),
-    TimedOut,
-    Cancelled,
+    /// The time limit (as the call asked for it) ran out.
+    TimedOut {
+        limit: Duration,
+        stop: StopReport,
+    },
+    Cancelled(StopReport),
     /// The shell could not be waited for (it is stopped regardless).
     Lost(String),
 }
@@ -78,12 +86,15 @@ pub(crate) async fn run(
                 };
             }
             _ = sleep_until(deadline) => {
-                shell.stop(limits.stop_grace).await;
-                break Ending::TimedOut;
+                let (_, stop) = shell.stop(limits.stop_grace).await;
+                break Ending::TimedOut {
+                    limit: limits.timeout.unwrap_or_default(),
+                    stop,
+                };
             }
             _ = cancel.cancelled() => {
-                shell.stop(limits.stop_grace).await;
-                break Ending::Cancelled;
+                let (_, stop) = shell.stop(limits.stop_grace).await;
+                break Ending::Cancelled(stop);
             }
             _ = tick(&mut ticker) => {
                 if let Some(reporter) = reporter {
@@ -93,7 +104,21 @@ pub(crate) async fn run(
         }
     };
     if !eof {
-        drain(&mut shell.output, capture, limits.drain).await;
+        // Nothing of the tree runs any more (it was stopped, or exited
+        // with nothing left behind): EOF is near, so read until it, with
+        // a generous bound in case something escaped. Otherwise background
+        // jobs still hold the pipe: read what is there for a short moment.
+        let tree_gone = match &ending {
+            Ending::TimedOut { stop, .. } | Ending::Cancelled(stop) => stop.survivors == 0,
+            _ => shell.tree().is_none_or(|t| !t.is_alive()),
+        };
+        let idle = (!tree_gone).then_some(Duration::from_millis(50));
+        let budget = if tree_gone {
+            limits.drain.max(Duration::from_secs(2))
+        } else {
+            limits.drain
+        };
+        drain(&mut shell.output, capture, budget, idle).await;
     }
     (ending, start.elapsed())
 }
@@ -114,11 +139,16 @@ async fn tick(ticker: &mut Option<tokio::time::Interval>) {
     }
 }
 
-/// Reads what is already in the pipe, for at most `budget`; stops at EOF or
-/// when the pipe stays empty for a moment.
-async fn drain(output: &mut pipe::Receiver, capture: &Arc<Mutex<Capture>>, budget: Duration) {
+/// Reads the pipe for at most `budget`; stops at EOF, or when the pipe
+/// stays empty for `idle` (when given).
+async fn drain(
+    output: &mut pipe::Receiver,
+    capture: &Arc<Mutex<Capture>>,
+    budget: Duration,
+    idle: Option<Duration>,
+) {
     let until = Instant::now() + budget;
-    let idle = Duration::from_millis(50).min(budget);
+    let idle = idle.unwrap_or(budget).min(budget);
     let mut buf = vec![0u8; CHUNK];
     while Instant::now() < until {
         let wait = idle.min(until.saturating_duration_since(Instant::now()));

@@ -190,24 +190,35 @@ impl Bash {
 
         let mut notes = Vec::new();
         if matches!(ending, Ending::Exited(_)) {
-            if let Some(group) = shell.group() {
-                if still_running(group).await {
-                    if self.config.keep_background_jobs {
-                        notes.push(format!(
-                            "Processes the command started in the background are still running \
-                             (process group {}); they are stopped when the session ends.",
-                            group.id()
-                        ));
-                        background::registry(&ctx.session)
-                            .adopt(background::TaskOwner::of(&ctx.context), shell.take_guard());
+            let lingering = match shell.tree() {
+                Some(tree) => still_running(tree).await,
+                None => false,
+            };
+            if !lingering {
+                // Known to be gone: no need to look for it again on drop.
+                shell.take_guard().disarm();
+            }
+            if let Some(root) = shell.tree().filter(|_| lingering).map(|t| t.root()) {
+                if self.config.keep_background_jobs {
+                    notes.push(format!(
+                        "Processes the command started in the background are still running \
+                         (session {root}); they are stopped when the session ends."
+                    ));
+                    background::registry(&ctx.session)
+                        .adopt(background::TaskOwner::of(&ctx.context), shell.take_guard());
+                } else {
+                    let (_, stop) = shell.stop(self.config.stop_grace).await;
+                    notes.push(if stop.survivors == 0 {
+                        "Processes the command started in the background were stopped when \
+                         it ended; use run_in_background for anything that must keep running."
+                            .to_string()
                     } else {
-                        shell.stop(self.config.stop_grace).await;
-                        notes.push(
+                        format!(
                             "Processes the command started in the background were stopped when \
-                             it ended; use run_in_background for anything that must keep running."
-                                .to_string(),
-                        );
-                    }
+                             it ended, but {} could not be stopped and may still be running.",
+                            stop.survivors
+                        )
+                    });
                 }
             }
         }
@@ -254,14 +265,14 @@ impl Bash {
     }
 }
 
-/// Whether `group` still has processes a moment after its shell exited
-/// (background jobs that just finished may briefly remain as zombies).
-async fn still_running(group: super::process::ProcessGroup) -> bool {
-    if !group.is_alive() {
+/// Whether the tree still has running processes a moment after its shell
+/// exited (background jobs may be just finishing).
+async fn still_running(tree: &baton_engine::process::ProcessTree) -> bool {
+    if !tree.is_alive() {
         return false;
     }
     tokio::time::sleep(Duration::from_millis(50)).await;
-    group.is_alive()
+    tree.is_alive()
 }
 
 fn make_private_dir(dir: &Path) -> std::io::Result<()> {

@@ -1,12 +1,8 @@
-//! `baton serve`: a JSON-lines session for hosts in other languages.
+//! The state of one `baton serve` session and what each input line does.
 //!
-//! The protocol is documented in docs/serve-protocol.md. One line in, zero
-//! or more lines out; a bad line gets an `error` line and the session goes
-//! on. Several messages can follow each other in one session; context
-//! changes carry over. Interrupts and `end` apply to the latest message.
+//! Interrupts and `end` apply to the latest message.
 
 use std::collections::HashMap;
-use std::io::Write;
 
 use baton::engine::wire::anthropic;
 use baton::engine::{Approval, ToolUse};
@@ -14,12 +10,12 @@ use baton::jsonl::{event_json, summary_json};
 use baton::{BatchHandle, Engine, Event, InterruptKind, PermissionPrompt};
 use futures::StreamExt;
 use serde_json::{json, Value};
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
-use super::{CliError, Setup};
+use super::output::write_line;
+use crate::cli::CliError;
 
-struct Session {
+pub struct Session {
     engine: Engine,
     next_batch: u64,
     /// The message currently streaming (not yet ended).
@@ -31,6 +27,8 @@ struct Session {
     next_prompt: u64,
     /// The host closed its input: nobody can answer questions any more.
     input_closed: bool,
+    /// The number of the input line being handled, for error lines.
+    line: u64,
     events: mpsc::UnboundedSender<(Option<u64>, Event)>,
 }
 
@@ -40,68 +38,36 @@ struct Running {
     blocks: Vec<Value>,
 }
 
-pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
-    let engine = setup.engine()?;
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let notes_tx = tx.clone();
-    let mut notes = engine.notifications();
-    tokio::spawn(async move {
-        while let Some(event) = notes.next().await {
-            if notes_tx.send((None, event)).is_err() {
-                break;
-            }
-        }
-    });
-    let mut session = Session {
-        engine,
-        next_batch: 1,
-        open: None,
-        latest: None,
-        batches: HashMap::new(),
-        prompts: HashMap::new(),
-        next_prompt: 1,
-        input_closed: false,
-        events: tx,
-    };
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    let mut input_open = true;
-    let stop = super::signals::stop_requested();
-    tokio::pin!(stop);
-    let mut stopping = false;
-    loop {
-        if !input_open && session.batches.is_empty() {
-            return Ok(());
-        }
-        tokio::select! {
-            line = lines.next_line(), if input_open => match line {
-                Ok(Some(line)) => {
-                    if !session.handle_line(&line).await? {
-                        input_open = false;
-                        session.close_input();
-                    }
-                }
-                Ok(None) | Err(_) => {
-                    input_open = false;
-                    session.close_input();
-                }
-            },
-            Some((batch, event)) = rx.recv() => session.emit(batch, event)?,
-            _ = &mut stop, if !stopping => {
-                // Stop every message's calls, report their results, exit.
-                stopping = true;
-                input_open = false;
-                session.close_input();
-                for running in session.batches.values() {
-                    running.handle.interrupt(InterruptKind::Cancel);
-                }
-            }
+impl Session {
+    pub fn new(engine: Engine, events: mpsc::UnboundedSender<(Option<u64>, Event)>) -> Self {
+        Session {
+            engine,
+            next_batch: 1,
+            open: None,
+            latest: None,
+            batches: HashMap::new(),
+            prompts: HashMap::new(),
+            next_prompt: 1,
+            input_closed: false,
+            line: 0,
+            events,
         }
     }
-}
 
-impl Session {
-    /// Handles one input line; false when the host asked to shut down.
-    async fn handle_line(&mut self, line: &str) -> Result<bool, CliError> {
+    /// No message is running.
+    pub fn is_idle(&self) -> bool {
+        self.batches.is_empty()
+    }
+
+    pub fn interrupt_all(&self, kind: InterruptKind) {
+        for running in self.batches.values() {
+            running.handle.interrupt(kind);
+        }
+    }
+
+    /// Handles input line `number`; false when the host asked to shut down.
+    pub async fn handle_line(&mut self, number: u64, line: &str) -> Result<bool, CliError> {
+        self.line = number;
         if line.trim().is_empty() {
             return Ok(true);
         }
@@ -204,7 +170,7 @@ impl Session {
 
     /// No more lines will come: end the open message, and deny what would
     /// wait for an answer forever.
-    fn close_input(&mut self) {
+    pub fn close_input(&mut self) {
         self.input_closed = true;
         self.end_open();
         for (_, prompt) in self.prompts.drain() {
@@ -244,7 +210,7 @@ impl Session {
         Ok(())
     }
 
-    fn emit(&mut self, batch: Option<u64>, event: Event) -> Result<(), CliError> {
+    pub fn emit(&mut self, batch: Option<u64>, event: Event) -> Result<(), CliError> {
         if let Event::PermissionRequest(prompt) = &event {
             if self.input_closed {
                 prompt.answer(no_host());
@@ -287,7 +253,7 @@ impl Session {
     }
 
     fn error(&self, message: String) -> Result<(), CliError> {
-        write_line(&json!({"type": "error", "message": message}))
+        super::output::error_line(&message, Some(self.line))
     }
 }
 
@@ -295,11 +261,4 @@ fn no_host() -> Approval {
     Approval::Deny {
         reason: Some("the host closed the session before answering".into()),
     }
-}
-
-fn write_line(value: &Value) -> Result<(), CliError> {
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{value}")
-        .and_then(|_| out.flush())
-        .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))
 }

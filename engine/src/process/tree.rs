@@ -1,0 +1,224 @@
+//! Finding and stopping every process a command started.
+//!
+//! A process group is not enough: `set -m` gives each job a group of its
+//! own, `setsid` a new session, and a child may call `setpgid` itself. So a
+//! tree is everything that
+//! - is the root, or shares the root's session or process group;
+//! - carries the tree's tag in its environment (`BATON_TREE`, set on the
+//!   root and inherited by everything it starts, across `setsid`, `nohup`,
+//!   `disown` and double forks: it survives its parent dying and being
+//!   re-parented to init);
+//! - or descends from any of those (parent links, for children that cleared
+//!   their environment while their parent still lives);
+//!
+//! and started no earlier than the root (a process older than the root
+//! cannot be its descendant, which also keeps reused pids out). Only a
+//! process that both cleared its environment and lost its parent escapes;
+//! that needs cgroups, which this machine-independent code does not assume.
+//!
+//! Zombies are never waited for: a zombie runs nothing, and when its parent
+//! (bash) died first it is re-parented to init, which may take a second to
+//! reap it, or never do so when Baton is PID 1 of a container. Zombies that
+//! end up as Baton's own children (Baton is a subreaper, or PID 1) are
+//! reaped here, by pid, so that no other owner's child status is stolen.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag};
+use nix::unistd::Pid;
+use parking_lot::Mutex;
+
+use super::table::{environ_has, own_pid, snapshot, ProcInfo};
+use super::TAG_VAR;
+
+/// The processes of one command, named by their root (the shell) and tag.
+#[derive(Debug)]
+pub struct ProcessTree {
+    id: u64,
+    root: i32,
+    start: u64,
+    /// `BATON_TREE=<tag>`, as it appears in the environment.
+    env_entry: Vec<u8>,
+    /// Pids seen as members, so their zombies can be reaped even after
+    /// they left every other trace (a `setsid` orphan of a dead parent).
+    seen: Mutex<HashSet<(i32, u64)>>,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// What a stop achieved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StopReport {
+    /// Processes signalled.
+    pub signalled: usize,
+    /// Processes still running after SIGKILL (stuck in the kernel, or owned
+    /// by another user): the result must not claim they were stopped.
+    pub survivors: usize,
+}
+
+impl ProcessTree {
+    /// The tree rooted at `root`, spawned with `tag` in its environment
+    /// (see [`super::configure`]). `None` when the root is already gone.
+    pub fn new(root: i32, tag: &str) -> Option<ProcessTree> {
+        let info = ProcInfo::read(root)?;
+        Some(ProcessTree {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            root,
+            start: info.start,
+            env_entry: format!("{TAG_VAR}={tag}").into_bytes(),
+            seen: Mutex::new(HashSet::new()),
+        })
+    }
+
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The root's pid (also the id of its session and process group).
+    pub fn root(&self) -> i32 {
+        self.root
+    }
+
+    /// The tree's processes in `snap`, zombies included.
+    pub fn members_in(&self, snap: &[ProcInfo]) -> Vec<ProcInfo> {
+        let me = own_pid();
+        let candidates: Vec<&ProcInfo> = snap
+            .iter()
+            .filter(|p| p.start >= self.start && p.pid != me)
+            .collect();
+        let mut set: HashSet<i32> = HashSet::new();
+        for p in &candidates {
+            let by_ids = p.pid == self.root || p.session == self.root || p.pgrp == self.root;
+            if by_ids || (p.is_live() && environ_has(p.pid, &self.env_entry, false)) {
+                set.insert(p.pid);
+            }
+        }
+        loop {
+            let before = set.len();
+            for p in &candidates {
+                if set.contains(&p.ppid) {
+                    set.insert(p.pid);
+                }
+            }
+            if set.len() == before {
+                break;
+            }
+        }
+        let members: Vec<ProcInfo> = candidates
+            .into_iter()
+            .filter(|p| set.contains(&p.pid))
+            .copied()
+            .collect();
+        self.seen
+            .lock()
+            .extend(members.iter().map(|p| (p.pid, p.start)));
+        members
+    }
+
+    /// The tree's running processes now.
+    pub fn live_members(&self) -> Vec<ProcInfo> {
+        let snap = snapshot();
+        self.members_in(&snap)
+            .into_iter()
+            .filter(ProcInfo::is_live)
+            .collect()
+    }
+
+    /// Whether anything of the tree still runs (zombies do not count).
+    pub fn is_alive(&self) -> bool {
+        !self.live_members().is_empty()
+    }
+
+    /// Sends `signal` to every running member; returns how many.
+    pub fn signal(&self, signal: Signal) -> usize {
+        let live = self.live_members();
+        for p in &live {
+            let _ = kill(Pid::from_raw(p.pid), signal);
+        }
+        live.len()
+    }
+
+    /// SIGKILL to every member, again and again while new ones appear (a
+    /// process may fork between the scan and the signal), then reaps what
+    /// became Baton's zombies. Synchronous and quick: usable in `Drop`.
+    pub fn kill_now(&self) -> StopReport {
+        let mut report = StopReport::default();
+        for _ in 0..20 {
+            let live = self.live_members();
+            if live.is_empty() {
+                break;
+            }
+            for p in &live {
+                let _ = kill(Pid::from_raw(p.pid), Signal::SIGKILL);
+            }
+            report.signalled += live.len();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // SIGKILL cannot be ignored, but takes effect when the process is
+        // next scheduled; give the kernel a moment before counting.
+        for _ in 0..50 {
+            report.survivors = self.live_members().len();
+            if report.survivors == 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        self.reap();
+        report
+    }
+
+    /// SIGTERM (and SIGCONT, so stopped jobs act on it) to every member,
+    /// up to `grace` for them to end — processes that appear meanwhile get
+    /// their SIGTERM too — then [`kill_now`](Self::kill_now).
+    pub async fn stop(&self, grace: Duration) -> StopReport {
+        let deadline = tokio::time::Instant::now() + grace;
+        let mut told: HashSet<i32> = HashSet::new();
+        loop {
+            let live = self.live_members();
+            if live.is_empty() {
+                break;
+            }
+            for p in live.iter().filter(|p| told.insert(p.pid)) {
+                let pid = Pid::from_raw(p.pid);
+                let _ = kill(pid, Signal::SIGTERM);
+                let _ = kill(pid, Signal::SIGCONT);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let mut report = self.kill_now();
+        report.signalled = report.signalled.max(told.len());
+        report
+    }
+
+    /// Reaps zombies of the tree that are Baton's own children, except the
+    /// root (its owner — tokio's `Child` — collects it).
+    pub fn reap(&self) {
+        let me = own_pid();
+        let seen: Vec<(i32, u64)> = self.seen.lock().iter().copied().collect();
+        let mut gone = Vec::new();
+        for (pid, start) in seen {
+            if pid == self.root {
+                continue;
+            }
+            match ProcInfo::read(pid) {
+                // The same process (not a reused pid), now our zombie.
+                Some(p) if p.start == start && p.ppid == me && !p.is_live() => {
+                    let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
+                    gone.push((pid, start));
+                }
+                Some(p) if p.start == start => {}
+                _ => gone.push((pid, start)),
+            }
+        }
+        let mut seen = self.seen.lock();
+        for entry in gone {
+            seen.remove(&entry);
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! `baton serve`: a JSON-lines session for hosts in other languages.
+//!
+//! The protocol is documented in docs/serve-protocol.md. One line in, zero
+//! or more lines out; a bad line gets an `error` line and the session goes
+//! on. Several messages can follow each other in one session; context
+//! changes carry over. The pieces:
+//! - [`input`]: numbered byte lines, so that no line (invalid UTF-8, too
+//!   long) can end the session;
+//! - [`session`]: the session's batches and pending questions, and what
+//!   each kind of line does;
+//! - [`output`]: the lines Baton writes.
+
+mod input;
+mod output;
+mod session;
+
+use baton::InterruptKind;
+use futures::StreamExt;
+use tokio::sync::mpsc;
+
+use super::{CliError, Setup};
+use input::{Line, Lines};
+use session::Session;
+
+pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
+    let engine = setup.engine()?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let notes_tx = tx.clone();
+    let mut notes = engine.notifications();
+    tokio::spawn(async move {
+        while let Some(event) = notes.next().await {
+            if notes_tx.send((None, event)).is_err() {
+                break;
+            }
+        }
+    });
+    let mut session = Session::new(engine, tx);
+    let mut lines = Lines::new(tokio::io::BufReader::new(tokio::io::stdin()));
+    let mut input_open = true;
+    let stop = super::signals::stop_requested();
+    tokio::pin!(stop);
+    let mut stopping = false;
+    loop {
+        if !input_open && session.is_idle() {
+            return Ok(());
+        }
+        tokio::select! {
+            line = lines.next(), if input_open => match line {
+                Some(Line::Text { number, text }) => {
+                    if !session.handle_line(number, &text).await? {
+                        input_open = false;
+                        session.close_input();
+                    }
+                }
+                Some(Line::Unusable { number, why }) => output::error_line(&why, Some(number))?,
+                None => {
+                    input_open = false;
+                    session.close_input();
+                }
+            },
+            Some((batch, event)) = rx.recv() => session.emit(batch, event)?,
+            _ = &mut stop, if !stopping => {
+                // Stop every message's calls, report their results, exit.
+                stopping = true;
+                input_open = false;
+                session.close_input();
+                session.interrupt_all(InterruptKind::Cancel);
+            }
+        }
+    }
+}

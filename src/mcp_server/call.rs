@@ -1,0 +1,224 @@
+//! One `tools/call`: gate, a batch of one call, events to MCP, the result.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use baton_actors::{Event, InterruptKind, PermissionPrompt};
+use baton_engine::{Approval, CallResult, Outcome, ToolUse};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ElicitRequestParams, ElicitationAction,
+    ProgressNotificationParam, ProgressToken,
+};
+use rmcp::service::{ElicitationMode, RequestContext};
+use rmcp::{Peer, RoleServer};
+use serde_json::{json, Value};
+
+use super::{results, Shared};
+
+/// Runs the requested call through the engine and answers with its result.
+/// Never fails: every problem becomes an error result the client can read.
+pub(super) async fn run(
+    shared: &Shared,
+    request: CallToolRequestParams,
+    context: RequestContext<RoleServer>,
+) -> CallToolResult {
+    let input = request
+        .arguments
+        .map(Value::Object)
+        .unwrap_or_else(|| json!({}));
+    let call = ToolUse::new(call_id(&context), request.name.to_string(), input);
+    let safe = concurrency_safe(shared, &call);
+
+    // A cancel that arrives while the call waits for its turn ends it there:
+    // it never started, so nothing needs stopping.
+    let _pass = tokio::select! {
+        pass = shared.gate.enter(safe) => pass,
+        _ = context.ct.cancelled() => {
+            return results::server_error(
+                format!("The call {} was cancelled by the client before it started.", call.name),
+                Outcome::Cancelled { started: false },
+            );
+        }
+    };
+
+    let mut batch = match shared.engine.open_batch().await {
+        Ok(b) => b,
+        Err(e) => {
+            return results::server_error(
+                format!("Baton could not run {}: {e}", call.name),
+                Outcome::Internal,
+            )
+        }
+    };
+    let name = call.name.clone();
+    if let Err(e) = batch.add(call) {
+        return results::server_error(
+            format!("Baton could not run {name}: {e}"),
+            Outcome::Internal,
+        );
+    }
+    batch.end();
+
+    let progress = context.meta.get_progress_token();
+    let steps = AtomicU64::new(0);
+    let mut result: Option<CallResult> = None;
+    let mut cancelled = false;
+    loop {
+        let event = tokio::select! {
+            event = batch.next_event() => event,
+            _ = context.ct.cancelled(), if !cancelled => {
+                // Stop this call and its processes; keep reading so the
+                // result (with what the call printed so far) is still built.
+                cancelled = true;
+                batch.interrupt(InterruptKind::Cancel);
+                continue;
+            }
+        };
+        match event {
+            Some(Event::Progress { progress: p, .. }) => {
+                if let Some(token) = &progress {
+                    let n = steps.fetch_add(1, Ordering::Relaxed) + 1;
+                    notify_progress(&context.peer, token, n, p.message).await;
+                }
+            }
+            Some(Event::PermissionRequest(prompt)) => {
+                // Asking the client can take as long as a human does; the
+                // event loop keeps running (progress, cancellation) meanwhile.
+                tokio::spawn(ask_client(context.peer.clone(), prompt));
+            }
+            Some(Event::Result { result: r, .. }) => result = Some(r),
+            Some(Event::Done(_)) | None => break,
+            Some(Event::Notification(_)) => {}
+        }
+    }
+    match result {
+        Some(r) => results::to_mcp(&r),
+        None => results::server_error(
+            format!("Baton lost the result of {name}; this is a bug."),
+            Outcome::Internal,
+        ),
+    }
+}
+
+/// Whether `call` may run beside others (decided as the coordinator would:
+/// an input that does not parse is never safe; an unknown tool is, as it
+/// will only produce an error result).
+fn concurrency_safe(shared: &Shared, call: &ToolUse) -> bool {
+    match shared.pool.get(&call.name) {
+        Some(tool) => match tool.parse(&call.input) {
+            Ok(parsed) => tool.is_concurrency_safe(&parsed),
+            Err(_) => false,
+        },
+        None => true,
+    }
+}
+
+/// A call id unique in the session: the request id, tagged with a process-wide
+/// sequence number because clients reuse ids across connections.
+fn call_id(context: &RequestContext<RoleServer>) -> String {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    format!("mcp_{n}_{}", context.id)
+}
+
+async fn notify_progress(peer: &Peer<RoleServer>, token: &ProgressToken, n: u64, message: String) {
+    // Progress is advisory: a client that went away must not fail the call.
+    let _ = peer
+        .notify_progress(
+            ProgressNotificationParam::new(token.clone(), n as f64).with_message(message),
+        )
+        .await;
+}
+
+/// Answers `prompt` by asking the MCP client (form elicitation), or denies it
+/// with a text saying why when the client cannot be asked.
+async fn ask_client(peer: Peer<RoleServer>, prompt: PermissionPrompt) {
+    let request = &prompt.request;
+    let approval = if peer
+        .supported_elicitation_modes()
+        .contains(&ElicitationMode::Form)
+    {
+        match elicit(&peer, &prompt).await {
+            Ok(approval) => approval,
+            Err(why) => Approval::Deny {
+                reason: Some(format!(
+                    "{} needs approval ({}), and asking the MCP client failed: {why}",
+                    request.tool_name, request.reason
+                )),
+            },
+        }
+    } else {
+        Approval::Deny {
+            reason: Some(format!(
+                "{} needs approval ({}), but the MCP client cannot be asked (it does not \
+                 support elicitation). Allow it with a permission rule in the server's \
+                 settings, or use a client that supports elicitation.",
+                request.tool_name, request.reason
+            )),
+        }
+    };
+    prompt.answer(approval);
+}
+
+async fn elicit(peer: &Peer<RoleServer>, prompt: &PermissionPrompt) -> Result<Approval, String> {
+    let request = &prompt.request;
+    let summary = summarise(&request.input);
+    let params = json!({
+        "mode": "form",
+        "message": format!(
+            "Allow {} ? {}\n{}", request.tool_name, request.reason, summary
+        ),
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "allow": {
+                    "type": "boolean",
+                    "title": "Allow this call",
+                    "description": format!("Run {} with this input", request.tool_name),
+                    "default": false
+                }
+            },
+            "required": ["allow"]
+        }
+    });
+    let params: ElicitRequestParams =
+        serde_json::from_value(params).map_err(|e| format!("cannot build the question: {e}"))?;
+    let answer = peer
+        .create_elicitation(params)
+        .await
+        .map_err(|e| e.to_string())?;
+    let allowed = answer.action == ElicitationAction::Accept
+        && answer
+            .content
+            .as_ref()
+            .and_then(|c| c.get("allow"))
+            .and_then(Value::as_bool)
+            == Some(true);
+    Ok(if allowed {
+        Approval::Allow
+    } else {
+        Approval::Deny {
+            reason: Some(format!(
+                "The MCP client's user did not allow {} ({:?}).",
+                request.tool_name, answer.action
+            )),
+        }
+    })
+}
+
+/// The input as a person reads it: the command, or the path, not 5,000
+/// characters of JSON.
+fn summarise(input: &Value) -> String {
+    for key in ["command", "file_path", "notebook_path", "url", "pattern"] {
+        if let Some(s) = input.get(key).and_then(Value::as_str) {
+            return format!("{key}: {}", cut(s, 500));
+        }
+    }
+    cut(&input.to_string(), 500)
+}
+
+fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}

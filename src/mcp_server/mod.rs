@@ -1,0 +1,133 @@
+//! Baton as an MCP server: the session's tool pool offered over MCP.
+//!
+//! An agent host that already speaks MCP (every major one does) can use a
+//! Baton running inside a sandbox without learning another protocol. Every
+//! `tools/call` goes through the whole per-call pipeline of the server's
+//! engine — schema, `validate_input`, PreToolUse hooks, permissions, the tool,
+//! PostToolUse hooks, size rules — exactly as a call from `baton run` would.
+//!
+//! Three things differ from a batch of one assistant message, and they are why
+//! this is more than a loop around [`Engine::open_batch`]:
+//!
+//! - **Scheduling across requests.** MCP requests arrive independently, so the
+//!   SPEC §5 rule (safe calls together, an unsafe call alone) is kept by a
+//!   fair read/write gate ([`gate`]): a concurrency-safe call holds it shared,
+//!   any other call exclusively. A writer waits for the running readers and
+//!   later readers wait behind the writer, as inside one batch.
+//! - **Permission questions** go to the MCP client as an elicitation when it
+//!   declared that capability; otherwise the call is denied with a text that
+//!   says approval was needed, so a headless worker never hangs.
+//! - **Cancellation** arrives as `notifications/cancelled` for one request;
+//!   only that call (and its processes) stops.
+//!
+//! One server process is one Baton session: context (a `cd`) carries from one
+//! call to the next, whichever transport or connection they come in on.
+
+mod call;
+mod catalog;
+mod gate;
+pub mod http;
+mod results;
+
+use std::sync::Arc;
+
+use baton_engine::ToolPool;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use crate::Engine;
+
+pub use catalog::{annotations_for, mcp_tool};
+pub use results::{outcome_from_meta, OUTCOME_META_KEY};
+
+/// The MCP face of one engine. Cheap to clone: every clone (one per HTTP
+/// session or request) shares the engine, the pool and the gate.
+#[derive(Clone, Debug)]
+pub struct McpServer {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    engine: Engine,
+    pool: ToolPool,
+    gate: gate::Gate,
+    /// The `tools/list` answer, computed once: the pool does not change
+    /// under a running server.
+    tools: Vec<rmcp::model::Tool>,
+}
+
+impl McpServer {
+    /// Serves `pool` through `engine`. The pool must be the one the engine
+    /// was built over (it is used to list tools and to classify calls before
+    /// they are scheduled).
+    pub fn new(engine: Engine, pool: ToolPool) -> Self {
+        let tools = pool.tools().map(catalog::mcp_tool).collect();
+        McpServer {
+            shared: Arc::new(Shared {
+                engine,
+                pool,
+                gate: gate::Gate::default(),
+                tools,
+            }),
+        }
+    }
+
+    /// The engine calls run on.
+    pub fn engine(&self) -> &Engine {
+        &self.shared.engine
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        info.server_info = Implementation::new("baton", env!("CARGO_PKG_VERSION"));
+        info.instructions = Some(
+            "Baton executes tool calls: every call goes through the server's \
+             permission rules and hooks. Calls that are safe to run together do; \
+             others run alone."
+                .into(),
+        );
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let result = call::run(&self.shared, request, context).await;
+        Ok(result.into())
+    }
+}
+
+/// Serves `server` over stdin/stdout (newline-delimited JSON-RPC) until the
+/// client closes the stream or `shutdown` is cancelled.
+pub async fn serve_stdio(
+    server: McpServer,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> std::io::Result<()> {
+    use rmcp::ServiceExt;
+    let running = server
+        .serve_with_ct((tokio::io::stdin(), tokio::io::stdout()), shutdown)
+        .await
+        .map_err(|e| std::io::Error::other(format!("MCP handshake failed: {e}")))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| std::io::Error::other(format!("MCP session ended with an error: {e}")))?;
+    Ok(())
+}
