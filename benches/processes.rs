@@ -13,18 +13,20 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use baton::engine::AllowAll;
+use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event, InterruptKind, ToolUse};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
 
 fn shell_engine(cap: usize) -> Engine {
     let dir = std::env::temp_dir().join(format!("baton-bench-proc-{}", std::process::id()));
-    Engine::builder(baton::builtins::builtin_pool(&AllowAll).unwrap())
+    Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
         .cwd(std::env::temp_dir())
         .state_dir(dir)
         .max_concurrency(cap)
+        .allow_all_unsafe()
         .build()
+        .expect("the engine builds")
 }
 
 async fn baseline(n: usize) {

@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use baton::engine::permission::AllowAll;
+use baton::engine::permission::AllowAllUnsafe;
 use baton::engine::{PoolSpec, ToolPool};
 use baton::remote::{route, RemoteConfig};
 use baton::{Engine, Event, ToolUse};
@@ -75,13 +75,14 @@ fn engine(dir: &Path, remote: Option<&RemoteConfig>, key: &str) -> Engine {
             builtins: tools,
             ..Default::default()
         },
-        &AllowAll,
+        &AllowAllUnsafe,
     );
     Engine::builder(pool)
         .cwd(dir)
         .state_dir(dir.join(".state"))
-        .policy(Arc::new(AllowAll))
+        .policy(Arc::new(AllowAllUnsafe))
         .build()
+        .expect("the engine builds")
 }
 
 /// A session's calls: mostly reads (run together), some writes (alone).

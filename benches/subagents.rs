@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use baton::engine::subagent::{SubagentLimits, SubagentService};
-use baton::engine::AllowAll;
+use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event, InterruptKind, ToolUse};
 use baton_tools::agent::AgentCatalog;
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -29,8 +29,8 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn engine(dir: &std::path::Path) -> Engine {
-    let pool =
-        baton::builtins::builtin_pool_with_agents(&AllowAll, AgentCatalog::builtin()).unwrap();
+    let pool = baton::builtins::builtin_pool_with_agents(&AllowAllUnsafe, AgentCatalog::builtin())
+        .unwrap();
     Engine::builder(pool)
         .cwd(dir)
         .state_dir(dir.join("state"))
@@ -41,7 +41,9 @@ fn engine(dir: &std::path::Path) -> Engine {
                 max_concurrent: 100,
             },
         ))
+        .allow_all_unsafe()
         .build()
+        .expect("the engine builds")
 }
 
 fn to_call(v: &Value) -> ToolUse {

@@ -26,7 +26,7 @@ fn pool(mcp: usize) -> ToolPool {
             others: mcp_like::tools(mcp),
             ..Default::default()
         },
-        &baton::engine::AllowAll,
+        &baton::engine::AllowAllUnsafe,
     )
 }
 

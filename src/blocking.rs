@@ -19,6 +19,8 @@ pub struct BlockingEngine {
 
 impl BlockingEngine {
     /// Builds a runtime with `threads` workers (at least one) for `builder`.
+    /// An engine that cannot be built ([`crate::BuildError`]) is an error of
+    /// kind `Other`.
     pub fn new(builder: crate::EngineBuilder, threads: usize) -> std::io::Result<Self> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads.max(1))
@@ -28,7 +30,7 @@ impl BlockingEngine {
         // but tools may capture the current handle when constructed.
         let engine = {
             let _guard = rt.enter();
-            builder.build()
+            builder.build().map_err(std::io::Error::other)?
         };
         Ok(BlockingEngine { engine, rt })
     }

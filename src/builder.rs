@@ -1,5 +1,11 @@
 //! Assembling an engine: tools, working directory, state directory,
 //! permission policy, hooks, runtime settings.
+//!
+//! Secure unless told otherwise: without a policy the engine applies the
+//! SPEC §11 default (read-only calls inside the workspace run, anything else
+//! asks, and with no approver an ask is a denial); allow-all takes a method
+//! that says so. The workspace is never guessed: without `cwd` it is the
+//! process's current directory, and if that cannot be read, building fails.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -7,6 +13,7 @@ use std::sync::Arc;
 use baton_actors::{Runtime, RuntimeConfig};
 use baton_engine::deferred::{set_deferral, Deferral, ToolSearchSettings};
 use baton_engine::extensions::Extensions;
+use baton_engine::permission::{AllowAllUnsafe, RulePolicy};
 use baton_engine::{
     Approver, Context, HookRegistry, PermissionMode, PermissionPolicy, Pipeline, Session, ToolPool,
 };
@@ -79,8 +86,16 @@ impl EngineBuilder {
         self
     }
 
+    /// The permission policy (default: no rules, SPEC §11 mode defaults).
     pub fn policy(mut self, policy: Arc<dyn PermissionPolicy>) -> Self {
         self.policy = Some(policy);
+        self
+    }
+
+    /// Allows every call without asking: any command, any file anywhere.
+    /// For tests, benchmarks and sandboxes the host controls entirely.
+    pub fn allow_all_unsafe(mut self) -> Self {
+        self.policy = Some(Arc::new(AllowAllUnsafe));
         self
     }
 
@@ -149,17 +164,37 @@ impl EngineBuilder {
         self
     }
 
-    pub fn build(self) -> Engine {
-        let cwd = self
-            .cwd
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_else(|| PathBuf::from("/"));
-        let mut roots = vec![cwd.clone()];
-        roots.extend(self.roots);
-        let context = Context::new(cwd).with_roots(roots).with_mode(self.mode);
+    /// Builds the engine. Fails when no working directory was given and the
+    /// process's own cannot be read, or when the mode is bypassPermissions
+    /// and the policy disables it.
+    pub fn build(self) -> Result<Engine, BuildError> {
+        let cwd = match self.cwd {
+            Some(dir) => dir,
+            None => std::env::current_dir().map_err(|e| {
+                BuildError(format!(
+                    "no working directory was given and the current directory cannot be read ({e}); \
+                     give one with `cwd`, it is the workspace the permission rules protect"
+                ))
+            })?,
+        };
+        let policy: Arc<dyn PermissionPolicy> =
+            self.policy.unwrap_or_else(|| Arc::new(RulePolicy::new()));
+        if self.mode == PermissionMode::BypassPermissions {
+            if let Some(by) = policy.bypass_disabled() {
+                return Err(BuildError(format!(
+                    "bypassPermissions mode is disabled by {by}; choose another permission mode"
+                )));
+            }
+        }
         let state_dir = self
             .state_dir
             .unwrap_or_else(|| std::env::temp_dir().join(format!("baton-{}", std::process::id())));
+        let mut roots = vec![cwd.clone()];
+        roots.extend(self.roots);
+        let context = Context::new(cwd)
+            .with_roots(roots)
+            .with_readable(vec![state_dir.clone()])
+            .with_mode(self.mode);
         let session_id = self
             .session_id
             .unwrap_or_else(|| format!("baton-{}", std::process::id()));
@@ -168,10 +203,7 @@ impl EngineBuilder {
             .tool_search
             .unwrap_or_else(|| ToolSearchSettings::from_env().unwrap_or_default());
         set_deferral(&session, Deferral::resolve(tool_search, &self.pool));
-        let mut pipeline = Pipeline::new(self.pool);
-        if let Some(policy) = self.policy {
-            pipeline = pipeline.with_policy(policy);
-        }
+        let mut pipeline = Pipeline::new(self.pool).with_policy(policy);
         if let Some(hooks) = self.hooks {
             pipeline = pipeline.with_hooks(hooks);
         }
@@ -188,6 +220,18 @@ impl EngineBuilder {
         if let Some(hook) = self.fault_hook {
             runtime = runtime.fault_hook(hook);
         }
-        Engine::from_runtime(runtime.build())
+        Ok(Engine::from_runtime(runtime.build()))
     }
 }
+
+/// Why an engine could not be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildError(pub String);
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BuildError {}

@@ -11,14 +11,24 @@
 //! the scheduling in [`baton_actors`]; both are re-exported.
 //!
 //! ```no_run
+//! use std::sync::Arc;
 //! use baton::{Engine, Event, ToolUse};
-//! use baton::engine::AllowAll;
+//! use baton::engine::permission::Settings;
 //! use serde_json::json;
 //!
 //! # async fn host() -> Result<(), Box<dyn std::error::Error>> {
-//! let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAll)?)
-//!     .cwd("/path/to/project")
-//!     .build();
+//! let project = std::path::Path::new("/path/to/project");
+//! // The user's Claude Code settings: rules, mode, hooks. Without a policy
+//! // the engine still applies the safe default (read-only inside the
+//! // workspace runs, everything else asks).
+//! let settings = Settings::load(project, None)?;
+//! let engine = Engine::builder(baton::builtins::builtin_pool(&*settings.policy)?)
+//!     .cwd(project)
+//!     .policy(settings.policy.clone())
+//!     .hooks(settings.hooks.clone())
+//!     .permission_mode(settings.mode)
+//!     .host_approvals(true) // ask decisions arrive as PermissionRequest events
+//!     .build()?;
 //! let mut batch = engine.open_batch().await?;
 //! // Add calls as the model streams them; they start as soon as allowed.
 //! batch.add(ToolUse::new("toolu_1", "Glob", json!({"pattern": "**/*.rs"})))?;
@@ -29,7 +39,8 @@
 //!     match event {
 //!         Event::Progress { call_id, progress, .. } => println!("{call_id}: {}", progress.message),
 //!         Event::PermissionRequest(prompt) => {
-//!             prompt.answer(baton::Approval::Allow);
+//!             // Show the user what is asked; here, everything is refused.
+//!             prompt.answer(baton::Approval::Deny { reason: None });
 //!         }
 //!         Event::Result { result, .. } => results.push(result), // in call order
 //!         Event::Done(_) => break,
@@ -67,7 +78,7 @@ pub use baton_engine as engine;
 pub use baton_engine::{Approval, CallResult, Notification, Outcome, ToolUse};
 /// The MCP client: configured MCP servers as tools ([`baton_mcp`]).
 pub use baton_mcp as mcp;
-pub use builder::EngineBuilder;
+pub use builder::{BuildError, EngineBuilder};
 
 /// One session's engine. Clones share the session, its context and tools.
 #[derive(Clone, Debug)]

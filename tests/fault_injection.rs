@@ -108,7 +108,9 @@ async fn run_case(spec: BatchSpec, state: std::path::PathBuf) -> Result<(), Test
                 InjectedFault::None
             }
         }))
-        .build();
+        .allow_all_unsafe()
+        .build()
+        .unwrap();
     let mut batch = engine.open_batch().await.unwrap();
     let uses: Vec<ToolUse> = spec
         .calls

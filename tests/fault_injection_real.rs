@@ -177,7 +177,8 @@ async fn run_case(case: &Case, seq: u64) -> Result<(), String> {
     .policy(settings.policy.clone() as Arc<dyn baton::engine::PermissionPolicy>)
     .hooks(HookRegistry::new(hooks))
     .host_approvals(true)
-    .build();
+    .build()
+    .expect("the engine builds");
 
     let mut handles = Vec::new();
     for (b, kinds) in case.batches.iter().enumerate() {

@@ -36,7 +36,8 @@ async fn permission_requests_round_trip_through_the_host() {
         .state_dir(dir.path())
         .policy(Arc::new(AskEverything))
         .host_approvals(true)
-        .build();
+        .build()
+        .unwrap();
     let mut batch = engine.open_batch().await.unwrap();
     batch.add(call("yes", "Probe", json!({}))).unwrap();
     batch.add(call("no", "Probe", json!({}))).unwrap();
@@ -79,7 +80,8 @@ async fn without_host_approvals_ask_means_deny() {
         .cwd(dir.path())
         .state_dir(dir.path())
         .policy(Arc::new(AskEverything))
-        .build();
+        .build()
+        .unwrap();
     let batch = engine.open_batch().await.unwrap();
     batch.add(call("a", "Probe", json!({}))).unwrap();
     let (results, _) = batch.finish().await;
@@ -91,7 +93,8 @@ fn the_blocking_api_runs_a_batch_without_an_async_host() {
     let dir = tempfile::tempdir().unwrap();
     let builder = Engine::builder(testkit::pool())
         .cwd(dir.path())
-        .state_dir(dir.path());
+        .state_dir(dir.path())
+        .allow_all_unsafe();
     let engine = BlockingEngine::new(builder, 2).unwrap();
     let batch = engine.open_batch().unwrap();
     batch.add(call("a", "Probe", json!({"ms": 100}))).unwrap();
@@ -132,7 +135,9 @@ async fn session_notifications_reach_the_host() {
     let engine = Engine::builder(testkit::pool())
         .cwd(dir.path())
         .state_dir(dir.path())
-        .build();
+        .allow_all_unsafe()
+        .build()
+        .unwrap();
     let mut notes = engine.notifications();
     engine.runtime().session().notify(Notification {
         kind: "background_task_finished".into(),
@@ -153,7 +158,8 @@ async fn a_pending_approval_ends_when_its_call_is_interrupted() {
         .state_dir(dir.path())
         .policy(Arc::new(AskEverything))
         .host_approvals(true)
-        .build();
+        .build()
+        .unwrap();
     let mut batch = engine.open_batch().await.unwrap();
     // Nap stops on a new message; Probe does not, so its question stays.
     batch.add(call("nap", "Nap", json!({}))).unwrap();

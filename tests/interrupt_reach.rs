@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use baton::engine::hooks::ToolNameMatcher;
 use baton::engine::{
-    async_trait, AllowAll, CommandHook, HookEvent, HookRegistry, Tool, ToolContext, ToolDef,
+    async_trait, AllowAllUnsafe, CommandHook, HookEvent, HookRegistry, Tool, ToolContext, ToolDef,
     ToolError, ToolLogic, ToolOutput, ToolPool,
 };
 use baton::{Engine, InterruptKind, Outcome};
@@ -71,11 +71,13 @@ async fn an_interrupt_ends_a_hanging_hook_and_the_tool_never_starts() {
         dir.path(),
     )
     .with_timeout(Duration::from_secs(2000));
-    let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAll).unwrap())
+    let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
         .cwd(dir.path())
         .state_dir(dir.path().join(".state"))
         .hooks(HookRegistry::new(vec![Arc::new(hook)]))
-        .build();
+        .allow_all_unsafe()
+        .build()
+        .unwrap();
     let ran = dir.path().join("ran");
     let mut batch = engine.open_batch().await.unwrap();
     batch
@@ -137,7 +139,9 @@ async fn an_interrupt_reaches_a_call_in_validate_input() {
     let engine = Engine::builder(ToolPool::of(vec![tool]))
         .cwd(dir.path())
         .state_dir(dir.path().join(".state"))
-        .build();
+        .allow_all_unsafe()
+        .build()
+        .unwrap();
     let mut batch = engine.open_batch().await.unwrap();
     batch.add(call("s", "SlowCheck", json!({}))).unwrap();
     batch.end();
@@ -163,10 +167,12 @@ async fn an_interrupt_reaches_a_call_in_validate_input() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interrupting_running_shells_does_not_wait_for_zombies() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAll).unwrap())
+    let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
         .cwd(dir.path())
         .state_dir(dir.path().join(".state"))
-        .build();
+        .allow_all_unsafe()
+        .build()
+        .unwrap();
     let m = marker();
     let mut batches = Vec::new();
     for i in 0..4 {

@@ -193,7 +193,9 @@ async fn a_lost_invocation_still_yields_its_result() {
             "killed" => InjectedFault::Kill,
             _ => InjectedFault::None,
         }))
-        .build();
+        .allow_all_unsafe()
+        .build()
+        .unwrap();
     let calls = vec![
         call("panics", "Probe", json!({"ms": 20})),
         call("killed", "Probe", json!({"ms": 20, "safe": false})),
@@ -297,7 +299,9 @@ async fn running_nested_batches_can_be_limited() {
         .cwd(dir.path())
         .state_dir(dir.path().join("state"))
         .config(baton::RuntimeConfig::default().with_max_running_nested(Some(1)))
-        .build();
+        .allow_all_unsafe()
+        .build()
+        .unwrap();
     let child = |id: &str| json!({"calls": [{"id": id, "name": "Probe", "input": {"ms": 300}}]});
     let start = Instant::now();
     let run = run_all(

@@ -6,18 +6,20 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use baton::engine::AllowAll;
+use baton::engine::AllowAllUnsafe;
 use baton::{Engine, InterruptKind, Outcome, SiblingPolicy};
 use common::{call, drain};
 use proptest::prelude::*;
 use serde_json::json;
 
 fn engine(dir: &std::path::Path, policy: SiblingPolicy) -> Engine {
-    Engine::builder(baton::builtins::builtin_pool(&AllowAll).unwrap())
+    Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
         .cwd(dir)
         .state_dir(dir.join(".state"))
         .sibling_policy(policy)
+        .allow_all_unsafe()
         .build()
+        .unwrap()
 }
 
 /// Live processes whose environment carries `marker`.

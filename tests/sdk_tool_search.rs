@@ -23,7 +23,7 @@ fn engine(dir: &Path, format: ToolFormat, references: bool) -> Engine {
             others: mcp_like::tools(30),
             ..Default::default()
         },
-        &baton::engine::AllowAll,
+        &baton::engine::AllowAllUnsafe,
     );
     Engine::builder(pool)
         .cwd(dir)
@@ -33,7 +33,9 @@ fn engine(dir: &Path, format: ToolFormat, references: bool) -> Engine {
                 .format(format)
                 .tool_references(references),
         )
+        .allow_all_unsafe()
         .build()
+        .expect("the engine builds")
 }
 
 const QUERY: &str = "select:WebFetch,mcp__slack__get_issue,Read";

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use baton::engine::wire::{FnSink, StreamParser, WireFormat};
-use baton::engine::AllowAll;
+use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event};
 use serde_json::{json, Value};
 
@@ -97,9 +97,13 @@ fn is_trickle(e: &Value) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn through_the_rust_api_a_call_starts_before_the_stream_ends() {
-    let pool = baton::builtins::builtin_pool(&AllowAll).unwrap();
+    let pool = baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::builder(pool).cwd(dir.path()).build();
+    let engine = Engine::builder(pool)
+        .cwd(dir.path())
+        .allow_all_unsafe()
+        .build()
+        .expect("the engine builds");
     for format in WireFormat::ALL {
         let batch = engine.open_batch().await.unwrap();
         let (handle, mut events) = batch.split();

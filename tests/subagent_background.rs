@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use baton::engine::subagent::{SubagentLimits, SubagentService};
-use baton::engine::{AllowAll, Outcome};
+use baton::engine::{AllowAllUnsafe, Outcome};
 use baton::Engine;
 use baton_tools::agent::AgentCatalog;
 use common::{call, run_all};
@@ -18,8 +18,8 @@ use serde_json::json;
 
 fn setup(dir: &std::path::Path, cwd: &std::path::Path) -> (Engine, std::sync::Arc<Scripted>) {
     let runner = Scripted::new();
-    let pool =
-        baton::builtins::builtin_pool_with_agents(&AllowAll, AgentCatalog::builtin()).unwrap();
+    let pool = baton::builtins::builtin_pool_with_agents(&AllowAllUnsafe, AgentCatalog::builtin())
+        .unwrap();
     let engine = Engine::builder(pool)
         .cwd(cwd)
         .state_dir(dir.join("state"))
@@ -27,7 +27,9 @@ fn setup(dir: &std::path::Path, cwd: &std::path::Path) -> (Engine, std::sync::Ar
             runner.clone(),
             SubagentLimits::default(),
         ))
-        .build();
+        .allow_all_unsafe()
+        .build()
+        .expect("the engine builds");
     (engine, runner)
 }
 

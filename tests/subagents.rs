@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use baton::engine::subagent::{AgentDefinition, SubagentLimits, SubagentService};
-use baton::engine::{AllowAll, Outcome, PermissionMode};
+use baton::engine::{AllowAllUnsafe, Outcome, PermissionMode};
 use baton::{Engine, Event, InterruptKind};
 use baton_tools::agent::AgentCatalog;
 use common::{assert_in_order, call, drain, Run};
@@ -23,12 +23,14 @@ struct Setup {
 
 fn setup_with(runner: Arc<Scripted>, limits: SubagentLimits, catalog: AgentCatalog) -> Setup {
     let dir = tempfile::tempdir().unwrap();
-    let pool = baton::builtins::builtin_pool_with_agents(&AllowAll, catalog).unwrap();
+    let pool = baton::builtins::builtin_pool_with_agents(&AllowAllUnsafe, catalog).unwrap();
     let engine = Engine::builder(pool)
         .cwd(dir.path())
         .state_dir(dir.path().join("state"))
         .subagent_service(SubagentService::with_limits(runner.clone(), limits))
-        .build();
+        .allow_all_unsafe()
+        .build()
+        .expect("the engine builds");
     Setup {
         engine,
         runner,
@@ -381,10 +383,12 @@ async fn unknown_types_and_missing_runners_are_clear_errors() {
     );
 
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAll).unwrap())
+    let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
         .cwd(dir.path())
         .state_dir(dir.path().join("state"))
-        .build();
+        .allow_all_unsafe()
+        .build()
+        .expect("the engine builds");
     let run = tokio::time::timeout(
         Duration::from_secs(10),
         common::run_all(&engine, vec![to_call(&agent("n", script(vec![], "x")))]),
@@ -419,13 +423,14 @@ impl baton::engine::PermissionPolicy for AskBash {
 async fn approvals_from_a_subagent_carry_the_chain_of_calls() {
     let dir = tempfile::tempdir().unwrap();
     let runner = Scripted::new();
-    let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAll).unwrap())
+    let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
         .cwd(dir.path())
         .state_dir(dir.path().join("state"))
         .policy(Arc::new(AskBash))
         .host_approvals(true)
         .subagents(runner.clone())
-        .build();
+        .build()
+        .expect("the engine builds");
     let inner = script(vec![bash("deep-bash", "echo approved")], "inner");
     let outer = script(vec![agent("mid", inner)], "outer");
     let mut batch = engine.open_batch().await.unwrap();

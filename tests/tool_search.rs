@@ -46,7 +46,7 @@ fn pool() -> ToolPool {
             others: vec![jira("create_issue"), jira("delete_issue")],
             ..Default::default()
         },
-        &baton::engine::AllowAll,
+        &baton::engine::AllowAllUnsafe,
     )
 }
 
@@ -55,7 +55,9 @@ fn engine(dir: &std::path::Path, settings: ToolSearchSettings) -> Engine {
         .cwd(dir)
         .state_dir(dir.join("state"))
         .tool_search(settings)
+        .allow_all_unsafe()
         .build()
+        .expect("the engine builds")
 }
 
 async fn message(engine: &Engine, calls: Vec<(&str, Value)>) -> Vec<CallResult> {
@@ -299,14 +301,16 @@ async fn deferral_shrinks_the_request_tenfold_for_500_mcp_tools() {
             others: mcp_like::tools(500),
             ..Default::default()
         },
-        &baton::engine::AllowAll,
+        &baton::engine::AllowAllUnsafe,
     );
     let build = |mode| {
         Engine::builder(pool.clone())
             .cwd(dir.path())
             .state_dir(dir.path().join("state"))
             .tool_search(ToolSearchSettings::default().mode(mode))
+            .allow_all_unsafe()
             .build()
+            .expect("the engine builds")
     };
     let bytes = |tools: &[Value]| -> usize {
         tools
@@ -335,6 +339,8 @@ async fn deferral_shrinks_the_request_tenfold_for_500_mcp_tools() {
     let auto = Engine::builder(pool.clone())
         .cwd(dir.path())
         .tool_search(ToolSearchSettings::default().mode(ToolSearchMode::Auto { percent: 10 }))
-        .build();
+        .allow_all_unsafe()
+        .build()
+        .expect("the engine builds");
     assert!(auto.deferral().active, "{:?}", auto.deferral());
 }

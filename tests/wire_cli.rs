@@ -5,7 +5,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use baton::engine::wire::{WireFormat, WireTools};
-use baton::engine::AllowAll;
+use baton::engine::AllowAllUnsafe;
 use serde_json::{json, Value};
 
 fn baton() -> Command {
@@ -36,7 +36,7 @@ fn run(args: &[&str], stdin: &str) -> (Option<i32>, String, String) {
 
 #[test]
 fn every_builtin_tool_gets_a_strict_schema_for_openai() {
-    let pool = baton::builtins::builtin_pool(&AllowAll).unwrap();
+    let pool = baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap();
     for format in [WireFormat::OpenAiChat, WireFormat::OpenAiResponses] {
         let tools = WireTools::new(&pool, format);
         let loose: Vec<&str> = tools

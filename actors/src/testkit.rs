@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 use baton_engine::nesting::{run_nested, NestedOptions};
 use baton_engine::pool::{PoolSpec, ToolPool};
 use baton_engine::{
-    AllowAll, ContextModifier, InterruptBehavior, Tool, ToolContext, ToolDef, ToolError, ToolLogic,
-    ToolOutput, ToolUse,
+    AllowAllUnsafe, ContextModifier, InterruptBehavior, Tool, ToolContext, ToolDef, ToolError,
+    ToolLogic, ToolOutput, ToolUse,
 };
 use parking_lot::Mutex;
 use serde_json::{json, Value};
@@ -259,6 +259,6 @@ pub fn pool() -> ToolPool {
             builtins: tools(),
             ..Default::default()
         },
-        &AllowAll,
+        &AllowAllUnsafe,
     )
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use baton::actors::testkit;
 use baton::engine::pool::{PoolSpec, ToolPool};
 use baton::engine::{
-    AllowAll, InterruptBehavior, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
+    AllowAllUnsafe, InterruptBehavior, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
 };
 use baton::{Engine, Event, ToolUse};
 use serde_json::{json, Value};
@@ -125,7 +125,7 @@ pub fn pool() -> ToolPool {
             builtins: tools,
             ..Default::default()
         },
-        &AllowAll,
+        &AllowAllUnsafe,
     )
 }
 
@@ -135,7 +135,9 @@ pub fn engine(cap: usize) -> Engine {
         .cwd(std::env::temp_dir())
         .state_dir(dir)
         .max_concurrency(cap)
+        .allow_all_unsafe()
         .build()
+        .expect("the bench engine builds")
 }
 
 pub fn calls(name: &str, n: usize, input: Value) -> Vec<ToolUse> {

@@ -28,6 +28,10 @@ pub struct Context {
     /// Workspace roots: the original working directory plus any additional
     /// directories. Paths outside them need approval.
     pub roots: Arc<Vec<PathBuf>>,
+    /// Directories readable without asking besides the roots: the session's
+    /// state directory, where spilled results and shell logs are and where
+    /// the model is told to read them. Not roots: writes there still ask.
+    pub readable: Arc<Vec<PathBuf>>,
     pub permission_mode: PermissionMode,
     /// Tool-defined values carried from call to call.
     pub extensions: Extensions,
@@ -39,6 +43,7 @@ impl Context {
         let cwd = cwd.into();
         Context {
             roots: Arc::new(vec![cwd.clone()]),
+            readable: Arc::new(Vec::new()),
             cwd,
             permission_mode: PermissionMode::Default,
             extensions: Extensions::default(),
@@ -48,6 +53,21 @@ impl Context {
     pub fn with_roots(mut self, roots: Vec<PathBuf>) -> Self {
         self.roots = Arc::new(roots);
         self
+    }
+
+    /// Directories readable without asking (see [`Context::readable`]).
+    pub fn with_readable(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.readable = Arc::new(dirs);
+        self
+    }
+
+    /// Whether `path` lies inside one of the extra readable directories,
+    /// after resolving `..` and symlinks.
+    pub fn is_readable_extra(&self, path: impl AsRef<Path>) -> bool {
+        let resolved = crate::paths::resolve(&self.absolute(path));
+        self.readable
+            .iter()
+            .any(|dir| resolved.starts_with(crate::paths::resolve(dir)))
     }
 
     pub fn with_mode(mut self, mode: PermissionMode) -> Self {

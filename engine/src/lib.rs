@@ -36,7 +36,7 @@ pub use hooks::{
 };
 pub use output::{ToolError, ToolOutput};
 pub use permission::{
-    AllowAll, Approval, ApprovalRequest, Approver, PermissionDecision, PermissionMode,
+    AllowAllUnsafe, Approval, ApprovalRequest, Approver, PermissionDecision, PermissionMode,
     PermissionPolicy, PermissionTarget, RulePolicy, Settings, SettingsError, ToolPermission,
 };
 pub use pipeline::{Pipeline, PreparedCall};

@@ -101,7 +101,7 @@ impl ToolPool {
                 builtins: builtins.into_iter().map(Arc::new).collect(),
                 ..Default::default()
             },
-            &crate::permission::AllowAll,
+            &crate::permission::AllowAllUnsafe,
         )
     }
 

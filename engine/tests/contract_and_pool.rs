@@ -97,7 +97,7 @@ fn pool_orders_builtins_then_others_and_builtins_win() {
             others: vec![external("zeta"), external("Bash"), external("alpha")],
             ..Default::default()
         },
-        &baton_engine::AllowAll,
+        &baton_engine::AllowAllUnsafe,
     );
     assert_eq!(pool.names(), ["Bash", "Read", "Write", "alpha", "zeta"]);
     assert!(!ToolPool::is_external(pool.get("Bash").unwrap()));
@@ -168,7 +168,7 @@ fn allow_and_disallow_lists_disallow_wins() {
             disallow: vec!["B".into()],
             ..Default::default()
         },
-        &baton_engine::AllowAll,
+        &baton_engine::AllowAllUnsafe,
     );
     assert_eq!(pool.names(), ["A"]);
 }

@@ -322,7 +322,8 @@ impl Setup {
     pub fn engine(&mut self) -> Result<Engine, CliError> {
         self.builder
             .take()
-            .map(baton::EngineBuilder::build)
-            .ok_or_else(|| CliError::Failed("the engine was already built".into()))
+            .ok_or_else(|| CliError::Failed("the engine was already built".into()))?
+            .build()
+            .map_err(|e| CliError::Usage(e.to_string()))
     }
 }

@@ -32,7 +32,9 @@ pub fn fixture(cap: usize, policy: SiblingPolicy) -> Fixture {
         .state_dir(dir.path().join("state"))
         .max_concurrency(cap)
         .sibling_policy(policy)
-        .build();
+        .allow_all_unsafe()
+        .build()
+        .unwrap();
     Fixture { engine, dir }
 }
 

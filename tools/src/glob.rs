@@ -18,7 +18,7 @@ use std::collections::BinaryHeap;
 use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
-use baton_engine::permission::FileAccess;
+use baton_engine::permission::{FileAccess, SearchFilter};
 use baton_engine::{
     async_trait, paths, CancelScope, PermissionTarget, Tool, ToolContext, ToolDef, ToolError,
     ToolLogic, ToolOutput,
@@ -147,14 +147,17 @@ type Key = (SystemTime, Reverse<PathBuf>);
 struct Matches {
     newest: BinaryHeap<Reverse<Key>>,
     total: usize,
+    /// Matching files left out because a permission rule covers them.
+    hidden: usize,
 }
 
 /// Walks `plan.base` (blocking). Memory stays bounded by `max` however
 /// many files match.
-fn walk(plan: &Plan, max: usize, cancel: &CancelScope) -> Matches {
+fn walk(plan: &Plan, max: usize, cancel: &CancelScope, hide: &dyn Fn(&Path) -> bool) -> Matches {
     let mut found = Matches {
         newest: BinaryHeap::new(),
         total: 0,
+        hidden: 0,
     };
     let walker = ignore::WalkBuilder::new(&plan.base)
         .hidden(false)
@@ -176,6 +179,12 @@ fn walk(plan: &Plan, max: usize, cancel: &CancelScope) -> Matches {
             continue;
         };
         if !plan.matcher.is_match(relative) {
+            continue;
+        }
+        // A read rule on the file holds however the pattern reached it
+        // (dot-files and links included): its name is not shown.
+        if hide(entry.path()) {
+            found.hidden += 1;
             continue;
         }
         let modified = entry
@@ -209,12 +218,23 @@ impl Matches {
 }
 
 fn render(found: Matches, input: &GlobInput, plan: &Plan, max: usize) -> String {
+    let hidden = match found.hidden {
+        0 => None,
+        1 => Some("(1 matching file is not shown: a permission rule covers it.)".to_string()),
+        n => Some(format!(
+            "({n} matching files are not shown: permission rules cover them.)"
+        )),
+    };
     if found.total == 0 {
-        return format!(
+        let none = format!(
             "No files found matching `{}` in {}.",
             input.pattern,
             plan.base.display()
         );
+        return match hidden {
+            Some(note) => format!("{none}\n{note}"),
+            None => none,
+        };
     }
     let total = found.total;
     let mut out: Vec<String> = found
@@ -228,6 +248,7 @@ fn render(found: Matches, input: &GlobInput, plan: &Plan, max: usize) -> String 
              more specific pattern or path to see the others.)"
         ));
     }
+    out.extend(hidden);
     out.join("\n")
 }
 
@@ -266,7 +287,8 @@ impl ToolLogic<GlobInput> for Glob {
         let max = self.max_results;
         let cancel = ctx.cancel.clone();
         let text = tokio::task::spawn_blocking(move || {
-            let found = walk(&plan, max, &cancel);
+            let hide = |path: &Path| SearchFilter::hides(&ctx, "Glob", path);
+            let found = walk(&plan, max, &cancel, &hide);
             render(found, &input, &plan, max)
         })
         .await

@@ -59,13 +59,16 @@ impl BatchState {
     }
 
     /// A failed call may cancel its siblings, depending on the policy. Only
-    /// a failure of the call itself counts: a call that was cancelled, or
-    /// an engine that already stopped everything, triggers nothing.
+    /// a call that ran and failed counts (SPEC §8: error exit, timeout,
+    /// could not start — all reported by the tool as its own error). A call
+    /// that never ran — denied by a rule, a hook, the approver or the lack
+    /// of one, or rejected for its input — is a decision for the model to
+    /// read, not a failure; a cancelled call, or an engine that already
+    /// stopped everything, triggers nothing either. A tool that panicked ran
+    /// and broke, which counts as a failure.
     pub fn check_siblings(&mut self, index: usize, result: &CallResult) {
-        if !result.is_error
-            || matches!(result.outcome, Outcome::Cancelled { .. })
-            || self.stop.is_some()
-        {
+        let ran_and_failed = matches!(result.outcome, Outcome::ToolError | Outcome::Panicked);
+        if !result.is_error || !ran_and_failed || self.stop.is_some() {
             return;
         }
         let slot = &self.slots[index];

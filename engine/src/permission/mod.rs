@@ -2,8 +2,9 @@
 //!
 //! The pipeline asks a [`PermissionPolicy`] for a decision and, when the answer
 //! is "ask", an [`Approver`] (the host). The Claude Code-compatible rule engine
-//! is one policy; [`AllowAll`] is the default so the engine works before any
-//! settings are loaded. Tools describe *what* a call touches through
+//! is one policy, and with no rules at all it is the secure default (SPEC
+//! §11: read-only inside the workspace runs, anything else asks).
+//! [`AllowAllUnsafe`] exists for tests and benchmarks and says so. Tools describe *what* a call touches through
 //! [`PermissionTarget`], so rules can be matched without the policy knowing
 //! any concrete tool.
 //!
@@ -15,9 +16,11 @@
 
 mod bash;
 mod git_config;
+mod legacy;
 mod mcp;
 mod paths;
 pub mod policy;
+mod protected;
 mod reach;
 pub mod rules;
 pub mod settings;
@@ -28,14 +31,14 @@ pub use rules::{Rule, RuleError, RuleKind};
 pub use settings::{Settings, SettingsError};
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::context::Context;
+use crate::context::{Context, ToolContext};
 use crate::tool::Tool;
 
 /// Permission modes, named as in Claude Code settings (SPEC §11).
@@ -165,13 +168,29 @@ pub trait PermissionPolicy: Send + Sync {
     fn denies_whole_tool(&self, _tool_name: &str) -> bool {
         false
     }
+
+    /// Why bypassPermissions mode is unavailable (`None`: it is available).
+    /// An engine refuses to be built in that mode when this says so.
+    fn bypass_disabled(&self) -> Option<String> {
+        None
+    }
+
+    /// Whether a search tool (Grep, Glob) must leave `path` out of what it
+    /// reports: a read rule (deny or ask) names it. The call as a whole was
+    /// judged on its search root; this is asked for every file the search
+    /// visits, so a rule on a file holds however the search reaches it.
+    fn hides_from_search(&self, _tool_name: &str, _path: &Path, _context: &Context) -> bool {
+        false
+    }
 }
 
-/// Allows every call. The engine's default policy.
+/// Allows every call, whatever it does, wherever: no rules, no workspace, no
+/// questions. For tests and benchmarks; a host that uses it hands the model
+/// the machine.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct AllowAll;
+pub struct AllowAllUnsafe;
 
-impl PermissionPolicy for AllowAll {
+impl PermissionPolicy for AllowAllUnsafe {
     fn decide(&self, _request: &PermissionRequest<'_>) -> PermissionDecision {
         PermissionDecision::Allow
     }
@@ -209,4 +228,33 @@ pub enum Approval {
 #[async_trait]
 pub trait Approver: Send + Sync {
     async fn approve(&self, request: ApprovalRequest) -> Approval;
+}
+
+/// What a search tool consults, per file visited, to honour read rules
+/// (see [`PermissionPolicy::hides_from_search`]). The pipeline offers it to
+/// every call through [`ToolContext::services`]; without it (a tool run
+/// outside the pipeline) nothing is hidden.
+#[derive(Clone)]
+pub struct SearchFilter {
+    policy: std::sync::Arc<dyn PermissionPolicy>,
+}
+
+impl SearchFilter {
+    pub fn new(policy: std::sync::Arc<dyn PermissionPolicy>) -> Self {
+        SearchFilter { policy }
+    }
+
+    /// Whether the search `ctx`'s call (by `tool_name`) makes must leave
+    /// `path` (absolute) out. `false` when no filter was offered.
+    pub fn hides(ctx: &ToolContext, tool_name: &str, path: &Path) -> bool {
+        ctx.services
+            .get::<SearchFilter>()
+            .is_some_and(|f| f.policy.hides_from_search(tool_name, path, &ctx.context))
+    }
+}
+
+impl fmt::Debug for SearchFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SearchFilter(..)")
+    }
 }

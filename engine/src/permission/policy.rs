@@ -16,12 +16,14 @@ use std::path::{Path, PathBuf};
 
 use super::bash::CommandParts;
 use super::paths::{absolute, Base, PathPattern};
+use super::protected::protected_reason_any;
 use super::rules::{Rule, RuleError, RuleKind, Specifier};
 use super::web::host_of;
 use super::{
     AskSource, FileAccess, PermissionDecision, PermissionMode, PermissionPolicy, PermissionRequest,
     PermissionTarget,
 };
+use crate::context::Context;
 use crate::paths::{normalize, resolve};
 
 /// Rules from settings files, evaluated like Claude Code's.
@@ -30,6 +32,9 @@ pub struct RulePolicy {
     deny: Vec<Rule>,
     ask: Vec<Rule>,
     allow: Vec<Rule>,
+    /// Set by `permissions.disableBypassPermissionsMode: "disable"`: where
+    /// it was set, for messages.
+    bypass_disabled_by: Option<String>,
 }
 
 impl RulePolicy {
@@ -85,6 +90,12 @@ impl RulePolicy {
     pub fn is_empty(&self) -> bool {
         self.deny.is_empty() && self.ask.is_empty() && self.allow.is_empty()
     }
+
+    /// Makes bypassPermissions unavailable; `source` says who decided (a
+    /// settings file), for the message a host or user sees.
+    pub fn disable_bypass(&mut self, source: impl Into<String>) {
+        self.bypass_disabled_by = Some(source.into());
+    }
 }
 
 impl PermissionPolicy for RulePolicy {
@@ -95,7 +106,14 @@ impl PermissionPolicy for RulePolicy {
                 reason: format!("{} matches this call", rule.describe()),
             };
         }
-        let mode = request.context.permission_mode;
+        let mode = match request.context.permission_mode {
+            // Refused when the engine is built; should the mode arrive some
+            // other way, it is the default mode, never a bypass.
+            PermissionMode::BypassPermissions if self.bypass_disabled_by.is_some() => {
+                PermissionMode::Default
+            }
+            mode => mode,
+        };
         if mode == PermissionMode::Plan && !request.read_only {
             return PermissionDecision::Deny {
                 reason: "the session is in plan mode, where only read-only calls run; finish the plan and let the user switch modes before making changes".into(),
@@ -106,6 +124,9 @@ impl PermissionPolicy for RulePolicy {
         }
         if mode == PermissionMode::BypassPermissions {
             return PermissionDecision::Allow;
+        }
+        if let Some(reason) = call.protected() {
+            return ask(mode, reason, AskSource::Rule, None);
         }
         if let Some(reason) = call.opaque_for(&self.ask) {
             return ask(mode, reason, AskSource::Rule, None);
@@ -128,6 +149,55 @@ impl PermissionPolicy for RulePolicy {
     fn denies_whole_tool(&self, tool_name: &str) -> bool {
         self.deny.iter().any(|r| r.names_whole_tool(tool_name))
     }
+
+    fn bypass_disabled(&self) -> Option<String> {
+        self.bypass_disabled_by.clone()
+    }
+
+    fn hides_from_search(&self, tool_name: &str, path: &Path, context: &Context) -> bool {
+        let target = PermissionTarget::Path {
+            path: path.to_path_buf(),
+            access: FileAccess::Read,
+        };
+        // Most searches meet no path rule at all: then nothing is resolved.
+        let patterns: Vec<&PathPattern> = self
+            .deny
+            .iter()
+            .chain(&self.ask)
+            .filter(|rule| rule.covers_tool(tool_name, &target))
+            .filter_map(|rule| match &rule.spec {
+                Some(Specifier::Path(p)) => Some(p),
+                _ => None,
+            })
+            .collect();
+        if patterns.is_empty() {
+            return false;
+        }
+        let working_dir = working_dir(context);
+        patterns
+            .iter()
+            .any(|p| path_suspected(p, path, &working_dir))
+    }
+}
+
+/// The working directory `./` rules are anchored to: the session's first
+/// root (its original directory), so a `cd` does not move the rules.
+fn working_dir(ctx: &Context) -> PathBuf {
+    absolute(ctx.roots.first().unwrap_or(&ctx.cwd))
+}
+
+fn base_of(pattern: &PathPattern, working_dir: &Path) -> PathBuf {
+    match pattern.base() {
+        Base::Fixed(dir) => dir.clone(),
+        Base::WorkingDir => working_dir.to_path_buf(),
+    }
+}
+
+/// Deny/ask lookup for a path: as written or as resolved, either counts.
+fn path_suspected(pattern: &PathPattern, path: &Path, working_dir: &Path) -> bool {
+    let base = base_of(pattern, working_dir);
+    pattern.matches_at(&normalize(path), &normalize(&base))
+        || pattern.matches_at(&resolve(path), &resolve(&base))
 }
 
 fn ask(
@@ -170,15 +240,45 @@ impl<'a> Call<'a> {
                 PermissionTarget::Command(c) => Some(CommandParts::new(c)),
                 _ => None,
             },
-            working_dir: absolute(ctx.roots.first().unwrap_or(&ctx.cwd)),
+            working_dir: working_dir(ctx),
         }
     }
 
     fn base_of(&self, pattern: &PathPattern) -> PathBuf {
-        match pattern.base() {
-            Base::Fixed(dir) => dir.clone(),
-            Base::WorkingDir => self.working_dir.clone(),
+        base_of(pattern, &self.working_dir)
+    }
+
+    /// Why this call writes a protected path (see [`super::protected`]),
+    /// judged on the path as resolved and as the model spelled it.
+    fn protected(&self) -> Option<String> {
+        let PermissionTarget::Path {
+            path,
+            access: FileAccess::Write,
+        } = self.request.target
+        else {
+            return None;
+        };
+        let ctx = self.request.context;
+        let spelled = ["file_path", "notebook_path", "path"]
+            .iter()
+            .find_map(|key| self.request.input.get(key)?.as_str())
+            .map(|raw| normalize(&ctx.absolute(raw)));
+        let readable = ctx
+            .readable
+            .iter()
+            .any(|dir| resolve(path).starts_with(resolve(dir)));
+        if readable {
+            return Some(format!(
+                "it writes `{}`, in the session's state directory, where only Baton writes",
+                path.display()
+            ));
         }
+        protected_reason_any(
+            [Some(normalize(path)), Some(resolve(path)), spelled]
+                .iter()
+                .flatten()
+                .map(PathBuf::as_path),
+        )
     }
 
     /// Deny/ask lookup: does any spelling of this call match `rule`?
@@ -196,9 +296,7 @@ impl<'a> Call<'a> {
                     .is_some_and(|parts| parts.suspects().any(|s| p.matches(s)))
             }
             (Some(Specifier::Path(p)), PermissionTarget::Path { path, .. }) => {
-                let base = self.base_of(p);
-                p.matches_at(&normalize(path), &normalize(&base))
-                    || p.matches_at(&resolve(path), &resolve(&base))
+                path_suspected(p, path, &self.working_dir)
             }
             (Some(Specifier::Domain(d)), PermissionTarget::Url(url)) => d.matches_url(url),
             (Some(Specifier::Other(p)), target) => {
@@ -301,7 +399,9 @@ impl<'a> Call<'a> {
         let suggestion = self.suggestion(&unallowed);
         let reason = match req.target {
             PermissionTarget::Path { path, access } => {
-                if !req.context.is_inside_roots(path) {
+                if *access == FileAccess::Read && req.context.is_readable_extra(path) {
+                    return PermissionDecision::Allow;
+                } else if !req.context.is_inside_roots(path) {
                     format!(
                         "`{}` is outside the workspace ({})",
                         path.display(),

@@ -138,6 +138,13 @@ impl Rule {
         self
     }
 
+    /// The same rule, shown as `text` (the entry as the user wrote it, when
+    /// a legacy spelling was read as this rule).
+    pub(crate) fn shown_as(mut self, text: &str) -> Rule {
+        self.text = text.trim().to_string();
+        self
+    }
+
     pub fn text(&self) -> &str {
         &self.text
     }

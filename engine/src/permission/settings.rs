@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::legacy::{self, Reading};
 use super::paths::absolute;
 use super::policy::RulePolicy;
 use super::rules::{Rule, RuleKind};
@@ -213,6 +214,11 @@ impl Merged {
             Ok(_) => return self.problem(file, "the file must hold a JSON object".into()),
             Err(e) => return self.problem(file, format!("not valid JSON: {e}")),
         };
+        // Some files put the switch at the top level; honour it there too
+        // (it can only make things stricter).
+        if root.contains_key("disableBypassPermissionsMode") {
+            self.bypass_switch(file, root.get("disableBypassPermissionsMode"));
+        }
         match root.get("permissions") {
             None | Some(Value::Null) => {}
             Some(Value::Object(perms)) => self.add_permissions(file, perms, project, home),
@@ -245,10 +251,19 @@ impl Merged {
             for text in self.strings(file, perms, key) {
                 match Rule::parse(&text, kind, home, project) {
                     Ok(rule) => self.policy.push(rule.with_source(file)),
-                    Err(e) => self.problem(
-                        file,
-                        format!("permissions.{key} rule `{}`: {}", e.rule, e.message),
-                    ),
+                    // Real files hold old spellings and mistakes: each entry
+                    // is read alone, never more widely than written.
+                    Err(e) => match legacy::read(&text, kind, home, project, &e.message) {
+                        Reading::Rule(rule, note) => {
+                            self.policy.push((*rule).with_source(file));
+                            if let Some(note) = note {
+                                self.warn(file, format!("permissions.{key}: {note}"));
+                            }
+                        }
+                        Reading::Skipped(why) => {
+                            self.warn(file, format!("permissions.{key}: {why}"))
+                        }
+                    },
                 }
             }
         }
@@ -256,10 +271,24 @@ impl Merged {
             None | Some(Value::Null) => {}
             Some(Value::String(s)) => match s.parse::<PermissionMode>() {
                 Ok(mode) => self.mode = Some(mode),
-                Err(e) => self.problem(file, format!("permissions.defaultMode: {e}")),
+                // Claude Code's newer modes (`auto`) and misspellings: the
+                // default mode asks for anything not read-only, which is
+                // never looser than what the user meant, except plan.
+                Err(e) if s.eq_ignore_ascii_case("plan") => {
+                    self.mode = Some(PermissionMode::Plan);
+                    self.warn(
+                        file,
+                        format!("permissions.defaultMode: {e}; read as `plan`"),
+                    );
+                }
+                Err(e) => self.warn(
+                    file,
+                    format!("permissions.defaultMode: {e}; the default mode is used"),
+                ),
             },
             Some(_) => self.problem(file, "permissions.defaultMode must be a string".into()),
         }
+        self.bypass_switch(file, perms.get("disableBypassPermissionsMode"));
         for dir in self.strings(file, perms, "additionalDirectories") {
             match expand_dir(&dir, project, home) {
                 Ok(path) => {
@@ -274,11 +303,34 @@ impl Merged {
                         self.directories.push(path);
                     }
                 }
-                Err(message) => self.problem(
+                // Fewer roots only ever means more questions.
+                Err(message) => self.warn(
                     file,
-                    format!("permissions.additionalDirectories `{dir}`: {message}"),
+                    format!("permissions.additionalDirectories `{dir}` is ignored: {message}"),
                 ),
             }
+        }
+    }
+
+    fn warn(&mut self, file: &Path, message: String) {
+        self.warnings.push(format!("{}: {message}", file.display()));
+    }
+
+    /// `disableBypassPermissionsMode: "disable"` makes bypassPermissions
+    /// unavailable, whichever file says it (any layer may only tighten).
+    fn bypass_switch(&mut self, file: &Path, value: Option<&Value>) {
+        match value {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) if s == "disable" => self.policy.disable_bypass(format!(
+                "`disableBypassPermissionsMode: \"disable\"` in {}",
+                file.display()
+            )),
+            Some(other) => self.warn(
+                file,
+                format!(
+                    "disableBypassPermissionsMode: `{other}` is ignored; the only value is \"disable\""
+                ),
+            ),
         }
     }
 
@@ -291,18 +343,28 @@ impl Merged {
                 for (i, item) in items.iter().enumerate() {
                     match item {
                         Value::String(s) => out.push(s.clone()),
-                        other => self.problem(
+                        other => self.warn(
                             file,
-                            format!("permissions.{key}[{i}] must be a string, found {other}"),
+                            format!(
+                                "permissions.{key}[{i}] is ignored: it must be a string, found {other}"
+                            ),
                         ),
                     }
                 }
                 out
             }
-            Some(_) => {
-                self.problem(
+            // A single rule written without the list around it.
+            Some(Value::String(s)) => {
+                self.warn(
                     file,
-                    format!("permissions.{key} must be an array of strings"),
+                    format!("permissions.{key} should be a list; read as the list [{s:?}]"),
+                );
+                vec![s.clone()]
+            }
+            Some(_) => {
+                self.warn(
+                    file,
+                    format!("permissions.{key} is ignored: it must be an array of strings"),
                 );
                 Vec::new()
             }

@@ -13,6 +13,7 @@ use super::{messages, CallState, Pipeline};
 use crate::call::{CallResult, Outcome};
 use crate::content::ContentBlock;
 use crate::output::{ToolError, ToolOutput};
+use crate::permission::SearchFilter;
 use crate::tool::Tool;
 
 type Ran = Result<Result<ToolOutput, ToolError>, Box<dyn std::any::Any + Send>>;
@@ -25,7 +26,11 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
             Outcome::Internal,
         );
     };
-    let ctx = state.ctx.clone();
+    let mut ctx = state.ctx.clone();
+    // Search tools ask the rules about every file they visit.
+    ctx.services = ctx
+        .services
+        .with(SearchFilter::new(pipeline.policy.clone()));
     let cancel = ctx.cancel.clone();
     let running = AssertUnwindSafe(tool.call(parsed, ctx)).catch_unwind();
     tokio::pin!(running);

@@ -27,7 +27,7 @@ use crate::call::{CallResult, Outcome, ToolUse};
 use crate::cancel::CancelReason;
 use crate::context::ToolContext;
 use crate::hooks::{HookEvent, HookInput, HookRegistry};
-use crate::permission::{AllowAll, Approver, PermissionPolicy};
+use crate::permission::{AllowAllUnsafe, Approver, PermissionPolicy};
 use crate::pool::ToolPool;
 use crate::schema::SchemaProblem;
 use crate::tool::{InterruptBehavior, ParsedInput, Tool};
@@ -72,7 +72,7 @@ impl Pipeline {
     pub fn new(pool: ToolPool) -> Self {
         Pipeline {
             pool,
-            policy: Arc::new(AllowAll),
+            policy: Arc::new(AllowAllUnsafe),
             hooks: HookRegistry::default(),
             approver: None,
             cancel_grace: Duration::from_secs(5),

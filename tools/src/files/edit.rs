@@ -27,6 +27,7 @@ use super::{atomic, missing, paths, read, write, write_lock};
 const MAX_DIFF_CHARS: usize = 6_000;
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct EditInput {
     /// Absolute path of the file to change.
     pub file_path: String,

@@ -19,6 +19,7 @@ use super::read_state::{self, Existing};
 use super::{atomic, missing, paths, write, write_lock};
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct NotebookEditInput {
     /// Absolute path of the `.ipynb` file.
     pub notebook_path: String,

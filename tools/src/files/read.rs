@@ -68,6 +68,7 @@ impl Default for ReadLimits {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ReadInput {
     /// Absolute path of the file to read.
     pub file_path: String,

@@ -18,6 +18,7 @@ use super::read_state::{self, Existing, FileSnapshot, ReadState};
 use super::{atomic, paths, write_lock};
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct WriteInput {
     /// Absolute path of the file to write.
     pub file_path: String,

@@ -195,7 +195,7 @@ proptest::proptest! {
         files in proptest::collection::vec((0u64..20, 0u32..1000), 0..80),
         max in 1usize..30,
     ) {
-        let mut matches = super::Matches { newest: Default::default(), total: 0 };
+        let mut matches = super::Matches { newest: Default::default(), total: 0, hidden: 0 };
         let mut all = Vec::new();
         for (age, name) in &files {
             let path = std::path::PathBuf::from(format!("f{name}"));

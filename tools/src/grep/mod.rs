@@ -11,11 +11,12 @@
 //! - [`search`]: the walk and the per-file search, bounded by the limit;
 //! - [`output`]: how results read to the model.
 
+pub mod long_lines;
 pub mod options;
 pub mod output;
 pub mod search;
 
-use baton_engine::permission::FileAccess;
+use baton_engine::permission::{FileAccess, SearchFilter};
 use baton_engine::{
     async_trait, paths, PermissionTarget, Tool, ToolContext, ToolDef, ToolError, ToolLogic,
     ToolOutput,
@@ -92,7 +93,8 @@ impl ToolLogic<GrepInput> for Grep {
         let limit = self.limit(&input);
         let cancel = ctx.cancel.clone();
         let text = tokio::task::spawn_blocking(move || {
-            let found = search::run(&input, &compiled, limit, &cancel);
+            let hide = |path: &std::path::Path| SearchFilter::hides(&ctx, "Grep", path);
+            let found = search::run(&input, &compiled, limit, &cancel, &hide);
             output::render(&input, &found, limit)
         })
         .await

@@ -5,6 +5,7 @@
 //! well. The notes added around it say what was left out and why, so a
 //! truncated answer is never mistaken for a complete one.
 
+use super::long_lines::MAX_SEARCHED_LINE;
 use super::options::{GrepInput, OutputMode};
 use super::search::Found;
 
@@ -95,6 +96,29 @@ pub fn render(input: &GrepInput, found: &Found, limit: usize) -> String {
         parts.push(format!(
             "(Output cut after the first {limit} {what}; more matches exist. Narrow the \
              search with `path`, `glob` or `type`, or {raise}.)"
+        ));
+    }
+    if found.long_line_count > 0 {
+        let more = found.long_line_count - found.long_lines.len() as u64;
+        let mut named = found.long_lines.join(", ");
+        if more > 0 {
+            named.push_str(&format!(" and {more} more"));
+        }
+        parts.push(format!(
+            "({} longer than {} MiB {} searched only in {} first {} MiB ({named}); a match \
+             further along is not shown. Read the file with `offset`/`limit`, or split it, to see the rest.)",
+            plural(found.long_line_count as usize, "line", "lines"),
+            MAX_SEARCHED_LINE >> 20,
+            if found.long_line_count == 1 { "was" } else { "were" },
+            if found.long_line_count == 1 { "its" } else { "their" },
+            MAX_SEARCHED_LINE >> 20,
+        ));
+    }
+    if found.hidden > 0 {
+        parts.push(format!(
+            "({} not searched: permission rules cover {}.)",
+            plural(found.hidden, "file was", "files were"),
+            if found.hidden == 1 { "it" } else { "them" }
         ));
     }
     if found.unreadable > 0 {

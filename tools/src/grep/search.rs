@@ -11,6 +11,7 @@ use std::path::Path;
 use baton_engine::CancelScope;
 use grep_searcher::{Searcher, Sink, SinkContext, SinkMatch};
 
+use super::long_lines::{LineCap, MAX_SEARCHED_LINE};
 use super::options::{Compiled, GrepInput, OutputMode};
 use super::output::content_line;
 
@@ -27,7 +28,16 @@ pub struct Found {
     pub unreadable: usize,
     /// The single file searched was binary and skipped.
     pub root_binary: bool,
+    /// Files left out because a permission rule covers them.
+    pub hidden: usize,
+    /// Lines longer than [`MAX_SEARCHED_LINE`], searched only in part: the
+    /// first few as `path:line`, and how many in all.
+    pub long_lines: Vec<String>,
+    pub long_line_count: u64,
 }
+
+/// Cut lines named in the note; the rest are counted.
+const MAX_LONG_LINES_NAMED: usize = 5;
 
 struct Limits {
     /// Maximum lines (content) or entries (files, count).
@@ -41,7 +51,15 @@ impl Limits {
 }
 
 /// Searches `compiled.root` (blocking). Stops early on cancellation.
-pub fn run(input: &GrepInput, compiled: &Compiled, max: usize, cancel: &CancelScope) -> Found {
+/// `hide` says which files a permission rule keeps out of the search (their
+/// names and contents); it is asked about every file, the root included.
+pub fn run(
+    input: &GrepInput,
+    compiled: &Compiled,
+    max: usize,
+    cancel: &CancelScope,
+    hide: &dyn Fn(&Path) -> bool,
+) -> Found {
     let mut run = Run {
         input,
         compiled,
@@ -51,6 +69,10 @@ pub fn run(input: &GrepInput, compiled: &Compiled, max: usize, cancel: &CancelSc
         found: Found::default(),
     };
     if compiled.root_is_file {
+        if hide(&compiled.root) {
+            run.found.hidden += 1;
+            return run.found;
+        }
         // An explicit file is searched even if an ignore rule or the glob
         // would exclude it, as rg does.
         let outcome = run.file(&compiled.root, None);
@@ -76,6 +98,12 @@ pub fn run(input: &GrepInput, compiled: &Compiled, max: usize, cancel: &CancelSc
         };
         // Like rg without -L: symlinks are not followed.
         if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        // Rules hold for every file the walk reaches, however it got there
+        // (a `glob` that names dot-files, a directory below the root).
+        if hide(entry.path()) {
+            run.found.hidden += 1;
             continue;
         }
         let shown = entry.path().display().to_string();
@@ -117,12 +145,25 @@ impl Run<'_> {
             started: false,
             binary: false,
         };
-        if self
-            .searcher
-            .search_path(&self.compiled.matcher, path, &mut sink)
-            .is_err()
-        {
-            sink.found.unreadable += 1;
+        // Each line's first MAX_SEARCHED_LINE bytes are searched, so one
+        // huge line cannot take the memory of its whole length.
+        let searched = std::fs::File::open(path).and_then(|file| {
+            let mut reader = LineCap::new(file, MAX_SEARCHED_LINE);
+            self.searcher
+                .search_reader(&self.compiled.matcher, &mut reader, &mut sink)?;
+            Ok(reader)
+        });
+        match searched {
+            Ok(reader) => {
+                let name = shown.map_or_else(|| path.display().to_string(), str::to_string);
+                for line in &reader.cut {
+                    if sink.found.long_lines.len() < MAX_LONG_LINES_NAMED {
+                        sink.found.long_lines.push(format!("{name}:{line}"));
+                    }
+                }
+                sink.found.long_line_count += reader.cut_count;
+            }
+            Err(_) => sink.found.unreadable += 1,
         }
         let outcome = FileOutcome {
             matches: sink.matches,

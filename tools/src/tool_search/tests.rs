@@ -56,7 +56,7 @@ fn pool_of(builtins: Vec<Arc<Tool>>, others: Vec<Arc<Tool>>) -> ToolPool {
             others,
             ..Default::default()
         },
-        &baton_engine::AllowAll,
+        &baton_engine::AllowAllUnsafe,
     )
 }
 

@@ -300,7 +300,7 @@ fn a_cancelled_search_stops() {
     let compiled = compile(&input, dir.path()).unwrap();
     let cancel = CancelScope::new();
     cancel.cancel(CancelReason::User);
-    let found = search::run(&input, &compiled, 10, &cancel);
+    let found = search::run(&input, &compiled, 10, &cancel, &|_| false);
     assert!(found.files.is_empty());
 }
 

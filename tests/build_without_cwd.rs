@@ -1,0 +1,34 @@
+//! An engine never guesses its workspace: when no working directory is
+//! given and the process's own cannot be read, building fails. Its own test
+//! binary, because it changes the process's current directory.
+
+use baton::Engine;
+
+#[test]
+fn building_without_a_readable_current_directory_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("gone");
+    std::fs::create_dir(&gone).unwrap();
+    std::env::set_current_dir(&gone).unwrap();
+    std::fs::remove_dir(&gone).unwrap();
+    assert!(
+        std::env::current_dir().is_err(),
+        "the directory should be unreadable now"
+    );
+
+    let pool = || baton::builtins::builtin_pool(&baton::engine::RulePolicy::new()).unwrap();
+    let err = Engine::builder(pool())
+        .state_dir(dir.path().join("state"))
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("current directory"), "{err}");
+    assert!(err.to_string().contains("cwd"), "{err}");
+    // Allow-all does not change that: the workspace is never `/`.
+    assert!(Engine::builder(pool()).allow_all_unsafe().build().is_err());
+    // The blocking API reports the same error.
+    let blocking = baton::blocking::BlockingEngine::new(Engine::builder(pool()), 1);
+    assert!(blocking.is_err());
+    // Given explicitly, it builds.
+    Engine::builder(pool()).cwd(dir.path()).build().unwrap();
+    std::env::set_current_dir(dir.path()).unwrap();
+}

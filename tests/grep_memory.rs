@@ -1,0 +1,103 @@
+//! Grep on one 300 MB line stays within 64 MB of memory: long lines are
+//! searched in their first MiB and cut with a note. Its own test binary,
+//! so the peak resident size (`VmHWM` in /proc) belongs to this search.
+
+use std::io::Write;
+
+use baton::{Engine, ToolUse};
+use serde_json::json;
+
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn grep_on_a_300_mb_line_stays_under_64_mb() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let path = root.join("huge.min.js");
+    {
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        file.write_all(b"var needle_at_start = 1;").unwrap();
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..300 {
+            file.write_all(&chunk).unwrap();
+        }
+        file.write_all(b"needle_at_end\nsecond line with needle\n")
+            .unwrap();
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let before = peak_rss_kib();
+    let results = rt.block_on(async {
+        let engine = Engine::builder(
+            baton::builtins::builtin_pool(&baton::engine::RulePolicy::new()).unwrap(),
+        )
+        .cwd(&root)
+        .state_dir(root.join(".state"))
+        .build()
+        .unwrap();
+        let batch = engine.open_batch().await.unwrap();
+        for (id, mode) in [
+            ("content", "content"),
+            ("count", "count"),
+            ("files", "files_with_matches"),
+        ] {
+            batch
+                .add(ToolUse::new(
+                    id,
+                    "Grep",
+                    json!({"pattern": "needle", "output_mode": mode}),
+                ))
+                .unwrap();
+        }
+        batch.finish().await.0
+    });
+    let after = peak_rss_kib();
+    eprintln!("peak RSS: {before} KiB before the search, {after} KiB after");
+    let texts: Vec<String> = results
+        .iter()
+        .map(|r| {
+            r.content
+                .iter()
+                .map(|b| format!("{b:?}"))
+                .collect::<String>()
+        })
+        .collect();
+    for (r, text) in results.iter().zip(&texts) {
+        assert!(!r.is_error, "{text}");
+    }
+    let content = &texts[0];
+    assert!(
+        content.contains("needle_at_start"),
+        "{}",
+        &content[..content.len().min(3000)]
+    );
+    assert!(content.contains("second line with needle"));
+    assert!(
+        content.contains("searched only in"),
+        "{}",
+        &content[content.len().saturating_sub(600)..]
+    );
+    assert!(content.contains("huge.min.js:1"));
+    assert!(
+        content.len() < 20_000,
+        "the cut line is shown cut: {} bytes",
+        content.len()
+    );
+    assert!(texts[1].contains(":2"), "two matching lines: {}", texts[1]);
+    // Generous but meaningful: the whole line would need 300 MB (rg itself
+    // grows its buffer to several times that).
+    assert!(
+        after < 64 * 1024,
+        "peak RSS {after} KiB (before the search: {before} KiB)"
+    );
+}
