@@ -56,9 +56,15 @@ async fn a_new_message_just_before_registration_still_reaches_the_nested_batch()
         .expect("the nested batch was never opened");
     let t0 = Instant::now();
     batch.interrupt(InterruptKind::NewMessage);
-    let first = tokio::time::timeout(Duration::from_secs(10), events.recv())
-        .await
-        .expect("the interrupt was not handled");
+    // Lifecycle events (queued, started) are not results: skip them.
+    let first = loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), events.recv())
+            .await
+            .expect("the interrupt was not handled");
+        if !matches!(event, Some(Event::Call(_))) {
+            break event;
+        }
+    };
     match first {
         Some(Event::Result { result, .. }) => {
             assert_eq!(result.call_id, "nap");
