@@ -101,7 +101,7 @@ pub(crate) fn reason_to_ask(commands: &[&SimpleCommand], ctx: &Context) -> Optio
             (!dup && !text).then_some(r.target.as_ref()).flatten()
         });
         for word in words.into_iter().chain(redirects) {
-            for candidate in candidates(word, ctx) {
+            for candidate in candidates(word, &dirs) {
                 let Some(text) = candidate else {
                     return unknown(word.source());
                 };
@@ -175,10 +175,20 @@ fn is_device(text: &str) -> bool {
 }
 
 /// The texts a word may stand for as a path: `None` when unknown.
-fn candidates(word: &Word, ctx: &Context) -> Vec<Option<String>> {
+fn candidates(word: &Word, dirs: &[PathBuf]) -> Vec<Option<String>> {
+    // A `cd` earlier on the line moves where `$PWD` points and where globs
+    // match, so every directory the line may be in gives its own readings.
+    let mut out = Vec::new();
+    for dir in dirs {
+        out.extend(candidates_in(word, dir));
+    }
+    out
+}
+
+fn candidates_in(word: &Word, cwd: &Path) -> Vec<Option<String>> {
     let value = match word.literal() {
         Some(v) => v.to_string(),
-        None => match pwd_substituted(word.source(), &ctx.cwd) {
+        None => match pwd_substituted(word.source(), cwd) {
             Some(v) => v,
             None => return vec![None],
         },
@@ -200,11 +210,11 @@ fn candidates(word: &Word, ctx: &Context) -> Vec<Option<String>> {
     let mut out = Vec::new();
     let mut budget = GLOB_BUDGET;
     for alternative in expand_braces(&value, 0) {
-        match expand_glob(&ctx.cwd, &alternative, &mut budget) {
+        match expand_glob(cwd, &alternative, &mut budget) {
             Some(paths) => out.extend(
                 paths
                     .into_iter()
-                    .map(|p| Some(p.to_string_lossy().into_owned())),
+                    .map(|p| Some(cwd.join(p).to_string_lossy().into_owned())),
             ),
             None => return vec![None],
         }
