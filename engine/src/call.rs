@@ -87,6 +87,10 @@ pub struct CallResult {
     pub stop_turn: Option<String>,
     /// Non-blocking problems (hook errors) for the host's log.
     pub diagnostics: Vec<String>,
+    /// The tool's structured result for hooks (`tool_response`).
+    pub response: Option<Value>,
+    /// Hook `systemMessage`s: for the user, not the model.
+    pub system_messages: Vec<String>,
 }
 
 impl CallResult {
@@ -108,6 +112,8 @@ impl CallResult {
             modifier: None,
             stop_turn: None,
             diagnostics: Vec::new(),
+            response: None,
+            system_messages: Vec::new(),
         }
     }
 

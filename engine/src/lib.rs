@@ -31,6 +31,7 @@ pub use content::ContentBlock;
 pub use context::{Context, ContextModifier, ToolContext};
 pub use hooks::{
     CommandHook, FnHook, Hook, HookDecision, HookEvent, HookInput, HookOutcome, HookRegistry,
+    ModelHookRunner, ModelHookSlot, PermissionAnswer,
 };
 pub use output::{ToolError, ToolOutput};
 pub use permission::{

@@ -164,6 +164,7 @@ impl Pipeline {
             extra_context: Vec::new(),
             diagnostics: Vec::new(),
             stop_turn: None,
+            system_messages: Vec::new(),
             hook_verdict: Default::default(),
             read_only,
         };
@@ -184,7 +185,7 @@ impl Pipeline {
         let result = match flow {
             Ok((tool, result)) => {
                 let result = size::limit(result, tool.def(), &state.ctx.session);
-                post_hooks::run(self, &state, result).await
+                post_hooks::run(self, &state, &tool, result).await
             }
             Err(Early(result)) => *result,
         };
@@ -245,6 +246,8 @@ pub(crate) struct CallState {
     pub extra_context: Vec<String>,
     pub diagnostics: Vec<String>,
     pub stop_turn: Option<String>,
+    /// Hook `systemMessage`s, for the user.
+    pub system_messages: Vec<String>,
     /// What PreToolUse hooks said about permission.
     pub hook_verdict: pre_hooks::HookVerdict,
     /// Classified at add time; classified again only if a hook rewrites the
@@ -272,6 +275,7 @@ impl CallState {
             tool_use_id: self.call.id.clone(),
             tool_response: None,
             error: None,
+            extra: Default::default(),
         }
     }
 
@@ -283,6 +287,9 @@ impl CallState {
                 .push(crate::content::ContentBlock::text(text));
         }
         result.diagnostics.extend(self.diagnostics);
+        let mut messages = self.system_messages;
+        messages.append(&mut result.system_messages);
+        result.system_messages = messages;
         result.stop_turn = result.stop_turn.or(self.stop_turn);
         result
     }

@@ -142,6 +142,7 @@ async fn a_dropped_hook_leaves_no_process_behind() {
         tool_use_id: "t".into(),
         tool_response: None,
         error: None,
+        extra: Default::default(),
     };
     // The caller gives up (its call was cancelled) while the hook hangs.
     let marked = |m: &str| !live_with_marker(m).is_empty();
