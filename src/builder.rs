@@ -20,11 +20,13 @@ pub struct EngineBuilder {
     session_id: Option<String>,
     mode: PermissionMode,
     policy: Option<Arc<dyn PermissionPolicy>>,
-    hooks: Option<HookRegistry>,
+    pub(crate) hooks: Option<HookRegistry>,
     approver: Option<Arc<dyn Approver>>,
     config: RuntimeConfig,
     services: Extensions,
     fault_hook: Option<baton_actors::runtime::FaultHook>,
+    /// The settings' `env` block (see `crate::settings`).
+    pub(crate) env: Vec<(String, String)>,
 }
 
 impl EngineBuilder {
@@ -42,7 +44,13 @@ impl EngineBuilder {
             config: RuntimeConfig::from_env(),
             services: Extensions::default(),
             fault_hook: None,
+            env: Vec::new(),
         }
+    }
+
+    /// The tools this engine will offer.
+    pub fn pool(&self) -> &ToolPool {
+        &self.pool
     }
 
     /// Working directory (default: the process's).
@@ -138,6 +146,7 @@ impl EngineBuilder {
             .session_id
             .unwrap_or_else(|| format!("baton-{}", std::process::id()));
         let session = Session::new(session_id, state_dir);
+        baton_engine::env::SettingsEnv::install(&session, self.env);
         let mut pipeline = Pipeline::new(self.pool);
         if let Some(policy) = self.policy {
             pipeline = pipeline.with_policy(policy);

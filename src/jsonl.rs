@@ -50,14 +50,19 @@ pub fn event_json(event: &Event, request_id: Option<u64>) -> Value {
 }
 
 pub fn result_json(index: usize, result: &CallResult) -> Value {
-    json!({
+    let mut line = json!({
         "type": "result",
         "index": index,
         "tool_use_id": result.call_id,
         "outcome": result.outcome,
         "block": anthropic::tool_result_block(result),
         "diagnostics": result.diagnostics,
-    })
+    });
+    // Hook `systemMessage`s: for the user, never sent to the model.
+    if !result.system_messages.is_empty() {
+        line["system_messages"] = json!(result.system_messages);
+    }
+    line
 }
 
 pub fn summary_json(summary: &BatchSummary) -> Value {

@@ -11,6 +11,7 @@ pub mod cancel;
 pub mod content;
 pub mod context;
 pub mod deferred;
+pub mod env;
 pub mod extensions;
 pub mod hooks;
 pub mod nesting;

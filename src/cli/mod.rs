@@ -8,11 +8,10 @@ mod signals;
 mod tools;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use baton::engine::permission::Settings;
 use baton::engine::wire::WireFormat;
 use baton::engine::{PermissionMode, ToolPool};
+use baton::settings::ConfigError;
 use baton::{Engine, SiblingPolicy};
 use clap::{Args, Parser, Subcommand};
 
@@ -168,20 +167,19 @@ impl Setup {
             None => std::env::current_dir()
                 .map_err(|e| CliError::Usage(format!("no usable working directory: {e}")))?,
         };
-        let settings = Settings::load(&cwd, common.settings.as_deref())
-            .map_err(|e| CliError::Usage(format!("settings: {e}")))?;
-        let pool = baton::builtins::builtin_pool(&*settings.policy).map_err(CliError::Failed)?;
+        let (builder, settings) =
+            Engine::configured(&cwd, common.settings.as_deref()).map_err(|e| match e {
+                ConfigError::Settings(e) => CliError::Usage(format!("settings: {e}")),
+                ConfigError::Tools(e) => CliError::Failed(e),
+            })?;
+        let pool = builder.pool().clone();
         let state_dir = common
             .state_dir
             .clone()
             .unwrap_or_else(|| std::env::temp_dir().join(format!("baton-{}", std::process::id())));
-        let mut builder = Engine::builder(pool.clone())
-            .cwd(&cwd)
-            .additional_roots(settings.roots(&cwd).into_iter().skip(1).collect())
+        let mut builder = builder
             .state_dir(state_dir)
             .permission_mode(common.permission_mode.unwrap_or(settings.mode))
-            .policy(settings.policy.clone() as Arc<dyn baton::engine::PermissionPolicy>)
-            .hooks(settings.hooks.clone())
             .host_approvals(approvals);
         if let Some(n) = common.max_concurrency {
             builder = builder.max_concurrency(usize::try_from(n).unwrap_or(usize::MAX));

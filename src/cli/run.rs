@@ -62,7 +62,13 @@ pub async fn run(mut setup: Setup, calls: Vec<ToolUse>, events: bool) -> Result<
             }
         }
         match event {
-            Event::Result { result, .. } => results.push(result),
+            Event::Result { result, .. } => {
+                // A hook's systemMessage is for the user: the terminal.
+                for message in &result.system_messages {
+                    eprintln!("baton: hook: {message}");
+                }
+                results.push(result)
+            }
             Event::Done(s) => {
                 summary = Some(s);
                 break;
