@@ -504,3 +504,77 @@ fn http_hooks_success_timeout_and_server_error() {
     assert_eq!(run.text("fine"), "fine");
     let _ = &run.done;
 }
+
+#[test]
+fn permission_request_and_denied_hooks_answer_before_the_approver() {
+    let env = Env::new();
+    let script = env.project.join("answer.sh");
+    std::fs::write(
+        &script,
+        r#"#!/bin/bash
+payload=$(cat)
+event=$(jq -r .hook_event_name <<<"$payload")
+cmd=$(jq -r '.tool_input.command // .tool_input.file_path' <<<"$payload")
+if [ "$event" = PermissionDenied ]; then
+  echo '{"hookSpecificOutput":{"hookEventName":"PermissionDenied","retry":true}}'
+  exit 0
+fi
+case "$cmd" in
+  */a.txt) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow",
+      "updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Write"}],"behavior":"allow","destination":"session"}]}}}' ;;
+  "touch nope") echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"not today"}}}' ;;
+  "touch rewrite") echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"command":"rm -f rewritten"}}}}' ;;
+esac
+exit 0
+"#,
+    )
+    .unwrap();
+    let hook = json!([{"type": "command", "command": format!("bash {}", script.display())}]);
+    env.settings(json!({
+        "permissions": {"deny": ["Bash(rm:*)"]},
+        "hooks": {
+            "PermissionRequest": [{"matcher": "Write|Bash", "hooks": hook}],
+            "PermissionDenied": [{"matcher": "Bash", "hooks": hook}]
+        }
+    }));
+    let a = env.project.join("a.txt").display().to_string();
+    let b = env.project.join("b.txt").display().to_string();
+    let run = env.run(json!([
+        {"type": "tool_use", "id": "a", "name": "Write", "input": {"file_path": a, "content": "x"}},
+        {"type": "tool_use", "id": "b", "name": "Write", "input": {"file_path": b, "content": "x"}},
+        bash("nope", "touch nope"),
+        bash("rewrite", "touch rewrite"),
+        bash("rm", "rm -f x"),
+    ]));
+    // The hook allowed a.txt and added a session rule that allows b.txt.
+    assert_eq!(
+        run.result("a")["outcome"]["kind"],
+        "success",
+        "{}",
+        run.text("a")
+    );
+    assert_eq!(
+        run.result("b")["outcome"]["kind"],
+        "success",
+        "{}",
+        run.text("b")
+    );
+    assert!(
+        run.denied("nope") && run.text("nope").contains("not today"),
+        "{}",
+        run.text("nope")
+    );
+    assert!(!env.project.join("nope").exists());
+    // A rewrite is checked against the deny rules again.
+    assert!(run.denied("rewrite"), "{}", run.text("rewrite"));
+    assert!(
+        run.text("rewrite").contains("Bash(rm:*)"),
+        "{}",
+        run.text("rewrite")
+    );
+    assert!(
+        run.denied("rm") && run.text("rm").contains("may retry"),
+        "{}",
+        run.text("rm")
+    );
+}

@@ -20,6 +20,7 @@ pub mod handlers;
 pub mod loader;
 pub mod matching;
 pub mod outcome;
+pub mod permission_updates;
 pub mod plugins;
 pub mod protocol;
 pub mod response;

@@ -15,6 +15,7 @@
 mod invoke;
 pub mod messages;
 mod permission;
+mod permission_hooks;
 mod post_hooks;
 mod pre_hooks;
 pub mod size;
@@ -177,7 +178,7 @@ impl Pipeline {
             state.parsed = Some(validate::schema(&state, &tool, parsed)?);
             validate::validate_input(&state, &tool).await?;
             pre_hooks::run(self, &mut state, &tool).await?;
-            permission::decide(self, &state, &tool).await?;
+            permission::decide(self, &mut state, &tool).await?;
             let result = invoke::call(self, &mut state, &tool).await;
             Ok((tool, result))
         }
