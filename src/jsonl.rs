@@ -74,5 +74,30 @@ pub fn summary_json(summary: &BatchSummary) -> Value {
         }),
         "cancelled_by": summary.cancelled_by,
         "stop_turn": summary.stop_turn,
+        "additional_context": summary.additional_context,
+        "diagnostics": summary.diagnostics,
+        "system_messages": summary.system_messages,
     })
+}
+
+/// PostToolBatch hooks' context as text blocks after the tool results, the
+/// way Claude Code adds it to the user message.
+pub fn batch_context_blocks(summary: &BatchSummary) -> Vec<Value> {
+    summary
+        .additional_context
+        .iter()
+        .map(|text| json!({"type": "text", "text": text}))
+        .collect()
+}
+
+/// The user message of `results` plus the batch's hook context.
+pub fn user_message_with_context<'a>(
+    results: impl Iterator<Item = &'a CallResult>,
+    summary: &BatchSummary,
+) -> Value {
+    let mut message = anthropic::user_message(results);
+    if let Some(content) = message["content"].as_array_mut() {
+        content.extend(batch_context_blocks(summary));
+    }
+    message
 }

@@ -578,3 +578,26 @@ exit 0
         run.text("rm")
     );
 }
+
+#[test]
+fn post_tool_batch_sees_every_call_and_its_context_reaches_done_and_the_message() {
+    let env = Env::new();
+    env.settings(json!({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"PostToolBatch": [{"hooks": [{"type": "command", "command":
+            "jq -c '{systemMessage: \"batch checked\", hookSpecificOutput: {hookEventName: \"PostToolBatch\", additionalContext: ([.tool_calls[] | .tool_use_id + \"=\" + .tool_response.stdout] | join(\",\"))}}'"}]}]}
+    }));
+    let run = env.run(json!([bash("one", "echo 1"), bash("two", "echo 2")]));
+    assert_eq!(
+        run.done["summary"]["additional_context"],
+        json!(["one=1,two=2"])
+    );
+    let content = run.done["message"]["content"].as_array().unwrap();
+    assert_eq!(content.len(), 3, "{content:?}");
+    assert_eq!(content[2], json!({"type": "text", "text": "one=1,two=2"}));
+    assert!(
+        run.stderr.contains("baton: hook: batch checked"),
+        "{}",
+        run.stderr
+    );
+}

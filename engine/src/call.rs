@@ -91,6 +91,8 @@ pub struct CallResult {
     pub response: Option<Value>,
     /// Hook `systemMessage`s: for the user, not the model.
     pub system_messages: Vec<String>,
+    /// This call's entry for PostToolBatch hooks (only when there are any).
+    pub batch_record: Option<Value>,
 }
 
 impl CallResult {
@@ -114,6 +116,7 @@ impl CallResult {
             diagnostics: Vec::new(),
             response: None,
             system_messages: Vec::new(),
+            batch_record: None,
         }
     }
 

@@ -2,9 +2,8 @@
 
 use std::io::{Read, Write};
 
-use baton::engine::wire::anthropic;
 use baton::engine::ToolUse;
-use baton::jsonl::{event_json, summary_json};
+use baton::jsonl::{event_json, summary_json, user_message_with_context};
 use baton::{Event, InterruptKind};
 use serde_json::json;
 
@@ -55,7 +54,7 @@ pub async fn run(mut setup: Setup, calls: Vec<ToolUse>, events: bool) -> Result<
         if events {
             if let Event::Done(s) = &event {
                 let mut line = json!({"type": "done", "summary": summary_json(s)});
-                line["message"] = anthropic::user_message(results.iter());
+                line["message"] = user_message_with_context(results.iter(), s);
                 write_line(&mut out, &line)?;
             } else if !matches!(event, Event::PermissionRequest(_)) {
                 write_line(&mut out, &event_json(&event, None))?;
@@ -70,6 +69,9 @@ pub async fn run(mut setup: Setup, calls: Vec<ToolUse>, events: bool) -> Result<
                 results.push(result)
             }
             Event::Done(s) => {
+                for message in &s.system_messages {
+                    eprintln!("baton: hook: {message}");
+                }
                 summary = Some(s);
                 break;
             }
@@ -78,13 +80,13 @@ pub async fn run(mut setup: Setup, calls: Vec<ToolUse>, events: bool) -> Result<
         }
     }
     batch.quiescent().await;
-    if summary.is_none() {
+    let Some(summary) = summary else {
         return Err(CliError::Failed(
             "the batch ended without reporting done".into(),
         ));
-    }
+    };
     if !events {
-        let message = anthropic::user_message(results.iter());
+        let message = user_message_with_context(results.iter(), &summary);
         write_line(&mut out, &message)?;
     }
     Ok(())

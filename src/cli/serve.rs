@@ -262,10 +262,11 @@ impl Session {
         };
         let mut line = match &event {
             Event::Done(summary) => {
-                let blocks = batch
+                let mut blocks = batch
                     .and_then(|id| self.batches.remove(&id))
                     .map(|b| b.blocks)
                     .unwrap_or_default();
+                blocks.extend(baton::jsonl::batch_context_blocks(summary));
                 json!({
                     "type": "done",
                     "summary": summary_json(summary),

@@ -12,6 +12,7 @@
 //! Nothing here knows a concrete tool or the actor layer: permission and
 //! hooks are traits, and the coordinator decides *when* a call runs.
 
+pub mod batch_hooks;
 mod invoke;
 pub mod messages;
 mod permission;
@@ -190,7 +191,10 @@ impl Pipeline {
             }
             Err(Early(result)) => *result,
         };
-        state.finish(result)
+        let record = batch_hooks::record(self, &state.call, &result);
+        let mut result = state.finish(result);
+        result.batch_record = record;
+        result
     }
 
     /// The result of a call that never started because its batch was
