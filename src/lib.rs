@@ -47,6 +47,7 @@ pub mod blocking;
 mod builder;
 pub mod builtins;
 pub mod jsonl;
+pub mod session_hooks;
 pub mod settings;
 
 use std::pin::Pin;

@@ -601,3 +601,29 @@ fn post_tool_batch_sees_every_call_and_its_context_reaches_done_and_the_message(
         run.stderr
     );
 }
+
+#[test]
+fn session_start_runs_before_the_calls_and_session_end_after() {
+    let env = Env::new();
+    let log = env.project.join("session.log");
+    let l = log.display().to_string();
+    env.settings(json!({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {
+            "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command",
+                "command": format!("jq -r '\"start \" + .source + \" \" + .session_id' > {l}")}]}],
+            // Fails when SessionStart did not prepare the log first.
+            "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+                "command": format!("test -f {l} || exit 2; echo tool >> {l}")}]}],
+            "SessionEnd": [{"hooks": [{"type": "command",
+                "command": format!("jq -r '\"end \" + .reason' >> {l}")}]}]
+        }
+    }));
+    let run = env.run(json!([bash("a", "echo a")]));
+    assert_eq!(run.text("a"), "a");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].starts_with("start startup baton-"), "{text}");
+    assert_eq!(&lines[1..], ["tool", "end other"]);
+}

@@ -4,6 +4,7 @@
 mod approve;
 mod run;
 mod serve;
+mod session;
 mod signals;
 mod tools;
 

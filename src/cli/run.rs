@@ -23,6 +23,7 @@ pub fn read_input(file: &str) -> Result<String, CliError> {
 
 pub async fn run(mut setup: Setup, calls: Vec<ToolUse>, events: bool) -> Result<(), CliError> {
     let engine = setup.engine()?;
+    super::session::report(&engine.session_start("startup").await, "SessionStart");
     let mut batch = engine
         .open_batch()
         .await
@@ -80,6 +81,7 @@ pub async fn run(mut setup: Setup, calls: Vec<ToolUse>, events: bool) -> Result<
         }
     }
     batch.quiescent().await;
+    super::session::report(&engine.session_end("other").await, "SessionEnd");
     let Some(summary) = summary else {
         return Err(CliError::Failed(
             "the batch ended without reporting done".into(),

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use baton::engine::wire::anthropic;
-use baton::engine::{Approval, ToolUse};
+use baton::engine::{Approval, HookEvent, ToolUse};
 use baton::jsonl::{event_json, summary_json};
 use baton::{BatchHandle, Engine, Event, InterruptKind, PermissionPrompt};
 use futures::StreamExt;
@@ -42,6 +42,15 @@ struct Running {
 
 pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
     let engine = setup.engine()?;
+    let hooks = engine.runtime().pipeline().hooks();
+    let (has_start, has_end) = (
+        hooks.has_any(HookEvent::SessionStart, "startup"),
+        hooks.has_any(HookEvent::SessionEnd, "other"),
+    );
+    if has_start {
+        let outcome = engine.session_start("startup").await;
+        write_line(&super::session::line(&outcome, "SessionStart"))?;
+    }
     let (tx, mut rx) = mpsc::unbounded_channel();
     let notes_tx = tx.clone();
     let mut notes = engine.notifications();
@@ -70,6 +79,10 @@ pub async fn serve(mut setup: Setup) -> Result<(), CliError> {
     let mut stopping = false;
     loop {
         if !input_open && session.batches.is_empty() {
+            if has_end {
+                let outcome = session.engine.session_end("other").await;
+                write_line(&super::session::line(&outcome, "SessionEnd"))?;
+            }
             return Ok(());
         }
         tokio::select! {
