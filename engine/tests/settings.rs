@@ -195,8 +195,7 @@ fn hooks_are_read_and_bad_entries_skipped_with_a_warning() {
     assert!(!s.hooks.has_any(HookEvent::PreToolUse, "Edit"));
     assert!(s.hooks.has_any(HookEvent::PostToolUse, "Write"));
     assert!(!s.hooks.has_any(HookEvent::PostToolUse, "NotebookEdit"));
-    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
-    assert!(s.warnings[0].contains("SessionStart"), "{:?}", s.warnings);
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
 
     // One bad entry costs only itself, with a warning naming file and entry.
     write(

@@ -83,12 +83,11 @@ pub fn parse_hooks(value: &Value, source: &HookSource) -> ParsedHooks {
             continue;
         }
         match event.support() {
-            EventSupport::Engine => {}
-            EventSupport::Session => parsed.warnings.push(format!(
-                "hooks.{name}: Baton fires {name} when a `baton serve` or `baton run` session starts or ends, and when a library host fires it"
-            )),
+            // Session events: `baton run`/`serve` fire them, library hosts
+            // call Engine::session_start/session_end.
+            EventSupport::Engine | EventSupport::Session => {}
             EventSupport::Host => parsed.warnings.push(format!(
-                "hooks.{name}: {name} belongs to the host's model loop; Baton runs these {count} hook(s) only when the host fires the event (HookRegistry::run)"
+                "hooks.{name}: {name} belongs to the host's model loop; Baton runs these {count} hook(s) only when the host fires the event (Engine::fire_hook)"
             )),
             EventSupport::NotRun => {
                 parsed.hooks.truncate(before);
