@@ -25,7 +25,7 @@ fn engine_with(hooks: HookRegistry) -> Engine {
 
 fn hooks(c: &mut Criterion) {
     let rt = common::runtime();
-    let _g = rt.enter();
+    let g = rt.enter();
     let none = engine_with(HookRegistry::default());
     let in_process = engine_with(HookRegistry::new(vec![Arc::new(FnHook::new(
         |event, tool: &str| event == HookEvent::PreToolUse && tool == "Noop",
@@ -37,6 +37,7 @@ fn hooks(c: &mut Criterion) {
         "true",
         std::env::temp_dir(),
     ))]));
+    drop(g);
     let mut group = c.benchmark_group("hook_overhead_per_call");
     group.sample_size(20);
     group.measurement_time(Duration::from_secs(3));
@@ -46,8 +47,12 @@ fn hooks(c: &mut Criterion) {
         ("command", &command),
     ] {
         group.bench_function(name, |b| {
-            b.to_async(&rt)
-                .iter(|| common::run_batch(engine, common::calls("Noop", 1, json!({}))));
+            b.iter(|| {
+                rt.block_on(common::run_batch(
+                    engine,
+                    common::calls("Noop", 1, json!({})),
+                ))
+            });
         });
     }
     group.finish();
