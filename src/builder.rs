@@ -28,13 +28,15 @@ pub struct EngineBuilder {
     session_id: Option<String>,
     mode: PermissionMode,
     policy: Option<Arc<dyn PermissionPolicy>>,
-    hooks: Option<HookRegistry>,
+    pub(crate) hooks: Option<HookRegistry>,
     approver: Option<Arc<dyn Approver>>,
     config: RuntimeConfig,
     services: Extensions,
     subagents: Option<baton_engine::subagent::SubagentService>,
     fault_hook: Option<baton_actors::runtime::FaultHook>,
     tool_search: Option<ToolSearchSettings>,
+    /// The settings' `env` block (see `crate::settings`).
+    pub(crate) env: Vec<(String, String)>,
 }
 
 impl EngineBuilder {
@@ -54,7 +56,13 @@ impl EngineBuilder {
             subagents: None,
             fault_hook: None,
             tool_search: None,
+            env: Vec::new(),
         }
+    }
+
+    /// The tools this engine will offer.
+    pub fn pool(&self) -> &ToolPool {
+        &self.pool
     }
 
     /// Working directory (default: the process's).
@@ -203,6 +211,7 @@ impl EngineBuilder {
             .tool_search
             .unwrap_or_else(|| ToolSearchSettings::from_env().unwrap_or_default());
         set_deferral(&session, Deferral::resolve(tool_search, &self.pool));
+        baton_engine::env::SettingsEnv::install(&session, self.env);
         let mut pipeline = Pipeline::new(self.pool).with_policy(policy);
         if let Some(hooks) = self.hooks {
             pipeline = pipeline.with_hooks(hooks);

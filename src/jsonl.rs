@@ -80,14 +80,19 @@ pub fn call_json(call: &baton_actors::CallEvent) -> Value {
 }
 
 pub fn result_json(index: usize, result: &CallResult) -> Value {
-    json!({
+    let mut line = json!({
         "type": "result",
         "index": index,
         "tool_use_id": result.call_id,
         "outcome": result.outcome,
         "block": anthropic::tool_result_block(result),
         "diagnostics": result.diagnostics,
-    })
+    });
+    // Hook `systemMessage`s: for the user, never sent to the model.
+    if !result.system_messages.is_empty() {
+        line["system_messages"] = json!(result.system_messages);
+    }
+    line
 }
 
 pub fn summary_json(summary: &BatchSummary) -> Value {
@@ -99,5 +104,44 @@ pub fn summary_json(summary: &BatchSummary) -> Value {
         }),
         "cancelled_by": summary.cancelled_by,
         "stop_turn": summary.stop_turn,
+        "additional_context": summary.additional_context,
+        "diagnostics": summary.diagnostics,
+        "system_messages": summary.system_messages,
     })
+}
+
+/// PostToolBatch hooks' context as text blocks after the tool results, the
+/// way Claude Code adds it to the user message.
+pub fn batch_context_blocks(summary: &BatchSummary) -> Vec<Value> {
+    summary
+        .additional_context
+        .iter()
+        .map(|text| json!({"type": "text", "text": text}))
+        .collect()
+}
+
+/// The user message of `results` plus the batch's hook context.
+pub fn user_message_with_context<'a>(
+    results: impl Iterator<Item = &'a CallResult>,
+    summary: &BatchSummary,
+) -> Value {
+    let mut message = anthropic::user_message(results);
+    if let Some(content) = message["content"].as_array_mut() {
+        content.extend(batch_context_blocks(summary));
+    }
+    message
+}
+
+/// The results message of `results` in `format`; an Anthropic message also
+/// carries the batch's PostToolBatch hook context (other formats have no
+/// place for it beside the tool outputs).
+pub fn results_message_with_context<'a>(
+    format: baton_engine::wire::WireFormat,
+    results: impl Iterator<Item = &'a CallResult>,
+    summary: &BatchSummary,
+) -> Value {
+    match format {
+        baton_engine::wire::WireFormat::Anthropic => user_message_with_context(results, summary),
+        other => other.results_message(results),
+    }
 }

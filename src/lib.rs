@@ -44,7 +44,8 @@
 //!         }
 //!         Event::Result { result, .. } => results.push(result), // in call order
 //!         Event::Done(_) => break,
-//!         Event::Notification(_) => {}
+//!         // Lifecycle (queued, started, finished) and session notifications.
+//!         Event::Call(_) | Event::Notification(_) => {}
 //!     }
 //! }
 //! let user_message = baton::engine::wire::anthropic::user_message(results.iter());
@@ -61,6 +62,8 @@ pub mod host;
 pub mod jsonl;
 pub mod mcp_server;
 pub mod remote;
+pub mod session_hooks;
+pub mod settings;
 mod tool_search;
 
 use std::pin::Pin;

@@ -47,6 +47,12 @@ pub struct BatchSummary {
     pub cancelled_by: Option<String>,
     /// A hook asked to end the turn after this batch.
     pub stop_turn: Option<String>,
+    /// PostToolBatch hooks' `additionalContext`, for the model with the
+    /// results (see `baton_engine::pipeline::batch_hooks`).
+    pub additional_context: Vec<String>,
+    /// PostToolBatch hooks' non-blocking problems and `systemMessage`s.
+    pub diagnostics: Vec<String>,
+    pub system_messages: Vec<String>,
 }
 
 /// A pending approval. Answering twice keeps the first answer; dropping it

@@ -111,6 +111,12 @@ pub struct CallResult {
     pub stop_turn: Option<String>,
     /// Non-blocking problems (hook errors) for the host's log.
     pub diagnostics: Vec<String>,
+    /// The tool's structured result for hooks (`tool_response`).
+    pub response: Option<Value>,
+    /// Hook `systemMessage`s: for the user, not the model.
+    pub system_messages: Vec<String>,
+    /// This call's entry for PostToolBatch hooks (only when there are any).
+    pub batch_record: Option<Value>,
 }
 
 impl CallResult {
@@ -132,6 +138,9 @@ impl CallResult {
             modifier: None,
             stop_turn: None,
             diagnostics: Vec::new(),
+            response: None,
+            system_messages: Vec::new(),
+            batch_record: None,
         }
     }
 

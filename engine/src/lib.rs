@@ -11,6 +11,7 @@ pub mod cancel;
 pub mod content;
 pub mod context;
 pub mod deferred;
+pub mod env;
 pub mod extensions;
 pub mod hooks;
 pub mod nesting;
@@ -33,6 +34,7 @@ pub use content::ContentBlock;
 pub use context::{Context, ContextModifier, ToolContext};
 pub use hooks::{
     CommandHook, FnHook, Hook, HookDecision, HookEvent, HookInput, HookOutcome, HookRegistry,
+    ModelHookRunner, ModelHookSlot, PermissionAnswer,
 };
 pub use output::{ToolError, ToolOutput};
 pub use permission::{

@@ -16,6 +16,9 @@ pub struct ToolOutput {
     pub extra_messages: Vec<Value>,
     /// Applied to the shared context after the call (ignored for safe calls).
     pub modifier: Option<ContextModifier>,
+    /// The structured result Claude Code gives hooks as `tool_response`
+    /// (its per-tool output types); `None`: derived from input and text.
+    pub response: Option<Value>,
 }
 
 impl ToolOutput {
@@ -44,6 +47,11 @@ impl ToolOutput {
 
     pub fn with_block(mut self, block: ContentBlock) -> Self {
         self.content.push(block);
+        self
+    }
+
+    pub fn with_response(mut self, response: Value) -> Self {
+        self.response = Some(response);
         self
     }
 

@@ -7,6 +7,7 @@ mod mcp;
 mod mcp_serve;
 mod run;
 mod serve;
+mod session;
 mod signals;
 mod state_dir;
 mod tool_search;
@@ -295,11 +296,12 @@ impl Setup {
         let state_dir = state_dir::choose(common.state_dir.as_deref())?;
         let mut builder = Engine::builder(pool.clone())
             .cwd(&cwd)
+            // Rule policy, hooks (files' and plugins'), mode, directories
+            // and the `env` block, the way `Engine::configured` applies them.
+            .settings(&settings)
             .additional_roots(settings.roots(&cwd).into_iter().skip(1).collect())
             .state_dir(state_dir)
             .permission_mode(common.permission_mode.unwrap_or(settings.mode))
-            .policy(settings.policy.clone() as Arc<dyn baton::engine::PermissionPolicy>)
-            .hooks(settings.hooks.clone())
             .host_approvals(approvals)
             .tool_search(common.tool_search.settings(format)?);
         if let Some(n) = common.max_concurrency {

@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 
 use baton::engine::wire::{self, WireError, WireFormat, WireTools};
 use baton::engine::{ToolPool, ToolUse};
-use baton::jsonl::{event_json, summary_json};
+use baton::jsonl::{event_json, results_message_with_context, summary_json};
 use baton::{Event, InterruptKind};
 use serde_json::json;
 
@@ -46,6 +46,7 @@ pub async fn run(
     events: bool,
 ) -> Result<(), CliError> {
     let engine = setup.engine()?;
+    super::session::report(&engine.session_start("startup").await, "SessionStart");
     let mut batch = engine
         .open_batch()
         .await
@@ -77,15 +78,24 @@ pub async fn run(
         if events {
             if let Event::Done(s) = &event {
                 let mut line = json!({"type": "done", "summary": summary_json(s)});
-                line["message"] = format.results_message(results.iter());
+                line["message"] = results_message_with_context(format, results.iter(), s);
                 write_line(&mut out, &line)?;
             } else if !matches!(event, Event::PermissionRequest(_)) {
                 write_line(&mut out, &event_json(&event, None))?;
             }
         }
         match event {
-            Event::Result { result, .. } => results.push(result),
+            Event::Result { result, .. } => {
+                // A hook's systemMessage is for the user: the terminal.
+                for message in &result.system_messages {
+                    eprintln!("baton: hook: {message}");
+                }
+                results.push(result)
+            }
             Event::Done(s) => {
+                for message in &s.system_messages {
+                    eprintln!("baton: hook: {message}");
+                }
                 summary = Some(s);
                 break;
             }
@@ -113,13 +123,14 @@ pub async fn run(
         }
     }
     batch.quiescent().await;
-    if summary.is_none() {
+    super::session::report(&engine.session_end("other").await, "SessionEnd");
+    let Some(summary) = summary else {
         return Err(CliError::Failed(
             "the batch ended without reporting done".into(),
         ));
-    }
+    };
     if !events {
-        let message = format.results_message(results.iter());
+        let message = results_message_with_context(format, results.iter(), &summary);
         write_line(&mut out, &message)?;
     }
     Ok(())

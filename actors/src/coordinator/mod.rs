@@ -7,6 +7,7 @@
 //! - [`messages`]: what the host tells a coordinator.
 
 mod actor;
+mod batch_hooks;
 mod control;
 pub mod messages;
 pub mod scheduler;

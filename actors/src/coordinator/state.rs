@@ -91,6 +91,8 @@ pub(crate) struct BatchState {
     /// A new-message interrupt arrived: later calls do not start.
     pub new_message: bool,
     pub summary: BatchSummary,
+    /// Entries for PostToolBatch hooks, by call index.
+    pub(super) batch_records: Vec<(usize, serde_json::Value)>,
     intake: Arc<Intake>,
     _quiet: QuiescenceGuard,
 }
@@ -121,6 +123,7 @@ impl BatchState {
             stop: None,
             new_message: false,
             summary: BatchSummary::default(),
+            batch_records: Vec::new(),
             intake: spec.intake,
             runtime: spec.runtime,
             _quiet: spec.quiet,
@@ -309,6 +312,9 @@ impl BatchState {
             &self.slots[index].call_id,
             &result.outcome,
         );
+        if let Some(record) = result.batch_record.take() {
+            self.batch_records.push((index, record));
+        }
         self.check_siblings(index, &result);
         if self.doomed.contains(&index) {
             panic!("injected coordinator fault");
@@ -355,6 +361,10 @@ impl BatchState {
         self.finished = true;
         self.summary.calls = self.slots.len();
         self.summary.stop_turn = self.ordering.stop_turn.clone();
+        if self.pipeline.has_batch_hooks() && !self.batch_records.is_empty() {
+            super::batch_hooks::finish_after_hooks(self, myself);
+            return;
+        }
         self.sink.send(Event::Done(self.summary.clone()));
         myself.stop(None);
     }

@@ -5,68 +5,96 @@
 //!     "hooks": [ { "type": "command", "command": "…", "timeout": 30 } ] } ] }
 //! ```
 //!
-//! A user's settings often configure events and hook types Baton does not
-//! run (`SessionStart`, `Stop`, `"type": "prompt"`…). Those are skipped with
-//! a warning so the file still loads; what Baton would run but cannot
-//! understand (a bad regex, a missing command, a bad timeout) is an error.
+//! One bad entry never costs the others: a hook Baton cannot understand
+//! (a bad regex, a missing command, an unknown type) is skipped with one
+//! warning naming the entry, and every valid hook of the file still loads.
+//! A user whose deny-guard is skipped reads why; a user whose whole file is
+//! rejected loses every guard at once. Events Baton does not fire get one
+//! warning per event and file.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::command::{CommandHook, ToolNameMatcher, DEFAULT_HOOK_TIMEOUT};
+use super::events::EventSupport;
+use super::handlers::command::{CommandForm, CommandHandler, HookEnv, ShellKind};
+use super::handlers::host::{ModelHandler, ModelHookKind, ModelHookSlot};
+use super::handlers::http::HttpHandler;
+use super::handlers::{Configured, HookOptions};
+use super::matching::{split_rule_matcher, IfFilter, ToolNameMatcher};
+use super::protocol::OnFailure;
 use super::{Hook, HookEvent};
+
+/// What the hooks of one file need to know about where they come from.
+#[derive(Clone, Debug, Default)]
+pub struct HookSource {
+    /// `CLAUDE_PROJECT_DIR`, the settings' `env`, a plugin's root.
+    pub env: HookEnv,
+    /// Anchors `~/` in `if:` rules.
+    pub home: Option<PathBuf>,
+    /// Where prompt and agent hooks find the host's model.
+    pub models: ModelHookSlot,
+}
 
 /// What a `hooks` section yielded.
 #[derive(Default)]
 pub struct ParsedHooks {
     pub hooks: Vec<Arc<dyn Hook>>,
-    pub errors: Vec<String>,
+    /// Entries skipped, events not fired; each names where it is.
     pub warnings: Vec<String>,
 }
 
-fn event_named(name: &str) -> Option<HookEvent> {
-    [
-        HookEvent::PreToolUse,
-        HookEvent::PostToolUse,
-        HookEvent::PostToolUseFailure,
-    ]
-    .into_iter()
-    .find(|e| e.as_str() == name)
-}
-
-/// Parses a `hooks` value; `project_dir` becomes `CLAUDE_PROJECT_DIR`.
-pub fn parse_hooks(value: &Value, project_dir: &Path) -> ParsedHooks {
+/// Parses a `hooks` value.
+pub fn parse_hooks(value: &Value, source: &HookSource) -> ParsedHooks {
     let mut parsed = ParsedHooks::default();
     let Some(events) = value.as_object() else {
         parsed
-            .errors
-            .push("`hooks` must be an object keyed by event name".into());
+            .warnings
+            .push("`hooks` must be an object keyed by event name; it was ignored".into());
         return parsed;
     };
     for (name, groups) in events {
-        let Some(event) = event_named(name) else {
+        let Some(event) = HookEvent::parse(name) else {
             parsed.warnings.push(format!(
-                "hooks.{name}: Baton runs only PreToolUse, PostToolUse and PostToolUseFailure hooks; these were skipped"
+                "hooks.{name}: Claude Code has no event of that name; its hooks were skipped"
             ));
             continue;
         };
         let Some(groups) = groups.as_array() else {
-            parsed
-                .errors
-                .push(format!("hooks.{name} must be an array of matcher groups"));
+            parsed.warnings.push(format!(
+                "hooks.{name} must be an array of matcher groups; it was skipped"
+            ));
             continue;
         };
+        let before = parsed.hooks.len();
         for (i, group) in groups.iter().enumerate() {
             parse_group(
                 event,
                 &format!("hooks.{name}[{i}]"),
                 group,
-                project_dir,
+                source,
                 &mut parsed,
             );
+        }
+        let count = parsed.hooks.len() - before;
+        if count == 0 {
+            continue;
+        }
+        match event.support() {
+            // Session events: `baton run`/`serve` fire them, library hosts
+            // call Engine::session_start/session_end.
+            EventSupport::Engine | EventSupport::Session => {}
+            EventSupport::Host => parsed.warnings.push(format!(
+                "hooks.{name}: {name} belongs to the host's model loop; Baton runs these {count} hook(s) only when the host fires the event (Engine::fire_hook)"
+            )),
+            EventSupport::NotRun => {
+                parsed.hooks.truncate(before);
+                parsed.warnings.push(format!(
+                    "hooks.{name}: Baton never fires {name}; its {count} hook(s) were skipped"
+                ));
+            }
         }
     }
     parsed
@@ -76,64 +104,161 @@ fn parse_group(
     event: HookEvent,
     at: &str,
     group: &Value,
-    project_dir: &Path,
+    source: &HookSource,
     parsed: &mut ParsedHooks,
 ) {
     let Some(group) = group.as_object() else {
-        parsed
-            .errors
-            .push(format!("{at} must be an object with `matcher` and `hooks`"));
-        return;
+        return parsed.warnings.push(format!(
+            "{at} must be an object with `matcher` and `hooks`; it was skipped"
+        ));
     };
+    let mut filters = Vec::new();
     let matcher = match group.get("matcher") {
         None | Some(Value::Null) => ToolNameMatcher::All,
-        Some(Value::String(text)) => match ToolNameMatcher::parse(text) {
-            Ok(m) => m,
-            Err(e) => return parsed.errors.push(format!("{at}.matcher: {e}")),
-        },
-        Some(_) => return parsed.errors.push(format!("{at}.matcher must be a string")),
+        Some(Value::String(text)) => {
+            // `Write(*.py)`: the tool, and only the calls the rule covers.
+            let parsed_matcher = match split_rule_matcher(text) {
+                Some((names, rule)) => {
+                    match IfFilter::parse(&rule, source.home.as_deref(), &source.env.project_dir) {
+                        Ok(filter) => {
+                            filters.push(filter);
+                            ToolNameMatcher::parse(&names)
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+                None => ToolNameMatcher::parse(text),
+            };
+            match parsed_matcher {
+                Ok(m) => m,
+                Err(e) => {
+                    return parsed.warnings.push(format!(
+                        "{at}.matcher: {e}; this group's hooks were skipped"
+                    ))
+                }
+            }
+        }
+        Some(other) => {
+            return parsed.warnings.push(format!(
+                "{at}.matcher must be a string, not {other}; this group's hooks were skipped"
+            ))
+        }
     };
     let Some(hooks) = group.get("hooks").and_then(Value::as_array) else {
-        parsed
-            .errors
-            .push(format!("{at}.hooks must be an array of hooks"));
-        return;
+        return parsed.warnings.push(format!(
+            "{at}.hooks must be an array of hooks; the group was skipped"
+        ));
     };
     for (j, hook) in hooks.iter().enumerate() {
         let at = format!("{at}.hooks[{j}]");
-        match parse_hook(event, hook, &matcher, project_dir) {
-            Ok(Some(hook)) => parsed.hooks.push(Arc::new(hook)),
-            Ok(None) => parsed.warnings.push(format!(
-                "{at}: only hooks of type \"command\" are run by Baton; this one was skipped"
-            )),
-            Err(e) => parsed.errors.push(format!("{at}: {e}")),
+        let mut options = HookOptions::new(event, matcher.clone());
+        options.filters = filters.clone();
+        match parse_hook(hook, options, source) {
+            Ok(hook) => parsed.hooks.push(hook),
+            Err(e) => parsed
+                .warnings
+                .push(format!("{at}: {e}; this hook was skipped")),
         }
     }
 }
 
 fn parse_hook(
-    event: HookEvent,
     hook: &Value,
-    matcher: &ToolNameMatcher,
-    project_dir: &Path,
-) -> Result<Option<CommandHook>, String> {
+    mut options: HookOptions,
+    source: &HookSource,
+) -> Result<Arc<dyn Hook>, String> {
     let Some(hook) = hook.as_object() else {
         return Err("a hook must be an object with `type` and `command`".into());
     };
-    match hook.get("type").and_then(Value::as_str) {
-        Some("command") => {}
-        Some(_) => return Ok(None),
-        None => return Err("`type` is missing (use \"command\")".into()),
-    }
-    let command = match hook.get("command") {
-        Some(Value::String(c)) if !c.trim().is_empty() => c.clone(),
-        _ => return Err("`command` must be a non-empty string".into()),
-    };
-    let timeout = match hook.get("timeout") {
-        None | Some(Value::Null) => DEFAULT_HOOK_TIMEOUT,
+    read_options(hook, &mut options, source)?;
+    let kind = hook.get("type").and_then(Value::as_str).unwrap_or("");
+    Ok(match kind {
+        "command" => {
+            let command = match hook.get("command") {
+                Some(Value::String(c)) if !c.trim().is_empty() => c.clone(),
+                _ => return Err("`command` must be a non-empty string".into()),
+            };
+            let form = match hook.get("args") {
+                None | Some(Value::Null) => CommandForm::Shell {
+                    command,
+                    shell: match hook.get("shell").and_then(Value::as_str) {
+                        None | Some("bash") => ShellKind::Bash,
+                        Some("powershell") => ShellKind::PowerShell,
+                        Some(other) => {
+                            return Err(format!(
+                                "`shell` must be \"bash\" or \"powershell\", not {other:?}"
+                            ))
+                        }
+                    },
+                },
+                Some(Value::Array(items)) => CommandForm::Exec {
+                    program: command,
+                    args: items
+                        .iter()
+                        .map(|a| a.as_str().map(str::to_string))
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or("`args` must be an array of strings")?,
+                },
+                Some(_) => return Err("`args` must be an array of strings".into()),
+            };
+            Arc::new(Configured::with_options(
+                options,
+                CommandHandler::new(form, source.env.clone()),
+            ))
+        }
+        "http" => {
+            let url = hook
+                .get("url")
+                .and_then(Value::as_str)
+                .ok_or("`url` must be a string")?;
+            let headers = string_map(hook.get("headers"), "headers")?;
+            let allowed = string_list(hook.get("allowedEnvVars"), "allowedEnvVars")?;
+            Arc::new(Configured::with_options(
+                options,
+                HttpHandler::new(url, &headers, &allowed, &source.env)?,
+            ))
+        }
+        "prompt" | "agent" => {
+            let prompt = hook
+                .get("prompt")
+                .and_then(Value::as_str)
+                .filter(|p| !p.trim().is_empty())
+                .ok_or("`prompt` must be a non-empty string")?;
+            Arc::new(Configured::with_options(
+                options,
+                ModelHandler {
+                    kind: if kind == "prompt" {
+                        ModelHookKind::Prompt
+                    } else {
+                        ModelHookKind::Agent
+                    },
+                    prompt: prompt.to_string(),
+                    model: hook.get("model").and_then(Value::as_str).map(str::to_string),
+                    slot: source.models.clone(),
+                },
+            ))
+        }
+        "mcp_tool" => {
+            return Err(
+                "`mcp_tool` hooks call a tool of a configured MCP server, and this build of Baton has no MCP client"
+                    .into(),
+            )
+        }
+        "" => return Err("`type` is missing (command, http, prompt, agent or mcp_tool)".into()),
+        other => return Err(format!("unknown hook type {other:?}")),
+    })
+}
+
+fn read_options(
+    hook: &Map<String, Value>,
+    options: &mut HookOptions,
+    source: &HookSource,
+) -> Result<(), String> {
+    match hook.get("timeout") {
+        None | Some(Value::Null) => {}
         Some(Value::Number(n)) => match n.as_f64() {
             Some(secs) if secs > 0.0 && secs.is_finite() && secs < 1e9 => {
-                Duration::from_secs_f64(secs)
+                options.timeout = Duration::from_secs_f64(secs)
             }
             _ => {
                 return Err(format!(
@@ -146,10 +271,60 @@ fn parse_hook(
                 "`timeout` must be a number of seconds, not {other}"
             ))
         }
+    }
+    match hook.get("if") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(rule)) => options.filters.push(IfFilter::parse(
+            rule,
+            source.home.as_deref(),
+            &source.env.project_dir,
+        )?),
+        Some(other) => return Err(format!("`if` must be a permission rule, not {other}")),
+    }
+    options.once = flag(hook, "once")?;
+    options.background = flag(hook, "async")? || flag(hook, "asyncRewake")?;
+    options.on_failure = match hook.get("onFailure") {
+        None | Some(Value::Null) => OnFailure::Continue,
+        Some(Value::String(s)) if s == "continue" => OnFailure::Continue,
+        // Claude Code reads any other value as "block": fail closed.
+        Some(_) => OnFailure::Block,
     };
-    Ok(Some(
-        CommandHook::new(event, matcher.clone(), command, project_dir).with_timeout(timeout),
-    ))
+    Ok(())
+}
+
+fn flag(hook: &Map<String, Value>, key: &str) -> Result<bool, String> {
+    match hook.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(format!("`{key}` must be true or false, not {other}")),
+    }
+}
+
+fn string_map(value: Option<&Value>, key: &str) -> Result<Vec<(String, String)>, String> {
+    match value {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| {
+                v.as_str()
+                    .map(|v| (k.clone(), v.to_string()))
+                    .ok_or_else(|| format!("`{key}.{k}` must be a string"))
+            })
+            .collect(),
+        Some(_) => Err(format!("`{key}` must be an object of strings")),
+    }
+}
+
+fn string_list(value: Option<&Value>, key: &str) -> Result<Vec<String>, String> {
+    match value {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| format!("`{key}` must be an array of strings")),
+        Some(_) => Err(format!("`{key}` must be an array of strings")),
+    }
 }
 
 #[cfg(test)]
@@ -158,27 +333,39 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn parses_commands_and_reports_problems() {
+    fn bad_entries_are_skipped_one_by_one() {
         let parsed = parse_hooks(
             &json!({
                 "PreToolUse": [
                     {"matcher": "Bash", "hooks": [{"type": "command", "command": "true", "timeout": 5}]},
-                    {"matcher": "", "hooks": [{"type": "prompt", "prompt": "x"}]},
-                    {"matcher": "Bash(", "hooks": [{"type": "command", "command": "true"}]}
+                    {"matcher": "Bash(*)", "hooks": [{"type": "command", "command": "true"}]},
+                    {"matcher": "Write(*.py)", "hooks": [{"type": "command", "command": "true"}]},
+                    {"matcher": "Bash(", "hooks": [{"type": "command", "command": "true"}]},
+                    {"matcher": "", "hooks": [{"type": "mcp_tool", "server": "s", "tool": "t"}]}
                 ],
-                "PostToolUse": [{"hooks": [{"type": "command", "command": ""}]}],
-                "Stop": [{"hooks": [{"type": "command", "command": "true"}]}]
+                "PostToolUse": [{"hooks": [{"type": "command", "command": ""}, {"type": "command", "command": "true"}]}],
+                "WorktreeCreate": [{"hooks": [{"type": "command", "command": "true"}]}],
+                "Nonsense": []
             }),
-            Path::new("/p"),
+            &HookSource::default(),
         );
-        assert_eq!(parsed.hooks.len(), 1);
-        assert!(parsed.hooks[0].matches(HookEvent::PreToolUse, "Bash"));
-        assert!(!parsed.hooks[0].matches(HookEvent::PreToolUse, "Bashful"));
-        assert!(!parsed.hooks[0].matches(HookEvent::PostToolUse, "Bash"));
-        assert_eq!(parsed.errors.len(), 2, "{:?}", parsed.errors);
-        assert!(
-            parsed.errors[0].contains("PostToolUse") || parsed.errors[1].contains("PostToolUse")
-        );
-        assert_eq!(parsed.warnings.len(), 2, "{:?}", parsed.warnings);
+        assert_eq!(parsed.hooks.len(), 4, "{:?}", parsed.warnings);
+        let pre = |tool: &str| {
+            parsed
+                .hooks
+                .iter()
+                .filter(|h| h.matches(HookEvent::PreToolUse, tool))
+                .count()
+        };
+        assert_eq!(pre("Bash"), 2);
+        assert_eq!(pre("Bashful"), 0);
+        assert_eq!(pre("Write"), 1);
+        let w = parsed.warnings.join("\n");
+        assert!(w.contains("hooks.PreToolUse[3].matcher"), "{w}");
+        assert!(w.contains("hooks.PreToolUse[4].hooks[0]"), "{w}");
+        assert!(w.contains("hooks.PostToolUse[0].hooks[0]"), "{w}");
+        assert!(w.contains("WorktreeCreate"), "{w}");
+        assert!(w.contains("Nonsense"), "{w}");
+        assert_eq!(parsed.warnings.len(), 5, "{w}");
     }
 }

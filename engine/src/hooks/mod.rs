@@ -1,149 +1,56 @@
 //! The hook stages' contract (SPEC §12).
 //!
 //! A [`Hook`] sees one event and returns a [`HookOutcome`]. The same outcome
-//! type serves command hooks (scripts configured in settings files) and
-//! in-process hooks registered by an embedder, so both are decided the same
-//! way. [`HookRegistry`] runs the matching hooks of an event in parallel and
-//! merges their outcomes: deny beats ask beats allow.
+//! type serves hooks from settings files (commands, HTTP endpoints, model
+//! hooks routed to the host) and in-process hooks registered by an
+//! embedder, so all are decided the same way. [`HookRegistry`] runs the
+//! matching hooks of an event in parallel and merges their outcomes: deny
+//! beats ask beats allow.
 //!
-//! [`command`] runs Claude Code-style command hooks (a shell command fed
-//! JSON on stdin); [`config`] reads them from the `hooks` section of a
-//! settings file.
+//! The parts, by concept: [`events`] (what Claude Code fires and the input
+//! JSON), [`matching`] (matchers, old tool names, `if:` filters),
+//! [`outcome`] (decisions and how they merge), [`protocol`] (reading a
+//! hook's answer), [`handlers`] (command, http, prompt/agent), [`config`]
+//! (the `hooks` section of a settings file), [`plugins`] (hooks shipped by
+//! enabled plugins), [`response`] (`tool_response` in Claude Code's shape).
 
-pub mod command;
 pub mod config;
+pub mod events;
+pub mod handlers;
+pub mod loader;
+pub mod matching;
+pub mod outcome;
+pub mod permission_updates;
+pub mod plugins;
+pub mod protocol;
+pub mod response;
 
-pub use command::{CommandHook, ToolNameMatcher};
+pub use events::{EventSupport, HookEvent, HookInput};
+pub use handlers::command::{CommandForm, CommandHandler, CommandHook, HookEnv};
+pub use handlers::host::{ModelHookKind, ModelHookRequest, ModelHookRunner, ModelHookSlot};
+pub use handlers::{Configured, Handler, HookOptions};
+pub use matching::{canonical_tool_name, IfFilter, ToolNameMatcher};
+pub use outcome::{HookDecision, HookOutcome, PermissionAnswer};
+pub use protocol::OnFailure;
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-/// Events a hook can subscribe to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum HookEvent {
-    PreToolUse,
-    PostToolUse,
-    PostToolUseFailure,
-}
+use crate::permission::PermissionRequest;
 
-impl HookEvent {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HookEvent::PreToolUse => "PreToolUse",
-            HookEvent::PostToolUse => "PostToolUse",
-            HookEvent::PostToolUseFailure => "PostToolUseFailure",
-        }
-    }
-}
-
-/// The JSON a hook receives (field names as Claude Code sends them).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HookInput {
-    pub session_id: String,
-    pub transcript_path: String,
-    pub cwd: String,
-    pub permission_mode: String,
-    pub hook_event_name: HookEvent,
-    pub tool_name: String,
-    pub tool_input: Value,
-    pub tool_use_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_response: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// Who made the call when it was not the model directly (see
-    /// [`crate::ToolUse::caller`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub caller: Option<Value>,
-}
-
-/// A permission verdict from a PreToolUse hook.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum HookDecision {
-    Allow,
-    Ask,
-    Deny,
-}
-
-/// What one hook (or the merge of several) decided.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct HookOutcome {
-    /// PreToolUse: the hook's permission verdict.
-    pub decision: Option<HookDecision>,
-    /// Why; shown to the model on deny, to the approver on ask.
-    pub reason: Option<String>,
-    /// PreToolUse: replacement input (validated against the schema again).
-    pub updated_input: Option<Value>,
-    /// Text added to what the model sees for this call.
-    pub additional_context: Vec<String>,
-    /// PostToolUse: feedback that blocks (`decision: block`, exit 2); shown
-    /// to the model with the result.
-    pub feedback: Option<String>,
-    /// `continue: false`: the turn ends after this batch, with this reason.
-    pub stop: Option<String>,
-    /// Non-blocking failures (bad JSON, crash, timeout), for the host's log.
-    pub errors: Vec<String>,
-}
-
-impl HookOutcome {
-    pub fn allow() -> Self {
-        HookOutcome {
-            decision: Some(HookDecision::Allow),
-            ..Default::default()
-        }
-    }
-
-    pub fn deny(reason: impl Into<String>) -> Self {
-        HookOutcome {
-            decision: Some(HookDecision::Deny),
-            reason: Some(reason.into()),
-            ..Default::default()
-        }
-    }
-
-    pub fn ask(reason: impl Into<String>) -> Self {
-        HookOutcome {
-            decision: Some(HookDecision::Ask),
-            reason: Some(reason.into()),
-            ..Default::default()
-        }
-    }
-
-    /// Folds `other` into `self`: the stronger decision wins and keeps its
-    /// reason; lists accumulate; the last rewrite of the input wins.
-    pub fn merge(mut self, other: HookOutcome) -> HookOutcome {
-        if other.decision > self.decision {
-            self.decision = other.decision;
-            self.reason = other.reason;
-        } else if other.decision == self.decision && other.reason.is_some() {
-            self.reason = join(self.reason.take(), other.reason);
-        }
-        if other.updated_input.is_some() {
-            self.updated_input = other.updated_input;
-        }
-        self.additional_context.extend(other.additional_context);
-        self.feedback = join(self.feedback.take(), other.feedback);
-        self.stop = self.stop.or(other.stop);
-        self.errors.extend(other.errors);
-        self
-    }
-}
-
-fn join(a: Option<String>, b: Option<String>) -> Option<String> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
-        (a, b) => a.or(b),
-    }
-}
-
-/// One hook: a command from a settings file, or an embedder's closure.
+/// One hook: a handler from a settings file, or an embedder's closure.
 #[async_trait]
 pub trait Hook: Send + Sync {
-    /// Whether this hook wants `event` for `tool_name`.
-    fn matches(&self, event: HookEvent, tool_name: &str) -> bool;
+    /// Whether this hook wants `event` for `query` (the tool name for tool
+    /// events; `source`, `trigger`… for others, empty when the event has
+    /// nothing to match).
+    fn matches(&self, event: HookEvent, query: &str) -> bool;
+    /// Whether this hook wants this particular call (`if:` filters). Only
+    /// asked for tool events, after [`Hook::matches`].
+    fn wants(&self, _request: &PermissionRequest<'_>) -> bool {
+        true
+    }
     async fn run(&self, input: &HookInput) -> HookOutcome;
 }
 
@@ -175,6 +82,13 @@ impl HookRegistry {
         HookRegistry::new(hooks)
     }
 
+    /// A registry with every hook of `other` added after these.
+    pub fn extended(&self, other: &HookRegistry) -> Self {
+        let mut hooks: Vec<Arc<dyn Hook>> = self.hooks.as_ref().clone();
+        hooks.extend(other.hooks.iter().cloned());
+        HookRegistry::new(hooks)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.hooks.is_empty()
     }
@@ -188,28 +102,46 @@ impl HookRegistry {
         self.hooks.iter()
     }
 
-    pub fn has_any(&self, event: HookEvent, tool_name: &str) -> bool {
-        self.hooks.iter().any(|h| h.matches(event, tool_name))
+    pub fn has_any(&self, event: HookEvent, query: &str) -> bool {
+        self.hooks.iter().any(|h| h.matches(event, query))
     }
 
-    /// Runs every matching hook in parallel and merges their outcomes in
-    /// registration order. A panicking in-process hook counts as a
-    /// non-blocking error.
+    /// Runs every matching hook in parallel and merges their outcomes. A
+    /// panicking in-process hook counts as a non-blocking error. This is
+    /// also how a host fires the events of its own loop
+    /// (`UserPromptSubmit`, `Stop`, `Notification`…): build the input with
+    /// [`HookInput::event`] and read the merged outcome (`decision: Deny`
+    /// means "block").
     pub async fn run(&self, input: &HookInput) -> HookOutcome {
+        self.run_for(input, None).await
+    }
+
+    /// [`HookRegistry::run`] for one call, whose `if:` filters are judged
+    /// against `request`.
+    pub async fn run_for(
+        &self,
+        input: &HookInput,
+        request: Option<&PermissionRequest<'_>>,
+    ) -> HookOutcome {
         use futures::FutureExt;
         let event = input.hook_event_name;
+        let query = input.match_query().unwrap_or("");
         let runs = self
             .hooks
             .iter()
-            .filter(|h| h.matches(event, &input.tool_name))
-            .map(|h| std::panic::AssertUnwindSafe(h.run(input)).catch_unwind());
+            .filter(|h| h.matches(event, query))
+            .filter(|h| request.is_none_or(|r| h.wants(r)))
+            .map(|h| std::panic::AssertUnwindSafe(h.run(input)).catch_unwind())
+            .collect::<Vec<_>>();
+        if runs.is_empty() {
+            return HookOutcome::default();
+        }
         futures::future::join_all(runs)
             .await
             .into_iter()
             .map(|r| {
-                r.unwrap_or_else(|_| HookOutcome {
-                    errors: vec![format!("a {} hook panicked", event.as_str())],
-                    ..Default::default()
+                r.unwrap_or_else(|_| {
+                    HookOutcome::error(format!("a {} hook panicked", event.as_str()))
                 })
             })
             .fold(HookOutcome::default(), HookOutcome::merge)

@@ -25,8 +25,8 @@ use super::policy::RulePolicy;
 use super::rules::{Rule, RuleKind};
 use super::PermissionMode;
 use crate::context::Context;
-use crate::hooks::config::parse_hooks;
-use crate::hooks::HookRegistry;
+use crate::hooks::loader::HookLayers;
+use crate::hooks::{HookRegistry, ModelHookSlot};
 use crate::pipeline::Pipeline;
 
 /// One problem in one settings file.
@@ -63,6 +63,10 @@ pub struct Settings {
     /// `permissions.additionalDirectories`, made absolute.
     pub additional_directories: Vec<PathBuf>,
     pub hooks: HookRegistry,
+    /// The merged `env` block: for hooks, shell commands and MCP servers.
+    pub env: Vec<(String, String)>,
+    /// Where the host installs a model for `prompt`/`agent` hooks.
+    pub model_hooks: ModelHookSlot,
     /// The project root (`/` anchors of path rules, `CLAUDE_PROJECT_DIR`).
     pub project_dir: PathBuf,
     /// The files that were read, in merge order.
@@ -147,11 +151,15 @@ impl Settings {
                 problems: merged.problems,
             });
         }
+        let loaded = merged.hook_layers.finish(project_dir, home);
+        merged.warnings.extend(loaded.warnings);
         Ok(Settings {
             policy: Arc::new(merged.policy),
             mode: merged.mode.unwrap_or_default(),
             additional_directories: merged.directories,
-            hooks: HookRegistry::new(merged.hooks),
+            hooks: HookRegistry::new(loaded.hooks),
+            env: loaded.env,
+            model_hooks: loaded.models,
             project_dir: project_dir.to_path_buf(),
             files: layers.iter().map(|(f, _)| f.clone()).collect(),
             warnings: merged.warnings,
@@ -192,7 +200,7 @@ struct Merged {
     policy: RulePolicy,
     mode: Option<PermissionMode>,
     directories: Vec<PathBuf>,
-    hooks: Vec<Arc<dyn crate::hooks::Hook>>,
+    hook_layers: HookLayers,
     problems: Vec<SettingsProblem>,
     warnings: Vec<String>,
 }
@@ -224,19 +232,9 @@ impl Merged {
             Some(Value::Object(perms)) => self.add_permissions(file, perms, project, home),
             Some(_) => self.problem(file, "`permissions` must be an object".into()),
         }
-        match root.get("hooks") {
-            None | Some(Value::Null) => {}
-            Some(value) => {
-                let parsed = parse_hooks(value, project);
-                for message in parsed.errors {
-                    self.problem(file, message);
-                }
-                for message in parsed.warnings {
-                    self.warnings.push(format!("{}: {message}", file.display()));
-                }
-                self.hooks.extend(parsed.hooks);
-            }
-        }
+        // Hooks, `env` and plugins: a bad hook entry is skipped with a
+        // warning there, never a reason to reject the file.
+        self.hook_layers.add_file(file, &root);
     }
 
     fn add_permissions(

@@ -83,6 +83,7 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
             );
             result.extra_messages = output.extra_messages;
             result.modifier = output.modifier;
+            result.response = output.response;
             result
         }
         Ok(Err(err)) => CallResult::error(

@@ -12,9 +12,11 @@
 //! Nothing here knows a concrete tool or the actor layer: permission and
 //! hooks are traits, and the coordinator decides *when* a call runs.
 
+pub mod batch_hooks;
 mod invoke;
 pub mod messages;
 mod permission;
+mod permission_hooks;
 mod post_hooks;
 mod pre_hooks;
 pub mod size;
@@ -169,6 +171,7 @@ impl Pipeline {
             extra_context: Vec::new(),
             diagnostics: Vec::new(),
             stop_turn: None,
+            system_messages: Vec::new(),
             hook_verdict: Default::default(),
             read_only,
         };
@@ -186,7 +189,7 @@ impl Pipeline {
             validate::interruptible(&cancel, pre_hooks::run(self, &mut state, &tool))
                 .await
                 .map_err(|reason| validate::interrupted(&state, reason))??;
-            permission::decide(self, &state, &tool).await?;
+            permission::decide(self, &mut state, &tool).await?;
             let result = invoke::call(self, &mut state, &tool).await;
             Ok((tool, result))
         }
@@ -194,11 +197,14 @@ impl Pipeline {
         let result = match flow {
             Ok((tool, result)) => {
                 let result = size::limit(result, tool.def(), &state.ctx.session);
-                post_hooks::run(self, &state, result).await
+                post_hooks::run(self, &state, &tool, result).await
             }
             Err(Early(result)) => *result,
         };
-        state.finish(result)
+        let record = batch_hooks::record(self, &state.call, &result);
+        let mut result = state.finish(result);
+        result.batch_record = record;
+        result
     }
 
     /// The result of a call that never started because its batch was
@@ -269,6 +275,8 @@ pub(crate) struct CallState {
     pub extra_context: Vec<String>,
     pub diagnostics: Vec<String>,
     pub stop_turn: Option<String>,
+    /// Hook `systemMessage`s, for the user.
+    pub system_messages: Vec<String>,
     /// What PreToolUse hooks said about permission.
     pub hook_verdict: pre_hooks::HookVerdict,
     /// Classified at add time; classified again only if a hook rewrites the
@@ -297,6 +305,7 @@ impl CallState {
             tool_response: None,
             error: None,
             caller: self.call.caller.clone(),
+            extra: Default::default(),
         }
     }
 
@@ -308,6 +317,9 @@ impl CallState {
                 .push(crate::content::ContentBlock::text(text));
         }
         result.diagnostics.extend(self.diagnostics);
+        let mut messages = self.system_messages;
+        messages.append(&mut result.system_messages);
+        result.system_messages = messages;
         result.stop_turn = result.stop_turn.or(self.stop_turn);
         result
     }

@@ -6,8 +6,10 @@
 //! ask; with no approver, ask means deny; in dontAsk mode every ask (a
 //! tool's or a hook's too, not only the policy's) is a deny.
 
+use super::permission_hooks::{self, Answered};
 use super::{messages, ApproverService, CallState, Early, Flow, Pipeline};
 use crate::call::{CallResult, Outcome};
+use crate::hooks::permission_updates::SessionPermissions;
 use crate::hooks::HookDecision;
 use crate::permission::{
     Approval, ApprovalRequest, AskSource, PermissionDecision, PermissionMode, PermissionRequest,
@@ -24,7 +26,7 @@ enum Verdict {
     Deny(String),
 }
 
-pub(super) async fn decide(pipeline: &Pipeline, state: &CallState, tool: &Tool) -> Flow {
+pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &Tool) -> Flow {
     let Some(parsed) = state.parsed.as_ref() else {
         return Err(deny(
             state,
@@ -32,15 +34,28 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &CallState, tool: &Tool) 
         ));
     };
     let target = tool.permission_target(parsed, &state.ctx);
+    // PermissionRequest hooks may have changed mode, directories and rules
+    // for the session.
+    let session_perms = SessionPermissions::of(&state.ctx.session);
+    let changed = (!session_perms.is_empty()).then(|| session_perms.context(&state.ctx.context));
+    let context = changed.as_ref().unwrap_or(&state.ctx.context);
     let request = PermissionRequest {
         tool,
         input: parsed.raw(),
         target: &target,
         read_only: state.read_only,
-        context: &state.ctx.context,
+        context,
         caller: state.call.caller.as_ref(),
     };
-    let policy = pipeline.policy.decide(&request);
+    let policy = match (
+        pipeline.policy.decide(&request),
+        session_perms.decide(&request),
+    ) {
+        (deny @ PermissionDecision::Deny { .. }, _) => deny,
+        (_, Some(session)) => session,
+        (policy, None) => policy,
+    };
+    let mode = context.permission_mode;
     let own = tool.check_permissions(parsed, &state.ctx).await;
     let hook = &state.hook_verdict;
 
@@ -79,18 +94,42 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &CallState, tool: &Tool) 
     };
 
     let verdict = match verdict {
-        Verdict::Ask { reason, .. } if state.ctx.context.permission_mode == PermissionMode::DontAsk => {
-            Verdict::Deny(format!(
-                "{reason}; that needs approval, and in dontAsk mode anything that would ask is denied"
-            ))
-        }
+        Verdict::Ask { reason, .. } if mode == PermissionMode::DontAsk => Verdict::Deny(format!(
+            "{reason}; that needs approval, and in dontAsk mode anything that would ask is denied"
+        )),
         other => other,
     };
 
     match verdict {
         Verdict::Allow => Ok(()),
-        Verdict::Deny(reason) => Err(deny(state, messages::denied(tool.name(), &reason))),
+        Verdict::Deny(reason) => {
+            let mut text = messages::denied(tool.name(), &reason);
+            if let Some(retry) =
+                permission_hooks::permission_denied(pipeline, state, tool, &reason).await
+            {
+                text.push_str("\n\n");
+                text.push_str(&retry);
+            }
+            Err(deny(state, text))
+        }
         Verdict::Ask { reason, suggestion } => {
+            if let Answered::Allowed = permission_hooks::permission_request(
+                pipeline,
+                state,
+                tool,
+                &reason,
+                suggestion.as_deref(),
+            )
+            .await?
+            {
+                return Ok(());
+            }
+            let Some(parsed) = state.parsed.as_ref() else {
+                return Err(deny(
+                    state,
+                    messages::internal("no parsed input at approval time"),
+                ));
+            };
             let approver = state
                 .ctx
                 .services

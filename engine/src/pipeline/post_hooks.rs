@@ -1,15 +1,20 @@
-//! PostToolUse / PostToolUseFailure hooks: they see the result and may feed
-//! text back to the model, add context, or stop the turn. They cannot undo
-//! the call, so nothing they say turns a result into a different outcome.
+//! PostToolUse / PostToolUseFailure hooks: they see the result (in Claude
+//! Code's per-tool shape) and may feed text back to the model, add context,
+//! replace the output the model sees (`updatedToolOutput`), or stop the
+//! turn. They cannot undo the call, so nothing they say turns a result into
+//! a different outcome.
 
 use super::{CallState, Pipeline};
 use crate::call::{CallResult, Outcome};
 use crate::content::ContentBlock;
+use crate::hooks::response::tool_response;
 use crate::hooks::HookEvent;
+use crate::tool::Tool;
 
 pub(super) async fn run(
     pipeline: &Pipeline,
     state: &CallState,
+    tool: &Tool,
     mut result: CallResult,
 ) -> CallResult {
     let failed = matches!(result.outcome, Outcome::ToolError | Outcome::Panicked);
@@ -29,10 +34,25 @@ pub(super) async fn run(
     if failed {
         input.error = Some(result.text());
     } else {
-        input.tool_response = Some(serde_json::to_value(&result.content).unwrap_or_default());
+        input.tool_response = Some(tool_response(&state.call.name, &state.call.input, &result));
     }
-    let outcome = pipeline.hooks.run(&input).await;
+    let outcome = super::pre_hooks::run_for_call(pipeline, state, tool, &input).await;
     result.diagnostics.extend(outcome.errors);
+    result.system_messages.extend(outcome.system_messages);
+    if let Some(conflict) = outcome.conflict {
+        result
+            .diagnostics
+            .push(format!("{} hooks: {conflict}", event.as_str()));
+    } else if let Some(replacement) = outcome.updated_output {
+        // What the model sees now; the outcome (and is_error) stay.
+        result.content = match replacement {
+            serde_json::Value::String(text) => vec![ContentBlock::text(text)],
+            other => match serde_json::from_value::<Vec<ContentBlock>>(other.clone()) {
+                Ok(blocks) if !blocks.is_empty() => blocks,
+                _ => vec![ContentBlock::text(other.to_string())],
+            },
+        };
+    }
     if let Some(feedback) = outcome.feedback.or(outcome.reason) {
         result.content.push(ContentBlock::text(format!(
             "{} hook feedback: {feedback}",

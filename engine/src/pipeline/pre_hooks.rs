@@ -4,7 +4,8 @@
 
 use super::{messages, CallState, Early, Flow, Pipeline};
 use crate::call::{CallResult, Outcome};
-use crate::hooks::{HookDecision, HookEvent};
+use crate::hooks::{HookDecision, HookEvent, HookOutcome};
+use crate::permission::PermissionRequest;
 use crate::tool::Tool;
 
 /// The verdict a PreToolUse hook left for the permission stage.
@@ -14,16 +15,48 @@ pub(crate) struct HookVerdict {
     pub reason: Option<String>,
 }
 
+/// Runs `event`'s hooks for this call, judging `if:` filters against the
+/// call as the permission stage would see it.
+pub(super) async fn run_for_call(
+    pipeline: &Pipeline,
+    state: &CallState,
+    tool: &Tool,
+    input: &crate::hooks::HookInput,
+) -> HookOutcome {
+    // After the call the parsed input has been consumed; parse it again
+    // (cheap) so that `if:` filters see the same call.
+    let reparsed;
+    let parsed = match state.parsed.as_ref() {
+        Some(parsed) => parsed,
+        None => match tool.parse(&state.call.input) {
+            Ok(p) => {
+                reparsed = p;
+                &reparsed
+            }
+            Err(_) => return pipeline.hooks.run(input).await,
+        },
+    };
+    let target = tool.permission_target(parsed, &state.ctx);
+    let request = PermissionRequest {
+        tool,
+        input: parsed.raw(),
+        target: &target,
+        read_only: state.read_only,
+        context: &state.ctx.context,
+        caller: state.call.caller.as_ref(),
+    };
+    pipeline.hooks.run_for(input, Some(&request)).await
+}
+
 pub(super) async fn run(pipeline: &Pipeline, state: &mut CallState, tool: &Tool) -> Flow {
     if !pipeline.hooks.has_any(HookEvent::PreToolUse, tool.name()) {
         return Ok(());
     }
-    let outcome = pipeline
-        .hooks
-        .run(&state.hook_input(HookEvent::PreToolUse))
-        .await;
+    let input = state.hook_input(HookEvent::PreToolUse);
+    let outcome = run_for_call(pipeline, state, tool, &input).await;
     state.diagnostics.extend(outcome.errors);
     state.extra_context.extend(outcome.additional_context);
+    state.system_messages.extend(outcome.system_messages);
     if outcome.stop.is_some() {
         state.stop_turn = outcome.stop;
     }
@@ -34,22 +67,38 @@ pub(super) async fn run(pipeline: &Pipeline, state: &mut CallState, tool: &Tool)
             Outcome::Denied,
         )));
     }
+    if let Some(conflict) = outcome.conflict {
+        return Err(Early::new(CallResult::error(
+            &state.call,
+            messages::wrap(&format!("PreToolUse hooks disagree: {conflict}")),
+            Outcome::Denied,
+        )));
+    }
     if let Some(new_input) = outcome.updated_input {
-        // A rewritten input must satisfy the schema like the model's did.
-        let parsed = tool.parse(&new_input).map_err(|problems| {
-            Early::new(CallResult::error(
-                &state.call,
-                messages::hook_rewrite_invalid(tool.name(), &problems),
-                Outcome::InvalidInput,
-            ))
-        })?;
-        state.read_only = tool.is_read_only(&parsed);
-        state.parsed = Some(parsed);
-        state.call.input = new_input;
+        apply_rewrite(state, tool, new_input)?;
     }
     state.hook_verdict = HookVerdict {
         decision: outcome.decision,
         reason: outcome.reason,
     };
+    Ok(())
+}
+
+/// A rewritten input must satisfy the schema like the model's did.
+pub(super) fn apply_rewrite(
+    state: &mut CallState,
+    tool: &Tool,
+    new_input: serde_json::Value,
+) -> Flow {
+    let parsed = tool.parse(&new_input).map_err(|problems| {
+        Early::new(CallResult::error(
+            &state.call,
+            messages::hook_rewrite_invalid(tool.name(), &problems),
+            Outcome::InvalidInput,
+        ))
+    })?;
+    state.read_only = tool.is_read_only(&parsed);
+    state.parsed = Some(parsed);
+    state.call.input = new_input;
     Ok(())
 }

@@ -143,6 +143,7 @@ async fn a_dropped_hook_leaves_no_process_behind() {
         tool_response: None,
         error: None,
         caller: None,
+        extra: Default::default(),
     };
     // The caller gives up (its call was cancelled) while the hook hangs.
     let marked = |m: &str| !live_with_marker(m).is_empty();

@@ -18,6 +18,7 @@ mod session;
 mod subagent;
 mod wire;
 
+use baton::engine::HookEvent;
 use baton::InterruptKind;
 use futures::StreamExt;
 use tokio::sync::mpsc;
@@ -32,6 +33,15 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
     let agents = subagent::Agents::default();
     setup.builder = setup.builder.take().map(|b| b.subagents(agents.runner()));
     let engine = setup.engine()?;
+    let hooks = engine.runtime().pipeline().hooks();
+    let (has_start, has_end) = (
+        hooks.has_any(HookEvent::SessionStart, "startup"),
+        hooks.has_any(HookEvent::SessionEnd, "other"),
+    );
+    if has_start {
+        let outcome = engine.session_start("startup").await;
+        output::write_line(&super::session::line(&outcome, "SessionStart"))?;
+    }
     let (tx, mut rx) = mpsc::unbounded_channel();
     let notes_tx = tx.clone();
     let mut notes = engine.notifications();
@@ -55,6 +65,10 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
     let mut stopping = false;
     loop {
         if !input_open && session.is_idle() {
+            if has_end {
+                let outcome = session.engine().session_end("other").await;
+                output::write_line(&super::session::line(&outcome, "SessionEnd"))?;
+            }
             return Ok(());
         }
         tokio::select! {

@@ -77,6 +77,11 @@ impl Session {
     }
 
     /// No message is running.
+    /// The session's engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
     pub fn is_idle(&self) -> bool {
         self.batches.is_empty()
     }
@@ -431,6 +436,16 @@ impl Session {
                         "message": wire::answer(format, &results),
                     })
                 };
+                // PostToolBatch hooks' context follows the results, the way
+                // Claude Code adds it; only Anthropic messages have a place.
+                if format == WireFormat::Anthropic {
+                    if let Some(content) = done["message"]
+                        .get_mut("content")
+                        .and_then(|c| c.as_array_mut())
+                    {
+                        content.extend(baton::jsonl::batch_context_blocks(summary));
+                    }
+                }
                 if !loaded.is_empty() {
                     done["loaded_tools"] = json!(loaded);
                 }

@@ -172,7 +172,8 @@ pub(crate) fn start(
         log_max_bytes: config.log_max_bytes,
         eager_log: true,
     })));
-    let mut shell = Shell::spawn(command, cwd, Path::new("/dev/null"))?;
+    let env = baton_engine::env::SettingsEnv::of(session);
+    let mut shell = Shell::spawn(command, cwd, Path::new("/dev/null"), &env.0)?;
     let (done, _) = watch::channel(None);
     let task = Arc::new(Task {
         id,

@@ -42,11 +42,18 @@ pub(crate) struct Shell {
 impl Shell {
     /// Starts `bash` on `command` in `cwd`. `cwd_report` receives the final
     /// working directory.
-    pub(crate) fn spawn(command: &str, cwd: &Path, cwd_report: &Path) -> io::Result<Shell> {
+    pub(crate) fn spawn(
+        command: &str,
+        cwd: &Path,
+        cwd_report: &Path,
+        env: &[(String, String)],
+    ) -> io::Result<Shell> {
         let (writer, reader) = pipe::pipe()?;
         let stdout = writer.into_blocking_fd()?;
         let stderr = stdout.try_clone()?;
         let mut cmd = Command::new("bash");
+        // The settings' `env` block first, so Baton's own settings below win.
+        cmd.envs(env.iter().map(|(k, v)| (k, v)));
         cmd.arg("-c")
             .arg(WRAPPER)
             .arg("bash")

@@ -159,7 +159,8 @@ impl Bash {
             // Without a place for the report, `cd` simply does not carry over.
             _ => Path::new("/dev/null"),
         };
-        let mut shell = match Shell::spawn(&input.command, ctx.cwd(), report_target) {
+        let env = baton_engine::env::SettingsEnv::of(&ctx.session);
+        let mut shell = match Shell::spawn(&input.command, ctx.cwd(), report_target, &env.0) {
             Ok(shell) => shell,
             Err(err) => {
                 return Ok(ToolOutput::error(format!(
@@ -261,6 +262,14 @@ impl Bash {
             ToolOutput::text(text)
         };
         output.modifier = modifier;
+        // What Claude Code gives PostToolUse hooks as `tool_response`
+        // (sdk-tools.d.ts `BashOutput`); stderr is merged into stdout here.
+        output.response = Some(serde_json::json!({
+            "stdout": rendered.text.trim_end_matches('\n'),
+            "stderr": "",
+            "interrupted": matches!(ending, Ending::Cancelled(_) | Ending::TimedOut { .. }),
+            "isImage": false,
+        }));
         Ok(output)
     }
 }

@@ -1,0 +1,186 @@
+//! The events Claude Code defines, and the JSON a hook receives for one.
+//!
+//! Every event of current Claude Code (the agent SDK's `HOOK_EVENTS`) is
+//! named here so that a settings file configuring any of them parses; what
+//! Baton does with each is [`HookEvent::support`]. Events that belong to the
+//! model loop (a prompt was submitted, the model stopped) are the host's to
+//! fire, through `HookRegistry::fire`; events about things Baton has no part
+//! in (model switches, worktrees, config edits) are reported once at load.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+macro_rules! events {
+    ($($name:ident),* $(,)?) => {
+        /// Events a hook can subscribe to, as Claude Code names them.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum HookEvent { $($name),* }
+
+        impl HookEvent {
+            /// Every event, in the agent SDK's order.
+            pub const ALL: &'static [HookEvent] = &[$(HookEvent::$name),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(HookEvent::$name => stringify!($name)),* }
+            }
+        }
+    };
+}
+
+events!(
+    PreToolUse,
+    PostToolUse,
+    PostToolUseFailure,
+    PostToolBatch,
+    Notification,
+    UserPromptSubmit,
+    UserPromptExpansion,
+    SessionStart,
+    SessionEnd,
+    Stop,
+    StopFailure,
+    SubagentStart,
+    SubagentStop,
+    PreCompact,
+    PostCompact,
+    PreModelSwitch,
+    PostModelSwitch,
+    PermissionRequest,
+    PermissionDenied,
+    Setup,
+    TeammateIdle,
+    TaskCreated,
+    TaskCompleted,
+    Elicitation,
+    ElicitationResult,
+    ConfigChange,
+    WorktreeCreate,
+    WorktreeRemove,
+    InstructionsLoaded,
+    CwdChanged,
+    FileChanged,
+    DirectoryAdded,
+    MessageDisplay,
+);
+
+/// Who fires an event's hooks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventSupport {
+    /// The engine, on its own (tool calls, permission questions, batches).
+    Engine,
+    /// `baton serve` when its session starts and ends; a library host
+    /// fires them itself.
+    Session,
+    /// The host's model loop, through `HookRegistry::fire` (Baton has no
+    /// model loop of its own).
+    Host,
+    /// Nothing in Baton fires it.
+    NotRun,
+}
+
+impl HookEvent {
+    pub fn parse(name: &str) -> Option<HookEvent> {
+        HookEvent::ALL.iter().copied().find(|e| e.as_str() == name)
+    }
+
+    pub fn support(self) -> EventSupport {
+        use HookEvent::*;
+        match self {
+            PreToolUse | PostToolUse | PostToolUseFailure | PostToolBatch | PermissionRequest
+            | PermissionDenied => EventSupport::Engine,
+            SessionStart | SessionEnd => EventSupport::Session,
+            UserPromptSubmit | Stop | SubagentStart | SubagentStop | Notification | PreCompact
+            | PostCompact | StopFailure => EventSupport::Host,
+            _ => EventSupport::NotRun,
+        }
+    }
+
+    /// Whether the event concerns one tool call (its matcher is a tool
+    /// name). Other events match their matcher against another field
+    /// ([`HookInput::match_query`]).
+    pub fn is_tool_event(self) -> bool {
+        use HookEvent::*;
+        matches!(
+            self,
+            PreToolUse | PostToolUse | PostToolUseFailure | PermissionRequest | PermissionDenied
+        )
+    }
+
+    /// The input field a matcher of this event is compared with, as Claude
+    /// Code does (`SessionStart` matches `source`, `PreCompact` `trigger`…).
+    pub fn match_field(self) -> Option<&'static str> {
+        use HookEvent::*;
+        match self {
+            e if e.is_tool_event() => Some("tool_name"),
+            SessionStart => Some("source"),
+            SessionEnd => Some("reason"),
+            PreCompact | PostCompact => Some("trigger"),
+            Notification => Some("notification_type"),
+            SubagentStart | SubagentStop => Some("agent_type"),
+            _ => None,
+        }
+    }
+}
+
+/// The JSON a hook receives (field names as Claude Code sends them). The
+/// tool fields are empty for events that are not about one call; fields
+/// only some events have (`reason`, `tool_calls`, `source`, `prompt`…) are
+/// in `extra`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HookInput {
+    pub session_id: String,
+    pub transcript_path: String,
+    pub cwd: String,
+    pub permission_mode: String,
+    pub hook_event_name: HookEvent,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tool_name: String,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub tool_input: Value,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tool_use_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_response: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Who issued the call (programmatic tool calling), as the wire gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl HookInput {
+    /// An input for a non-tool event; `extra` holds its own fields.
+    pub fn event(
+        event: HookEvent,
+        session_id: impl Into<String>,
+        cwd: impl Into<String>,
+        extra: Map<String, Value>,
+    ) -> HookInput {
+        HookInput {
+            session_id: session_id.into(),
+            transcript_path: String::new(),
+            cwd: cwd.into(),
+            permission_mode: "default".into(),
+            hook_event_name: event,
+            tool_name: String::new(),
+            tool_input: Value::Null,
+            tool_use_id: String::new(),
+            tool_response: None,
+            error: None,
+            caller: None,
+            extra,
+        }
+    }
+
+    /// What this event's matchers are compared with: the tool name for tool
+    /// events, `source`/`trigger`/… for others, nothing (every matcher
+    /// matches) when the event has no such field.
+    pub fn match_query(&self) -> Option<&str> {
+        match self.hook_event_name.match_field()? {
+            "tool_name" => Some(&self.tool_name),
+            field => self.extra.get(field).and_then(Value::as_str),
+        }
+    }
+}

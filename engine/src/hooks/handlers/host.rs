@@ -1,0 +1,142 @@
+//! `prompt` and `agent` hooks: they need a model, and Baton has none of
+//! its own, so they go to the host. A host that can evaluate them installs
+//! a [`ModelHookRunner`] in the [`ModelHookSlot`] its settings returned;
+//! without one, each run is a non-blocking diagnostic naming the hook (or a
+//! block, with `onFailure: "block"`), never a silent pass.
+//!
+//! The runner answers Claude Code's way: `{"ok": true}` or
+//! `{"ok": false, "reason": "…"}`; any hook JSON output is accepted too.
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::Handler;
+use crate::hooks::protocol::{block, failed, interpret, OnFailure, Reply};
+use crate::hooks::{HookInput, HookOutcome};
+
+/// Which kind of model hook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelHookKind {
+    Prompt,
+    Agent,
+}
+
+/// One evaluation a model hook asks the host for.
+#[derive(Clone, Debug)]
+pub struct ModelHookRequest {
+    pub kind: ModelHookKind,
+    /// The hook's prompt, `$ARGUMENTS` replaced by the input JSON.
+    pub prompt: String,
+    pub model: Option<String>,
+    pub input: HookInput,
+}
+
+/// The host's model, evaluating prompt and agent hooks.
+#[async_trait]
+pub trait ModelHookRunner: Send + Sync {
+    /// The model's answer as JSON, or why there is none.
+    async fn evaluate(&self, request: ModelHookRequest) -> Result<Value, String>;
+}
+
+/// Where a host installs its runner; shared by every model hook of a
+/// settings load, so it can be set after the settings were read.
+#[derive(Clone, Default)]
+pub struct ModelHookSlot(Arc<RwLock<Option<Arc<dyn ModelHookRunner>>>>);
+
+impl std::fmt::Debug for ModelHookSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ModelHookSlot")
+    }
+}
+
+impl ModelHookSlot {
+    pub fn set(&self, runner: Arc<dyn ModelHookRunner>) {
+        if let Ok(mut slot) = self.0.write() {
+            *slot = Some(runner);
+        }
+    }
+
+    fn get(&self) -> Option<Arc<dyn ModelHookRunner>> {
+        self.0.read().ok().and_then(|s| s.clone())
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ModelHandler {
+    pub kind: ModelHookKind,
+    pub prompt: String,
+    pub model: Option<String>,
+    pub slot: ModelHookSlot,
+}
+
+#[async_trait]
+impl Handler for ModelHandler {
+    fn label(&self) -> String {
+        let kind = match self.kind {
+            ModelHookKind::Prompt => "prompt",
+            ModelHookKind::Agent => "agent",
+        };
+        let first: String = self.prompt.chars().take(40).collect();
+        format!("{kind}: {first}")
+    }
+
+    async fn call(
+        &self,
+        input: &HookInput,
+        timeout: Duration,
+        on_failure: OnFailure,
+    ) -> HookOutcome {
+        let label = self.label();
+        let event = input.hook_event_name;
+        let Some(runner) = self.slot.get() else {
+            return failed(
+                event,
+                &label,
+                on_failure,
+                "needs a model, and the host gave Baton none to evaluate it with (ModelHookSlot::set)"
+                    .into(),
+            );
+        };
+        let arguments = serde_json::to_string(input).unwrap_or_default();
+        let request = ModelHookRequest {
+            kind: self.kind,
+            prompt: self.prompt.replace("$ARGUMENTS", &arguments),
+            model: self.model.clone(),
+            input: input.clone(),
+        };
+        match tokio::time::timeout(timeout, runner.evaluate(request)).await {
+            Err(_) => failed(
+                event,
+                &label,
+                on_failure,
+                format!("got no answer within {}s", timeout.as_secs_f64()),
+            ),
+            Ok(Err(problem)) => failed(event, &label, on_failure, problem),
+            Ok(Ok(answer)) => match answer.get("ok").and_then(Value::as_bool) {
+                Some(true) => HookOutcome::default(),
+                Some(false) => block(
+                    event,
+                    answer
+                        .get("reason")
+                        .and_then(Value::as_str)
+                        .unwrap_or("the prompt hook said no")
+                        .to_string(),
+                ),
+                None => interpret(
+                    event,
+                    &label,
+                    on_failure,
+                    Reply {
+                        code: Some(0),
+                        how: String::new(),
+                        stdout: answer.to_string(),
+                        stderr: String::new(),
+                    },
+                ),
+            },
+        }
+    }
+}

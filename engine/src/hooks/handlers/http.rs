@@ -1,0 +1,191 @@
+//! HTTP hooks: the event's JSON is POSTed to a URL; the response body is
+//! read like a command's stdout (exit 0). A status other than 2xx, a
+//! timeout or a connection failure is a failure of the hook (non-blocking
+//! unless `onFailure: "block"`).
+//!
+//! Header values may name environment variables (`$TOKEN`, `${TOKEN}`), but
+//! only those listed in `allowedEnvVars` are expanded; any other reference
+//! becomes empty, so a settings file cannot send arbitrary secrets.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::command::HookEnv;
+use super::Handler;
+use crate::hooks::protocol::{failed, interpret, OnFailure, Reply};
+use crate::hooks::{HookInput, HookOutcome};
+
+/// Largest response body read; more is a failure.
+const BODY_CAP: usize = 1 << 20;
+
+#[derive(Clone, Debug)]
+pub struct HttpHandler {
+    url: String,
+    /// Headers with variables already expanded.
+    headers: Vec<(String, String)>,
+    client: reqwest::Client,
+}
+
+impl HttpHandler {
+    pub fn new(
+        url: &str,
+        headers: &[(String, String)],
+        allowed_env: &[String],
+        env: &HookEnv,
+    ) -> Result<Self, String> {
+        let parsed = reqwest::Url::parse(url).map_err(|e| format!("`url` {url:?}: {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(format!("`url` {url:?} must be http or https"));
+        }
+        let lookup = |name: &str| -> String {
+            if !allowed_env.iter().any(|a| a == name) {
+                return String::new();
+            }
+            env.vars
+                .iter()
+                .rev()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var(name).ok())
+                .unwrap_or_default()
+        };
+        let headers = headers
+            .iter()
+            .filter(|(k, _)| {
+                !k.eq_ignore_ascii_case("content-length")
+                    && !k.eq_ignore_ascii_case("transfer-encoding")
+            })
+            .map(|(k, v)| (k.clone(), expand_vars(v, &lookup)))
+            .collect();
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| format!("no HTTP client: {e}"))?;
+        Ok(HttpHandler {
+            url: url.to_string(),
+            headers,
+            client,
+        })
+    }
+
+    async fn post(&self, input: &HookInput) -> Result<Reply, String> {
+        let mut request = self
+            .client
+            .post(&self.url)
+            .header("content-type", "application/json");
+        for (k, v) in &self.headers {
+            request = request.header(k, v);
+        }
+        let mut response = request
+            .json(input)
+            .send()
+            .await
+            .map_err(|e| format!("could not reach {}: {e}", self.url))?;
+        let status = response.status();
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| format!("broke off its answer: {e}"))?
+        {
+            body.extend_from_slice(&chunk);
+            if body.len() > BODY_CAP {
+                return Err(format!("answered more than {BODY_CAP} bytes"));
+            }
+        }
+        let body = String::from_utf8_lossy(&body).into_owned();
+        if !status.is_success() {
+            let said = body.trim();
+            return Ok(Reply {
+                code: Some(1),
+                how: format!("answered HTTP {status}"),
+                stdout: String::new(),
+                stderr: said.chars().take(500).collect(),
+            });
+        }
+        Ok(Reply {
+            code: Some(0),
+            how: format!("answered HTTP {status}"),
+            stdout: body,
+            stderr: String::new(),
+        })
+    }
+}
+
+#[async_trait]
+impl Handler for HttpHandler {
+    fn label(&self) -> String {
+        self.url.clone()
+    }
+
+    async fn call(
+        &self,
+        input: &HookInput,
+        timeout: Duration,
+        on_failure: OnFailure,
+    ) -> HookOutcome {
+        let label = self.label();
+        let event = input.hook_event_name;
+        match tokio::time::timeout(timeout, self.post(input)).await {
+            Ok(Ok(reply)) => interpret(event, &label, on_failure, reply),
+            Ok(Err(problem)) => failed(event, &label, on_failure, problem),
+            Err(_) => failed(
+                event,
+                &label,
+                on_failure,
+                format!("did not answer within {}s", timeout.as_secs_f64()),
+            ),
+        }
+    }
+}
+
+/// `$NAME` and `${NAME}` replaced by `lookup(NAME)`; anything else kept.
+pub fn expand_vars(text: &str, lookup: &dyn Fn(&str) -> String) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(pos) = rest.find('$') {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 1..];
+        let (name, used) = if let Some(inner) = after.strip_prefix('{') {
+            match inner.find('}') {
+                Some(end) => (&inner[..end], end + 2),
+                None => ("", 0),
+            }
+        } else {
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..end], end)
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            out.push('$');
+            rest = after;
+        } else {
+            out.push_str(&lookup(name));
+            rest = &after[used..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expands_only_what_lookup_gives() {
+        let lookup = |n: &str| {
+            if n == "TOKEN" {
+                "s3".to_string()
+            } else {
+                String::new()
+            }
+        };
+        assert_eq!(expand_vars("Bearer $TOKEN", &lookup), "Bearer s3");
+        assert_eq!(expand_vars("${TOKEN}-x $OTHER.", &lookup), "s3-x .");
+        assert_eq!(expand_vars("cost $5 ${", &lookup), "cost  ${");
+        assert_eq!(expand_vars("a$", &lookup), "a$");
+    }
+}

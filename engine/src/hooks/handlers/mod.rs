@@ -1,0 +1,143 @@
+//! Hook handlers from settings files, and the options every type shares.
+//!
+//! A [`Handler`] turns one input into an outcome (run a command, POST to a
+//! URL, ask the host's model). [`Configured`] wraps it with what Claude Code
+//! lets every handler say in settings: which event and tools (`matcher`),
+//! which calls (`if:`), `once`, `async`, `timeout` and `onFailure`; so each
+//! handler type implements only its transport.
+
+pub mod command;
+pub mod host;
+pub mod http;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::matching::{IfFilter, ToolNameMatcher};
+use super::protocol::OnFailure;
+use super::{Hook, HookEvent, HookInput, HookOutcome};
+use crate::permission::PermissionRequest;
+
+/// Claude Code's default hook timeout.
+pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One transport: runs the hook for `input` within `timeout`.
+#[async_trait]
+pub trait Handler: Send + Sync + 'static {
+    /// How messages name this hook (a command's first line, a URL).
+    fn label(&self) -> String;
+    async fn call(
+        &self,
+        input: &HookInput,
+        timeout: Duration,
+        on_failure: OnFailure,
+    ) -> HookOutcome;
+}
+
+/// The options of one configured hook.
+#[derive(Clone, Debug)]
+pub struct HookOptions {
+    pub event: HookEvent,
+    pub matcher: ToolNameMatcher,
+    /// `if:` filters (and a matcher written as a rule); all must match.
+    pub filters: Vec<IfFilter>,
+    pub timeout: Duration,
+    pub on_failure: OnFailure,
+    /// Runs in the background; its output is ignored.
+    pub background: bool,
+    /// Runs at most once per registry (session).
+    pub once: bool,
+}
+
+impl HookOptions {
+    pub fn new(event: HookEvent, matcher: ToolNameMatcher) -> Self {
+        HookOptions {
+            event,
+            matcher,
+            filters: Vec::new(),
+            timeout: DEFAULT_HOOK_TIMEOUT,
+            on_failure: OnFailure::Continue,
+            background: false,
+            once: false,
+        }
+    }
+}
+
+/// A handler with its options: what settings files produce.
+pub struct Configured<H> {
+    options: HookOptions,
+    ran: AtomicBool,
+    handler: Arc<H>,
+}
+
+impl<H: Handler> Configured<H> {
+    pub fn with_options(options: HookOptions, handler: H) -> Self {
+        Configured {
+            options,
+            ran: AtomicBool::new(false),
+            handler: Arc::new(handler),
+        }
+    }
+
+    pub fn options(&self) -> &HookOptions {
+        &self.options
+    }
+
+    pub fn handler(&self) -> &H {
+        &self.handler
+    }
+
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.options.timeout = timeout;
+        self
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.options.timeout
+    }
+}
+
+impl<H: Handler + std::fmt::Debug> std::fmt::Debug for Configured<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Configured")
+            .field("options", &self.options)
+            .field("handler", &self.handler)
+            .finish()
+    }
+}
+
+#[async_trait]
+impl<H: Handler> Hook for Configured<H> {
+    fn matches(&self, event: HookEvent, query: &str) -> bool {
+        event == self.options.event
+            && (event.match_field().is_none() || self.options.matcher.matches(query))
+    }
+
+    fn wants(&self, request: &PermissionRequest<'_>) -> bool {
+        self.options.filters.iter().all(|f| f.matches(request))
+    }
+
+    async fn run(&self, input: &HookInput) -> HookOutcome {
+        if self.options.once && self.ran.swap(true, Ordering::SeqCst) {
+            return HookOutcome::default();
+        }
+        let timeout = self.options.timeout;
+        if self.options.background {
+            // Claude Code ignores an async hook's answer for the call it
+            // fired on; so does Baton. Its process still ends with its
+            // timeout (the handler enforces that).
+            let handler = self.handler.clone();
+            let input = input.clone();
+            tokio::spawn(async move {
+                let _ = handler.call(&input, timeout, OnFailure::Continue).await;
+            });
+            return HookOutcome::default();
+        }
+        self.handler
+            .call(input, timeout, self.options.on_failure)
+            .await
+    }
+}

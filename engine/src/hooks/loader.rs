@@ -1,0 +1,157 @@
+//! The parts of merged settings that hooks need: every file's `hooks`
+//! section, the `env` block and `enabledPlugins`, combined the way Claude
+//! Code combines them. The permission side of the merge
+//! ([`crate::permission::settings`]) hands each file's JSON here and asks
+//! for the result once every file is read, because every hook (a plugin's
+//! too) runs with the environment of all files merged.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::config::{parse_hooks, HookSource};
+use super::handlers::command::HookEnv;
+use super::handlers::host::ModelHookSlot;
+use super::plugins::{config_dir, enabled_plugin_hooks};
+use super::Hook;
+
+/// Hook-related settings gathered file by file.
+#[derive(Default)]
+pub struct HookLayers {
+    sections: Vec<(PathBuf, Value)>,
+    /// `env`, later files overriding earlier ones, in first-set order.
+    env: Vec<(String, String)>,
+    /// `enabledPlugins`: the last file's word on each plugin wins.
+    plugins: Vec<(String, bool)>,
+    warnings: Vec<String>,
+}
+
+/// What the hook layers yield.
+pub struct LoadedHooks {
+    pub hooks: Vec<Arc<dyn Hook>>,
+    pub env: Vec<(String, String)>,
+    pub models: ModelHookSlot,
+    pub warnings: Vec<String>,
+}
+
+impl HookLayers {
+    /// Takes what hooks need from one file (lowest precedence first).
+    pub fn add_file(&mut self, file: &Path, root: &Map<String, Value>) {
+        match root.get("hooks") {
+            None | Some(Value::Null) => {}
+            Some(value) => self.sections.push((file.to_path_buf(), value.clone())),
+        }
+        match root.get("env") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(vars)) => {
+                for (key, value) in vars {
+                    let value = match value {
+                        Value::String(s) => s.clone(),
+                        Value::Number(n) => n.to_string(),
+                        Value::Bool(b) => b.to_string(),
+                        other => {
+                            self.warnings.push(format!(
+                                "{}: env.{key} must be a string, not {other}; it was ignored",
+                                file.display()
+                            ));
+                            continue;
+                        }
+                    };
+                    if key.is_empty()
+                        || key.contains('=')
+                        || key.contains('\0')
+                        || value.contains('\0')
+                    {
+                        self.warnings.push(format!(
+                            "{}: env.{key:?} is not a usable variable; it was ignored",
+                            file.display()
+                        ));
+                        continue;
+                    }
+                    match self.env.iter_mut().find(|(k, _)| k == key) {
+                        Some(slot) => slot.1 = value,
+                        None => self.env.push((key.clone(), value)),
+                    }
+                }
+            }
+            Some(_) => self.warnings.push(format!(
+                "{}: `env` must be an object of strings; it was ignored",
+                file.display()
+            )),
+        }
+        match root.get("enabledPlugins") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(plugins)) => {
+                for (id, on) in plugins {
+                    // Claude Code also accepts a version list; present and
+                    // not `false` means enabled.
+                    let on = !matches!(on, Value::Bool(false) | Value::Null);
+                    match self.plugins.iter_mut().find(|(i, _)| i == id) {
+                        Some(slot) => slot.1 = on,
+                        None => self.plugins.push((id.clone(), on)),
+                    }
+                }
+            }
+            Some(_) => self.warnings.push(format!(
+                "{}: `enabledPlugins` must be an object; it was ignored",
+                file.display()
+            )),
+        }
+    }
+
+    /// Parses every file's hooks, then the enabled plugins' hooks, all with
+    /// the merged environment.
+    pub fn finish(self, project: &Path, home: Option<&Path>) -> LoadedHooks {
+        let env = Arc::new(self.env.clone());
+        let models = ModelHookSlot::default();
+        let mut warnings = self.warnings;
+        let mut hooks = Vec::new();
+        let base = HookSource {
+            env: HookEnv {
+                project_dir: project.to_path_buf(),
+                vars: env.clone(),
+                plugin_root: None,
+            },
+            home: home.map(Path::to_path_buf),
+            models: models.clone(),
+        };
+        for (file, section) in &self.sections {
+            let parsed = parse_hooks(section, &base);
+            warnings.extend(
+                parsed
+                    .warnings
+                    .into_iter()
+                    .map(|w| format!("{}: {w}", file.display())),
+            );
+            hooks.extend(parsed.hooks);
+        }
+        let enabled: Vec<String> = self
+            .plugins
+            .iter()
+            .filter(|(_, on)| *on)
+            .map(|(id, _)| id.clone())
+            .collect();
+        let (plugins, plugin_warnings) =
+            enabled_plugin_hooks(&enabled, config_dir(home).as_deref(), project);
+        warnings.extend(plugin_warnings);
+        for plugin in plugins {
+            let mut source = base.clone();
+            source.env.plugin_root = Some(plugin.root.clone());
+            let parsed = parse_hooks(&plugin.hooks, &source);
+            warnings.extend(
+                parsed
+                    .warnings
+                    .into_iter()
+                    .map(|w| format!("{} (plugin {}): {w}", plugin.file.display(), plugin.id)),
+            );
+            hooks.extend(parsed.hooks);
+        }
+        LoadedHooks {
+            hooks,
+            env: self.env,
+            models,
+            warnings,
+        }
+    }
+}

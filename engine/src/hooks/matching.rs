@@ -1,0 +1,164 @@
+//! Which hooks an event reaches: the group's `matcher`, older tool names,
+//! and `if:` filters in permission-rule syntax.
+//!
+//! Claude Code compares a matcher with the tool name as a regular
+//! expression (anchored here, so `Edit` does not also select
+//! `NotebookEdit`). Real settings files also write matchers in rule syntax
+//! (`Bash(*)`, `Write(*.py)`); those are read as "this tool, and only calls
+//! the rule matches", the same filter an `if:` field gives. Tools renamed
+//! since a hook was written keep their hooks: a matcher naming `BashOutput`
+//! still selects `TaskOutput`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use regex::Regex;
+
+use crate::permission::{
+    PermissionDecision, PermissionMode, PermissionPolicy, PermissionRequest, Rule, RuleKind,
+    RulePolicy,
+};
+
+/// Older tool names Claude Code still honours, with today's tool. Edit's
+/// multi-edit form replaced `MultiEdit`; a `MultiEdit` hook therefore sees
+/// every Edit call (a guard that runs too often is the safe direction).
+pub const TOOL_ALIASES: &[(&str, &str)] = &[
+    ("BashOutput", "TaskOutput"),
+    ("KillShell", "TaskStop"),
+    ("KillBash", "TaskStop"),
+    ("MultiEdit", "Edit"),
+    ("LS", "Glob"),
+    ("Task", "Agent"),
+];
+
+/// Today's name for `name` (itself when it is not an old name).
+pub fn canonical_tool_name(name: &str) -> &str {
+    TOOL_ALIASES
+        .iter()
+        .find(|(old, _)| *old == name)
+        .map_or(name, |(_, new)| new)
+}
+
+/// Which tools (or, for other events, which `source`/`trigger`…) a hook
+/// wants: a regex matched against the whole name, or everything for `*`
+/// and the empty matcher.
+#[derive(Clone, Debug)]
+pub enum ToolNameMatcher {
+    All,
+    Pattern(Regex),
+}
+
+impl ToolNameMatcher {
+    pub fn parse(text: &str) -> Result<ToolNameMatcher, String> {
+        let text = text.trim();
+        if text.is_empty() || text == "*" {
+            return Ok(ToolNameMatcher::All);
+        }
+        Regex::new(&format!("^(?:{text})$"))
+            .map(ToolNameMatcher::Pattern)
+            .map_err(|e| format!("matcher `{text}` is not a valid regular expression: {e}"))
+    }
+
+    pub fn matches(&self, name: &str) -> bool {
+        match self {
+            ToolNameMatcher::All => true,
+            ToolNameMatcher::Pattern(re) => {
+                re.is_match(name)
+                    || TOOL_ALIASES
+                        .iter()
+                        .any(|(old, new)| *new == name && re.is_match(old))
+            }
+        }
+    }
+}
+
+/// A matcher written in permission-rule syntax, split into the tool part
+/// and the rule: `Write(*.py)` → (`Write`, `Write(*.py)`). `None` when the
+/// text is not of that shape (a plain name or a regex).
+pub fn split_rule_matcher(text: &str) -> Option<(String, String)> {
+    let text = text.trim();
+    let open = text.find('(')?;
+    let name = &text[..open];
+    if !text.ends_with(')')
+        || name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '|')
+    {
+        return None;
+    }
+    Some((name.to_string(), text.to_string()))
+}
+
+/// An `if:` filter: permission-rule syntax, matched like a deny rule (so
+/// a call the rule might cover runs the hook: for a guard, running too
+/// often is the safe side).
+#[derive(Clone, Debug)]
+pub struct IfFilter {
+    text: String,
+    /// One rule per tool named (`Bash|Edit(x)` gives two).
+    policy: Arc<RulePolicy>,
+}
+
+impl IfFilter {
+    pub fn parse(text: &str, home: Option<&Path>, project: &Path) -> Result<IfFilter, String> {
+        let mut policy = RulePolicy::new();
+        let text = text.trim();
+        let rules: Vec<String> = match split_rule_matcher(text) {
+            Some((names, _)) if names.contains('|') => {
+                let inner = &text[names.len()..];
+                names.split('|').map(|n| format!("{n}{inner}")).collect()
+            }
+            _ => vec![text.to_string()],
+        };
+        for rule in rules {
+            let rule = Rule::parse(&rule, RuleKind::Deny, home, project)
+                .map_err(|e| format!("`{text}` is not a permission rule: {}", e.message))?;
+            policy.push(rule);
+        }
+        Ok(IfFilter {
+            text: text.to_string(),
+            policy: Arc::new(policy),
+        })
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether the rule covers this call.
+    pub fn matches(&self, request: &PermissionRequest<'_>) -> bool {
+        // Judged as if nothing but this rule applied: the session's mode
+        // must not turn a non-match into a "deny" (plan mode denies writes).
+        let mut context = request.context.clone();
+        context.permission_mode = PermissionMode::BypassPermissions;
+        let probe = PermissionRequest {
+            context: &context,
+            ..*request
+        };
+        matches!(self.policy.decide(&probe), PermissionDecision::Deny { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliases_and_rule_matchers() {
+        let m = ToolNameMatcher::parse("BashOutput|KillShell").unwrap();
+        assert!(m.matches("TaskOutput"));
+        assert!(m.matches("TaskStop"));
+        assert!(!m.matches("Bash"));
+        let m = ToolNameMatcher::parse("Edit").unwrap();
+        assert!(!m.matches("NotebookEdit"));
+        assert_eq!(
+            split_rule_matcher("Write(*.py)"),
+            Some(("Write".into(), "Write(*.py)".into()))
+        );
+        assert_eq!(split_rule_matcher("Bash"), None);
+        assert_eq!(split_rule_matcher("mcp__.*"), None);
+        assert_eq!(split_rule_matcher("(Bash)"), None);
+        assert_eq!(canonical_tool_name("LS"), "Glob");
+    }
+}

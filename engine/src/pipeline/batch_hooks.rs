@@ -1,0 +1,82 @@
+//! `PostToolBatch`: once per batch, after every call has its result and
+//! before the host's next model request. Its input lists every call that
+//! ran; its `additionalContext` goes back with the batch (the `done` event,
+//! and a text block in the user message, as Claude Code delivers it).
+//!
+//! Calls record themselves as they finish ([`record`]); the coordinator
+//! collects the records and asks [`Pipeline::post_batch`] before it
+//! reports the batch done.
+
+use serde_json::{json, Map, Value};
+
+use super::Pipeline;
+use crate::call::{CallResult, ToolUse};
+use crate::context::Context;
+use crate::hooks::response::tool_response;
+use crate::hooks::{HookEvent, HookInput};
+use crate::session::Session;
+
+/// What PostToolBatch hooks said.
+#[derive(Debug, Default)]
+pub struct BatchHookOutcome {
+    pub additional_context: Vec<String>,
+    pub stop_turn: Option<String>,
+    pub diagnostics: Vec<String>,
+    pub system_messages: Vec<String>,
+}
+
+/// The call's entry in PostToolBatch's `tool_calls`, when such hooks exist.
+pub(super) fn record(pipeline: &Pipeline, call: &ToolUse, result: &CallResult) -> Option<Value> {
+    if !pipeline.hooks.has_any(HookEvent::PostToolBatch, "") {
+        return None;
+    }
+    Some(json!({
+        "tool_name": call.name,
+        "tool_input": call.input,
+        "tool_use_id": call.id,
+        "tool_response": tool_response(&call.name, &call.input, result),
+    }))
+}
+
+impl Pipeline {
+    /// Whether a batch should collect records for PostToolBatch hooks.
+    pub fn has_batch_hooks(&self) -> bool {
+        self.hooks.has_any(HookEvent::PostToolBatch, "")
+    }
+
+    /// Runs the PostToolBatch hooks over the batch's calls (in call order).
+    pub async fn post_batch(
+        &self,
+        session: &Session,
+        context: &Context,
+        tool_calls: Vec<Value>,
+    ) -> BatchHookOutcome {
+        let mut extra = Map::new();
+        extra.insert("tool_calls".into(), Value::Array(tool_calls));
+        let mut input = HookInput::event(
+            HookEvent::PostToolBatch,
+            session.id(),
+            context.cwd.display().to_string(),
+            extra,
+        );
+        input.permission_mode = context.permission_mode.to_string();
+        input.transcript_path = session
+            .transcript_path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let outcome = self.hooks.run(&input).await;
+        let mut context = outcome.additional_context;
+        // A blocking answer is feedback for the model, like PostToolUse's.
+        context.extend(
+            outcome
+                .feedback
+                .map(|f| format!("PostToolBatch hook feedback: {f}")),
+        );
+        BatchHookOutcome {
+            additional_context: context,
+            stop_turn: outcome.stop,
+            diagnostics: outcome.errors,
+            system_messages: outcome.system_messages,
+        }
+    }
+}
