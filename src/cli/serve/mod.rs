@@ -15,8 +15,8 @@
 mod input;
 mod output;
 mod session;
-mod wire;
 mod subagent;
+mod wire;
 
 use baton::InterruptKind;
 use futures::StreamExt;
