@@ -44,7 +44,8 @@
 //!         }
 //!         Event::Result { result, .. } => results.push(result), // in call order
 //!         Event::Done(_) => break,
-//!         Event::Notification(_) => {}
+//!         // Lifecycle (queued, started, finished) and session notifications.
+//!         Event::Call(_) | Event::Notification(_) => {}
 //!     }
 //! }
 //! let user_message = baton::engine::wire::anthropic::user_message(results.iter());
