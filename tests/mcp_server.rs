@@ -223,3 +223,58 @@ fn refuses_to_listen_beyond_loopback_without_a_token() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("without a token"), "{stderr}");
 }
+
+/// Baton's own MCP client pointed at `baton mcp serve` through an MCP config
+/// file: the inner Baton's Bash becomes `mcp__inner__Bash` of the outer one.
+#[test]
+fn baton_as_a_client_of_baton_over_mcp_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let inner = root.join("inner");
+    let outer = root.join("outer");
+    std::fs::create_dir_all(&inner).unwrap();
+    std::fs::create_dir_all(&outer).unwrap();
+    let config = root.join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"inner": {
+            "command": BATON,
+            "args": ["mcp", "serve", "--cwd", inner.to_str().unwrap(),
+                     "--permission-mode", "bypassPermissions",
+                     "--state-dir", inner.join(".state").to_str().unwrap()]
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let settings = root.join("settings.json");
+    std::fs::write(&settings, r#"{"permissions": {"allow": ["mcp__inner"]}}"#).unwrap();
+    let message = root.join("message.json");
+    std::fs::write(
+        &message,
+        serde_json::json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "mcp__inner__Bash",
+             "input": {"command": "pwd; echo round trip"}}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let out = Command::new(BATON)
+        .args(["run", "--strict-mcp-config", "--mcp-config"])
+        .arg(&config)
+        .arg("--settings")
+        .arg(&settings)
+        .arg("--cwd")
+        .arg(&outer)
+        .arg("--state-dir")
+        .arg(outer.join(".state"))
+        .arg(&message)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("round trip"), "{stdout}\n{stderr}");
+    // The command ran in the inner server's directory, not the outer one's.
+    assert!(stdout.contains(inner.to_str().unwrap()), "{stdout}");
+}
