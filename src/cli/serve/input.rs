@@ -22,10 +22,22 @@ pub enum Line {
 }
 
 /// Splits a byte stream into numbered lines.
+///
+/// [`Lines::next`] is cancel-safe: serve polls it in a `select!` beside the
+/// batches' events, so a call to `next` is often dropped half-way through a
+/// line. Everything read so far lives in the struct, not in the future, and
+/// the next call continues the same line. (It once started afresh, and the
+/// first half of a line was lost: an `interrupt` vanished or became "not
+/// JSON".)
 pub struct Lines<R> {
     reader: R,
     number: u64,
+    /// The line read so far.
     buf: Vec<u8>,
+    /// The line read so far is over [`MAX_LINE_BYTES`]; its bytes are dropped.
+    too_long: bool,
+    /// Some byte of the current line has been read.
+    seen_any: bool,
 }
 
 impl<R: AsyncBufRead + Unpin> Lines<R> {
@@ -34,15 +46,14 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
             reader,
             number: 0,
             buf: Vec::new(),
+            too_long: false,
+            seen_any: false,
         }
     }
 
     /// The next line; `None` at end of input. A read error ends the input
-    /// (stdin is gone; nothing more can come).
+    /// (stdin is gone; nothing more can come). Cancel-safe.
     pub async fn next(&mut self) -> Option<Line> {
-        self.buf.clear();
-        let mut too_long = false;
-        let mut seen_any = false;
         loop {
             let chunk = match self.reader.fill_buf().await {
                 Ok(chunk) => chunk,
@@ -50,19 +61,19 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
                 Err(_) => return None,
             };
             if chunk.is_empty() {
-                if !seen_any {
+                if !self.seen_any {
                     return None;
                 }
                 break;
             }
-            seen_any = true;
+            self.seen_any = true;
             let (part, found) = match chunk.iter().position(|&b| b == b'\n') {
                 Some(at) => (&chunk[..at], Some(at + 1)),
                 None => (chunk, None),
             };
-            if !too_long {
+            if !self.too_long {
                 if self.buf.len() + part.len() > MAX_LINE_BYTES {
-                    too_long = true;
+                    self.too_long = true;
                     self.buf = Vec::new();
                 } else {
                     self.buf.extend_from_slice(part);
@@ -76,7 +87,8 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
         }
         self.number += 1;
         let number = self.number;
-        if too_long {
+        self.seen_any = false;
+        if std::mem::take(&mut self.too_long) {
             return Some(Line::Unusable {
                 number,
                 why: format!("line {number} is longer than {MAX_LINE_BYTES} bytes; it was skipped"),
@@ -136,6 +148,74 @@ mod tests {
                 number: 4,
                 text: "last".into()
             }
+        );
+    }
+
+    /// A reader that hands out one byte per poll and is pending in between,
+    /// so a `select!` can drop `next` in the middle of any line.
+    struct Trickle {
+        bytes: Vec<u8>,
+        at: usize,
+        ready: bool,
+    }
+
+    impl tokio::io::AsyncRead for Trickle {
+        fn poll_read(
+            self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            let this = self.get_mut();
+            if !this.ready {
+                this.ready = true;
+                cx.waker().wake_by_ref();
+                return std::task::Poll::Pending;
+            }
+            this.ready = false;
+            if let Some(&b) = this.bytes.get(this.at) {
+                buf.put_slice(&[b]);
+                this.at += 1;
+            }
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_next_dropped_mid_line_loses_nothing() {
+        let text = b"{\"type\":\"add\"}\n{\"type\":\"interrupt\"}\nlast";
+        let reader = tokio::io::BufReader::with_capacity(
+            2,
+            Trickle {
+                bytes: text.to_vec(),
+                at: 0,
+                ready: false,
+            },
+        );
+        let mut lines = Lines::new(reader);
+        let mut got = Vec::new();
+        let mut drops = 0;
+        loop {
+            // Each attempt is polled once and abandoned if it must wait,
+            // as a `select!` does when another branch is ready first.
+            let attempt = lines.next();
+            tokio::pin!(attempt);
+            match futures::poll!(attempt.as_mut()) {
+                std::task::Poll::Ready(Some(line)) => got.push(line),
+                std::task::Poll::Ready(None) => break,
+                std::task::Poll::Pending => drops += 1,
+            }
+        }
+        assert!(drops > 10, "the reader never made `next` wait");
+        let texts: Vec<_> = got
+            .iter()
+            .map(|l| match l {
+                Line::Text { text, .. } => text.as_str(),
+                Line::Unusable { why, .. } => why.as_str(),
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            ["{\"type\":\"add\"}", "{\"type\":\"interrupt\"}", "last"]
         );
     }
 
