@@ -2,9 +2,10 @@
 //! processes on 127.0.0.1, driven by an engine whose file and shell tools
 //! are routed to them.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+#[path = "support/worker.rs"]
+mod worker;
+
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,53 +14,9 @@ use baton::engine::{PoolSpec, ToolPool};
 use baton::remote::{route, RemoteConfig};
 use baton::{Engine, Event, InterruptKind, Outcome, ToolUse};
 use serde_json::json;
+use worker::Worker;
 
-const BATON: &str = env!("CARGO_BIN_EXE_baton");
 const TOKEN: &str = "worker-test-token";
-
-struct Worker {
-    child: Child,
-    url: String,
-    dir: PathBuf,
-}
-
-impl Worker {
-    fn start(dir: &Path) -> Worker {
-        std::fs::create_dir_all(dir).unwrap();
-        let mut child = Command::new(BATON)
-            .args(["mcp", "serve", "--http", "127.0.0.1:0"])
-            .args(["--permission-mode", "bypassPermissions", "--cwd"])
-            .arg(dir)
-            .arg("--state-dir")
-            .arg(dir.join(".state"))
-            .env("BATON_MCP_TOKEN", TOKEN)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let url = loop {
-            let line = lines.next().expect("worker exited early").unwrap();
-            if let Some(i) = line.find("http://") {
-                break line[i..].trim().to_string();
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
-        Worker {
-            child,
-            url,
-            dir: dir.to_path_buf(),
-        }
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn engine(local: &Path, workers: &[&Worker], key: &str) -> Engine {
     let tools = baton::builtins::builtin_tools().unwrap();
@@ -118,7 +75,7 @@ fn bash(id: &str, command: &str) -> ToolUse {
 async fn calls_run_on_the_worker_in_order_with_progress() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    let w = Worker::start(&root.join("worker"));
+    let w = Worker::start(&root.join("worker"), TOKEN);
     let local = root.join("host");
     std::fs::create_dir_all(&local).unwrap();
     let engine = engine(&local, &[&w], "s1");
@@ -169,7 +126,7 @@ async fn calls_run_on_the_worker_in_order_with_progress() {
 async fn an_interrupt_stops_the_remote_process_and_the_connection_lives_on() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    let w = Worker::start(&root.join("worker"));
+    let w = Worker::start(&root.join("worker"), TOKEN);
     let local = root.join("host");
     std::fs::create_dir_all(&local).unwrap();
     let engine = engine(&local, &[&w], "s2");
@@ -234,8 +191,8 @@ async fn a_dead_worker_loses_nothing_and_the_session_moves() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let mut workers = [
-        Worker::start(&root.join("w0")),
-        Worker::start(&root.join("w1")),
+        Worker::start(&root.join("w0"), TOKEN),
+        Worker::start(&root.join("w1"), TOKEN),
     ];
     let local = root.join("host");
     std::fs::create_dir_all(&local).unwrap();

@@ -21,6 +21,9 @@ mod guard;
 pub mod table;
 mod tree;
 
+#[cfg(test)]
+mod tests;
+
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -2,8 +2,13 @@
 //! started when, and whether it is still running or only a zombie.
 
 use std::fs;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use nix::unistd::Pid;
+use parking_lot::Mutex;
+
+use super::TAG_VAR;
 
 /// One process as `/proc/<pid>/stat` describes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +65,76 @@ pub fn snapshot() -> Vec<ProcInfo> {
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter_map(ProcInfo::read)
         .collect()
+}
+
+/// A snapshot of `/proc` that many trees can share, with each process's
+/// `BATON_TREE` entries read at most once (on first use).
+///
+/// Every running tree asks "what of me still runs?" after its shell exits
+/// and while it stops: with N shells running together, N separate scans of
+/// `/proc` (each reading the environment of every process started since
+/// the tree's root, including the other N shells) cost O(N²) file reads.
+/// [`shared_snapshot`] lets callers that ask while a scan is being taken
+/// share the next one, and the tags are read once per process.
+pub struct Snapshot {
+    pub procs: Vec<ProcInfo>,
+    tags: Vec<OnceLock<Vec<Box<[u8]>>>>,
+}
+
+impl Snapshot {
+    pub fn take() -> Snapshot {
+        let procs = snapshot();
+        let tags = procs.iter().map(|_| OnceLock::new()).collect();
+        Snapshot { procs, tags }
+    }
+
+    /// Whether `procs[i]`'s environment holds exactly `entry`
+    /// (`BATON_TREE=<tag>`). Unreadable means no.
+    pub fn has_tag_entry(&self, i: usize, entry: &[u8]) -> bool {
+        let Some(slot) = self.tags.get(i) else {
+            return false;
+        };
+        let pid = self.procs[i].pid;
+        slot.get_or_init(|| tag_entries(pid))
+            .iter()
+            .any(|e| &**e == entry)
+    }
+}
+
+/// The `BATON_TREE=…` entries of `pid`'s environment.
+fn tag_entries(pid: i32) -> Vec<Box<[u8]>> {
+    let Ok(env) = fs::read(format!("/proc/{pid}/environ")) else {
+        return Vec::new();
+    };
+    let prefix = format!("{TAG_VAR}=");
+    env.split(|&b| b == 0)
+        .filter(|kv| kv.starts_with(prefix.as_bytes()))
+        .map(Box::from)
+        .collect()
+}
+
+/// Scans taken so far through [`shared_snapshot`] (the id of the latest
+/// one that started).
+static STARTED: AtomicU64 = AtomicU64::new(0);
+static LATEST: Mutex<Option<(u64, Arc<Snapshot>)>> = Mutex::new(None);
+
+/// A snapshot of `/proc` taken entirely after this call began: either a new
+/// one, or one that another caller started after this call began (then
+/// both share it). Never an older one, so a caller always sees the effect
+/// of anything it did before asking (a signal, a process ending).
+pub fn shared_snapshot() -> Arc<Snapshot> {
+    // Scans numbered above `seen` start after this point.
+    let seen = STARTED.load(Ordering::SeqCst);
+    let mut latest = LATEST.lock();
+    if let Some((id, snap)) = latest.as_ref() {
+        if *id > seen {
+            return Arc::clone(snap);
+        }
+    }
+    let id = STARTED.fetch_add(1, Ordering::SeqCst) + 1;
+    let snap = Arc::new(Snapshot::take());
+    *latest = Some((id, Arc::clone(&snap)));
+    snap
 }
 
 /// Whether `pid`'s environment holds exactly `entry` (`NAME=value`), or

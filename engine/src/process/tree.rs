@@ -31,7 +31,7 @@ use nix::sys::wait::{waitpid, WaitPidFlag};
 use nix::unistd::Pid;
 use parking_lot::Mutex;
 
-use super::table::{environ_has, own_pid, snapshot, ProcInfo};
+use super::table::{environ_has, own_pid, shared_snapshot, ProcInfo};
 use super::TAG_VAR;
 
 /// The processes of one command, named by their root (the shell) and tag.
@@ -84,21 +84,27 @@ impl ProcessTree {
 
     /// The tree's processes in `snap`, zombies included.
     pub fn members_in(&self, snap: &[ProcInfo]) -> Vec<ProcInfo> {
+        self.members_by(snap, |i| environ_has(snap[i].pid, &self.env_entry, false))
+    }
+
+    /// Members, with `tagged(i)` telling whether `snap[i]` carries the tag.
+    fn members_by(&self, snap: &[ProcInfo], tagged: impl Fn(usize) -> bool) -> Vec<ProcInfo> {
         let me = own_pid();
-        let candidates: Vec<&ProcInfo> = snap
+        let candidates: Vec<(usize, &ProcInfo)> = snap
             .iter()
-            .filter(|p| p.start >= self.start && p.pid != me)
+            .enumerate()
+            .filter(|(_, p)| p.start >= self.start && p.pid != me)
             .collect();
         let mut set: HashSet<i32> = HashSet::new();
-        for p in &candidates {
+        for &(i, p) in &candidates {
             let by_ids = p.pid == self.root || p.session == self.root || p.pgrp == self.root;
-            if by_ids || (p.is_live() && environ_has(p.pid, &self.env_entry, false)) {
+            if by_ids || (p.is_live() && tagged(i)) {
                 set.insert(p.pid);
             }
         }
         loop {
             let before = set.len();
-            for p in &candidates {
+            for (_, p) in &candidates {
                 if set.contains(&p.ppid) {
                     set.insert(p.pid);
                 }
@@ -109,8 +115,8 @@ impl ProcessTree {
         }
         let members: Vec<ProcInfo> = candidates
             .into_iter()
-            .filter(|p| set.contains(&p.pid))
-            .copied()
+            .filter(|(_, p)| set.contains(&p.pid))
+            .map(|(_, p)| *p)
             .collect();
         self.seen
             .lock()
@@ -118,10 +124,11 @@ impl ProcessTree {
         members
     }
 
-    /// The tree's running processes now.
+    /// The tree's running processes now (from a scan that began after this
+    /// call, possibly shared with other trees asking at the same time).
     pub fn live_members(&self) -> Vec<ProcInfo> {
-        let snap = snapshot();
-        self.members_in(&snap)
+        let snap = shared_snapshot();
+        self.members_by(&snap.procs, |i| snap.has_tag_entry(i, &self.env_entry))
             .into_iter()
             .filter(ProcInfo::is_live)
             .collect()
@@ -179,7 +186,14 @@ impl ProcessTree {
         loop {
             let live = self.live_members();
             if live.is_empty() {
-                break;
+                // Nothing runs, so nothing can start either: no SIGKILL
+                // rounds (each would be another scan of `/proc`, the
+                // slowest part of an interrupt on a busy machine).
+                self.reap();
+                return StopReport {
+                    signalled: told.len(),
+                    survivors: 0,
+                };
             }
             for p in live.iter().filter(|p| told.insert(p.pid)) {
                 let pid = Pid::from_raw(p.pid);
