@@ -2,7 +2,7 @@
 //!
 //! Servers come from the places Claude Code users already configure them
 //! ([`load`]); [`McpClients::start`] connects to all of them in parallel
-//! (stdio, streamable HTTP), and [`McpClients::tools`] gives one
+//! (stdio, streamable HTTP, legacy HTTP+SSE), and [`McpClients::tools`] gives one
 //! [`baton_engine::Tool`] per server tool, named `mcp__<server>__<tool>`,
 //! plus `ListMcpResources` / `ReadMcpResource`. A server that fails to start
 //! is a diagnostic; the others work. See docs/mcp.md.
@@ -18,6 +18,7 @@ mod process;
 mod resources;
 mod result;
 mod server;
+mod sse;
 mod tool;
 
 use std::sync::Arc;
