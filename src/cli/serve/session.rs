@@ -108,7 +108,17 @@ impl Session {
             }
             return Ok(true);
         }
-        match msg.get("type").and_then(Value::as_str).unwrap_or("") {
+        let kind = msg.get("type").and_then(Value::as_str).unwrap_or("");
+        if self.open.is_none() && matches!(kind, "add" | "message" | "stream") {
+            // Between messages: pick up MCP tool lists that changed.
+            if let Some(refreshed) = self.engine.refresh_tools().await {
+                for problem in refreshed.problems {
+                    eprintln!("baton: mcp: {problem}");
+                }
+                self.wire.set_pool(self.engine.pool());
+            }
+        }
+        match kind {
             "add" => {
                 let Ok(host_id) = host_batch_id(&msg) else {
                     return self.error("`batch` must be a string".into()).map(|_| true);

@@ -164,6 +164,14 @@ impl McpClients {
             .collect()
     }
 
+    /// SIGKILL to every stdio server's group at once, without waiting (for
+    /// paths that cannot await; [`McpClients::shutdown`] is the orderly one).
+    pub fn kill_now(&self) {
+        for server in &self.servers {
+            server.kill_now();
+        }
+    }
+
     /// Stops every server (in parallel): SIGTERM, grace, SIGKILL for stdio.
     pub async fn shutdown(&self) {
         join_all(self.servers.iter().map(|s| s.stop())).await;

@@ -498,6 +498,18 @@ impl Server {
         });
     }
 
+    /// Marks the server stopped and kills a stdio server's group at once.
+    pub fn kill_now(&self) {
+        self.stopping.store(true, Ordering::Release);
+        self.state.send_replace(ServerState::Stopped);
+        if let Some(live) = self.live.lock().take() {
+            if let Some(p) = &live.process {
+                p.kill_now();
+            }
+            live.service.cancellation_token().cancel();
+        }
+    }
+
     /// Stops the server: closes the connection, then SIGTERM, grace, SIGKILL
     /// to a stdio server's process group.
     pub async fn stop(&self) {
