@@ -143,7 +143,7 @@ pub(crate) fn allows(name: &str, args: &[Word]) -> bool {
         "ip" => inspect::ip(&args),
         "history" => inspect::history(&args),
         "alias" => inspect::alias(&args),
-        "node" | "python" | "python3" => inspect::version_probe(&args),
+        "node" | "python" | "python3" => inspect::version_probe(name, &args),
         "docker" => inspect::docker(&args),
         "gh" => inspect::gh(&args),
         "env" => args.iter().all(|a| matches!(*a, "-0" | "--null")),

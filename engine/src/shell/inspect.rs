@@ -161,8 +161,14 @@ pub(crate) fn alias(args: &[&str]) -> bool {
 }
 
 /// `node`, `python`, `python3` asked for their version and nothing else.
-pub(crate) fn version_probe(args: &[&str]) -> bool {
-    matches!(args, ["--version"] | ["-V"] | ["-v"])
+/// The short spellings differ: `node -v` is the version, but `python -v`
+/// is verbose mode, which runs a script read from stdin (`echo … | python
+/// -v` would run anything).
+pub(crate) fn version_probe(program: &str, args: &[&str]) -> bool {
+    match program {
+        "node" => matches!(args, ["--version"] | ["-v"]),
+        _ => matches!(args, ["--version"] | ["-V"]),
+    }
 }
 
 /// `docker ps` and `docker images` with display options (a `--format`
@@ -266,6 +272,8 @@ mod tests {
             "alias",
             "alias ll",
             "node --version",
+            "node -v",
+            "python -V",
             "python3 --version",
             "docker ps -a --format '{{.ID}}'",
             "docker images -q",
@@ -298,6 +306,8 @@ mod tests {
             "node -e 'require(\"fs\").writeFileSync(\"x\",\"\")'",
             "python3 -c 'open(\"x\",\"w\")'",
             "python3 --version -c 1",
+            "echo 'import os' | python3 -v",
+            "python -v",
             "docker run alpine",
             "docker ps -H tcp://evil:2375",
             "docker --config /tmp/x ps",
