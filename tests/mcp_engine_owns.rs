@@ -184,6 +184,30 @@ impl Serve {
         }
     }
 
+    fn send(&mut self, line: Value) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn send_call(&mut self, id: &str, name: &str) {
+        self.send(
+            json!({"type": "message", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": id, "name": name, "input": {}}]}}),
+        );
+    }
+
+    /// The next line `pred` accepts (earlier ones are skipped).
+    fn next_where(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self.lines.recv_timeout(left).expect("serve answered");
+            if pred(&line) {
+                return line;
+            }
+        }
+    }
+
     fn pid_of_server(&mut self) -> i32 {
         let text = self.call("w1", "mcp__py__whoami");
         text.split("pid=")
@@ -258,4 +282,65 @@ fn sigterm_to_serve_stops_the_mcp_servers() {
         wait_gone(pid, Duration::from_secs(5)),
         "server {pid} left after two SIGTERMs"
     );
+}
+
+#[test]
+fn serve_turns_elicitation_into_a_host_question() {
+    let mut serve = Serve::start();
+    let ask = |serve: &mut Serve, id: &str| -> u64 {
+        serve.send_call(id, "mcp__py__ask");
+        let q = serve.next_where(|l| l["type"] == "elicitation_request");
+        assert_eq!(q["server"], "py");
+        assert_eq!(q["message"], "What is your name?");
+        assert_eq!(q["mode"], "form");
+        assert!(
+            q["requested_schema"]["properties"]["name"].is_object(),
+            "{q}"
+        );
+        q["request_id"].as_u64().unwrap()
+    };
+    let done = |serve: &mut Serve, id: &str| -> String {
+        let id = id.to_string();
+        serve
+            .next_where(move |l| l["type"] == "done" && l.to_string().contains(&id))
+            .to_string()
+    };
+
+    // Accepted with content.
+    let rid = ask(&mut serve, "e1");
+    serve.send(
+        json!({"type": "elicitation", "request_id": rid, "action": "accept",
+        "content": {"name": "Ada"}}),
+    );
+    assert!(done(&mut serve, "e1").contains("hello Ada"));
+
+    // A bad answer is an error line and the question stays open; then declined.
+    let rid = ask(&mut serve, "e2");
+    serve.send(json!({"type": "elicitation", "request_id": rid, "action": "maybe"}));
+    let err = serve.next_where(|l| l["type"] == "error");
+    assert!(err["message"].as_str().unwrap().contains("accept"), "{err}");
+    serve.send(json!({"type": "elicitation", "request_id": rid, "action": "decline"}));
+    assert!(done(&mut serve, "e2").contains("elicitation decline"));
+
+    // Nobody left to answer (end of input): declined, and serve ends.
+    let _ = ask(&mut serve, "e3");
+    let Serve {
+        stdin,
+        mut child,
+        lines,
+        ..
+    } = serve;
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut answered = false;
+    while let Ok(line) = lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        if line["type"] == "done" && line.to_string().contains("elicitation decline") {
+            answered = true;
+        }
+    }
+    assert!(
+        answered,
+        "the pending elicitation was not declined at end of input"
+    );
+    let _ = child.wait();
 }

@@ -31,6 +31,7 @@ pub struct Session {
     next_prompt: u64,
     /// The host closed its input: nobody can answer questions any more.
     input_closed: bool,
+    elicitor: std::sync::Arc<super::elicit::HostElicitor>,
     /// The number of the input line being handled, for error lines.
     line: u64,
     events: mpsc::UnboundedSender<(Option<u64>, Event)>,
@@ -69,6 +70,7 @@ impl Session {
             prompts: HashMap::new(),
             next_prompt: 1,
             input_closed: false,
+            elicitor: super::elicit::install(),
             line: 0,
             events,
             wire,
@@ -190,6 +192,11 @@ impl Session {
                 }
             }
             "approve" => self.approve(&msg)?,
+            "elicitation" => {
+                if let Err(e) = self.elicitor.answer(&msg) {
+                    self.error(e)?;
+                }
+            }
             "tools" => match crate::cli::tool_search::tools_line(&self.engine, &msg) {
                 Ok(line) => write_line(&line)?,
                 Err(e) => self.error(e)?,
@@ -360,6 +367,7 @@ impl Session {
     /// wait for an answer forever.
     pub fn close_input(&mut self) {
         self.input_closed = true;
+        self.elicitor.close();
         self.agents.close();
         self.end_open();
         for (_, prompt) in self.prompts.drain() {
