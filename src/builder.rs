@@ -242,7 +242,9 @@ impl EngineBuilder {
         if let Some(hook) = self.fault_hook {
             runtime = runtime.fault_hook(hook);
         }
-        Ok(Engine::from_runtime(runtime.build()))
+        let engine = Engine::from_runtime(runtime.build());
+        crate::mcp_elicit::install(&engine);
+        Ok(engine)
     }
 }
 

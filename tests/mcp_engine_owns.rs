@@ -344,3 +344,107 @@ fn serve_turns_elicitation_into_a_host_question() {
     );
     let _ = child.wait();
 }
+
+/// Builds an engine over the Python server whose settings carry `hooks`.
+async fn engine_with_hooks(dir: &Path, hooks: Value) -> (Engine, Arc<McpClients>) {
+    std::fs::create_dir_all(dir.join(".claude")).unwrap();
+    std::fs::write(
+        dir.join(".claude/settings.json"),
+        json!({"hooks": hooks}).to_string(),
+    )
+    .unwrap();
+    let settings = baton::engine::permission::Settings::load(dir, None).unwrap();
+    let mut opts = ClientOptions::from_env(dir, &|_| None);
+    opts.connect_timeout = Duration::from_secs(120);
+    let spec = ServerSpec::stdio("py", "python3", vec![script().display().to_string()]);
+    let clients = Arc::new(McpClients::start(vec![spec], opts).await);
+    let (others, _) = clients.tools();
+    let pool = ToolPool::assemble(
+        PoolSpec {
+            others,
+            ..Default::default()
+        },
+        &baton::engine::permission::AllowAllUnsafe,
+    );
+    let engine = Engine::builder(pool)
+        .cwd(dir)
+        .state_dir(dir.join("state"))
+        .allow_all_unsafe()
+        .hooks(settings.hooks.clone())
+        .mcp(Arc::clone(&clients))
+        .build()
+        .unwrap();
+    (engine, clients)
+}
+
+fn command_hook(record: &Path, answer: Value) -> Value {
+    json!([{"hooks": [{"type": "command", "command": format!(
+        "cat >> {} && echo >> {} && echo '{}'",
+        record.display(),
+        record.display(),
+        answer
+    )}]}])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elicitation_hooks_answer_and_override() {
+    // An Elicitation hook answers for the user (no host at all).
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("elicitation.jsonl");
+    let answer = json!({"hookSpecificOutput": {"hookEventName": "Elicitation",
+        "action": "accept", "content": {"name": "Hook"}}});
+    let mut hooks = json!({"Elicitation": command_hook(&record, answer)});
+    hooks["Elicitation"][0]["matcher"] = json!("py");
+    let (engine, _clients) = engine_with_hooks(dir.path(), hooks).await;
+    let (err, text) = one_call(&engine, "mcp__py__ask").await;
+    assert!(!err && text == "hello Hook", "{text}");
+    let seen: Value = serde_json::from_str(
+        std::fs::read_to_string(&record)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(seen["hook_event_name"], "Elicitation");
+    assert_eq!(seen["mcp_server_name"], "py");
+    assert_eq!(seen["message"], "What is your name?");
+    assert_eq!(seen["mode"], "form");
+    assert!(
+        seen["requested_schema"]["properties"]["name"].is_object(),
+        "{seen}"
+    );
+    engine.shutdown();
+    engine.stop_mcp_servers().await;
+
+    // A matcher for another server does not fire; with no host the answer
+    // is decline, and an ElicitationResult hook may override it.
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("result.jsonl");
+    let answer = json!({"hookSpecificOutput": {"hookEventName": "ElicitationResult",
+        "action": "accept", "content": {"name": "Late"}}});
+    let other = dir.path().join("other.jsonl");
+    let mut hooks = json!({
+        "Elicitation": command_hook(&other, json!({"hookSpecificOutput": {
+            "hookEventName": "Elicitation", "action": "accept", "content": {"name": "Wrong"}}})),
+        "ElicitationResult": command_hook(&record, answer),
+    });
+    hooks["Elicitation"][0]["matcher"] = json!("some-other-server");
+    let (engine, _clients) = engine_with_hooks(dir.path(), hooks).await;
+    let (err, text) = one_call(&engine, "mcp__py__ask").await;
+    assert!(!err && text == "hello Late", "{text}");
+    assert!(!other.exists(), "a hook for another server fired");
+    let seen: Value = serde_json::from_str(
+        std::fs::read_to_string(&record)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(seen["hook_event_name"], "ElicitationResult");
+    assert_eq!(seen["action"], "decline");
+    assert_eq!(seen["mcp_server_name"], "py");
+    engine.shutdown();
+    engine.stop_mcp_servers().await;
+}

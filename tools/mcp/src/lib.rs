@@ -45,6 +45,7 @@ pub struct McpClients {
     servers: Vec<Arc<Server>>,
     diagnostics: Vec<String>,
     max_output_tokens: usize,
+    elicitor: Arc<elicit::ElicitorSlot>,
 }
 
 /// What `baton mcp list` shows for one server.
@@ -63,7 +64,9 @@ pub struct ServerStatus {
 impl McpClients {
     /// Connects to every server at once. Servers that fail are reported in
     /// [`McpClients::diagnostics`] and stay in the set as failed.
-    pub async fn start(specs: Vec<ServerSpec>, opts: ClientOptions) -> McpClients {
+    pub async fn start(specs: Vec<ServerSpec>, mut opts: ClientOptions) -> McpClients {
+        let elicitor = Arc::new(elicit::ElicitorSlot::new(opts.elicitor.take()));
+        opts.elicitor = Some(elicitor.clone());
         let servers: Vec<Arc<Server>> = specs
             .into_iter()
             .map(|spec| Server::new(spec, opts.clone()))
@@ -79,6 +82,7 @@ impl McpClients {
             servers,
             diagnostics,
             max_output_tokens,
+            elicitor,
         }
     }
 
@@ -88,7 +92,15 @@ impl McpClients {
             servers: Vec::new(),
             diagnostics: Vec::new(),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            elicitor: Arc::new(elicit::ElicitorSlot::default()),
         }
+    }
+
+    /// Replaces the elicitor every server asks with `wrap(current)` (e.g.
+    /// hooks around the host's answer); affects live connections too.
+    pub fn wrap_elicitor(&self, wrap: impl FnOnce(Option<Arc<dyn Elicitor>>) -> Arc<dyn Elicitor>) {
+        let next = wrap(self.elicitor.current());
+        self.elicitor.replace(Some(next));
     }
 
     /// Overrides `MAX_MCP_OUTPUT_TOKENS` for the tools built from now on.
