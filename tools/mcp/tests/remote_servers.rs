@@ -244,13 +244,23 @@ async fn remote_server_comes_back(mode: &'static str) {
         .await
         .unwrap();
     server.kill();
-    // While it is down a call fails with an error naming the server (or
-    // waits for the restart); it never hangs past the limits.
-    let down = call(&tools, "mcp__r__echo", json!({"text": "x"}), dir.path()).await;
-    if let Ok(out) = &down {
-        assert!(out.is_error || text(out) == "x", "{out:?}");
-    }
+    // A call made while it is down either waits for the reconnect or fails
+    // with an error naming the server; it never hangs.
+    let down = tokio::spawn({
+        let echo = find(&tools, "mcp__r__echo");
+        let ctx = ctx(dir.path());
+        async move { call_with(&echo, json!({"text": "x"}), ctx).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let _server = Remote::on(mode, port);
+    match tokio::time::timeout(Duration::from_secs(60), down).await {
+        Ok(Ok(Ok(out))) => assert!(
+            text(&out) == "x" || (out.is_error && text(&out).contains("\"r\"")),
+            "{out:?}"
+        ),
+        Ok(Ok(Err(e))) => assert!(e.message.contains("\"r\""), "{e:?}"),
+        other => panic!("the call made while the server was down hung: {other:?}"),
+    }
     let deadline = Instant::now() + Duration::from_secs(60);
     let second = loop {
         match call(&tools, "mcp__r__whoami", json!({}), dir.path()).await {
