@@ -12,6 +12,7 @@
 //! Nothing here knows a concrete tool or the actor layer: permission and
 //! hooks are traits, and the coordinator decides *when* a call runs.
 
+mod approval;
 pub mod batch_hooks;
 mod invoke;
 pub mod messages;
