@@ -164,6 +164,7 @@ impl NestedBatches for Nesting {
             sink,
             services: NestedApprover::wrap(&parent.services, &parent.call_id),
             depth: self.depth + 1,
+            span: crate::trace::batch_span(self.depth + 1, Some(&parent.call_id)),
             persist_context: false,
             quiet: guard,
             intake: crate::intake::Intake::new(),

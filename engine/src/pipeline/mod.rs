@@ -21,6 +21,7 @@ mod permission_hooks;
 mod post_hooks;
 mod pre_hooks;
 pub mod size;
+mod trace;
 mod validate;
 
 use std::sync::Arc;
@@ -149,11 +150,18 @@ impl Pipeline {
             read_only,
             label,
             rejected: None,
+            prepared_at: std::time::Instant::now(),
         }
     }
 
     /// Runs a prepared call through every stage. Always returns a result.
     pub async fn run(&self, call: PreparedCall, ctx: ToolContext) -> CallResult {
+        use tracing::Instrument;
+        let span = trace::call_span(&call.call, call.prepared_at.elapsed());
+        self.run_stages(call, ctx).instrument(span).await
+    }
+
+    async fn run_stages(&self, call: PreparedCall, ctx: ToolContext) -> CallResult {
         let PreparedCall {
             call,
             tool,
@@ -182,16 +190,24 @@ impl Pipeline {
             // the model happened to use.
             state.call.name = tool.name().to_string();
             validate::not_cancelled(&state)?;
+            let start = std::time::Instant::now();
             state.parsed = Some(validate::schema(&state, &tool, parsed, &self.pool)?);
             let cancel = state.ctx.cancel.clone();
             validate::interruptible(&cancel, validate::validate_input(&state, &tool))
                 .await
                 .map_err(|reason| validate::interrupted(&state, reason))??;
+            trace::phase("validate_ms", start);
+            let start = std::time::Instant::now();
             validate::interruptible(&cancel, pre_hooks::run(self, &mut state, &tool))
                 .await
                 .map_err(|reason| validate::interrupted(&state, reason))??;
+            trace::phase("hooks_ms", start);
+            let start = std::time::Instant::now();
             permission::decide(self, &mut state, &tool).await?;
+            trace::phase("permission_ms", start);
+            let start = std::time::Instant::now();
             let result = invoke::call(self, &mut state, &tool).await;
+            trace::phase("exec_ms", start);
             Ok((tool, result))
         }
         .await;
@@ -205,6 +221,7 @@ impl Pipeline {
         let record = batch_hooks::record(self, &state.call, &result);
         let mut result = state.finish(result);
         result.batch_record = record;
+        trace::outcome(&result);
         result
     }
 
@@ -234,6 +251,8 @@ pub struct PreparedCall {
     pub label: String,
     /// Why the call must not run at all (its id repeats an earlier call's).
     rejected: Option<String>,
+    /// When it was added, for the `queue_ms` of its tracing span.
+    prepared_at: std::time::Instant,
 }
 
 impl PreparedCall {
