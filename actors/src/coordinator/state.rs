@@ -137,7 +137,12 @@ impl BatchState {
 
     pub fn add(&mut self, myself: &ActorRef<CoordMsg>, call: ToolUse, call_id: Arc<str>) {
         let index = self.slots.len();
-        let mut prepared = self.pipeline.prepare(call);
+        let max = self.runtime.config.max_calls_per_message;
+        let mut prepared = if index < max {
+            self.pipeline.prepare(call)
+        } else {
+            PreparedCall::over_limit(call, max)
+        };
         if !self.ids.insert(call_id.clone()) {
             prepared.reject_duplicate_id();
         }

@@ -259,6 +259,23 @@ impl PreparedCall {
     /// Marks the call as reusing the id of an earlier call of its message:
     /// it gets an error result and never runs (the model APIs reject a
     /// message with duplicate ids, and the two calls' files would collide).
+    /// A call past the message's call limit: not looked up, not parsed,
+    /// never run; its result says why.
+    pub fn over_limit(call: ToolUse, max: usize) -> PreparedCall {
+        PreparedCall {
+            rejected: Some(messages::over_call_limit(max)),
+            interrupt: InterruptBehavior::Block,
+            cancels_siblings: false,
+            label: call.name.clone(),
+            call,
+            tool: None,
+            parsed: None,
+            safe: false,
+            read_only: false,
+            prepared_at: std::time::Instant::now(),
+        }
+    }
+
     pub fn reject_duplicate_id(&mut self) {
         self.rejected = Some(messages::duplicate_id(&self.call.id));
         self.safe = false;
