@@ -3,6 +3,7 @@
 
 mod agent;
 mod approve;
+mod logging;
 mod mcp;
 mod mcp_serve;
 mod run;
@@ -182,6 +183,7 @@ impl CliError {
 }
 
 pub fn main(cli: Cli) -> Result<(), CliError> {
+    logging::init();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

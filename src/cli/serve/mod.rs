@@ -12,6 +12,7 @@
 //! - [`wire`]: calls in any wire format, raw stream events, answers in
 //!   the format the calls came in.
 
+mod approve;
 mod input;
 mod output;
 mod session;

@@ -372,17 +372,11 @@ impl Session {
         let Some(prompt) = self.prompts.remove(&id) else {
             return self.error(format!("no pending permission request {id}"));
         };
-        let approval = match msg.get("decision").and_then(Value::as_str) {
-            Some("allow") => Approval::Allow,
-            Some("deny") => Approval::Deny {
-                reason: msg
-                    .get("reason")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-            },
-            _ => {
+        let approval = match super::approve::approval(msg) {
+            Ok(approval) => approval,
+            Err(problem) => {
                 self.prompts.insert(id, prompt);
-                return self.error("`decision` must be \"allow\" or \"deny\"".into());
+                return self.error(problem);
             }
         };
         prompt.answer(approval);
@@ -394,6 +388,11 @@ impl Session {
             if self.input_closed {
                 prompt.answer(no_host());
                 return Ok(());
+            }
+        }
+        if let Event::Call(call) = &event {
+            if let baton::CallState::PermissionCancelled { prompt } = call.state {
+                return self.permission_cancelled(batch, call, prompt);
             }
         }
         let request_id = match &event {
@@ -460,6 +459,31 @@ impl Session {
             if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {
                 b.results.push(result);
             }
+        }
+        write_line(&line)
+    }
+
+    /// A pending request was withdrawn (its call was cancelled): the host
+    /// closes its prompt; answering it now is an error.
+    fn permission_cancelled(
+        &mut self,
+        batch: Option<u64>,
+        call: &baton::CallEvent,
+        prompt: u64,
+    ) -> Result<(), CliError> {
+        let Some(request_id) = self
+            .prompts
+            .iter()
+            .find_map(|(id, p)| (p.id() == prompt).then_some(*id))
+        else {
+            // Never shown (the session was closing) or already answered.
+            return Ok(());
+        };
+        self.prompts.remove(&request_id);
+        let mut line = baton::jsonl::call_json(call);
+        line["request_id"] = json!(request_id);
+        if let Some(id) = batch {
+            line["batch"] = self.label(id);
         }
         write_line(&line)
     }
