@@ -305,7 +305,8 @@ impl Setup {
             .state_dir(state_dir)
             .permission_mode(common.permission_mode.unwrap_or(settings.mode))
             .host_approvals(approvals)
-            .tool_search(common.tool_search.settings(format)?);
+            .tool_search(common.tool_search.settings(format)?)
+            .mcp(Arc::clone(&mcp));
         if let Some(n) = common.max_concurrency {
             builder = builder.max_concurrency(usize::try_from(n).unwrap_or(usize::MAX));
         }

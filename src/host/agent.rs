@@ -93,11 +93,15 @@ where
         Ok(c) => c,
         Err(e) => return AgentEnd::Failed(e),
     };
-    let tools = WireTools::new(pool, options.format);
+    let mut tools = WireTools::new(pool, options.format);
     let mut conversation = Conversation::new(options.format, prompt);
     tokio::pin!(interrupt);
     for turn in 1..=options.max_turns {
         report(AgentEvent::Turn(turn));
+        // Between turns: MCP servers that changed their tool lists.
+        if engine.refresh_tools().await.is_some() {
+            tools = WireTools::new(&engine.pool(), options.format);
+        }
         let body = conversation.request(options, &tools);
         let batch = match engine.open_batch().await {
             Ok(b) => b,

@@ -89,6 +89,8 @@ impl HookEvent {
             PreToolUse | PostToolUse | PostToolUseFailure | PostToolBatch | PermissionRequest
             | PermissionDenied => EventSupport::Engine,
             SessionStart | SessionEnd => EventSupport::Session,
+            // The MCP client, when a server asks for input.
+            Elicitation | ElicitationResult => EventSupport::Engine,
             UserPromptSubmit | Stop | SubagentStart | SubagentStop | Notification | PreCompact
             | PostCompact | StopFailure => EventSupport::Host,
             _ => EventSupport::NotRun,
@@ -117,6 +119,7 @@ impl HookEvent {
             PreCompact | PostCompact => Some("trigger"),
             Notification => Some("notification_type"),
             SubagentStart | SubagentStop => Some("agent_type"),
+            Elicitation | ElicitationResult => Some("mcp_server_name"),
             _ => None,
         }
     }
