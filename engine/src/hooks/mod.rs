@@ -24,6 +24,7 @@ pub mod permission_updates;
 pub mod plugins;
 pub mod protocol;
 pub mod response;
+pub mod subagent;
 
 pub use events::{EventSupport, HookEvent, HookInput};
 pub use handlers::command::{CommandForm, CommandHandler, CommandHook, HookEnv};
