@@ -292,6 +292,8 @@ impl Setup {
         let tools = baton::remote::route(tools, &remote, &session_key)
             .map_err(|e| CliError::Usage(e.to_string()))?;
         let mcp = mcp::start(&cwd, common.settings.as_deref(), &common.mcp);
+        // `mcp_tool` hooks call the same servers.
+        settings.mcp_hooks.set(mcp.clone());
         let pool = mcp::pool(&*settings.policy, tools, &mcp);
         let state_dir = state_dir::choose(common.state_dir.as_deref())?;
         let mut builder = Engine::builder(pool.clone())

@@ -29,6 +29,7 @@ pub mod subagent;
 pub use events::{EventSupport, HookEvent, HookInput};
 pub use handlers::command::{CommandForm, CommandHandler, CommandHook, HookEnv};
 pub use handlers::host::{ModelHookKind, ModelHookRequest, ModelHookRunner, ModelHookSlot};
+pub use handlers::mcp_tool::{McpToolCaller, McpToolReply, McpToolSlot};
 pub use handlers::{Configured, Handler, HookOptions};
 pub use matching::{canonical_tool_name, IfFilter, ToolNameMatcher};
 pub use outcome::{HookDecision, HookOutcome, PermissionAnswer};

@@ -9,6 +9,7 @@
 pub mod command;
 pub mod host;
 pub mod http;
+pub mod mcp_tool;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
