@@ -256,6 +256,8 @@ pub struct Setup {
     pub approvals: bool,
     /// The configured MCP servers (started; their tools are in `pool`).
     pub mcp: Arc<baton::mcp::McpClients>,
+    /// Where a host with a model installs it for prompt and agent hooks.
+    pub model_hooks: baton::engine::hooks::ModelHookSlot,
 }
 
 impl Setup {
@@ -320,6 +322,7 @@ impl Setup {
             builder: Some(builder),
             approvals,
             mcp,
+            model_hooks: settings.model_hooks.clone(),
         })
     }
 

@@ -173,8 +173,9 @@ fn parse_hook(
     let Some(hook) = hook.as_object() else {
         return Err("a hook must be an object with `type` and `command`".into());
     };
-    read_options(hook, &mut options, source)?;
     let kind = hook.get("type").and_then(Value::as_str).unwrap_or("");
+    options.timeout = default_timeout(kind);
+    read_options(hook, &mut options, source)?;
     Ok(match kind {
         "command" => {
             let command = match hook.get("command") {
@@ -269,6 +270,19 @@ fn parse_hook(
         }
         "" => return Err("`type` is missing (command, http, prompt, agent or mcp_tool)".into()),
         other => return Err(format!("unknown hook type {other:?}")),
+    })
+}
+
+/// Claude Code's default timeout per handler type: 600 s for command hooks,
+/// 30 s for prompt hooks, 60 s for agent hooks (its hooks reference; the
+/// agent SDK's settings schema says 60 for agent hooks too). For http and
+/// mcp_tool hooks neither states one; Baton uses the command hooks' 600 s
+/// for http and 60 s (the agent default) for mcp_tool calls.
+pub fn default_timeout(kind: &str) -> Duration {
+    Duration::from_secs(match kind {
+        "prompt" => 30,
+        "agent" | "mcp_tool" => 60,
+        _ => 600,
     })
 }
 
