@@ -355,6 +355,7 @@ impl CallState {
             caller: self.call.caller.clone(),
             extra: Default::default(),
         }
+        .in_agent(&crate::subagent::AgentChain::of(&self.ctx.context))
     }
 
     /// Attaches what the stages gathered on the way to the final result.

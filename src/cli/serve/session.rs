@@ -38,6 +38,8 @@ pub struct Session {
     wire: Wire,
     /// Subagents the host runs (lines naming an `agent_id`).
     agents: super::subagent::Agents,
+    /// Prompt and agent hooks waiting for the host's model.
+    pub model_hooks: super::model_hooks::ModelHooks,
 }
 
 struct Running {
@@ -75,6 +77,7 @@ impl Session {
             events,
             wire,
             agents,
+            model_hooks: Default::default(),
         }
     }
 
@@ -197,6 +200,11 @@ impl Session {
                     self.error(e)?;
                 }
             }
+            "hook_answer" => {
+                if let Err(e) = self.model_hooks.answer(&msg) {
+                    self.error(e)?;
+                }
+            }
             "tools" => match crate::cli::tool_search::tools_line(&self.engine, &msg) {
                 Ok(line) => write_line(&line)?,
                 Err(e) => self.error(e)?,
@@ -204,7 +212,7 @@ impl Session {
             "reset_tools" => self.engine.reset_loaded_tools(),
             "shutdown" => return Ok(false),
             other => self.error(format!(
-                "unknown message type `{other}` (expected add, message, stream, end, interrupt, approve, tools, reset_tools or shutdown)"
+                "unknown message type `{other}` (expected add, message, stream, end, interrupt, approve, hook_answer, tools, reset_tools or shutdown)"
             ))?,
         }
         Ok(true)
@@ -369,6 +377,7 @@ impl Session {
         self.input_closed = true;
         self.elicitor.close();
         self.agents.close();
+        self.model_hooks.close();
         self.end_open();
         for (_, prompt) in self.prompts.drain() {
             prompt.answer(no_host());
