@@ -200,6 +200,7 @@ fn event_line(event: &AgentEvent<'_>) -> Option<serde_json::Value> {
             json!({"type": "retry", "attempt": attempt, "reason": reason, "wait_ms": wait.as_millis()})
         }
         AgentEvent::Assistant(m) => json!({"type": "assistant", "message": m}),
+        AgentEvent::Diagnostic(d) => json!({"type": "diagnostic", "message": d}),
     })
 }
 
@@ -224,6 +225,9 @@ fn print_event(event: &AgentEvent<'_>, out: &mut impl Write, err: &mut impl Writ
             wait,
         } => {
             let _ = writeln!(err, "baton agent: retry {attempt} in {wait:?}: {reason}");
+        }
+        AgentEvent::Diagnostic(d) => {
+            let _ = writeln!(err, "baton agent: {d}");
         }
         _ => {}
     }

@@ -38,6 +38,9 @@ pub enum AgentEvent<'a> {
     },
     /// What the model said in this turn, as kept in the conversation.
     Assistant(&'a Value),
+    /// Something about the response worth knowing that is not an error
+    /// (a Chat Completions server sent several choices; only 0 was read).
+    Diagnostic(&'a str),
 }
 
 /// How the agent's run ended.
@@ -218,6 +221,9 @@ where
             }
         };
         count_usage(&mut finished, completed.usage.as_ref());
+        for note in &completed.diagnostics {
+            report(AgentEvent::Diagnostic(note));
+        }
         finished.text = text;
         report(AgentEvent::Assistant(&completed.message));
         let results = {
