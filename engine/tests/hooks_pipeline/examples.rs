@@ -28,7 +28,7 @@ async fn the_example_settings_work_end_to_end() {
     assert_eq!(settings.additional_directories.len(), 1);
     let yes = approver(Approval::Allow);
     let p = settings
-        .configure(Pipeline::new(ToolPool::of(tools())))
+        .configure(Pipeline::allow_all_unsafe(ToolPool::of(tools())))
         .with_approver(yes.clone());
 
     let r = env
