@@ -219,7 +219,7 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             runtime.block_on(mcp_serve::serve(setup, args))
         }
         Command::Agent { common, args } => {
-            let setup = Setup::load(&common, false)?;
+            let setup = Setup::load_for(&common, false, Some(args.tool_format()))?;
             signals::guard_against_sudden_death();
             runtime.block_on(agent::agent(setup, args))
         }

@@ -205,6 +205,8 @@ mod tests {
             suggestion: None,
             caller: None,
             agent_chain: Vec::new(),
+            parent_call_id: None,
+            summary: String::new(),
         }
     }
 
