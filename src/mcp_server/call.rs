@@ -236,7 +236,7 @@ async fn elicit(peer: &Peer<RoleServer>, prompt: &PermissionPrompt) -> Result<Ap
 
 /// The approval question for `request`, as a form elicitation.
 pub(super) fn question(request: &ApprovalRequest) -> Result<ElicitRequestParams, String> {
-    let params = rounds::question_params(request, &summarise(&request.input));
+    let params = rounds::question_params(request);
     serde_json::from_value(params).map_err(|e| format!("cannot build the question: {e}"))
 }
 
@@ -253,23 +253,5 @@ pub(super) fn approval_from(action: &str, content: &Value, request: &ApprovalReq
                 request.tool_name
             )),
         }
-    }
-}
-
-/// The input as a person reads it: the command, or the path, not 5,000
-/// characters of JSON.
-fn summarise(input: &Value) -> String {
-    for key in ["command", "file_path", "notebook_path", "url", "pattern"] {
-        if let Some(s) = input.get(key).and_then(Value::as_str) {
-            return format!("{key}: {}", cut(s, 500));
-        }
-    }
-    cut(&input.to_string(), 500)
-}
-
-fn cut(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
     }
 }

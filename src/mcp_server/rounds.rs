@@ -169,13 +169,15 @@ fn nonce() -> Option<String> {
     Some(bytes[..16].iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// The question as the first round's elicitation params (shared with the
-/// server-to-client path of older protocol versions).
-pub(super) fn question_params(request: &ApprovalRequest, summary: &str) -> Value {
+/// The approval question as form elicitation params (the one-line summary
+/// shows the command or path the rules judged), for both paths: the
+/// first round of 2026-07-28 and the server-to-client request of older
+/// versions.
+pub(super) fn question_params(request: &ApprovalRequest) -> Value {
     json!({
         "mode": "form",
         "message": format!(
-            "Allow {} ? {}\n{}", request.tool_name, request.reason, summary
+            "Allow {} ? {}\n{}", request.tool_name, request.reason, request.summary
         ),
         "requestedSchema": {
             "type": "object",
