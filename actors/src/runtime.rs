@@ -154,6 +154,7 @@ impl Runtime {
             sink,
             services: self.inner.services.clone(),
             depth: 0,
+            span: crate::trace::batch_span(0, None),
             persist_context: true,
             quiet: guard,
             intake: Intake::new(),

@@ -69,6 +69,15 @@ pub(crate) fn failed(
     on_failure: OnFailure,
     problem: String,
 ) -> HookOutcome {
+    // Claude Code ignores onFailure where a block would keep a finished
+    // agent going: a broken hook must not loop it forever.
+    let on_failure = match event {
+        HookEvent::Stop
+        | HookEvent::SubagentStop
+        | HookEvent::TaskCompleted
+        | HookEvent::TeammateIdle => OnFailure::Continue,
+        _ => on_failure,
+    };
     match on_failure {
         OnFailure::Continue => HookOutcome::error(format!(
             "{} hook `{label}` {problem}; this is not a blocking error, so the call went on",

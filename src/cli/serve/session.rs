@@ -38,6 +38,8 @@ pub struct Session {
     wire: Wire,
     /// Subagents the host runs (lines naming an `agent_id`).
     agents: super::subagent::Agents,
+    /// Prompt and agent hooks waiting for the host's model.
+    pub model_hooks: super::model_hooks::ModelHooks,
 }
 
 struct Running {
@@ -75,6 +77,7 @@ impl Session {
             events,
             wire,
             agents,
+            model_hooks: Default::default(),
         }
     }
 
@@ -197,6 +200,11 @@ impl Session {
                     self.error(e)?;
                 }
             }
+            "hook_answer" => {
+                if let Err(e) = self.model_hooks.answer(&msg) {
+                    self.error(e)?;
+                }
+            }
             "tools" => match crate::cli::tool_search::tools_line(&self.engine, &msg) {
                 Ok(line) => write_line(&line)?,
                 Err(e) => self.error(e)?,
@@ -204,7 +212,7 @@ impl Session {
             "reset_tools" => self.engine.reset_loaded_tools(),
             "shutdown" => return Ok(false),
             other => self.error(format!(
-                "unknown message type `{other}` (expected add, message, stream, end, interrupt, approve, tools, reset_tools or shutdown)"
+                "unknown message type `{other}` (expected add, message, stream, end, interrupt, approve, hook_answer, tools, reset_tools or shutdown)"
             ))?,
         }
         Ok(true)
@@ -369,6 +377,7 @@ impl Session {
         self.input_closed = true;
         self.elicitor.close();
         self.agents.close();
+        self.model_hooks.close();
         self.end_open();
         for (_, prompt) in self.prompts.drain() {
             prompt.answer(no_host());
@@ -390,17 +399,11 @@ impl Session {
         let Some(prompt) = self.prompts.remove(&id) else {
             return self.error(format!("no pending permission request {id}"));
         };
-        let approval = match msg.get("decision").and_then(Value::as_str) {
-            Some("allow") => Approval::Allow,
-            Some("deny") => Approval::Deny {
-                reason: msg
-                    .get("reason")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-            },
-            _ => {
+        let approval = match super::approve::approval(msg) {
+            Ok(approval) => approval,
+            Err(problem) => {
                 self.prompts.insert(id, prompt);
-                return self.error("`decision` must be \"allow\" or \"deny\"".into());
+                return self.error(problem);
             }
         };
         prompt.answer(approval);
@@ -412,6 +415,11 @@ impl Session {
             if self.input_closed {
                 prompt.answer(no_host());
                 return Ok(());
+            }
+        }
+        if let Event::Call(call) = &event {
+            if let baton::CallState::PermissionCancelled { prompt } = call.state {
+                return self.permission_cancelled(batch, call, prompt);
             }
         }
         let request_id = match &event {
@@ -478,6 +486,31 @@ impl Session {
             if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {
                 b.results.push(result);
             }
+        }
+        write_line(&line)
+    }
+
+    /// A pending request was withdrawn (its call was cancelled): the host
+    /// closes its prompt; answering it now is an error.
+    fn permission_cancelled(
+        &mut self,
+        batch: Option<u64>,
+        call: &baton::CallEvent,
+        prompt: u64,
+    ) -> Result<(), CliError> {
+        let Some(request_id) = self
+            .prompts
+            .iter()
+            .find_map(|(id, p)| (p.id() == prompt).then_some(*id))
+        else {
+            // Never shown (the session was closing) or already answered.
+            return Ok(());
+        };
+        self.prompts.remove(&request_id);
+        let mut line = baton::jsonl::call_json(call);
+        line["request_id"] = json!(request_id);
+        if let Some(id) = batch {
+            line["batch"] = self.label(id);
         }
         write_line(&line)
     }

@@ -201,14 +201,20 @@ impl Wire {
 /// The line telling the host what the stream amounted to.
 pub fn stream_done_line(batch: Option<u64>, done: &Result<Completed, String>) -> Value {
     match done {
-        Ok(c) => serde_json::json!({
-            "type": "stream_done",
-            "batch": batch,
-            "complete": c.complete,
-            "stop_reason": c.stop_reason,
-            "calls": c.calls,
-            "assistant": c.message,
-        }),
+        Ok(c) => {
+            let mut line = serde_json::json!({
+                "type": "stream_done",
+                "batch": batch,
+                "complete": c.complete,
+                "stop_reason": c.stop_reason,
+                "calls": c.calls,
+                "assistant": c.message,
+            });
+            if !c.diagnostics.is_empty() {
+                line["diagnostics"] = serde_json::json!(c.diagnostics);
+            }
+            line
+        }
         Err(e) => serde_json::json!({"type": "stream_done", "batch": batch, "error": e}),
     }
 }

@@ -12,6 +12,7 @@ mod config;
 mod elicit;
 mod expand;
 mod handler;
+mod hook_call;
 mod load;
 pub mod naming;
 mod process;
