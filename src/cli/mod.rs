@@ -3,6 +3,7 @@
 
 mod agent;
 mod approve;
+mod logging;
 mod mcp;
 mod mcp_serve;
 mod run;
@@ -182,6 +183,7 @@ impl CliError {
 }
 
 pub fn main(cli: Cli) -> Result<(), CliError> {
+    logging::init();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -217,7 +219,7 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             runtime.block_on(mcp_serve::serve(setup, args))
         }
         Command::Agent { common, args } => {
-            let setup = Setup::load(&common, false)?;
+            let setup = Setup::load_for(&common, false, Some(args.tool_format()))?;
             signals::guard_against_sudden_death();
             runtime.block_on(agent::agent(setup, args))
         }
@@ -307,7 +309,8 @@ impl Setup {
             .state_dir(state_dir)
             .permission_mode(common.permission_mode.unwrap_or(settings.mode))
             .host_approvals(approvals)
-            .tool_search(common.tool_search.settings(format)?);
+            .tool_search(common.tool_search.settings(format)?)
+            .mcp(Arc::clone(&mcp));
         if let Some(n) = common.max_concurrency {
             builder = builder.max_concurrency(usize::try_from(n).unwrap_or(usize::MAX));
         }

@@ -89,6 +89,8 @@ impl HookEvent {
             PreToolUse | PostToolUse | PostToolUseFailure | PostToolBatch | PermissionRequest
             | PermissionDenied | SubagentStart | SubagentStop => EventSupport::Engine,
             SessionStart | SessionEnd => EventSupport::Session,
+            // The MCP client, when a server asks for input.
+            Elicitation | ElicitationResult => EventSupport::Engine,
             UserPromptSubmit | Stop | Notification | PreCompact | PostCompact | StopFailure => {
                 EventSupport::Host
             }
@@ -118,6 +120,7 @@ impl HookEvent {
             PreCompact | PostCompact => Some("trigger"),
             Notification => Some("notification_type"),
             SubagentStart | SubagentStop => Some("agent_type"),
+            Elicitation | ElicitationResult => Some("mcp_server_name"),
             _ => None,
         }
     }

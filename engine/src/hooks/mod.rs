@@ -15,6 +15,7 @@
 //! enabled plugins), [`response`] (`tool_response` in Claude Code's shape).
 
 pub mod config;
+pub mod elicitation;
 pub mod events;
 pub mod handlers;
 pub mod loader;
@@ -26,6 +27,7 @@ pub mod protocol;
 pub mod response;
 pub mod subagent;
 
+pub use elicitation::ElicitationAnswer;
 pub use events::{EventSupport, HookEvent, HookInput};
 pub use handlers::command::{CommandForm, CommandHandler, CommandHook, HookEnv};
 pub use handlers::host::{ModelHookKind, ModelHookRequest, ModelHookRunner, ModelHookSlot};

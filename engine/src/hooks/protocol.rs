@@ -210,6 +210,7 @@ fn read_json(event: HookEvent, label: &str, on_failure: OnFailure, stdout: &str)
         Some(other) => problems.push(format!("returned an unknown decision {other}")),
     }
     read_specific(event, &specific, &mut out, &mut problems);
+    out.elicitation = super::elicitation::read(event, &specific, &mut problems);
     for problem in problems {
         out = out.merge(failed(
             event,

@@ -12,6 +12,8 @@
 //! - [`wire`]: calls in any wire format, raw stream events, answers in
 //!   the format the calls came in.
 
+mod approve;
+mod elicit;
 mod input;
 mod model_hooks;
 mod output;
@@ -34,7 +36,8 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
     let agents = subagent::Agents::default();
     setup.builder = setup.builder.take().map(|b| b.subagents(agents.runner()));
     let engine = setup.engine()?;
-    let hooks = engine.runtime().pipeline().hooks();
+    let pipeline = engine.runtime().pipeline();
+    let hooks = pipeline.hooks();
     let (has_start, has_end) = (
         hooks.has_any(HookEvent::SessionStart, "startup"),
         hooks.has_any(HookEvent::SessionEnd, "other"),
