@@ -6,6 +6,7 @@
 //! which calls (`if:`), `once`, `async`, `timeout` and `onFailure`; so each
 //! handler type implements only its transport.
 
+mod async_output;
 pub mod command;
 pub mod host;
 pub mod http;
