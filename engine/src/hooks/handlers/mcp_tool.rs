@@ -12,7 +12,6 @@
 //! server is unknown or failing, is a hook failure: a diagnostic, or a
 //! block with `onFailure: "block"`.
 
-use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -47,26 +46,7 @@ pub trait McpToolCaller: Send + Sync {
 
 /// Where a host installs its MCP client for `mcp_tool` hooks; shared by
 /// every such hook of a settings load.
-#[derive(Clone, Default)]
-pub struct McpToolSlot(Arc<RwLock<Option<Arc<dyn McpToolCaller>>>>);
-
-impl std::fmt::Debug for McpToolSlot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("McpToolSlot")
-    }
-}
-
-impl McpToolSlot {
-    pub fn set(&self, caller: Arc<dyn McpToolCaller>) {
-        if let Ok(mut slot) = self.0.write() {
-            *slot = Some(caller);
-        }
-    }
-
-    fn get(&self) -> Option<Arc<dyn McpToolCaller>> {
-        self.0.read().ok().and_then(|s| s.clone())
-    }
-}
+pub type McpToolSlot = super::slot::Slot<dyn McpToolCaller>;
 
 #[derive(Clone, Debug)]
 pub struct McpToolHandler {

@@ -11,6 +11,7 @@ pub mod command;
 pub mod host;
 pub mod http;
 pub mod mcp_tool;
+pub mod slot;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
