@@ -15,7 +15,9 @@ use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event};
 use serde_json::{json, Value};
 
-const TRICKLE: usize = 14;
+// 3 s of trickle: the early sleep ends ~2.5 s before the stream does, so a
+// loaded machine has seconds of slack before the 500 ms bound is at risk.
+const TRICKLE: usize = 30;
 const STEP: Duration = Duration::from_millis(100);
 
 /// (id, name, argument pieces) rendered as `format`'s stream events.
@@ -66,7 +68,8 @@ fn stream(format: WireFormat, calls: &[(&str, &str, Vec<String>)]) -> Vec<Value>
 }
 
 fn slow_stream(format: WireFormat) -> Vec<Value> {
-    let slow_args = r#"{"duration_ms": 1}"#;
+    // Padded with spaces (still JSON) so it splits into TRICKLE pieces.
+    let slow_args = format!(r#"{{"duration_ms":{}1}}"#, " ".repeat(TRICKLE));
     let mut trickle: Vec<String> = Vec::new();
     let chars: Vec<char> = slow_args.chars().collect();
     let per = chars.len().div_ceil(TRICKLE);

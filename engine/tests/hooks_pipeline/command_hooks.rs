@@ -215,3 +215,56 @@ async fn in_dont_ask_mode_a_hooks_ask_is_a_deny() {
     assert_eq!(r.outcome, Outcome::Denied);
     assert!(r.text().contains("dontAsk"), "{}", r.text());
 }
+
+/// Claude Code's `AsyncHookJSONOutput`: a hook whose first line is
+/// `{"async": true}` no longer holds up the call; its later answer is
+/// ignored, and at its `asyncTimeout` it is killed with what it started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_that_answers_async_true_runs_on_in_the_background() {
+    let env = Env::new();
+    let marker = unique_marker("async");
+    let pids = env.project.join("pids");
+    std::fs::create_dir_all(&pids).unwrap();
+    let script = env.script(
+        "async.sh",
+        &format!(
+            "#!/bin/bash\necho $$ > {p}/shell\nbash -c 'sleep 1000; true' {marker} &\necho $! > {p}/child\n\
+             echo '{{\"async\": true, \"asyncTimeout\": 2000}}'\nsleep 1000\n\
+             echo '{{\"decision\": \"block\", \"reason\": \"too late\"}}'\n",
+            p = quote(&pids)
+        ),
+    );
+    let settings = env.settings(json!({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": quote(&script), "timeout": 600}
+        ]}]}
+    }));
+    let p = env.pipeline(&settings);
+    let started = Instant::now();
+    let r = env
+        .call(&settings, &p, "Bash", json!({"command": "ls"}))
+        .await;
+    // Far below the hook's 600 s timeout and its 1000 s sleep.
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(ran(&r), "{}", r.text());
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    let read = |name: &str| {
+        std::fs::read_to_string(pids.join(name))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let (shell, child) = (read("shell"), read("child"));
+    assert!(
+        eventually(|| !alive(&shell) && !alive(&child) && live_with_marker(&marker).is_empty())
+            .await,
+        "left behind after asyncTimeout: shell alive={} child alive={}",
+        alive(&shell),
+        alive(&child)
+    );
+}

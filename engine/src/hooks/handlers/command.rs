@@ -185,6 +185,7 @@ impl CommandHandler {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
+        let (went_async, async_rx) = tokio::sync::oneshot::channel();
         let io = async move {
             let write = async move {
                 // A hook may exit without reading its input; that is its
@@ -194,13 +195,45 @@ impl CommandHandler {
                     let _ = stdin.shutdown().await;
                 }
             };
-            let ((), out, err) = tokio::join!(write, read_capped(stdout), read_capped(stderr));
+            let out = super::async_output::read_watching(stdout, OUTPUT_CAP, went_async);
+            let ((), out, err) = tokio::join!(write, out, read_capped(stderr));
             (out, err)
         };
         // Exit alone is not enough: output still open means the hook (or
         // something it started) is still talking.
-        let finished =
-            tokio::time::timeout(timeout, async { tokio::join!(child.wait(), io) }).await;
+        let run = async move {
+            let (status, output) = tokio::join!(child.wait(), io);
+            (status, output, child)
+        };
+        let mut run = Box::pin(run);
+        let deadline = tokio::time::Instant::now() + timeout;
+        let went = tokio::select! {
+            finished = tokio::time::timeout_at(deadline, &mut run) => Err(finished),
+            Ok(limit) = async_rx => Ok(limit),
+        };
+        let finished = match went {
+            Err(finished) => finished,
+            Ok(limit) => {
+                // `{"async": true}`: the call goes on; the hook runs on in
+                // the background until it ends or its time is up, then its
+                // group is killed like any timed-out hook's.
+                let limit = limit.unwrap_or(timeout);
+                tokio::spawn(async move {
+                    let mut group = group;
+                    match tokio::time::timeout(limit, run).await {
+                        Ok((Ok(_), _, _)) => group.disarm(),
+                        _ => group.kill(),
+                    }
+                });
+                return Ok(Reply {
+                    code: Some(0),
+                    how: "went async".into(),
+                    stdout: String::new(),
+                    stderr: String::new(),
+                });
+            }
+        };
+        let finished = finished.map(|(status, output, _child)| (status, output));
         match finished {
             Ok((Ok(status), (stdout, stderr))) => {
                 group.disarm();
@@ -223,8 +256,9 @@ impl CommandHandler {
             }
             Ok((Err(e), _)) => Err(format!("could not be waited for: {e}")),
             Err(_) => {
+                // The timed-out future dropped the child (kill_on_drop);
+                // the group guard takes whatever it started.
                 group.kill();
-                let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
                 Err(format!(
                     "timed out after {}s and was killed with every process it started",
                     timeout.as_secs_f64()

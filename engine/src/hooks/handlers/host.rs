@@ -7,7 +7,6 @@
 //! The runner answers Claude Code's way: `{"ok": true}` or
 //! `{"ok": false, "reason": "…"}`; any hook JSON output is accepted too.
 
-use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -41,28 +40,9 @@ pub trait ModelHookRunner: Send + Sync {
     async fn evaluate(&self, request: ModelHookRequest) -> Result<Value, String>;
 }
 
-/// Where a host installs its runner; shared by every model hook of a
-/// settings load, so it can be set after the settings were read.
-#[derive(Clone, Default)]
-pub struct ModelHookSlot(Arc<RwLock<Option<Arc<dyn ModelHookRunner>>>>);
-
-impl std::fmt::Debug for ModelHookSlot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ModelHookSlot")
-    }
-}
-
-impl ModelHookSlot {
-    pub fn set(&self, runner: Arc<dyn ModelHookRunner>) {
-        if let Ok(mut slot) = self.0.write() {
-            *slot = Some(runner);
-        }
-    }
-
-    fn get(&self) -> Option<Arc<dyn ModelHookRunner>> {
-        self.0.read().ok().and_then(|s| s.clone())
-    }
-}
+/// Where a host installs its model runner; shared by every model hook of
+/// a settings load, so it can be set after the settings were read.
+pub type ModelHookSlot = super::slot::Slot<dyn ModelHookRunner>;
 
 #[derive(Clone, Debug)]
 pub struct ModelHandler {

@@ -1,0 +1,299 @@
+//! The central invariant with nested coordinators (SPEC §1, §14, §15;
+//! issue 12): random trees of nested batches (the testkit's `Nest` tool runs
+//! its calls as a batch nested under its own call, up to three levels), with
+//! random failures, panics, lost invocations and coordinator panics at every
+//! level, and interrupts of the root at random moments. At the root every
+//! call gets exactly one result, in order, and the batch reaches
+//! quiescence; every nested batch that reported back listed exactly its
+//! calls, each once, in order.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use baton::actors::testkit;
+use baton::actors::InjectedFault;
+use baton::{Engine, Event, InterruptKind, Outcome, SiblingPolicy, ToolUse};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+#[derive(Clone, Debug)]
+enum Node {
+    Leaf {
+        tool: &'static str,
+        safe: bool,
+        ms: u64,
+        fail: bool,
+        panic: bool,
+        /// 0 none, 1 invocation panics, 2 invocation killed, 3 coordinator panics.
+        fault: u8,
+    },
+    Nest {
+        fault: u8,
+        children: Vec<Node>,
+    },
+}
+
+fn fault() -> impl Strategy<Value = u8> {
+    prop_oneof![40 => Just(0u8), 4 => Just(1u8), 4 => Just(2u8), 1 => Just(3u8)]
+}
+
+fn leaf() -> impl Strategy<Value = Node> {
+    (
+        prop_oneof![Just("Probe"), Just("Nap"), Just("Shell"), Just("Nope")],
+        any::<bool>(),
+        0u64..6,
+        prop::bool::weighted(0.15),
+        prop::bool::weighted(0.05),
+        fault(),
+    )
+        .prop_map(|(tool, safe, ms, fail, panic, fault)| Node::Leaf {
+            tool,
+            safe,
+            ms,
+            fail,
+            panic,
+            fault,
+        })
+}
+
+/// Trees at most three nested levels deep below the root batch.
+fn node() -> impl Strategy<Value = Node> {
+    leaf().prop_recursive(3, 40, 6, |inner| {
+        (fault(), prop::collection::vec(inner, 0..6))
+            .prop_map(|(fault, children)| Node::Nest { fault, children })
+    })
+}
+
+fn id(fault: u8, path: &str) -> String {
+    format!("f{fault}-{path}")
+}
+
+/// The call for `node` at `path`, nested calls inside its input.
+fn call_json(node: &Node, path: &str) -> Value {
+    match node {
+        Node::Leaf {
+            tool,
+            safe,
+            ms,
+            fail,
+            panic,
+            fault,
+        } => json!({"id": id(*fault, path), "name": tool, "input": {
+            "ms": ms, "safe": safe, "fail": fail, "panic": panic, "cmd": "make all"}}),
+        Node::Nest { fault, children } => {
+            let calls: Vec<Value> = children
+                .iter()
+                .enumerate()
+                .map(|(i, c)| call_json(c, &format!("{path}.{i}")))
+                .collect();
+            json!({"id": id(*fault, path), "name": "Nest", "input": {"calls": calls}})
+        }
+    }
+}
+
+fn to_use(node: &Node, i: usize) -> ToolUse {
+    let v = call_json(node, &i.to_string());
+    ToolUse::new(
+        v["id"].as_str().unwrap_or_default(),
+        v["name"].as_str().unwrap_or_default(),
+        v["input"].clone(),
+    )
+}
+
+/// A nested batch that reported back lists exactly its calls, in order;
+/// checked again inside every child Nest that did.
+fn check_nested(node: &Node, path: &str, text: &str) -> Result<usize, TestCaseError> {
+    let Node::Nest { children, .. } = node else {
+        return Ok(0);
+    };
+    let Ok(Value::Array(reported)) = serde_json::from_str::<Value>(text) else {
+        return Ok(0); // the Nest itself failed or was cancelled: nothing to check
+    };
+    prop_assert_eq!(reported.len(), children.len(), "{}: {}", path, text);
+    let mut checked = 1;
+    for (i, (child, r)) in children.iter().zip(&reported).enumerate() {
+        let child_path = format!("{path}.{i}");
+        let expected = call_json(child, &child_path)["id"].clone();
+        prop_assert_eq!(&r["id"], &expected, "{}: {}", path, text);
+        if r["is_error"] == false {
+            checked += check_nested(child, &child_path, r["text"].as_str().unwrap_or(""))?;
+        }
+    }
+    Ok(checked)
+}
+
+#[derive(Clone, Debug)]
+struct TreeSpec {
+    nodes: Vec<Node>,
+    chunk: usize,
+    pause_ms: u64,
+    interrupt: Option<(usize, InterruptKind)>,
+    policy: SiblingPolicy,
+    cap: usize,
+}
+
+fn tree_spec() -> impl Strategy<Value = TreeSpec> {
+    (
+        prop::collection::vec(node(), 1..=8),
+        1usize..4,
+        0u64..4,
+        prop::option::of((
+            0usize..4,
+            prop_oneof![Just(InterruptKind::Cancel), Just(InterruptKind::NewMessage)],
+        )),
+        prop_oneof![
+            Just(SiblingPolicy::ShellError),
+            Just(SiblingPolicy::MutatingShellError),
+            Just(SiblingPolicy::Off)
+        ],
+        1usize..10,
+    )
+        .prop_map(
+            |(nodes, chunk, pause_ms, interrupt, policy, cap)| TreeSpec {
+                nodes,
+                chunk,
+                pause_ms,
+                interrupt,
+                policy,
+                cap,
+            },
+        )
+}
+
+async fn run_case(spec: TreeSpec, state: std::path::PathBuf) -> Result<usize, TestCaseError> {
+    let engine = Engine::builder(testkit::pool())
+        .cwd(&state)
+        .state_dir(&state)
+        .max_concurrency(spec.cap)
+        .sibling_policy(spec.policy)
+        // The same faults at every level: the hook sees nested calls too.
+        .fault_hook(Arc::new(|call: &ToolUse| {
+            if call.id.starts_with("f1-") {
+                InjectedFault::Panic
+            } else if call.id.starts_with("f2-") {
+                InjectedFault::Kill
+            } else if call.id.starts_with("f3-") {
+                InjectedFault::PanicCoordinator
+            } else {
+                InjectedFault::None
+            }
+        }))
+        .allow_all_unsafe()
+        .build()
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let mut batch = engine
+        .open_batch()
+        .await
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let uses: Vec<ToolUse> = spec
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| to_use(n, i))
+        .collect();
+    let mut interrupted_at = None;
+    let mut accepted = uses.len();
+    'feed: for (n, chunk) in uses.chunks(spec.chunk).enumerate() {
+        if let Some((at, kind)) = spec.interrupt {
+            if at == n {
+                batch.interrupt(kind);
+                interrupted_at = Some(n * spec.chunk);
+            }
+        }
+        for (k, c) in chunk.iter().enumerate() {
+            if batch.add(c.clone()).is_err() {
+                accepted = n * spec.chunk + k;
+                break 'feed;
+            }
+        }
+        if spec.pause_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(spec.pause_ms)).await;
+        }
+    }
+    batch.end();
+    let mut results = Vec::new();
+    let mut done = None;
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(30), batch.next_event())
+            .await
+            .map_err(|_| TestCaseError::fail("no event for 30 s"))?;
+        match event {
+            Some(Event::Result { index, result }) => results.push((index, result)),
+            Some(Event::Done(summary)) => {
+                done = Some(summary);
+                break;
+            }
+            Some(_) => {}
+            None => break,
+        }
+    }
+    prop_assert!(done.is_some(), "no done event");
+    let uses = &uses[..accepted];
+    prop_assert_eq!(results.len(), uses.len());
+    let mut checked = 0;
+    for (pos, (index, result)) in results.iter().enumerate() {
+        prop_assert_eq!(*index, pos);
+        prop_assert_eq!(&result.call_id, &uses[pos].id);
+        if !result.is_error {
+            checked += check_nested(&spec.nodes[pos], &pos.to_string(), &result.text())?;
+        }
+    }
+    if let Some(from) = interrupted_at {
+        for (_, r) in results.iter().skip(from) {
+            prop_assert!(
+                r.outcome == Outcome::Cancelled { started: false },
+                "{} added after the interrupt: {:?}",
+                r.call_id,
+                r.outcome
+            );
+        }
+    }
+    tokio::time::timeout(Duration::from_secs(10), batch.quiescent())
+        .await
+        .map_err(|_| TestCaseError::fail("no quiescence"))?;
+    Ok(checked)
+}
+
+#[test]
+fn nested_trees_keep_the_invariant_at_every_level() {
+    quiet_injected_panics();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let nested_checked = std::sync::atomic::AtomicUsize::new(0);
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 300,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    let outcome = runner.run(&tree_spec(), |spec| {
+        let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let n = rt.block_on(run_case(spec, dir.path().to_path_buf()))?;
+        nested_checked.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    });
+    if let Err(e) = outcome {
+        panic!("{e}");
+    }
+    // The trees must really nest: many nested batches reported back and
+    // were checked, not only failed ones.
+    let n = nested_checked.into_inner();
+    eprintln!("{n} nested batches checked");
+    assert!(n >= 100, "only {n} nested batches were checked");
+}
+
+/// The injected panics are expected; keep them out of the test output.
+fn quiet_injected_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let text = info.to_string();
+            if !(text.contains("injected") || text.contains("probe asked to panic")) {
+                default(info);
+            }
+        }));
+    });
+}
