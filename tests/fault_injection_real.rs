@@ -30,7 +30,11 @@ enum Kind {
 #[derive(Clone, Copy, Debug)]
 enum Answer {
     Allow,
+    /// Allow and remember the suggested rule for the session.
+    Remember,
     Deny,
+    /// Deny and interrupt the batch.
+    DenyInterrupt,
     Never,
 }
 
@@ -66,7 +70,13 @@ fn case() -> impl Strategy<Value = Case> {
     (
         prop::collection::vec(prop::collection::vec(kind(), 0..5), 1..3),
         prop::bool::weighted(0.15),
-        prop_oneof![Just(Answer::Allow), Just(Answer::Deny), Just(Answer::Never)],
+        prop_oneof![
+            Just(Answer::Allow),
+            Just(Answer::Remember),
+            Just(Answer::Deny),
+            Just(Answer::DenyInterrupt),
+            Just(Answer::Never),
+        ],
         prop_oneof![
             2 => Just(End::Natural),
             3 => (0u64..40).prop_map(End::Interrupt),
@@ -142,7 +152,7 @@ fn expected(kind: Kind, answer: Answer) -> Outcome {
     match (kind, answer) {
         (Kind::Fail, _) => Outcome::ToolError,
         (Kind::Unknown, _) => Outcome::UnknownTool,
-        (Kind::Asks, Answer::Deny) => Outcome::Denied,
+        (Kind::Asks, Answer::Deny | Answer::DenyInterrupt) => Outcome::Denied,
         _ => Outcome::Success,
     }
 }
@@ -224,8 +234,17 @@ async fn run_case(case: &Case, seq: u64) -> Result<(), String> {
                             Answer::Allow => {
                                 p.answer(Approval::Allow);
                             }
+                            Answer::Remember => {
+                                p.answer(Approval::AllowWith {
+                                    updated_input: None,
+                                    remember: true,
+                                });
+                            }
                             Answer::Deny => {
                                 p.answer(Approval::Deny { reason: None });
+                            }
+                            Answer::DenyInterrupt => {
+                                p.answer(Approval::DenyAndInterrupt { reason: None });
                             }
                             Answer::Never => kept.push(p),
                         },
@@ -270,6 +289,10 @@ async fn run_case(case: &Case, seq: u64) -> Result<(), String> {
                 kinds.len()
             ));
         }
+        // Deny-and-interrupt stops the batch the question came from.
+        let interrupted = interrupted
+            || (matches!(case.answer, Answer::DenyInterrupt)
+                && kinds.iter().any(|k| matches!(k, Kind::Asks)));
         for (i, (index, result)) in results.iter().enumerate() {
             if *index != i {
                 return Err(format!("result {i} has index {index}"));
