@@ -23,7 +23,7 @@ async fn a_new_message_just_before_registration_still_reaches_the_nested_batch()
     let go = Arc::new(Notify::new());
     let (r, g) = (reached.clone(), go.clone());
     let runtime = Runtime::builder(
-        Pipeline::new(testkit::pool()),
+        Pipeline::allow_all_unsafe(testkit::pool()),
         Session::new("race", dir.path().join("state")),
         Context::new(dir.path()),
     )

@@ -225,7 +225,7 @@ fn a_panicking_classifier_means_not_safe() {
         PanickyClassifier,
     )
     .unwrap();
-    let pipeline = baton_engine::Pipeline::new(ToolPool::of(vec![tool]));
+    let pipeline = baton_engine::Pipeline::allow_all_unsafe(ToolPool::of(vec![tool]));
     let prepared = pipeline.prepare(baton_engine::ToolUse::new("1", "P", json!({})));
     assert!(!prepared.safe);
     let unknown = pipeline.prepare(baton_engine::ToolUse::new("2", "Nope", json!({})));

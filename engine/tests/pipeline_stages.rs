@@ -191,7 +191,7 @@ impl Approver for Answer {
 }
 
 fn pipeline() -> Pipeline {
-    Pipeline::new(ToolPool::of(vec![echo(), scripted()]))
+    Pipeline::allow_all_unsafe(ToolPool::of(vec![echo(), scripted()]))
 }
 
 #[tokio::test]
@@ -373,7 +373,10 @@ async fn deferred_tool_schema_error_hints_at_tool_search() {
         )
         .unwrap()
     };
-    let h = Harness::new(Pipeline::new(ToolPool::of(vec![deferred, search()])));
+    let h = Harness::new(Pipeline::allow_all_unsafe(ToolPool::of(vec![
+        deferred,
+        search(),
+    ])));
     let r = h.run_json("LaterEcho", json!({})).await;
     assert!(r.text().contains("select:LaterEcho"), "{}", r.text());
     // Once loaded, the model has the schema: no hint.
@@ -385,11 +388,14 @@ async fn deferred_tool_schema_error_hints_at_tool_search() {
     assert!(!r.text().contains("select:"), "{}", r.text());
     // Without ToolSearch in the pool nothing is deferred: the hint would
     // send the model to a tool that does not exist.
-    let h = Harness::new(Pipeline::new(ToolPool::of(vec![later()])));
+    let h = Harness::new(Pipeline::allow_all_unsafe(ToolPool::of(vec![later()])));
     let r = h.run_json("LaterEcho", json!({})).await;
     assert!(!r.text().contains("select:"), "{}", r.text());
     // Tool search off: nothing is deferred either.
-    let h = Harness::new(Pipeline::new(ToolPool::of(vec![later(), search()])));
+    let h = Harness::new(Pipeline::allow_all_unsafe(ToolPool::of(vec![
+        later(),
+        search(),
+    ])));
     let off = baton_engine::deferred::ToolSearchSettings::default()
         .mode(baton_engine::deferred::ToolSearchMode::Off);
     baton_engine::deferred::set_deferral(
@@ -411,7 +417,8 @@ async fn a_call_through_an_alias_is_handled_under_the_tool_name() {
         |event, tool: &str| event == HookEvent::PreToolUse && tool == "Echo",
         |_input| async move { HookOutcome::deny("hooks see the real name") },
     )));
-    let h = Harness::new(Pipeline::new(ToolPool::of(vec![aliased])).with_hooks(registry));
+    let h =
+        Harness::new(Pipeline::allow_all_unsafe(ToolPool::of(vec![aliased])).with_hooks(registry));
     let r = h.run_json("Say", json!({"text": "x"})).await;
     assert_eq!(r.outcome, Outcome::Denied);
     assert_eq!(r.tool_name, "Echo");

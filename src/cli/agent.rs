@@ -1,11 +1,14 @@
 //! `baton agent`: the reference host loop against a real (or mock) model.
 
 use std::io::Write;
+use std::sync::Arc;
 use std::time::Duration;
 
+use baton::engine::deferred::ToolFormat;
+use baton::engine::nesting::NestedEvent;
 use baton::engine::wire::WireFormat;
-use baton::host::{run_agent, AgentEnd, AgentEvent, AgentOptions};
-use baton::jsonl::event_json;
+use baton::host::{run_agent, AgentEnd, AgentEvent, AgentOptions, LoopRunner, SubagentReporter};
+use baton::jsonl::{event_json, result_json};
 use baton::Event;
 use clap::Args;
 use serde_json::json;
@@ -44,6 +47,11 @@ pub struct AgentArgs {
 }
 
 impl AgentArgs {
+    /// The format ToolSearch renders definitions in: the provider's.
+    pub fn tool_format(&self) -> ToolFormat {
+        baton::host::turn::tool_format(self.provider)
+    }
+
     fn options(&self) -> AgentOptions {
         let mut o = AgentOptions::new(self.provider);
         if let Some(m) = &self.model {
@@ -78,9 +86,12 @@ pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
             "no API key: set {var} (or point --base-url at a server that needs none)"
         )));
     }
+    let events = args.events;
+    // Subagents (the Agent tool) run the same loop, nested under their call.
+    let runner = LoopRunner::new(options.clone(), subagent_reporter(events));
+    setup.builder = setup.builder.take().map(|b| b.subagents(Arc::new(runner)));
     let engine = setup.engine()?;
     let stop = super::signals::stop_requested();
-    let events = args.events;
     let mut out = std::io::stdout();
     let mut err = std::io::stderr();
     let end = run_agent(
@@ -131,6 +142,34 @@ pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
     }
 }
 
+/// Subagents' events: JSON lines carrying `agent_id`, or the calls and
+/// results (not the text) prefixed with the agent's id.
+fn subagent_reporter(events: bool) -> SubagentReporter {
+    Arc::new(move |agent_id: &str, event: AgentEvent<'_>| {
+        let mut out = std::io::stdout().lock();
+        if events {
+            if let Some(mut line) = event_line(&event) {
+                line["agent_id"] = json!(agent_id);
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+            return;
+        }
+        match event {
+            AgentEvent::Text(_) => {}
+            AgentEvent::Call(c) => {
+                let _ = writeln!(out, "[{agent_id}] → {} {}", c.name, c.input);
+            }
+            AgentEvent::Nested(NestedEvent::Result(result)) => {
+                let short: String = result.text().chars().take(200).collect();
+                let mark = if result.is_error { "✗" } else { "←" };
+                let _ = writeln!(out, "[{agent_id}] {mark} {short}");
+            }
+            other => print_event(&other, &mut out, &mut std::io::stderr()),
+        }
+    })
+}
+
 fn event_line(event: &AgentEvent<'_>) -> Option<serde_json::Value> {
     Some(match event {
         AgentEvent::Turn(n) => json!({"type": "turn", "turn": n}),
@@ -140,6 +179,19 @@ fn event_line(event: &AgentEvent<'_>) -> Option<serde_json::Value> {
         }
         AgentEvent::Batch(Event::PermissionRequest(_)) => return None,
         AgentEvent::Batch(e) => event_json(e, None),
+        AgentEvent::Nested(NestedEvent::Result(result)) => {
+            let mut line = result_json(0, result);
+            if let Some(o) = line.as_object_mut() {
+                o.remove("index");
+            }
+            line
+        }
+        AgentEvent::Nested(NestedEvent::Progress { call_id, progress }) => json!({
+            "type": "progress",
+            "tool_use_id": call_id,
+            "message": progress.message,
+            "data": progress.data,
+        }),
         AgentEvent::Retry {
             attempt,
             reason,
@@ -148,6 +200,7 @@ fn event_line(event: &AgentEvent<'_>) -> Option<serde_json::Value> {
             json!({"type": "retry", "attempt": attempt, "reason": reason, "wait_ms": wait.as_millis()})
         }
         AgentEvent::Assistant(m) => json!({"type": "assistant", "message": m}),
+        AgentEvent::Diagnostic(d) => json!({"type": "diagnostic", "message": d}),
     })
 }
 
@@ -172,6 +225,9 @@ fn print_event(event: &AgentEvent<'_>, out: &mut impl Write, err: &mut impl Writ
             wait,
         } => {
             let _ = writeln!(err, "baton agent: retry {attempt} in {wait:?}: {reason}");
+        }
+        AgentEvent::Diagnostic(d) => {
+            let _ = writeln!(err, "baton agent: {d}");
         }
         _ => {}
     }

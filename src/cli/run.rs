@@ -32,6 +32,12 @@ pub fn parse_message(
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| WireError::NotJson(e.to_string()))?;
     let (format, calls) = wire::parse(&value, format)?;
+    if format == WireFormat::OpenAiChat {
+        // Several choices: only choice 0 runs; say so.
+        if let Some(note) = wire::openai_chat::choices_note(&value) {
+            eprintln!("baton: {note}");
+        }
+    }
     let tools = WireTools::new(pool, format);
     Ok((
         format,

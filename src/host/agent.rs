@@ -4,13 +4,15 @@
 use std::future::Future;
 use std::time::Duration;
 
-use baton_actors::{Event, InterruptKind};
+use baton_actors::Event;
+use baton_engine::nesting::NestedEvent;
 use baton_engine::wire::{Completed, StreamSink, WireTools};
 use baton_engine::{CallResult, ToolUse};
 use serde_json::Value;
 
 use super::client::{backoff, Attempt, Client};
 use super::conversation::Conversation;
+use super::turn::{request_definitions, MainHost, TurnBatch, TurnEvent, TurnHost};
 use super::AgentOptions;
 use crate::Engine;
 
@@ -26,6 +28,8 @@ pub enum AgentEvent<'a> {
     Call(&'a ToolUse),
     /// The engine's event for the turn's batch (progress, results, …).
     Batch(&'a Event),
+    /// An event of a subagent's batch (nested under its Agent call).
+    Nested(&'a NestedEvent),
     /// The request failed or the stream broke; retrying after `wait`.
     Retry {
         attempt: u32,
@@ -34,6 +38,9 @@ pub enum AgentEvent<'a> {
     },
     /// What the model said in this turn, as kept in the conversation.
     Assistant(&'a Value),
+    /// Something about the response worth knowing that is not an error
+    /// (a Chat Completions server sent several choices; only 0 was read).
+    Diagnostic(&'a str),
 }
 
 /// How the agent's run ended.
@@ -55,10 +62,12 @@ pub enum AgentEnd {
 
 /// The sink of one turn: each complete call goes to the batch at once.
 struct TurnSink<'a, F: FnMut(AgentEvent<'_>)> {
-    batch: &'a baton_actors::BatchHandle,
+    batch: &'a mut dyn TurnBatch,
     tools: &'a WireTools,
     report: &'a mut F,
     added: usize,
+    /// The text the model streamed in this turn.
+    text: String,
 }
 
 impl<F: FnMut(AgentEvent<'_>)> StreamSink for TurnSink<'_, F> {
@@ -67,12 +76,24 @@ impl<F: FnMut(AgentEvent<'_>)> StreamSink for TurnSink<'_, F> {
         let call = self.tools.resolve(call);
         (self.report)(AgentEvent::Call(&call));
         self.added += 1;
-        self.batch.add(call).map_err(|e| e.to_string())
+        self.batch.add(call)
     }
     fn text(&mut self, delta: &str) -> Result<(), String> {
         (self.report)(AgentEvent::Text(delta));
+        self.text.push_str(delta);
         Ok(())
     }
+}
+
+/// How a loop ended, with what a subagent hands back to its parent.
+#[derive(Debug)]
+pub struct Finished {
+    pub end: AgentEnd,
+    /// The text of the last turn the model answered.
+    pub text: String,
+    /// Tokens over every request, when the provider reported them.
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
 }
 
 /// Runs the agent on `prompt` until the model ends its turn, `interrupt`
@@ -89,43 +110,83 @@ where
     F: FnMut(AgentEvent<'_>),
     I: Future<Output = ()>,
 {
+    let host = MainHost::new(engine, WireTools::new(pool, options.format));
+    drive(&host, options, prompt, interrupt, &mut report)
+        .await
+        .end
+}
+
+/// The loop itself, for the main agent and subagents alike (`host` says
+/// where batches open and which tools to send).
+pub async fn drive<H, F, I>(
+    host: &H,
+    options: &AgentOptions,
+    prompt: &str,
+    interrupt: I,
+    report: &mut F,
+) -> Finished
+where
+    H: TurnHost + ?Sized,
+    F: FnMut(AgentEvent<'_>),
+    I: Future<Output = ()>,
+{
+    let mut finished = Finished {
+        end: AgentEnd::MaxTurns,
+        text: String::new(),
+        input_tokens: None,
+        output_tokens: None,
+    };
     let client = match Client::new(options.clone()) {
         Ok(c) => c,
-        Err(e) => return AgentEnd::Failed(e),
+        Err(e) => {
+            finished.end = AgentEnd::Failed(e);
+            return finished;
+        }
     };
-    let tools = WireTools::new(pool, options.format);
-    let mut conversation = Conversation::new(options.format, prompt);
+    // The deferred tools are announced once, at the start; what ToolSearch
+    // loads later is added to each request's `tools`.
+    let reminder = host.request_tools().reminder;
+    let mut conversation = Conversation::with_reminder(options.format, prompt, reminder.as_deref());
     tokio::pin!(interrupt);
     for turn in 1..=options.max_turns {
         report(AgentEvent::Turn(turn));
-        let body = conversation.request(options, &tools);
-        let batch = match engine.open_batch().await {
+        // Between turns: MCP servers that changed their tool lists.
+        host.refresh().await;
+        let tools = host.wire();
+        let tools = &*tools;
+        let body = conversation.request(options, request_definitions(tools, &host.request_tools()));
+        let mut batch = match host.open().await {
             Ok(b) => b,
-            Err(e) => return AgentEnd::Failed(e.to_string()),
+            Err(e) => {
+                finished.end = AgentEnd::Failed(e);
+                return finished;
+            }
         };
-        let (handle, mut events) = batch.split();
         let mut attempt = 0;
         // Stream, retrying while nothing was handed over yet.
         let outcome = loop {
             let mut sink = TurnSink {
-                batch: &handle,
-                tools: &tools,
-                report: &mut report,
+                batch: &mut *batch,
+                tools,
+                report: &mut *report,
                 added: 0,
+                text: String::new(),
             };
             let streamed = tokio::select! {
-                a = client.stream(&body, &mut sink) => a,
-                _ = &mut interrupt => {
-                    handle.interrupt(InterruptKind::Cancel);
-                    handle.end();
-                    drain(&mut events, &mut report).await;
-                    return AgentEnd::Interrupted;
-                }
+                a = client.stream(&body, &mut sink) => Some(a),
+                _ = &mut interrupt => None,
             };
-            let added = sink.added;
+            let (added, text) = (sink.added, sink.text);
+            let Some(streamed) = streamed else {
+                batch.interrupt();
+                batch.end();
+                drain(&mut *batch, report).await;
+                finished.end = AgentEnd::Interrupted;
+                return finished;
+            };
             let (reason, after) = match streamed {
-                Attempt::Completed(c) => break Ok(c),
-                Attempt::Cut { completed, .. } if added > 0 => break Ok(completed),
+                Attempt::Completed(c) => break Ok((c, text)),
+                Attempt::Cut { completed, .. } if added > 0 => break Ok((completed, text)),
                 Attempt::Cut { reason, .. } => (reason, None),
                 Attempt::Retry { reason, after } => (reason, after),
                 Attempt::Fatal(reason) => break Err(reason),
@@ -143,32 +204,47 @@ where
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = &mut interrupt => {
-                    handle.end();
-                    drain(&mut events, &mut report).await;
-                    return AgentEnd::Interrupted;
+                    batch.end();
+                    drain(&mut *batch, report).await;
+                    finished.end = AgentEnd::Interrupted;
+                    return finished;
                 }
             }
         };
-        handle.end();
-        let completed = match outcome {
+        batch.end();
+        let (completed, text) = match outcome {
             Ok(c) => c,
             Err(reason) => {
-                drain(&mut events, &mut report).await;
-                return AgentEnd::Failed(reason);
+                drain(&mut *batch, report).await;
+                finished.end = AgentEnd::Failed(reason);
+                return finished;
             }
         };
+        count_usage(&mut finished, completed.usage.as_ref());
+        for note in &completed.diagnostics {
+            report(AgentEvent::Diagnostic(note));
+        }
+        finished.text = text;
         report(AgentEvent::Assistant(&completed.message));
-        let results = tokio::select! {
-            r = collect(&mut events, &mut report) => r,
-            _ = &mut interrupt => {
-                handle.interrupt(InterruptKind::Cancel);
-                drain(&mut events, &mut report).await;
-                return AgentEnd::Interrupted;
+        let results = {
+            let collected = tokio::select! {
+                r = collect(&mut *batch, report) => Some(r),
+                _ = &mut interrupt => None,
+            };
+            match collected {
+                Some(r) => r,
+                None => {
+                    batch.interrupt();
+                    drain(&mut *batch, report).await;
+                    finished.end = AgentEnd::Interrupted;
+                    return finished;
+                }
             }
         };
-        handle.quiescent().await;
+        batch.quiescent().await;
         if let Some(end) = turn_end(&completed, &results) {
-            return end;
+            finished.end = end;
+            return finished;
         }
         if completed.stop_reason.as_deref() != Some("pause_turn") || !is_empty(&completed.message) {
             conversation.push_assistant(completed.message);
@@ -177,7 +253,25 @@ where
             conversation.push_results(&results);
         }
     }
-    AgentEnd::MaxTurns
+    finished
+}
+
+/// Adds one response's usage (Anthropic and Responses: `input_tokens`,
+/// `output_tokens`; Chat Completions: `prompt_tokens`, `completion_tokens`).
+fn count_usage(finished: &mut Finished, usage: Option<&Value>) {
+    let Some(usage) = usage else { return };
+    let read = |a: &str, b: &str| {
+        usage
+            .get(a)
+            .or_else(|| usage.get(b))
+            .and_then(Value::as_u64)
+    };
+    if let Some(n) = read("input_tokens", "prompt_tokens") {
+        *finished.input_tokens.get_or_insert(0) += n;
+    }
+    if let Some(n) = read("output_tokens", "completion_tokens") {
+        *finished.output_tokens.get_or_insert(0) += n;
+    }
 }
 
 /// The run ends here unless the model made calls or paused.
@@ -228,18 +322,21 @@ fn is_empty(message: &Value) -> bool {
 
 /// The batch's results in order, reporting every event.
 async fn collect<F: FnMut(AgentEvent<'_>)>(
-    events: &mut crate::EventStream,
+    batch: &mut dyn TurnBatch,
     report: &mut F,
 ) -> Vec<CallResult> {
-    use futures::StreamExt;
     let mut results = Vec::new();
-    while let Some(event) = events.next().await {
-        report(AgentEvent::Batch(&event));
+    while let Some(event) = batch.next().await {
+        match &event {
+            TurnEvent::Engine(e) => report(AgentEvent::Batch(e)),
+            TurnEvent::Nested(e) => report(AgentEvent::Nested(e)),
+        }
         match event {
-            Event::Result { result, .. } => results.push(result),
-            Event::Done(_) => break,
+            TurnEvent::Engine(Event::Result { result, .. })
+            | TurnEvent::Nested(NestedEvent::Result(result)) => results.push(result),
+            TurnEvent::Engine(Event::Done(_)) => break,
             // No one to ask in this loop: settings decide, ask means deny.
-            Event::PermissionRequest(prompt) => {
+            TurnEvent::Engine(Event::PermissionRequest(prompt)) => {
                 prompt.answer(baton_engine::Approval::Deny {
                     reason: Some("baton agent has no one to ask; allow it in the settings".into()),
                 });
@@ -250,6 +347,6 @@ async fn collect<F: FnMut(AgentEvent<'_>)>(
     results
 }
 
-async fn drain<F: FnMut(AgentEvent<'_>)>(events: &mut crate::EventStream, report: &mut F) {
-    let _ = collect(events, report).await;
+async fn drain<F: FnMut(AgentEvent<'_>)>(batch: &mut dyn TurnBatch, report: &mut F) {
+    let _ = collect(batch, report).await;
 }

@@ -5,7 +5,7 @@
 //! items with their encrypted content): the provider checks some of them
 //! when they come back.
 
-use baton_engine::wire::{WireFormat, WireTools};
+use baton_engine::wire::WireFormat;
 use baton_engine::CallResult;
 use serde_json::{json, Value};
 
@@ -24,6 +24,29 @@ impl Conversation {
         Conversation {
             format,
             items: vec![json!({"role": "user", "content": prompt})],
+        }
+    }
+
+    /// The same, with `reminder` (the deferred tools' names, SPEC §10) as a
+    /// text part before the prompt. It stays where it is for the whole
+    /// conversation: tools loaded later are added to the request's `tools`,
+    /// and the prefix of the conversation (a provider's prompt cache) never
+    /// changes.
+    pub fn with_reminder(format: WireFormat, prompt: &str, reminder: Option<&str>) -> Self {
+        let Some(reminder) = reminder else {
+            return Conversation::new(format, prompt);
+        };
+        let kind = match format {
+            WireFormat::OpenAiResponses => "input_text",
+            _ => "text",
+        };
+        let content = json!([
+            {"type": kind, "text": reminder},
+            {"type": kind, "text": prompt},
+        ]);
+        Conversation {
+            format,
+            items: vec![json!({"role": "user", "content": content})],
         }
     }
 
@@ -48,9 +71,8 @@ impl Conversation {
         }
     }
 
-    /// The body of the next request.
-    pub fn request(&self, options: &AgentOptions, tools: &WireTools) -> Value {
-        let defs = tools.definitions();
+    /// The body of the next request, with `defs` as its `tools`.
+    pub fn request(&self, options: &AgentOptions, defs: Value) -> Value {
         let has_tools = defs.as_array().is_some_and(|d| !d.is_empty());
         match self.format {
             WireFormat::Anthropic => {

@@ -11,17 +11,24 @@
 //! - [`conversation`]: the history in the provider's own shapes, and the
 //!   request body;
 //! - [`client`]: HTTP (reqwest), SSE (sse-stream), retries with backoff;
-//! - [`agent`]: the loop, its stop reasons, interrupts, and what it reports.
+//! - [`agent`]: the loop, its stop reasons, interrupts, and what it reports;
+//! - [`turn`]: where a turn's calls run (the engine's batch, or a batch
+//!   nested under an Agent call) and which tools each request carries
+//!   (deferred tools per SPEC §10);
+//! - [`subagent`]: the loop as the `Agent` tool's runner (SPEC §15).
 
 pub mod agent;
 pub mod client;
 pub mod conversation;
+pub mod subagent;
+pub mod turn;
 
 use std::time::Duration;
 
 use baton_engine::wire::WireFormat;
 
 pub use agent::{run_agent, AgentEnd, AgentEvent};
+pub use subagent::{LoopRunner, SubagentReporter};
 
 /// Everything `baton agent` needs besides the engine.
 #[derive(Clone, Debug)]

@@ -124,7 +124,8 @@ mod tests {
     /// SPEC §13's table: safe / read-only per tool, for a typical input.
     #[test]
     fn classification_matches_the_spec_table() {
-        let pipeline = Pipeline::new(ToolPool::of(builtins(&BuiltinConfig::default())));
+        let pipeline =
+            Pipeline::allow_all_unsafe(ToolPool::of(builtins(&BuiltinConfig::default())));
         let rows = [
             ("Read", json!({"file_path": "/tmp/x"}), true, true),
             (

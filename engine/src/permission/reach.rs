@@ -129,11 +129,16 @@ pub(crate) fn reason_to_ask(commands: &[&SimpleCommand], ctx: &Context) -> Optio
     None
 }
 
-/// Whether the physical path `path` is under a root (also resolved).
+/// Whether the physical path `path` is under a root (also resolved), or
+/// under a directory the session may read though it is not the workspace
+/// (its state directory: spilled results and shell logs the model is told
+/// to read). This module judges read-only commands only, so reading there
+/// is all such a command can do.
 fn inside(ctx: &Context, path: &Path) -> bool {
     ctx.roots
         .iter()
         .chain(ctx.roots.is_empty().then_some(&ctx.cwd))
+        .chain(ctx.readable.iter())
         .any(|root| path.starts_with(physical(root)))
 }
 

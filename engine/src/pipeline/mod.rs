@@ -31,7 +31,7 @@ use crate::call::{CallResult, Outcome, ToolUse};
 use crate::cancel::CancelReason;
 use crate::context::ToolContext;
 use crate::hooks::{HookEvent, HookInput, HookRegistry};
-use crate::permission::{AllowAllUnsafe, Approver, PermissionPolicy};
+use crate::permission::{AllowAllUnsafe, Approver, PermissionPolicy, RulePolicy};
 use crate::pool::ToolPool;
 use crate::schema::SchemaProblem;
 use crate::tool::{InterruptBehavior, ParsedInput, Tool};
@@ -72,15 +72,26 @@ impl std::fmt::Debug for Pipeline {
 }
 
 impl Pipeline {
-    /// A pipeline with allow-all permissions, no hooks and no approver.
+    /// A pipeline with the SPEC §11 defaults: no rules, read-only calls
+    /// inside the workspace allowed, everything else asks, and with no
+    /// approver an ask is a denial. No hooks.
+    ///
+    /// Secure unless told otherwise: an embedder who forgets the policy gets
+    /// a pipeline that refuses writes, not one that runs them.
     pub fn new(pool: ToolPool) -> Self {
         Pipeline {
             pool,
-            policy: Arc::new(AllowAllUnsafe),
+            policy: Arc::new(RulePolicy::new()),
             hooks: HookRegistry::default(),
             approver: None,
             cancel_grace: Duration::from_secs(5),
         }
+    }
+
+    /// A pipeline that allows every call unasked: for tests and benchmarks
+    /// of tools that are not read-only. The name says what it does.
+    pub fn allow_all_unsafe(pool: ToolPool) -> Self {
+        Pipeline::new(pool).with_policy(Arc::new(AllowAllUnsafe))
     }
 
     pub fn with_policy(mut self, policy: Arc<dyn PermissionPolicy>) -> Self {
@@ -344,6 +355,7 @@ impl CallState {
             caller: self.call.caller.clone(),
             extra: Default::default(),
         }
+        .in_agent(&crate::subagent::AgentChain::of(&self.ctx.context))
     }
 
     /// Attaches what the stages gathered on the way to the final result.

@@ -7,6 +7,7 @@
 //! could turn into the forbidden flag at run time.
 
 use super::git;
+use super::inspect;
 use super::programs;
 use super::syntax::Word;
 
@@ -136,6 +137,15 @@ pub(crate) fn allows(name: &str, args: &[Word]) -> bool {
         "rg" => programs::rg(&args),
         "file" => programs::file(&args),
         "tree" => programs::tree(&args),
+        "ss" => inspect::ss(&args),
+        "netstat" => inspect::netstat(&args),
+        "lsof" => inspect::lsof(&args),
+        "ip" => inspect::ip(&args),
+        "history" => inspect::history(&args),
+        "alias" => inspect::alias(&args),
+        "node" | "python" | "python3" => inspect::version_probe(name, &args),
+        "docker" => inspect::docker(&args),
+        "gh" => inspect::gh(&args),
         "env" => args.iter().all(|a| matches!(*a, "-0" | "--null")),
         // `command -v name` only looks a name up; plain `command x` runs x.
         "command" => matches!(args.first(), Some(&("-v" | "-V"))),

@@ -14,6 +14,7 @@ mod allowlist;
 mod evaluated;
 mod exit;
 mod git;
+mod inspect;
 mod options;
 mod programs;
 mod quirks;

@@ -88,6 +88,10 @@ pub struct Completed {
     pub complete: bool,
     /// Usage as the provider reported it, if it did.
     pub usage: Option<Value>,
+    /// Things the host should know that are not errors (for example a
+    /// Chat Completions server that streamed several choices, of which only
+    /// choice 0 was read).
+    pub diagnostics: Vec<String>,
 }
 
 /// One of the three parsers, chosen by format.

@@ -83,6 +83,18 @@ impl WireTools {
         Value::Array(self.tools.iter().map(|t| self.definition(t)).collect())
     }
 
+    /// The definition of pool tool `name` in this format (mapped name,
+    /// strict schema where possible), if the pool has it. A host that sends
+    /// only some tools (deferred ones left out until ToolSearch loads them)
+    /// picks them one by one here.
+    pub fn definition_for(&self, name: &str) -> Option<Value> {
+        let wire = wire_name(name);
+        self.tools
+            .iter()
+            .find(|t| t.name == wire)
+            .map(|t| self.definition(t))
+    }
+
     fn definition(&self, t: &WireTool) -> Value {
         match self.format {
             WireFormat::Anthropic => json!({

@@ -123,7 +123,10 @@ impl Harness {
     }
 
     pub fn default_tools() -> Self {
-        Harness::new(Pipeline::new(ToolPool::of(vec![echo(), scripted()])))
+        Harness::new(Pipeline::allow_all_unsafe(ToolPool::of(vec![
+            echo(),
+            scripted(),
+        ])))
     }
 
     pub fn ctx(&self, id: &str) -> ToolContext {

@@ -31,12 +31,15 @@ pub struct Session {
     next_prompt: u64,
     /// The host closed its input: nobody can answer questions any more.
     input_closed: bool,
+    elicitor: std::sync::Arc<super::elicit::HostElicitor>,
     /// The number of the input line being handled, for error lines.
     line: u64,
     events: mpsc::UnboundedSender<(Option<u64>, Event)>,
     wire: Wire,
     /// Subagents the host runs (lines naming an `agent_id`).
     agents: super::subagent::Agents,
+    /// Prompt and agent hooks waiting for the host's model.
+    pub model_hooks: super::model_hooks::ModelHooks,
 }
 
 struct Running {
@@ -69,10 +72,12 @@ impl Session {
             prompts: HashMap::new(),
             next_prompt: 1,
             input_closed: false,
+            elicitor: super::elicit::install(),
             line: 0,
             events,
             wire,
             agents,
+            model_hooks: Default::default(),
         }
     }
 
@@ -108,7 +113,17 @@ impl Session {
             }
             return Ok(true);
         }
-        match msg.get("type").and_then(Value::as_str).unwrap_or("") {
+        let kind = msg.get("type").and_then(Value::as_str).unwrap_or("");
+        if self.open.is_none() && matches!(kind, "add" | "message" | "stream") {
+            // Between messages: pick up MCP tool lists that changed.
+            if let Some(refreshed) = self.engine.refresh_tools().await {
+                for problem in refreshed.problems {
+                    eprintln!("baton: mcp: {problem}");
+                }
+                self.wire.set_pool(self.engine.pool());
+            }
+        }
+        match kind {
             "add" => {
                 let Ok(host_id) = host_batch_id(&msg) else {
                     return self.error("`batch` must be a string".into()).map(|_| true);
@@ -180,6 +195,16 @@ impl Session {
                 }
             }
             "approve" => self.approve(&msg)?,
+            "elicitation" => {
+                if let Err(e) = self.elicitor.answer(&msg) {
+                    self.error(e)?;
+                }
+            }
+            "hook_answer" => {
+                if let Err(e) = self.model_hooks.answer(&msg) {
+                    self.error(e)?;
+                }
+            }
             "tools" => match crate::cli::tool_search::tools_line(&self.engine, &msg) {
                 Ok(line) => write_line(&line)?,
                 Err(e) => self.error(e)?,
@@ -187,7 +212,7 @@ impl Session {
             "reset_tools" => self.engine.reset_loaded_tools(),
             "shutdown" => return Ok(false),
             other => self.error(format!(
-                "unknown message type `{other}` (expected add, message, stream, end, interrupt, approve, tools, reset_tools or shutdown)"
+                "unknown message type `{other}` (expected add, message, stream, end, interrupt, approve, hook_answer, tools, reset_tools or shutdown)"
             ))?,
         }
         Ok(true)
@@ -350,7 +375,9 @@ impl Session {
     /// wait for an answer forever.
     pub fn close_input(&mut self) {
         self.input_closed = true;
+        self.elicitor.close();
         self.agents.close();
+        self.model_hooks.close();
         self.end_open();
         for (_, prompt) in self.prompts.drain() {
             prompt.answer(no_host());

@@ -31,6 +31,12 @@ impl Wire {
         }
     }
 
+    /// The pool changed between messages (MCP `tools/list_changed`).
+    pub fn set_pool(&mut self, pool: ToolPool) {
+        self.pool = pool;
+        self.tools.clear();
+    }
+
     /// The format fixed for the session, if any.
     pub fn fixed(&self) -> Option<WireFormat> {
         self.fixed
@@ -195,14 +201,20 @@ impl Wire {
 /// The line telling the host what the stream amounted to.
 pub fn stream_done_line(batch: Option<u64>, done: &Result<Completed, String>) -> Value {
     match done {
-        Ok(c) => serde_json::json!({
-            "type": "stream_done",
-            "batch": batch,
-            "complete": c.complete,
-            "stop_reason": c.stop_reason,
-            "calls": c.calls,
-            "assistant": c.message,
-        }),
+        Ok(c) => {
+            let mut line = serde_json::json!({
+                "type": "stream_done",
+                "batch": batch,
+                "complete": c.complete,
+                "stop_reason": c.stop_reason,
+                "calls": c.calls,
+                "assistant": c.message,
+            });
+            if !c.diagnostics.is_empty() {
+                line["diagnostics"] = serde_json::json!(c.diagnostics);
+            }
+            line
+        }
         Err(e) => serde_json::json!({"type": "stream_done", "batch": batch, "error": e}),
     }
 }

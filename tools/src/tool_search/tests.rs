@@ -284,7 +284,7 @@ proptest! {
 
 /// Runs ToolSearch through the pipeline, as the runtime does.
 async fn run(pool: &ToolPool, session: &Arc<Session>, input: Value) -> baton_engine::CallResult {
-    let pipeline = Pipeline::new(pool.clone());
+    let pipeline = Pipeline::allow_all_unsafe(pool.clone());
     let mut ctx = ToolContext::standalone("c1", Context::new("/"), session.clone());
     ctx.services = ctx.services.with(PoolService(pool.clone()));
     pipeline
@@ -422,7 +422,7 @@ async fn a_restricted_pool_hides_its_tools_from_search() {
 async fn without_a_pool_service_the_call_fails_clearly() {
     let pool = sample_pool();
     let session = session(ToolSearchSettings::default(), &pool);
-    let pipeline = Pipeline::new(pool.clone());
+    let pipeline = Pipeline::allow_all_unsafe(pool.clone());
     let ctx = ToolContext::standalone("c1", Context::new("/"), session.clone());
     let result = pipeline
         .run(

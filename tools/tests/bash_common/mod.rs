@@ -29,7 +29,7 @@ impl Harness {
         let work = std::fs::canonicalize(dir.path()).unwrap().join("work");
         std::fs::create_dir_all(&work).unwrap();
         let session = Session::new("bash-test", dir.path().join("state"));
-        let pipeline = Pipeline::new(ToolPool::of(bash::tools(&config).unwrap()));
+        let pipeline = Pipeline::allow_all_unsafe(ToolPool::of(bash::tools(&config).unwrap()));
         Harness {
             dir,
             work,

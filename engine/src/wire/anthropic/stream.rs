@@ -141,6 +141,7 @@ impl Parser {
             calls: self.calls,
             complete: self.complete,
             usage: self.usage,
+            diagnostics: Vec::new(),
         }
     }
 }

@@ -9,10 +9,13 @@ use crate::pool::ToolPool;
 use crate::wire::{WireError, WireFormat, WireTools};
 
 /// The tool calls of an assistant message (`{"role":"assistant",
-/// "tool_calls":[…]}`) or of a completion response's first choice.
+/// "tool_calls":[…]}`) or of a completion response's choice 0 (see
+/// [`choices_note`] for the others).
 pub fn parse_tool_uses(message: &Value) -> Result<Vec<ToolUse>, WireError> {
-    let message = match message.get("choices").and_then(|c| c.get(0)) {
-        Some(choice) => choice.get("message").unwrap_or(&Value::Null),
+    let message = match message.get("choices").and_then(Value::as_array) {
+        Some(choices) => first_choice(choices)
+            .and_then(|c| c.get("message"))
+            .unwrap_or(&Value::Null),
         None => message,
     };
     if message.get("role").and_then(Value::as_str) != Some("assistant") {
@@ -38,6 +41,35 @@ pub fn parse_tool_uses(message: &Value) -> Result<Vec<ToolUse>, WireError> {
             tool_use_from_call(call).map_err(|reason| WireError::BadToolCall { index, reason })
         })
         .collect()
+}
+
+/// The choice with `index` 0; without indexes, the first one.
+fn first_choice(choices: &[Value]) -> Option<&Value> {
+    first_choice_at(choices).map(|i| &choices[i])
+}
+
+fn first_choice_at(choices: &[Value]) -> Option<usize> {
+    choices
+        .iter()
+        .position(|c| c.get("index").and_then(Value::as_u64) == Some(0))
+        .or_else(|| choices.iter().position(|c| c.get("index").is_none()))
+}
+
+/// When a completion response carries several choices: which were left
+/// unread (only choice 0 runs; calls of different choices never mix).
+pub fn choices_note(response: &Value) -> Option<String> {
+    let choices = response.get("choices").and_then(Value::as_array)?;
+    let chosen = first_choice_at(choices);
+    let others: std::collections::BTreeSet<u64> = choices
+        .iter()
+        .enumerate()
+        .filter(|(position, _)| Some(*position) != chosen)
+        .map(|(position, c)| match c.get("index") {
+            Some(i) => i.as_u64().unwrap_or(u64::MAX),
+            None => u64::try_from(position).unwrap_or(u64::MAX),
+        })
+        .collect();
+    super::stream::other_choices_note(&others)
 }
 
 /// One entry of `tool_calls` (`{"id", "type": "function", "function":

@@ -3,4 +3,6 @@
 pub mod message;
 pub mod stream;
 
-pub use message::{parse_tool_uses, tool_definitions, tool_messages, tool_use_from_call};
+pub use message::{
+    choices_note, parse_tool_uses, tool_definitions, tool_messages, tool_use_from_call,
+};

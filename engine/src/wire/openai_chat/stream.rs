@@ -9,6 +9,11 @@
 //! when the stream ends. If the stream is cut (no `finish_reason`, no
 //! `[DONE]`), a last call whose arguments do not parse is not handed over:
 //! the model never finished it.
+//!
+//! Baton asks for one choice (`n` = 1). A server that streams several anyway
+//! is read for choice 0 only: its text and calls, never a call of another
+//! choice (they are alternatives, not parts of one message). The others are
+//! named in [`Completed::diagnostics`].
 
 use serde_json::{json, Map, Value};
 
@@ -34,6 +39,8 @@ pub struct Parser {
     finish_reason: Option<String>,
     usage: Option<Value>,
     done: bool,
+    /// Indexes of choices other than 0 that the stream carried.
+    other_choices: std::collections::BTreeSet<u64>,
 }
 
 impl Parser {
@@ -57,10 +64,23 @@ impl Parser {
             return Ok(());
         };
         // Baton asks for one choice; others (n > 1) are not its to run.
-        let Some(choice) = choices
-            .iter()
-            .find(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
-        else {
+        // A choice without `index` counts as 0 (servers that only ever send
+        // one omit it); a second one in the same chunk is another choice.
+        let mut choice = None;
+        for (position, c) in choices.iter().enumerate() {
+            let index = match c.get("index").map(Value::as_u64) {
+                Some(Some(i)) => i,
+                Some(None) => u64::MAX,
+                None if choice.is_none() => 0,
+                None => u64::try_from(position).unwrap_or(u64::MAX),
+            };
+            if index == 0 && choice.is_none() {
+                choice = Some(c);
+            } else {
+                self.other_choices.insert(index);
+            }
+        }
+        let Some(choice) = choice else {
             return Ok(());
         };
         let delta = choice.get("delta").unwrap_or(&Value::Null);
@@ -164,12 +184,36 @@ impl Parser {
         if calls > 0 {
             message.insert("tool_calls".into(), Value::Array(self.tool_calls));
         }
+        let diagnostics = other_choices_note(&self.other_choices)
+            .into_iter()
+            .collect();
         Ok(Completed {
             message: Value::Object(message),
             stop_reason: self.finish_reason,
             calls,
             complete,
             usage: self.usage,
+            diagnostics,
         })
     }
+}
+
+/// What to tell the host when a server sent choices besides 0.
+pub(crate) fn other_choices_note(others: &std::collections::BTreeSet<u64>) -> Option<String> {
+    if others.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = others
+        .iter()
+        .map(|i| match *i {
+            u64::MAX => "one without a valid index".to_string(),
+            i => i.to_string(),
+        })
+        .collect();
+    Some(format!(
+        "the server returned {} choices although Baton asks for one (n = 1); only choice 0 \
+         was read (its text and tool calls), other choices ignored: {}",
+        others.len() + 1,
+        list.join(", ")
+    ))
 }

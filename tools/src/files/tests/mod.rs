@@ -37,7 +37,7 @@ impl Env {
         let root = dir.path().canonicalize().unwrap();
         Env {
             session: Session::new("files-test", state.path()),
-            pipeline: customise(Pipeline::new(ToolPool::of(super::tools()))),
+            pipeline: customise(Pipeline::allow_all_unsafe(ToolPool::of(super::tools()))),
             root,
             _dir: dir,
             _state: state,

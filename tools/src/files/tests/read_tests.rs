@@ -153,7 +153,7 @@ async fn too_large_images_are_refused() {
             max_image_bytes: 100,
             ..Default::default()
         };
-        baton_engine::Pipeline::new(baton_engine::ToolPool::of(vec![
+        baton_engine::Pipeline::allow_all_unsafe(baton_engine::ToolPool::of(vec![
             crate::files::read_tool_with(limits),
         ]))
     });
@@ -303,7 +303,7 @@ async fn files_past_the_scan_limit_are_read_only_as_far_as_needed() {
         };
         let mut tools = crate::files::try_tools(limits).unwrap();
         tools.truncate(3);
-        baton_engine::Pipeline::new(baton_engine::ToolPool::of(tools))
+        baton_engine::Pipeline::allow_all_unsafe(baton_engine::ToolPool::of(tools))
     });
     let text: String = (0..50_000).map(|i| format!("row {i}\n")).collect();
     let path = env.write("log.txt", &text);

@@ -1,0 +1,206 @@
+"""The peer harness: the same workloads through `baton agent` and `codex exec`
+against one local mock Responses server (mock_responses.py).
+
+Each run starts the agent with a prompt; the mock answers turn 1 with the
+workload's shell calls and measures the turn gap: from the moment the last
+byte of turn 1 was flushed to the moment the turn-2 request (every output)
+was read. It also checks that the outputs come back in call order, and for
+the interrupt workload sends SIGINT (as a terminal's Ctrl-C does, to the
+agent's process group) one second after turn 1 and measures the time to
+exit and the `sleep` processes left behind.
+
+    python3 bench/peer/run.py [--runs 5] [--only baton|codex] [--workloads a,b]
+
+Needs a release `baton` (BATON, default target/release/baton or
+$CARGO_TARGET_DIR/release/baton) and codex from ./install-codex.sh.
+Prints one JSON line per run and a summary table (medians) at the end.
+"""
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import mock_responses  # noqa: E402
+
+MARK = "30.0417"  # the interrupt workload's sleeps, found again by this
+
+WORKLOADS = {
+    "true64": ["true"] * 64,
+    "sleep16": ["sleep 0.5"] * 16,
+    "cat100": ["cat small.txt"] * 100,
+    # R,R,W,R,R: each takes 0.3 s; the reads after the write must see it.
+    "rrwrr": ["sleep 0.3; cat marks.txt"] * 2
+    + ["sleep 0.3; echo WROTE-MARK >> marks.txt"]
+    + ["sleep 0.3; cat marks.txt"] * 2,
+    "interrupt": ["sleep " + MARK] * 4,
+}
+
+
+def baton_bin():
+    if os.environ.get("BATON"):
+        return os.environ["BATON"]
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(HERE, "..", "..", "target")
+    return os.path.join(target, "release", "baton")
+
+
+def codex_bin():
+    return os.path.join(HERE, "node", "node_modules", ".bin", "codex")
+
+
+def command(agent, url, workdir, home):
+    prompt = "Run the commands you are given."
+    if agent == "baton":
+        return [baton_bin(), "agent", "--provider", "openai-responses", "--base-url", url,
+                "--model", "gpt-5-codex", "--cwd", workdir, "--permission-mode",
+                "bypassPermissions", "--max-turns", "3", "--state-dir",
+                os.path.join(home, "state"), prompt]
+    provider = ('{name="mock",base_url="%s",env_key="MOCK_API_KEY",wire_api="responses",'
+                'request_max_retries=0,stream_max_retries=0}' % url)
+    return [codex_bin(), "exec", "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox", "-C", workdir,
+            "-c", "model_provider=mock", "-c", "model_providers.mock=" + provider,
+            "-m", "gpt-5-codex", prompt]
+
+
+def marked_processes():
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+            with open("/proc/%s/stat" % pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        try:
+            with open("/proc/%s/comm" % pid) as f:
+                comm = f.read().strip()
+        except OSError:
+            continue
+        if MARK in cmd and state != "Z" and comm == "sleep":
+            found.append(int(pid))
+    return found
+
+
+def one_run(server, agent, workload):
+    commands = WORKLOADS[workload]
+    run = mock_responses.Run(commands)
+    server.current = run
+    url = "http://127.0.0.1:%d/v1" % server.server_address[1]
+    with tempfile.TemporaryDirectory(prefix="peer-") as home:
+        workdir = os.path.join(home, "work")
+        os.makedirs(workdir)
+        with open(os.path.join(workdir, "small.txt"), "w") as f:
+            f.write("a small file\n" * 4)
+        open(os.path.join(workdir, "marks.txt"), "w").close()
+        env = dict(os.environ, MOCK_API_KEY="mock", CODEX_HOME=os.path.join(home, "codex"),
+                   HOME=home, NO_COLOR="1")
+        os.makedirs(env["CODEX_HOME"])
+        env.pop("OPENAI_API_KEY", None)
+        started = time.monotonic()
+        proc = subprocess.Popen(command(agent, url, workdir, home), cwd=workdir, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        result = {"agent": agent, "workload": workload}
+        if workload == "interrupt":
+            if not run.turn1_flushed.wait(120):
+                proc.kill()
+                result["error"] = "turn 1 never streamed"
+                return result
+            time.sleep(1.0)
+            running = len(marked_processes())
+            sent = time.monotonic()
+            os.killpg(proc.pid, signal.SIGINT)
+            try:
+                proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+                result["exit_timeout"] = True
+            result["sleeps_running_at_sigint"] = running
+            result["exit_ms"] = round((time.monotonic() - sent) * 1000, 1)
+            result["left_at_exit"] = len(marked_processes())
+            time.sleep(2.0)
+            left = marked_processes()
+            result["left_after_2s"] = len(left)
+            for pid in left:  # started by this run: clean up, by pid
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            result["exit_code"] = proc.returncode
+            return result
+        try:
+            out, err = proc.communicate(timeout=180)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            result["error"] = "timeout"
+        result["exit_code"] = proc.returncode
+        result["wall_ms"] = round((time.monotonic() - started) * 1000, 1)
+        posts = [r for r in run.requests if r[0] == "POST"]
+        result["requests"] = len(posts)
+        if run.errors:
+            result["error"] = "; ".join(run.errors)
+        if run.turn1_end is None or run.turn2_at is None:
+            result.setdefault("error", "no turn 2 (stderr: %s)" % err.decode()[-400:])
+            return result
+        result["tool"] = run.tool
+        result["gap_ms"] = round((run.turn2_at - run.turn1_end) * 1000, 1)
+        ids = [cid for cid, _ in run.outputs]
+        result["outputs"] = len(ids)
+        result["in_order"] = ids == run.call_ids
+        if workload == "rrwrr":
+            texts = [str(o) for _, o in run.outputs]
+            reads = [texts[i] for i in (0, 1, 3, 4)] if len(texts) == 5 else []
+            # Reads before the write do not see it; reads after it do.
+            seen = ["WROTE-MARK" in t for t in reads]
+            result["reads_saw_write"] = "".join("y" if x else "n" for x in seen)
+            result["write_ordered"] = seen == [False, False, True, True]
+        return result
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--only", choices=["baton", "codex"])
+    p.add_argument("--workloads", default=",".join(WORKLOADS))
+    a = p.parse_args()
+    agents = [a.only] if a.only else ["baton", "codex"]
+    server = mock_responses.serve()
+    results = []
+    for workload in a.workloads.split(","):
+        for _ in range(a.runs):
+            for agent in agents:  # alternate, so load drifts hit both alike
+                r = one_run(server, agent, workload)
+                print(json.dumps(r), flush=True)
+                results.append(r)
+    print("\nmedians of %d runs" % a.runs)
+    for workload in a.workloads.split(","):
+        row = [workload]
+        for agent in agents:
+            rs = [r for r in results if r["agent"] == agent and r["workload"] == workload]
+            key = "exit_ms" if workload == "interrupt" else "gap_ms"
+            vals = [r[key] for r in rs if key in r]
+            med = statistics.median(vals) if vals else None
+            extra = ""
+            if workload == "interrupt":
+                extra = " left=%s" % [r.get("left_after_2s") for r in rs]
+            else:
+                extra = " ordered=%d/%d" % (sum(1 for r in rs if r.get("in_order")), len(rs))
+            row.append("%s %s=%s%s" % (agent, key, med, extra))
+        print("  ".join(row))
+
+
+if __name__ == "__main__":
+    main()

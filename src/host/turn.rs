@@ -1,0 +1,189 @@
+//! What one turn of the loop runs its calls in, for the main agent and for
+//! a subagent alike.
+//!
+//! The main agent opens a batch of its own engine; a subagent opens batches
+//! nested under its `Agent` call (so cancelling the parent reaches them).
+//! Both feed calls while the model streams and read results in call order;
+//! the loop in [`super::agent`] does not care which one it drives. The tool
+//! list of each request comes from the same place for both: the session's
+//! deferred-tool state (SPEC §10), so a ToolSearch result loads tools for
+//! the following requests.
+
+use std::sync::Arc;
+
+use baton_actors::{Event, InterruptKind};
+use baton_engine::deferred::{self, RequestTools, ToolFormat};
+use baton_engine::nesting::{NestedBatch, NestedEvent};
+use baton_engine::subagent::SubagentBatches;
+use baton_engine::wire::{WireFormat, WireTools};
+use baton_engine::{async_trait, Session, ToolPool, ToolUse};
+use serde_json::Value;
+
+use crate::{Batch, Engine};
+
+/// An event of a turn's batch.
+#[derive(Debug)]
+pub enum TurnEvent {
+    /// The main agent's batch (every event kind of the engine).
+    Engine(Event),
+    /// A subagent's nested batch (progress and results).
+    Nested(NestedEvent),
+}
+
+/// One assistant message's calls.
+#[async_trait]
+pub trait TurnBatch: Send {
+    fn add(&mut self, call: ToolUse) -> Result<(), String>;
+    /// No more calls will come.
+    fn end(&mut self);
+    /// The user interrupted: stop what runs (every call still gets its
+    /// result).
+    fn interrupt(&mut self);
+    /// The next event; `None` once every call has its result.
+    async fn next(&mut self) -> Option<TurnEvent>;
+    /// Resolves when every invocation stopped.
+    async fn quiescent(&mut self) {}
+}
+
+#[async_trait]
+impl TurnBatch for Batch {
+    fn add(&mut self, call: ToolUse) -> Result<(), String> {
+        Batch::add(self, call).map_err(|e| e.to_string())
+    }
+    fn end(&mut self) {
+        Batch::end(self)
+    }
+    fn interrupt(&mut self) {
+        Batch::interrupt(self, InterruptKind::Cancel)
+    }
+    async fn next(&mut self) -> Option<TurnEvent> {
+        self.next_event().await.map(TurnEvent::Engine)
+    }
+    async fn quiescent(&mut self) {
+        Batch::quiescent(self).await
+    }
+}
+
+/// A subagent's batch, nested under its Agent call.
+struct Nested(Box<dyn NestedBatch>);
+
+#[async_trait]
+impl TurnBatch for Nested {
+    fn add(&mut self, call: ToolUse) -> Result<(), String> {
+        self.0.add(call).map_err(|e| e.to_string())
+    }
+    fn end(&mut self) {
+        self.0.end()
+    }
+    fn interrupt(&mut self) {
+        // The Agent call's cancel scope is the parent of this batch's: the
+        // engine stops these calls when it cancels the subagent.
+    }
+    async fn next(&mut self) -> Option<TurnEvent> {
+        self.0.next_event().await.map(TurnEvent::Nested)
+    }
+}
+
+/// Where a loop opens its batches and learns which tools to send.
+#[async_trait]
+pub trait TurnHost: Send + Sync {
+    async fn open(&self) -> Result<Box<dyn TurnBatch>, String>;
+    /// The pool's tools in the request's format: names mapped back, strict
+    /// schemas undone.
+    fn wire(&self) -> Arc<WireTools>;
+    /// Between turns: takes in tool lists that MCP servers changed.
+    async fn refresh(&self) {}
+    /// The next request's tool list as the session's deferred-tool state
+    /// says (loaded tools in full; deferred ones left out or marked).
+    fn request_tools(&self) -> RequestTools;
+}
+
+pub fn tool_format(format: WireFormat) -> ToolFormat {
+    match format {
+        WireFormat::Anthropic => ToolFormat::Anthropic,
+        WireFormat::OpenAiChat => ToolFormat::OpenAiChat,
+        _ => ToolFormat::OpenAiResponses,
+    }
+}
+
+/// The `tools` of the next request: the entries [`RequestTools`] lists, in
+/// its order, each rendered by [`WireTools`] (so OpenAI gets strict schemas
+/// and names it accepts), with Anthropic's `defer_loading` mark kept.
+pub fn request_definitions(wire: &WireTools, next: &RequestTools) -> Value {
+    let defs = next
+        .tools
+        .iter()
+        .filter_map(|entry| {
+            let name = entry
+                .get("name")
+                .or_else(|| entry.pointer("/function/name"))
+                .and_then(Value::as_str)?;
+            let mut def = wire.definition_for(name)?;
+            if entry.get("defer_loading") == Some(&Value::Bool(true)) {
+                def["defer_loading"] = Value::Bool(true);
+            }
+            Some(def)
+        })
+        .collect();
+    Value::Array(defs)
+}
+
+/// The main agent: batches of the engine itself.
+pub struct MainHost<'a> {
+    engine: &'a Engine,
+    /// Replaced when an MCP server changes its tools between turns.
+    wire: std::sync::Mutex<Arc<WireTools>>,
+}
+
+impl<'a> MainHost<'a> {
+    pub fn new(engine: &'a Engine, wire: WireTools) -> Self {
+        MainHost {
+            engine,
+            wire: std::sync::Mutex::new(Arc::new(wire)),
+        }
+    }
+}
+
+#[async_trait]
+impl TurnHost for MainHost<'_> {
+    async fn open(&self) -> Result<Box<dyn TurnBatch>, String> {
+        let batch = self.engine.open_batch().await.map_err(|e| e.to_string())?;
+        Ok(Box::new(batch))
+    }
+    fn wire(&self) -> Arc<WireTools> {
+        self.wire.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+    async fn refresh(&self) {
+        if self.engine.refresh_tools().await.is_some() {
+            let format = self.wire().format();
+            let fresh = Arc::new(WireTools::new(&self.engine.pool(), format));
+            *self.wire.lock().unwrap_or_else(|e| e.into_inner()) = fresh;
+        }
+    }
+    fn request_tools(&self) -> RequestTools {
+        self.engine.request_tools(tool_format(self.wire().format()))
+    }
+}
+
+/// A subagent: batches nested under its Agent call, its own (narrowed)
+/// pool, the session's deferred-tool state.
+pub struct SubagentHost {
+    pub batches: SubagentBatches,
+    pub pool: ToolPool,
+    pub session: Arc<Session>,
+    pub wire: Arc<WireTools>,
+}
+
+#[async_trait]
+impl TurnHost for SubagentHost {
+    async fn open(&self) -> Result<Box<dyn TurnBatch>, String> {
+        let batch = self.batches.open().await.map_err(|e| e.to_string())?;
+        Ok(Box::new(Nested(batch)))
+    }
+    fn wire(&self) -> Arc<WireTools> {
+        self.wire.clone()
+    }
+    fn request_tools(&self) -> RequestTools {
+        deferred::request_tools(&self.pool, &self.session, tool_format(self.wire.format()))
+    }
+}
