@@ -30,7 +30,11 @@ enum Kind {
 #[derive(Clone, Copy, Debug)]
 enum Answer {
     Allow,
+    /// Allow and remember the suggested rule for the session.
+    Remember,
     Deny,
+    /// Deny and interrupt the batch.
+    DenyInterrupt,
     Never,
 }
 
@@ -66,7 +70,13 @@ fn case() -> impl Strategy<Value = Case> {
     (
         prop::collection::vec(prop::collection::vec(kind(), 0..5), 1..3),
         prop::bool::weighted(0.15),
-        prop_oneof![Just(Answer::Allow), Just(Answer::Deny), Just(Answer::Never)],
+        prop_oneof![
+            Just(Answer::Allow),
+            Just(Answer::Remember),
+            Just(Answer::Deny),
+            Just(Answer::DenyInterrupt),
+            Just(Answer::Never),
+        ],
         prop_oneof![
             2 => Just(End::Natural),
             3 => (0u64..40).prop_map(End::Interrupt),
@@ -142,7 +152,7 @@ fn expected(kind: Kind, answer: Answer) -> Outcome {
     match (kind, answer) {
         (Kind::Fail, _) => Outcome::ToolError,
         (Kind::Unknown, _) => Outcome::UnknownTool,
-        (Kind::Asks, Answer::Deny) => Outcome::Denied,
+        (Kind::Asks, Answer::Deny | Answer::DenyInterrupt) => Outcome::Denied,
         _ => Outcome::Success,
     }
 }
@@ -224,8 +234,17 @@ async fn run_case(case: &Case, seq: u64) -> Result<(), String> {
                             Answer::Allow => {
                                 p.answer(Approval::Allow);
                             }
+                            Answer::Remember => {
+                                p.answer(Approval::AllowWith {
+                                    updated_input: None,
+                                    remember: true,
+                                });
+                            }
                             Answer::Deny => {
                                 p.answer(Approval::Deny { reason: None });
+                            }
+                            Answer::DenyInterrupt => {
+                                p.answer(Approval::DenyAndInterrupt { reason: None });
                             }
                             Answer::Never => kept.push(p),
                         },
@@ -270,6 +289,10 @@ async fn run_case(case: &Case, seq: u64) -> Result<(), String> {
                 kinds.len()
             ));
         }
+        // Deny-and-interrupt stops the batch the question came from.
+        let interrupted = interrupted
+            || (matches!(case.answer, Answer::DenyInterrupt)
+                && kinds.iter().any(|k| matches!(k, Kind::Asks)));
         for (i, (index, result)) in results.iter().enumerate() {
             if *index != i {
                 return Err(format!("result {i} has index {index}"));
@@ -314,25 +337,43 @@ async fn run_case(case: &Case, seq: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// Cases run side by side in groups of this many (each with its own
+/// engine, directory and process marker): they mostly wait (sleeps,
+/// interrupts at random moments, stop grace), so a group costs little more
+/// wall time than one case, and CI gets 2,000 cases in about the time 500
+/// took one by one. Running them together also puts several engines'
+/// process trees, hooks and shutdowns on the machine at once, which is the
+/// situation a host with many sessions is in.
+const GROUP: usize = 4;
+
 proptest! {
-    // 200 cases by default (each starts real shells and hooks: about 0.1 s
-    // on a quiet machine); PROPTEST_CASES=2000 for the long run.
+    // 500 groups of 4 = 2,000 cases by default (issue 9 asks for ≥ 2,000 in
+    // CI); PROPTEST_CASES sets the number of groups. Measured: 154 s wall
+    // on 2 cores shared with a load average of 9-11, of which 56 s CPU
+    // (user + sys), so about a minute on 2 idle cores. Groups of 8 were no
+    // faster there: the CPU, not the waiting, is the floor.
     #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(200),
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(500),
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
 
     #[test]
-    fn real_batches_keep_the_invariant_and_leave_nothing(case in case()) {
+    fn real_batches_keep_the_invariant_and_leave_nothing(
+        group in prop::collection::vec(case(), GROUP..=GROUP),
+    ) {
         static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .unwrap();
-        let outcome = rt.block_on(run_case(&case, seq));
-        prop_assert!(outcome.is_ok(), "{:?}: {}", case, outcome.unwrap_err());
+        let outcomes = rt.block_on(futures::future::join_all(group.iter().map(|case| {
+            let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            run_case(case, seq)
+        })));
+        for (case, outcome) in group.iter().zip(outcomes) {
+            prop_assert!(outcome.is_ok(), "{:?}: {}", case, outcome.unwrap_err());
+        }
     }
 }
