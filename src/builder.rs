@@ -35,6 +35,7 @@ pub struct EngineBuilder {
     subagents: Option<baton_engine::subagent::SubagentService>,
     fault_hook: Option<baton_actors::runtime::FaultHook>,
     tool_search: Option<ToolSearchSettings>,
+    mcp: Option<Arc<baton_mcp::McpClients>>,
     /// The settings' `env` block (see `crate::settings`).
     pub(crate) env: Vec<(String, String)>,
 }
@@ -56,6 +57,7 @@ impl EngineBuilder {
             subagents: None,
             fault_hook: None,
             tool_search: None,
+            mcp: None,
             env: Vec::new(),
         }
     }
@@ -172,6 +174,14 @@ impl EngineBuilder {
         self
     }
 
+    /// Gives the engine the MCP servers whose tools are in the pool: it
+    /// refreshes their tools between messages ([`Engine::refresh_tools`])
+    /// and stops them with itself ([`Engine::shutdown`]).
+    pub fn mcp(mut self, clients: Arc<baton_mcp::McpClients>) -> Self {
+        self.mcp = Some(clients);
+        self
+    }
+
     /// Builds the engine. Fails when no working directory was given and the
     /// process's own cannot be read, or when the mode is bypassPermissions
     /// and the policy disables it.
@@ -207,6 +217,9 @@ impl EngineBuilder {
             .session_id
             .unwrap_or_else(|| format!("baton-{}", std::process::id()));
         let session = Session::new(session_id, state_dir);
+        if let Some(mcp) = self.mcp {
+            session.slots().insert(mcp);
+        }
         let tool_search = self
             .tool_search
             .unwrap_or_else(|| ToolSearchSettings::from_env().unwrap_or_default());
@@ -229,7 +242,9 @@ impl EngineBuilder {
         if let Some(hook) = self.fault_hook {
             runtime = runtime.fault_hook(hook);
         }
-        Ok(Engine::from_runtime(runtime.build()))
+        let engine = Engine::from_runtime(runtime.build());
+        crate::mcp_elicit::install(&engine);
+        Ok(engine)
     }
 }
 

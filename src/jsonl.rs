@@ -39,7 +39,12 @@ pub fn event_json(event: &Event, request_id: Option<u64>) -> Value {
                 "input": prompt.request.input,
                 "reason": prompt.request.reason,
                 "suggestion": prompt.request.suggestion,
+                "summary": prompt.request.summary,
             });
+            // Asked from inside a nested batch: the call that opened it.
+            if let Some(parent) = &prompt.request.parent_call_id {
+                line["parent_tool_use_id"] = json!(parent);
+            }
             // Asked from inside a subagent: the Agent calls above it.
             if !prompt.request.agent_chain.is_empty() {
                 line["agent_chain"] = json!(prompt.request.agent_chain);

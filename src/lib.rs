@@ -60,6 +60,8 @@ mod builder;
 pub mod builtins;
 pub mod host;
 pub mod jsonl;
+mod mcp_elicit;
+pub mod mcp_host;
 pub mod mcp_server;
 pub mod remote;
 pub mod session_hooks;
@@ -141,6 +143,7 @@ impl Engine {
     /// shell (and leftover process group) of its session.
     pub fn shutdown(&self) {
         self.runtime.shutdown();
+        self.begin_stopping_mcp_servers();
         baton_tools::agent::background::stop_all(self.runtime.session());
         baton_tools::bash::stop_all_now(self.runtime.session());
     }

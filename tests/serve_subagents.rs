@@ -50,3 +50,37 @@ fn a_python_host_runs_a_subagent_tree_over_serve() {
     let e = s["e"].as_str().unwrap();
     assert!(e.contains("'code-reviewer' not found"), "{e}");
 }
+
+#[test]
+fn subagent_hooks_reach_a_python_host_over_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/serve_host/subagent_hooks.py"
+    );
+    let out = Command::new("python3")
+        .args([script, env!("CARGO_BIN_EXE_baton")])
+        .arg(dir.path())
+        .output()
+        .expect("python3 is needed (run ./.ci/deps)");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "host failed: {stderr}");
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(s["exit"], 0, "{s}");
+    assert_eq!(s["errors"], serde_json::json!([]), "{s}");
+    assert_eq!(s["additional_context"], serde_json::json!(["house rules"]));
+    assert_eq!(s["continues"].as_array().unwrap().len(), 1, "{s}");
+    assert_eq!(s["continues"][0]["reason"], "run the tests");
+    let text = s["text"].as_str().unwrap();
+    assert!(text.starts_with("tests pass now"), "{text}");
+    assert_eq!(
+        s["events"],
+        serde_json::json!([
+            ["SubagentStart", "general-purpose", null, null],
+            ["SubagentStop", "general-purpose", false, "first try"],
+            ["SubagentStop", "general-purpose", true, "tests pass now"],
+        ]),
+        "{s}"
+    );
+}

@@ -10,6 +10,11 @@ pub const CONCURRENCY_ENV: &str = "BATON_MAX_TOOL_CONCURRENCY";
 pub const DEFAULT_MESSAGE_BUDGET_CHARS: usize = 200_000;
 /// How deep batches may nest under calls (SPEC §15).
 pub const DEFAULT_MAX_NESTING_DEPTH: usize = 8;
+/// Calls one message may run; later ones get an error result at once. A
+/// model's output limit allows a few thousand calls at most, so this only
+/// stops a runaway or hostile host input from costing unbounded memory
+/// and time (100,000 calls took 522 MB).
+pub const DEFAULT_MAX_CALLS_PER_MESSAGE: usize = 10_000;
 
 /// When a failed call cancels its siblings (SPEC §8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -85,6 +90,9 @@ pub struct RuntimeConfig {
     pub sibling_policy: SiblingPolicy,
     pub message_budget_chars: usize,
     pub max_nesting_depth: usize,
+    /// Calls past this many in one message are not run (an error result
+    /// each, without lookup or parsing).
+    pub max_calls_per_message: usize,
     /// How many nested batches (subagents) may run at once across the
     /// runtime; `None`: no limit. A nested batch waits for a slot (or for
     /// its parent call to be cancelled). With a limit, a tree deeper than
@@ -102,6 +110,7 @@ impl Default for RuntimeConfig {
             sibling_policy: SiblingPolicy::default(),
             message_budget_chars: DEFAULT_MESSAGE_BUDGET_CHARS,
             max_nesting_depth: DEFAULT_MAX_NESTING_DEPTH,
+            max_calls_per_message: DEFAULT_MAX_CALLS_PER_MESSAGE,
             max_running_nested: None,
             host_approvals: false,
         }

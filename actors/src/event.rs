@@ -61,7 +61,11 @@ pub struct BatchSummary {
 pub struct PermissionPrompt {
     pub request: ApprovalRequest,
     reply: Arc<Mutex<Option<oneshot::Sender<Approval>>>>,
+    id: u64,
 }
+
+/// Prompt ids, unique in the process (nested batches share one host).
+static NEXT_PROMPT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl PermissionPrompt {
     pub(crate) fn new(request: ApprovalRequest) -> (Self, oneshot::Receiver<Approval>) {
@@ -70,9 +74,26 @@ impl PermissionPrompt {
             PermissionPrompt {
                 request,
                 reply: Arc::new(Mutex::new(Some(tx))),
+                id: NEXT_PROMPT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             },
             rx,
         )
+    }
+
+    /// Unique in the process; a `PermissionCancelled` lifecycle event
+    /// names the prompt it withdraws by this id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Whether the prompt still waits for an answer.
+    pub fn is_pending(&self) -> bool {
+        self.reply.lock().as_ref().is_some_and(|tx| !tx.is_closed())
+    }
+
+    /// Withdraws an unanswered prompt; true if it was still unanswered.
+    pub(crate) fn withdraw(&self) -> bool {
+        self.reply.lock().take().is_some()
     }
 
     /// Answers the request; returns false if it was already answered or the

@@ -36,10 +36,13 @@ pub struct InvocationArgs {
     pub call: PreparedCall,
     pub ctx: ToolContext,
     pub fault: InjectedFault,
+    /// The batch's span, parent of the call's.
+    pub span: tracing::Span,
 }
 
 pub struct InvocationState {
     work: Option<(PreparedCall, ToolContext)>,
+    span: tracing::Span,
     pipeline: Arc<Pipeline>,
     fault: InjectedFault,
     /// The call's result, once it has one.
@@ -60,6 +63,7 @@ impl Actor for Invocation {
             work: Some((args.call, args.ctx)),
             pipeline: args.pipeline,
             fault: args.fault,
+            span: args.span,
             result: None,
         })
     }
@@ -79,7 +83,8 @@ impl Actor for Invocation {
             }
             // Boxed: the pipeline's future is large, and the actor's task
             // future would otherwise carry (and move) it whole.
-            let result = Box::pin(state.pipeline.run(call, ctx)).await;
+            let run = state.pipeline.run(call, ctx);
+            let result = Box::pin(tracing::Instrument::instrument(run, state.span.clone())).await;
             if state.fault == InjectedFault::Panic {
                 panic!("injected invocation fault");
             }

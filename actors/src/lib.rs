@@ -26,6 +26,7 @@ pub mod quiescence;
 pub mod runtime;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+mod trace;
 
 pub use config::{InterruptKind, RuntimeConfig, SiblingPolicy};
 pub use event::{BatchSummary, Event, EventSink, PermissionPrompt};

@@ -35,6 +35,11 @@ pub enum CallState {
     Started,
     /// Waits for the host's answer to a permission request.
     WaitingApproval,
+    /// Stopped waiting for approval without an answer (the call was
+    /// cancelled or interrupted): the prompt with this
+    /// [`PermissionPrompt::id`](crate::PermissionPrompt::id) is withdrawn,
+    /// a UI should close it.
+    PermissionCancelled { prompt: u64 },
     /// Has its result (which may still wait for earlier calls' results).
     /// `duration` runs from the start; zero for calls that never started.
     Finished {
@@ -50,6 +55,7 @@ impl CallState {
             CallState::Queued { .. } => "call_queued",
             CallState::Started => "call_started",
             CallState::WaitingApproval => "call_waiting_approval",
+            CallState::PermissionCancelled { .. } => "permission_cancelled",
             CallState::Finished { .. } => "call_finished",
         }
     }

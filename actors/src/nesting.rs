@@ -23,7 +23,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use crate::config::InterruptKind;
 use crate::coordinator::CoordMsg;
 
-use crate::approver::HostApprover;
+use crate::approver::{HostApprover, NestedApprover};
 use crate::coordinator::state::BatchSpec;
 use crate::event::{Event, EventSink};
 use crate::handle::BatchHandle;
@@ -93,11 +93,15 @@ impl Children {
 /// the batch's pool (for ToolSearch),
 /// and a nesting service one level deeper than this batch; and the record of
 /// nested batches that service opens.
-pub(crate) fn services_for(spec: &BatchSpec) -> (Extensions, Arc<Children>) {
+pub(crate) fn services_for(
+    spec: &BatchSpec,
+    myself: &ActorRef<CoordMsg>,
+) -> (Extensions, Arc<Children>) {
     let mut services = spec.services.clone();
     if spec.depth == 0 && spec.runtime.config.host_approvals {
         services = services.with(ApproverService(Arc::new(HostApprover::new(
             spec.sink.clone(),
+            myself.clone(),
         ))));
     }
     let children = Arc::new(Children::default());
@@ -158,8 +162,9 @@ impl NestedBatches for Nesting {
             context: options.context.unwrap_or_else(|| parent.context.clone()),
             scope: parent.cancel.child(),
             sink,
-            services: parent.services.clone(),
+            services: NestedApprover::wrap(&parent.services, &parent.call_id),
             depth: self.depth + 1,
+            span: crate::trace::batch_span(self.depth + 1, Some(&parent.call_id)),
             persist_context: false,
             quiet: guard,
             intake: crate::intake::Intake::new(),

@@ -31,7 +31,9 @@ pub type FaultHook = Arc<dyn Fn(&ToolUse) -> InjectedFault + Send + Sync>;
 pub type PauseHook = Arc<dyn Fn() -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
 
 pub(crate) struct RuntimeInner {
-    pub pipeline: Arc<Pipeline>,
+    /// The pipeline the next batch takes; a batch keeps the one it opened
+    /// with, so replacing the pool never changes a running batch.
+    pub pipeline: parking_lot::RwLock<Arc<Pipeline>>,
     pub config: RuntimeConfig,
     pub session: Arc<Session>,
     pub context: Mutex<Context>,
@@ -97,7 +99,7 @@ impl RuntimeBuilder {
     pub fn build(self) -> Runtime {
         Runtime {
             inner: Arc::new(RuntimeInner {
-                pipeline: Arc::new(self.pipeline),
+                pipeline: parking_lot::RwLock::new(Arc::new(self.pipeline)),
                 session: self.session,
                 context: Mutex::new(self.context),
                 root: CancelScope::new(),
@@ -146,12 +148,13 @@ impl Runtime {
         let (quiet, guard) = Quiescence::new();
         let spec = BatchSpec {
             runtime: self.inner.clone(),
-            pipeline: self.inner.pipeline.clone(),
+            pipeline: self.pipeline(),
             context: self.inner.context.lock().clone(),
             scope: parent.child(),
             sink,
             services: self.inner.services.clone(),
             depth: 0,
+            span: crate::trace::batch_span(0, None),
             persist_context: true,
             quiet: guard,
             intake: Intake::new(),
@@ -174,8 +177,17 @@ impl Runtime {
         &self.inner.session
     }
 
-    pub fn pipeline(&self) -> &Pipeline {
-        &self.inner.pipeline
+    /// The pipeline (pool, policy, hooks) the next batch opens with.
+    pub fn pipeline(&self) -> Arc<Pipeline> {
+        self.inner.pipeline.read().clone()
+    }
+
+    /// Offers `pool` from the next batch on (an MCP server's tool list
+    /// changed between messages); running batches keep theirs.
+    pub fn replace_pool(&self, pool: baton_engine::ToolPool) {
+        let mut current = self.inner.pipeline.write();
+        let next = Pipeline::clone(&current).with_pool(pool);
+        *current = Arc::new(next);
     }
 
     pub fn config(&self) -> &RuntimeConfig {

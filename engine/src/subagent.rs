@@ -21,6 +21,7 @@ use async_trait::async_trait;
 
 use crate::cancel::CancelScope;
 use crate::context::{Context, ToolContext};
+pub use crate::hooks::subagent::{StartOutcome, StopVerdict, SubagentHooks};
 use crate::nesting::{NestedBatch, NestedOptions, NestingError, NestingService};
 use crate::permission::PermissionMode;
 use crate::pool::ToolPool;
@@ -192,9 +193,24 @@ pub struct SubagentTask {
     pub cancel: CancelScope,
     /// Opens the subagent's batches, one per assistant message.
     pub batches: SubagentBatches,
+    /// `additionalContext` of the SubagentStart hooks: give it to the
+    /// subagent's model before the prompt.
+    pub start_context: Vec<String>,
+    /// The SubagentStop hooks; see [`SubagentTask::stopping`].
+    pub hooks: Arc<SubagentHooks>,
 }
 
 impl SubagentTask {
+    /// Asks the SubagentStop hooks whether the subagent may stop now that
+    /// its model ended a turn with `last_message` (and no tool calls). On
+    /// [`StopVerdict::Continue`] the loop gives the feedback to the model as
+    /// a user message and takes another turn, as Claude Code does. Runners
+    /// that never ask still get the hooks fired when they return, but a
+    /// block can then only be reported, not acted on.
+    pub async fn stopping(&self, last_message: &str) -> StopVerdict {
+        self.hooks.stopping(last_message, None).await
+    }
+
     pub fn chain(&self) -> AgentChain {
         AgentChain::of(&self.context)
     }

@@ -30,6 +30,18 @@ case "$event" in
       *Read*) ;;
       *) echo '{"hookSpecificOutput": {"hookEventName": "PermissionDenied", "retry": true}}' ;;
     esac ;;
+  SubagentStart)
+    printf 'agent %s %s started\n' "$(jq -r .agent_id <<<"$input")" "$(jq -r .agent_type <<<"$input")" >>"$log"
+    jq -n '{hookSpecificOutput: {hookEventName: "SubagentStart",
+      additionalContext: "Report the files you changed in your final message."}}' ;;
+  SubagentStop)
+    # Send a subagent back once if its final message names no file; the
+    # second time (stop_hook_active) let it go.
+    printf 'agent %s stopped\n' "$(jq -r .agent_id <<<"$input")" >>"$log"
+    if [ "$(jq -r .stop_hook_active <<<"$input")" = false ] &&
+       ! jq -r '.last_assistant_message // ""' <<<"$input" | grep -q '[./]'; then
+      echo '{"decision": "block", "reason": "Name the files you changed before you stop."}'
+    fi ;;
   Stop)
     # Fired by the host's model loop (Engine::fire_hook), never by Baton.
     printf 'stop\n' >>"$log" ;;

@@ -46,9 +46,13 @@ pub fn start(cwd: &Path, settings_file: Option<&Path>, args: &McpArgs) -> Arc<Mc
         eprintln!("baton: mcp: {problem}");
     }
     let mut opts = ClientOptions::from_env(cwd, &env);
-    if ASK_ON_TERMINAL.load(std::sync::atomic::Ordering::Relaxed) {
-        opts.elicitor = Some(Arc::new(TerminalElicitor));
-    }
+    opts.elicitor = Some(
+        if ASK_ON_TERMINAL.load(std::sync::atomic::Ordering::Relaxed) {
+            Arc::new(TerminalElicitor)
+        } else {
+            Arc::new(LateElicitor)
+        },
+    );
     let clients = if loaded.servers.is_empty() {
         McpClients::empty()
     } else {
@@ -147,6 +151,30 @@ static ASK_ON_TERMINAL: std::sync::atomic::AtomicBool = std::sync::atomic::Atomi
 /// `serve`, stdin carries the protocol).
 pub fn ask_on_terminal(yes: bool) {
     ASK_ON_TERMINAL.store(yes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The host that answers elicitations, once there is one (`baton serve`
+/// installs itself after the servers started).
+static HOST_ELICITOR: Mutex<Option<Arc<dyn baton::mcp::Elicitor>>> = Mutex::new(None);
+
+pub fn set_host_elicitor(host: Option<Arc<dyn baton::mcp::Elicitor>>) {
+    if let Ok(mut slot) = HOST_ELICITOR.lock() {
+        *slot = host;
+    }
+}
+
+/// Hands elicitations to the host installed at the time; none: decline.
+struct LateElicitor;
+
+#[baton::engine::async_trait]
+impl baton::mcp::Elicitor for LateElicitor {
+    async fn elicit(&self, request: baton::mcp::ElicitRequest) -> baton::mcp::ElicitResponse {
+        let host = HOST_ELICITOR.lock().ok().and_then(|h| h.clone());
+        match host {
+            Some(host) => host.elicit(request).await,
+            None => baton::mcp::ElicitResponse::Decline,
+        }
+    }
 }
 
 /// Elicitation on the terminal: the server's message on stderr, then one

@@ -57,7 +57,8 @@ pub async fn serve(mut setup: Setup, args: ServeArgs) -> Result<(), CliError> {
         http::check(addr, &options).map_err(|e| CliError::Usage(e.to_string()))?;
     }
     let engine = setup.engine()?;
-    let server = McpServer::new(engine.clone(), setup.pool.clone());
+    let server =
+        McpServer::with_secret(engine.clone(), setup.pool.clone(), options.token.as_deref());
     let shutdown = CancellationToken::new();
     // A signal stops the running calls (and their processes) first, then the
     // transport; the client sees every call answered.

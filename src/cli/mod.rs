@@ -3,6 +3,7 @@
 
 mod agent;
 mod approve;
+mod logging;
 mod mcp;
 mod mcp_serve;
 mod run;
@@ -182,6 +183,7 @@ impl CliError {
 }
 
 pub fn main(cli: Cli) -> Result<(), CliError> {
+    logging::init();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -256,6 +258,8 @@ pub struct Setup {
     pub approvals: bool,
     /// The configured MCP servers (started; their tools are in `pool`).
     pub mcp: Arc<baton::mcp::McpClients>,
+    /// Where a host with a model installs it for prompt and agent hooks.
+    pub model_hooks: baton::engine::hooks::ModelHookSlot,
 }
 
 impl Setup {
@@ -292,6 +296,8 @@ impl Setup {
         let tools = baton::remote::route(tools, &remote, &session_key)
             .map_err(|e| CliError::Usage(e.to_string()))?;
         let mcp = mcp::start(&cwd, common.settings.as_deref(), &common.mcp);
+        // `mcp_tool` hooks call the same servers.
+        settings.mcp_hooks.set(mcp.clone());
         let pool = mcp::pool(&*settings.policy, tools, &mcp);
         let state_dir = state_dir::choose(common.state_dir.as_deref())?;
         let mut builder = Engine::builder(pool.clone())
@@ -303,7 +309,8 @@ impl Setup {
             .state_dir(state_dir)
             .permission_mode(common.permission_mode.unwrap_or(settings.mode))
             .host_approvals(approvals)
-            .tool_search(common.tool_search.settings(format)?);
+            .tool_search(common.tool_search.settings(format)?)
+            .mcp(Arc::clone(&mcp));
         if let Some(n) = common.max_concurrency {
             builder = builder.max_concurrency(usize::try_from(n).unwrap_or(usize::MAX));
         }
@@ -318,6 +325,7 @@ impl Setup {
             builder: Some(builder),
             approvals,
             mcp,
+            model_hooks: settings.model_hooks.clone(),
         })
     }
 

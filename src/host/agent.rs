@@ -110,10 +110,7 @@ where
     F: FnMut(AgentEvent<'_>),
     I: Future<Output = ()>,
 {
-    let host = MainHost {
-        engine,
-        wire: WireTools::new(pool, options.format),
-    };
+    let host = MainHost::new(engine, WireTools::new(pool, options.format));
     drive(&host, options, prompt, interrupt, &mut report)
         .await
         .end
@@ -146,7 +143,6 @@ where
             return finished;
         }
     };
-    let tools = host.wire();
     // The deferred tools are announced once, at the start; what ToolSearch
     // loads later is added to each request's `tools`.
     let reminder = host.request_tools().reminder;
@@ -154,6 +150,10 @@ where
     tokio::pin!(interrupt);
     for turn in 1..=options.max_turns {
         report(AgentEvent::Turn(turn));
+        // Between turns: MCP servers that changed their tool lists.
+        host.refresh().await;
+        let tools = host.wire();
+        let tools = &*tools;
         let body = conversation.request(options, request_definitions(tools, &host.request_tools()));
         let mut batch = match host.open().await {
             Ok(b) => b,

@@ -71,7 +71,7 @@ impl SubagentRunner for LoopRunner {
             batches: task.batches.clone(),
             pool: task.tools.clone(),
             session: task.batches.parent().session.clone(),
-            wire: WireTools::new(&task.tools, options.format),
+            wire: std::sync::Arc::new(WireTools::new(&task.tools, options.format)),
         };
         let agent_id = task.agent_id.clone();
         let report = self.report.clone();

@@ -90,7 +90,9 @@ pub trait TurnHost: Send + Sync {
     async fn open(&self) -> Result<Box<dyn TurnBatch>, String>;
     /// The pool's tools in the request's format: names mapped back, strict
     /// schemas undone.
-    fn wire(&self) -> &WireTools;
+    fn wire(&self) -> Arc<WireTools>;
+    /// Between turns: takes in tool lists that MCP servers changed.
+    async fn refresh(&self) {}
     /// The next request's tool list as the session's deferred-tool state
     /// says (loaded tools in full; deferred ones left out or marked).
     fn request_tools(&self) -> RequestTools;
@@ -128,8 +130,18 @@ pub fn request_definitions(wire: &WireTools, next: &RequestTools) -> Value {
 
 /// The main agent: batches of the engine itself.
 pub struct MainHost<'a> {
-    pub engine: &'a Engine,
-    pub wire: WireTools,
+    engine: &'a Engine,
+    /// Replaced when an MCP server changes its tools between turns.
+    wire: std::sync::Mutex<Arc<WireTools>>,
+}
+
+impl<'a> MainHost<'a> {
+    pub fn new(engine: &'a Engine, wire: WireTools) -> Self {
+        MainHost {
+            engine,
+            wire: std::sync::Mutex::new(Arc::new(wire)),
+        }
+    }
 }
 
 #[async_trait]
@@ -138,11 +150,18 @@ impl TurnHost for MainHost<'_> {
         let batch = self.engine.open_batch().await.map_err(|e| e.to_string())?;
         Ok(Box::new(batch))
     }
-    fn wire(&self) -> &WireTools {
-        &self.wire
+    fn wire(&self) -> Arc<WireTools> {
+        self.wire.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+    async fn refresh(&self) {
+        if self.engine.refresh_tools().await.is_some() {
+            let format = self.wire().format();
+            let fresh = Arc::new(WireTools::new(&self.engine.pool(), format));
+            *self.wire.lock().unwrap_or_else(|e| e.into_inner()) = fresh;
+        }
     }
     fn request_tools(&self) -> RequestTools {
-        self.engine.request_tools(tool_format(self.wire.format()))
+        self.engine.request_tools(tool_format(self.wire().format()))
     }
 }
 
@@ -152,7 +171,7 @@ pub struct SubagentHost {
     pub batches: SubagentBatches,
     pub pool: ToolPool,
     pub session: Arc<Session>,
-    pub wire: WireTools,
+    pub wire: Arc<WireTools>,
 }
 
 #[async_trait]
@@ -161,8 +180,8 @@ impl TurnHost for SubagentHost {
         let batch = self.batches.open().await.map_err(|e| e.to_string())?;
         Ok(Box::new(Nested(batch)))
     }
-    fn wire(&self) -> &WireTools {
-        &self.wire
+    fn wire(&self) -> Arc<WireTools> {
+        self.wire.clone()
     }
     fn request_tools(&self) -> RequestTools {
         deferred::request_tools(&self.pool, &self.session, tool_format(self.wire.format()))

@@ -3,24 +3,39 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use baton_actors::{Event, InterruptKind, PermissionPrompt};
-use baton_engine::{Approval, CallResult, Outcome, ToolUse};
+use baton_engine::{Approval, ApprovalRequest, CallResult, Outcome, ToolUse};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ElicitRequestParams, ElicitationAction,
-    ProgressNotificationParam, ProgressToken,
+    CallToolRequestParams, CallToolResponse, ElicitRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion,
 };
 use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{Peer, RoleServer};
 use serde_json::{json, Value};
 
-use super::{results, Shared};
+use super::{results, rounds, Shared};
 
-/// Runs the requested call through the engine and answers with its result.
-/// Never fails: every problem becomes an error result the client can read.
+/// Runs the requested call through the engine and answers with its result,
+/// or, for a 2026-07-28 client whose call needs approval, with the question
+/// (see [`super::rounds`]). Never fails: every problem becomes an error
+/// result the client can read.
 pub(super) async fn run(
     shared: &Shared,
     request: CallToolRequestParams,
     context: RequestContext<RoleServer>,
-) -> CallToolResult {
+) -> CallToolResponse {
+    // Clients of 2026-07-28 cannot be sent requests; they are asked in the
+    // answer instead.
+    let in_rounds = context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+    // Declared per request (or at `initialize`); a form question needs a
+    // form-capable client (no mode named means form).
+    let can_be_asked = context
+        .client_capabilities()
+        .and_then(|caps| caps.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none());
+    let retry_state = request.request_state.clone();
+    let retry_answers = request.input_responses.clone();
     let input = request
         .arguments
         .map(Value::Object)
@@ -36,7 +51,8 @@ pub(super) async fn run(
             return results::server_error(
                 format!("The call {} was cancelled by the client before it started.", call.name),
                 Outcome::Cancelled { started: false },
-            );
+            )
+            .into();
         }
     };
 
@@ -47,6 +63,7 @@ pub(super) async fn run(
                 format!("Baton could not run {}: {e}", call.name),
                 Outcome::Internal,
             )
+            .into()
         }
     };
     let name = call.name.clone();
@@ -54,7 +71,8 @@ pub(super) async fn run(
         return results::server_error(
             format!("Baton could not run {name}: {e}"),
             Outcome::Internal,
-        );
+        )
+        .into();
     }
     batch.end();
 
@@ -62,6 +80,7 @@ pub(super) async fn run(
     let steps = AtomicU64::new(0);
     let mut result: Option<CallResult> = None;
     let mut cancelled = false;
+    let mut question = None;
     loop {
         let event = tokio::select! {
             event = batch.next_event() => event,
@@ -80,6 +99,37 @@ pub(super) async fn run(
                     notify_progress(&context.peer, token, n, p.message).await;
                 }
             }
+            Some(Event::PermissionRequest(prompt)) if in_rounds && !can_be_asked => {
+                prompt.answer(Approval::Deny {
+                    reason: Some(cannot_ask(
+                        &prompt.request,
+                        "it does not support elicitation",
+                    )),
+                });
+            }
+            Some(Event::PermissionRequest(prompt)) if in_rounds => {
+                let answer = shared.rounds.answer(
+                    retry_state.as_deref(),
+                    retry_answers.as_ref(),
+                    &prompt.request,
+                );
+                match answer {
+                    rounds::Answer::Given(approval) => {
+                        prompt.answer(approval);
+                    }
+                    rounds::Answer::None => {
+                        // End this round: the call is not run now; the
+                        // client's retry carries the answer.
+                        question = shared.rounds.ask(&prompt.request);
+                        prompt.answer(Approval::Deny {
+                            reason: Some(cannot_ask(
+                                &prompt.request,
+                                "a question could not be built",
+                            )),
+                        });
+                    }
+                }
+            }
             Some(Event::PermissionRequest(prompt)) => {
                 // Asking the client can take as long as a human does; the
                 // event loop keeps running (progress, cancellation) meanwhile.
@@ -90,13 +140,27 @@ pub(super) async fn run(
             Some(_) => {}
         }
     }
+    if let Some(question) = question {
+        return CallToolResponse::InputRequired(question);
+    }
     match result {
-        Some(r) => results::to_mcp(&r),
+        Some(r) => results::to_mcp(&r).into(),
         None => results::server_error(
             format!("Baton lost the result of {name}; this is a bug."),
             Outcome::Internal,
-        ),
+        )
+        .into(),
     }
+}
+
+/// The denial text when the client cannot be asked, and why.
+fn cannot_ask(request: &ApprovalRequest, why: &str) -> String {
+    format!(
+        "{} needs approval ({}), but the MCP client cannot be asked ({why}). Allow it with \
+         a permission rule in the server's settings, or use a client that supports \
+         elicitation.",
+        request.tool_name, request.reason
+    )
 }
 
 /// Whether `call` may run beside others (decided as the coordinator would:
@@ -148,77 +212,46 @@ async fn ask_client(peer: Peer<RoleServer>, prompt: PermissionPrompt) {
         }
     } else {
         Approval::Deny {
-            reason: Some(format!(
-                "{} needs approval ({}), but the MCP client cannot be asked (it does not \
-                 support elicitation). Allow it with a permission rule in the server's \
-                 settings, or use a client that supports elicitation.",
-                request.tool_name, request.reason
-            )),
+            reason: Some(cannot_ask(request, "it does not support elicitation")),
         }
     };
     prompt.answer(approval);
 }
 
 async fn elicit(peer: &Peer<RoleServer>, prompt: &PermissionPrompt) -> Result<Approval, String> {
-    let request = &prompt.request;
-    let summary = summarise(&request.input);
-    let params = json!({
-        "mode": "form",
-        "message": format!(
-            "Allow {} ? {}\n{}", request.tool_name, request.reason, summary
-        ),
-        "requestedSchema": {
-            "type": "object",
-            "properties": {
-                "allow": {
-                    "type": "boolean",
-                    "title": "Allow this call",
-                    "description": format!("Run {} with this input", request.tool_name),
-                    "default": false
-                }
-            },
-            "required": ["allow"]
-        }
-    });
-    let params: ElicitRequestParams =
-        serde_json::from_value(params).map_err(|e| format!("cannot build the question: {e}"))?;
     let answer = peer
-        .create_elicitation(params)
+        .create_elicitation(question(&prompt.request)?)
         .await
         .map_err(|e| e.to_string())?;
-    let allowed = answer.action == ElicitationAction::Accept
-        && answer
-            .content
-            .as_ref()
-            .and_then(|c| c.get("allow"))
-            .and_then(Value::as_bool)
-            == Some(true);
-    Ok(if allowed {
+    let action = serde_json::to_value(answer.action)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let content = answer
+        .content
+        .and_then(|c| serde_json::to_value(c).ok())
+        .unwrap_or(Value::Null);
+    Ok(approval_from(&action, &content, &prompt.request))
+}
+
+/// The approval question for `request`, as a form elicitation.
+pub(super) fn question(request: &ApprovalRequest) -> Result<ElicitRequestParams, String> {
+    let params = rounds::question_params(request);
+    serde_json::from_value(params).map_err(|e| format!("cannot build the question: {e}"))
+}
+
+/// What the client's answer (`action`, form `content`) means: only an
+/// accepted form with `allow: true` allows.
+pub(super) fn approval_from(action: &str, content: &Value, request: &ApprovalRequest) -> Approval {
+    let allowed = action == "accept" && content.get("allow").and_then(Value::as_bool) == Some(true);
+    if allowed {
         Approval::Allow
     } else {
         Approval::Deny {
             reason: Some(format!(
-                "The MCP client's user did not allow {} ({:?}).",
-                request.tool_name, answer.action
+                "The MCP client's user did not allow {} ({action}).",
+                request.tool_name
             )),
         }
-    })
-}
-
-/// The input as a person reads it: the command, or the path, not 5,000
-/// characters of JSON.
-fn summarise(input: &Value) -> String {
-    for key in ["command", "file_path", "notebook_path", "url", "pattern"] {
-        if let Some(s) = input.get(key).and_then(Value::as_str) {
-            return format!("{key}: {}", cut(s, 500));
-        }
-    }
-    cut(&input.to_string(), 500)
-}
-
-fn cut(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
     }
 }

@@ -15,8 +15,10 @@
 //!   any other call exclusively. A writer waits for the running readers and
 //!   later readers wait behind the writer, as inside one batch.
 //! - **Permission questions** go to the MCP client as an elicitation when it
-//!   declared that capability; otherwise the call is denied with a text that
-//!   says approval was needed, so a headless worker never hangs.
+//!   declared that capability (protocol 2025-11-25), or in an `input_required`
+//!   answer the client retries with (2026-07-28, [`rounds`]); otherwise the
+//!   call is denied with a text that says approval was needed, so a headless
+//!   worker never hangs.
 //! - **Cancellation** arrives as `notifications/cancelled` for one request;
 //!   only that call (and its processes) stops.
 //!
@@ -28,6 +30,7 @@ mod catalog;
 mod gate;
 pub mod http;
 mod results;
+mod rounds;
 
 use std::sync::Arc;
 
@@ -59,6 +62,8 @@ struct Shared {
     /// The `tools/list` answer, computed once: the pool does not change
     /// under a running server.
     tools: Vec<rmcp::model::Tool>,
+    /// Approval rounds for 2026-07-28 clients.
+    rounds: rounds::Rounds,
 }
 
 impl McpServer {
@@ -66,6 +71,14 @@ impl McpServer {
     /// was built over (it is used to list tools and to classify calls before
     /// they are scheduled).
     pub fn new(engine: Engine, pool: ToolPool) -> Self {
+        Self::with_secret(engine, pool, None)
+    }
+
+    /// As [`McpServer::new`], with the secret (the HTTP bearer token) that
+    /// workers behind one load balancer share: approval rounds of
+    /// 2026-07-28 clients are sealed with a key derived from it, so a retry
+    /// may reach any of them. Without one the key is random per process.
+    pub fn with_secret(engine: Engine, pool: ToolPool, secret: Option<&str>) -> Self {
         let tools = pool.tools().map(catalog::mcp_tool).collect();
         McpServer {
             shared: Arc::new(Shared {
@@ -73,6 +86,7 @@ impl McpServer {
                 pool,
                 gate: gate::Gate::default(),
                 tools,
+                rounds: rounds::Rounds::new(secret),
             }),
         }
     }
@@ -109,8 +123,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let result = call::run(&self.shared, request, context).await;
-        Ok(result.into())
+        Ok(call::run(&self.shared, request, context).await)
     }
 }
 

@@ -337,3 +337,43 @@ async fn file_tools_refuse_unknown_parameters() {
         "one\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_files_configure_an_engine_in_one_call() {
+    // The project's settings file, as a user has it: a deny rule, an allow
+    // rule, a hook and the env block; `Engine::configured` applies them all.
+    let ws = Ws::new();
+    ws.write(
+        ".claude/settings.json",
+        r#"{
+          "permissions": {"deny": ["Bash(rm:*)"], "allow": ["Bash(touch:*)"]},
+          "env": {"BATON_TEST_GREETING": "from-settings"},
+          "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "cat > hook-saw.json"}]}]}
+        }"#,
+    );
+    ws.write("victim.txt", "keep\n");
+    let (builder, _settings) = Engine::configured(&ws.root, None).unwrap();
+    let engine = builder.state_dir(&ws.state).build().unwrap();
+    let calls = vec![
+        ("rm", "Bash", json!({"command": "rm victim.txt"})),
+        ("touch", "Bash", json!({"command": "touch made"})),
+        (
+            "env",
+            "Bash",
+            json!({"command": "echo \"$BATON_TEST_GREETING\""}),
+        ),
+    ];
+    let run = calls_on(&engine, calls).await;
+    assert!(denied(run.get("rm")), "{}", run.text("rm"));
+    assert!(ws.root.join("victim.txt").exists());
+    assert!(!run.get("touch").is_error, "{}", run.text("touch"));
+    assert!(ws.root.join("made").exists());
+    assert!(
+        run.text("env").contains("from-settings"),
+        "{}",
+        run.text("env")
+    );
+    let saw = std::fs::read_to_string(ws.root.join("hook-saw.json")).unwrap();
+    assert!(saw.contains("\"tool_name\":\"Bash\""), "{saw}");
+}

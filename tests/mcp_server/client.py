@@ -120,8 +120,12 @@ async def scenario(target, mode):
         took = time.monotonic() - start
         assert took < 3.5, f"4 parallel 1 s sleeps took {took:.1f} s"
 
-    # A client that can be asked gets the question, and its yes counts.
-    async with connect(target, elicit=True, mode="legacy") as client:
+    # A client that can be asked gets the question, and its yes counts: as a
+    # server-to-client elicitation (legacy) or, with 2026-07-28 (auto), in an
+    # input_required answer the client retries with.
+    async with connect(target, elicit=True, mode=mode) as client:
+        expected = "2025-11-25" if mode == "legacy" else "2026-07-28"
+        assert client.protocol_version == expected, client.protocol_version
         r = await client.call_tool("Write", {"file_path": target_file, "content": "two\n"})
         assert not r.is_error, text_of(r)
         assert open(target_file).read() == "two\n"

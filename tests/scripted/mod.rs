@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use baton::engine::nesting::NestedEvent;
-use baton::engine::subagent::{SubagentReport, SubagentRunner, SubagentTask};
+use baton::engine::subagent::{StopVerdict, SubagentReport, SubagentRunner, SubagentTask};
 use baton::engine::{async_trait, Outcome, PermissionMode, ToolUse};
 use serde_json::{json, Value};
 use std::sync::Mutex as StdMutex;
@@ -32,6 +32,10 @@ pub struct Record {
     /// Per batch: (call id sent, result call id, is_error, outcome).
     pub batches: Vec<Vec<(String, String, bool, Outcome)>>,
     pub finished: bool,
+    /// What the SubagentStart hooks gave the subagent.
+    pub start_context: Vec<String>,
+    /// The feedback of each SubagentStop block, in order.
+    pub continued: Vec<String>,
 }
 
 #[derive(Default)]
@@ -106,6 +110,8 @@ impl SubagentRunner for Scripted {
                 system_prompt: task.definition.system_prompt.clone(),
                 batches: Vec::new(),
                 finished: false,
+                start_context: task.start_context.clone(),
+                continued: Vec::new(),
             });
             records.len() - 1
         };
@@ -151,8 +157,24 @@ impl SubagentRunner for Scripted {
             return Err(msg.to_string());
         }
         let reply = script["reply"].as_str().unwrap_or("done");
+        let mut text = format!("{reply}\n{}", Value::Array(seen));
+        // `"ask_stop": true`: the loop asks the SubagentStop hooks before it
+        // stops, and takes one more "turn" per block (at most three).
+        if script["ask_stop"] == true {
+            for _ in 0..3 {
+                match task.stopping(&text).await {
+                    StopVerdict::Stop => break,
+                    StopVerdict::Continue(reason) => {
+                        self.records.lock().unwrap()[index]
+                            .continued
+                            .push(reason.clone());
+                        text = format!("{reply} (went on after: {reason})");
+                    }
+                }
+            }
+        }
         Ok(SubagentReport {
-            text: format!("{reply}\n{}", Value::Array(seen)),
+            text,
             input_tokens: Some(100),
             output_tokens: Some(20),
             model: task.model.clone(),

@@ -151,6 +151,25 @@ async fn long_output_keeps_head_and_tail_and_the_whole_file() {
     assert!(full.ends_with("200000\n"));
 }
 
+/// A single line longer than everything shown (the issue saw "0 lines"
+/// for 2 GB; 3 MB is the same case): the counts say one line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_huge_line_is_reported_as_one_line() {
+    let config = BashConfig {
+        inline_chars: 1_000,
+        ..BashConfig::default()
+    };
+    let h = Harness::with_config(config);
+    let r = h
+        .bash(json!({"command": "head -c 3000000 /dev/zero | tr '\\0' x"}))
+        .await;
+    assert!(!r.is_error, "{}", r.text());
+    let text = r.text();
+    assert!(text.contains("omitted here (inside one line)"), "{text}");
+    assert!(text.contains(", 1 line)"), "{text}");
+    assert!(!text.contains("0 lines"), "{text}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_waits_two_seconds_then_reports() {
     let h = Harness::new();

@@ -21,10 +21,10 @@ impl Actor for Coordinator {
 
     async fn pre_start(
         &self,
-        _myself: ActorRef<CoordMsg>,
+        myself: ActorRef<CoordMsg>,
         spec: BatchSpec,
     ) -> Result<BatchState, ActorProcessingErr> {
-        let (services, children) = crate::nesting::services_for(&spec);
+        let (services, children) = crate::nesting::services_for(&spec, &myself);
         Ok(BatchState::new(spec, services, children))
     }
 

@@ -55,6 +55,8 @@ pub(crate) struct BatchSpec {
     /// Services for the calls, without the nesting service (added per depth).
     pub services: Extensions,
     pub depth: usize,
+    /// The batch's tracing span (see `crate::trace`).
+    pub span: tracing::Span,
     /// Whether context changes outlive the batch (top-level batches of a
     /// session); a nested batch's changes stay in the nested batch.
     pub persist_context: bool,
@@ -93,6 +95,8 @@ pub(crate) struct BatchState {
     pub summary: BatchSummary,
     /// Entries for PostToolBatch hooks, by call index.
     pub(super) batch_records: Vec<(usize, serde_json::Value)>,
+    /// Parent of the calls' spans; closes when the coordinator stops.
+    span: tracing::Span,
     intake: Arc<Intake>,
     _quiet: QuiescenceGuard,
 }
@@ -124,6 +128,7 @@ impl BatchState {
             new_message: false,
             summary: BatchSummary::default(),
             batch_records: Vec::new(),
+            span: spec.span,
             intake: spec.intake,
             runtime: spec.runtime,
             _quiet: spec.quiet,
@@ -132,7 +137,12 @@ impl BatchState {
 
     pub fn add(&mut self, myself: &ActorRef<CoordMsg>, call: ToolUse, call_id: Arc<str>) {
         let index = self.slots.len();
-        let mut prepared = self.pipeline.prepare(call);
+        let max = self.runtime.config.max_calls_per_message;
+        let mut prepared = if index < max {
+            self.pipeline.prepare(call)
+        } else {
+            PreparedCall::over_limit(call, max)
+        };
         if !self.ids.insert(call_id.clone()) {
             prepared.reject_duplicate_id();
         }
@@ -259,6 +269,7 @@ impl BatchState {
             call: *prepared,
             ctx,
             fault,
+            span: self.span.clone(),
         };
         // Spawned without awaiting its start: the coordinator's futures stay
         // small (they are moved on every message), and the invocation's
@@ -361,6 +372,7 @@ impl BatchState {
         self.finished = true;
         self.summary.calls = self.slots.len();
         self.summary.stop_turn = self.ordering.stop_turn.clone();
+        crate::trace::batch_done(&self.span, &self.summary);
         if self.pipeline.has_batch_hooks() && !self.batch_records.is_empty() {
             super::batch_hooks::finish_after_hooks(self, myself);
             return;
@@ -412,6 +424,7 @@ impl Drop for BatchState {
             }
         }
         self.summary.calls = total;
+        crate::trace::batch_done(&self.span, &self.summary);
         self.sink.send(Event::Done(self.summary.clone()));
     }
 }

@@ -87,10 +87,13 @@ impl HookEvent {
         use HookEvent::*;
         match self {
             PreToolUse | PostToolUse | PostToolUseFailure | PostToolBatch | PermissionRequest
-            | PermissionDenied => EventSupport::Engine,
+            | PermissionDenied | SubagentStart | SubagentStop => EventSupport::Engine,
             SessionStart | SessionEnd => EventSupport::Session,
-            UserPromptSubmit | Stop | SubagentStart | SubagentStop | Notification | PreCompact
-            | PostCompact | StopFailure => EventSupport::Host,
+            // The MCP client, when a server asks for input.
+            Elicitation | ElicitationResult => EventSupport::Engine,
+            UserPromptSubmit | Stop | Notification | PreCompact | PostCompact | StopFailure => {
+                EventSupport::Host
+            }
             _ => EventSupport::NotRun,
         }
     }
@@ -117,6 +120,7 @@ impl HookEvent {
             PreCompact | PostCompact => Some("trigger"),
             Notification => Some("notification_type"),
             SubagentStart | SubagentStop => Some("agent_type"),
+            Elicitation | ElicitationResult => Some("mcp_server_name"),
             _ => None,
         }
     }
@@ -172,6 +176,19 @@ impl HookInput {
             caller: None,
             extra,
         }
+    }
+
+    /// Marks the input as fired inside a subagent: `agent_id` and
+    /// `agent_type` of the innermost one, as Claude Code sends them (absent
+    /// on the main agent's calls).
+    pub fn in_agent(mut self, chain: &crate::subagent::AgentChain) -> HookInput {
+        if let Some(frame) = chain.current() {
+            self.extra
+                .insert("agent_id".into(), Value::String(frame.agent_id.clone()));
+            self.extra
+                .insert("agent_type".into(), Value::String(frame.agent_type.clone()));
+        }
+        self
     }
 
     /// What this event's matchers are compared with: the tool name for tool

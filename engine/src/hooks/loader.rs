@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use super::config::{parse_hooks, HookSource};
 use super::handlers::command::HookEnv;
 use super::handlers::host::ModelHookSlot;
+use super::handlers::mcp_tool::McpToolSlot;
 use super::plugins::{config_dir, enabled_plugin_hooks};
 use super::Hook;
 
@@ -32,6 +33,7 @@ pub struct LoadedHooks {
     pub hooks: Vec<Arc<dyn Hook>>,
     pub env: Vec<(String, String)>,
     pub models: ModelHookSlot,
+    pub mcp: McpToolSlot,
     pub warnings: Vec<String>,
 }
 
@@ -105,6 +107,7 @@ impl HookLayers {
     pub fn finish(self, project: &Path, home: Option<&Path>) -> LoadedHooks {
         let env = Arc::new(self.env.clone());
         let models = ModelHookSlot::default();
+        let mcp = McpToolSlot::default();
         let mut warnings = self.warnings;
         let mut hooks = Vec::new();
         let base = HookSource {
@@ -115,6 +118,7 @@ impl HookLayers {
             },
             home: home.map(Path::to_path_buf),
             models: models.clone(),
+            mcp: mcp.clone(),
         };
         for (file, section) in &self.sections {
             let parsed = parse_hooks(section, &base);
@@ -151,6 +155,7 @@ impl HookLayers {
             hooks,
             env: self.env,
             models,
+            mcp,
             warnings,
         }
     }

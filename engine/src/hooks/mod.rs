@@ -15,6 +15,7 @@
 //! enabled plugins), [`response`] (`tool_response` in Claude Code's shape).
 
 pub mod config;
+pub mod elicitation;
 pub mod events;
 pub mod handlers;
 pub mod loader;
@@ -24,10 +25,13 @@ pub mod permission_updates;
 pub mod plugins;
 pub mod protocol;
 pub mod response;
+pub mod subagent;
 
+pub use elicitation::ElicitationAnswer;
 pub use events::{EventSupport, HookEvent, HookInput};
 pub use handlers::command::{CommandForm, CommandHandler, CommandHook, HookEnv};
 pub use handlers::host::{ModelHookKind, ModelHookRequest, ModelHookRunner, ModelHookSlot};
+pub use handlers::mcp_tool::{McpToolCaller, McpToolReply, McpToolSlot};
 pub use handlers::{Configured, Handler, HookOptions};
 pub use matching::{canonical_tool_name, IfFilter, ToolNameMatcher};
 pub use outcome::{HookDecision, HookOutcome, PermissionAnswer};

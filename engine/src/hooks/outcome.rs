@@ -63,6 +63,8 @@ pub struct HookOutcome {
     pub retry: bool,
     /// Hooks disagreed on a rewrite; the call must fail with this message.
     pub conflict: Option<String>,
+    /// Elicitation / ElicitationResult: the hook's answer to the server.
+    pub elicitation: Option<super::ElicitationAnswer>,
 }
 
 impl HookOutcome {
@@ -118,6 +120,8 @@ impl HookOutcome {
             other.updated_output,
             &mut self.conflict,
         );
+        self.elicitation =
+            super::ElicitationAnswer::merge(self.elicitation.take(), other.elicitation);
         self.permission = match (self.permission.take(), other.permission) {
             // A deny from any hook holds.
             (Some(deny @ PermissionAnswer::Deny { .. }), _)

@@ -69,6 +69,15 @@ pub(crate) fn failed(
     on_failure: OnFailure,
     problem: String,
 ) -> HookOutcome {
+    // Claude Code ignores onFailure where a block would keep a finished
+    // agent going: a broken hook must not loop it forever.
+    let on_failure = match event {
+        HookEvent::Stop
+        | HookEvent::SubagentStop
+        | HookEvent::TaskCompleted
+        | HookEvent::TeammateIdle => OnFailure::Continue,
+        _ => on_failure,
+    };
     match on_failure {
         OnFailure::Continue => HookOutcome::error(format!(
             "{} hook `{label}` {problem}; this is not a blocking error, so the call went on",
@@ -201,6 +210,7 @@ fn read_json(event: HookEvent, label: &str, on_failure: OnFailure, stdout: &str)
         Some(other) => problems.push(format!("returned an unknown decision {other}")),
     }
     read_specific(event, &specific, &mut out, &mut problems);
+    out.elicitation = super::elicitation::read(event, &specific, &mut problems);
     for problem in problems {
         out = out.merge(failed(
             event,

@@ -24,6 +24,7 @@ mod protected;
 mod reach;
 pub mod rules;
 pub mod settings;
+pub mod summary;
 mod web;
 
 pub use policy::RulePolicy;
@@ -212,6 +213,16 @@ pub struct ApprovalRequest {
     /// first; empty for the main agent (SPEC §15).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_chain: Vec<String>,
+    /// The call that opened the nested batch the asking call belongs to
+    /// (an `Agent` call, or any tool running calls of its own); `None` for
+    /// calls of a top-level message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_call_id: Option<String>,
+    /// One line for a terminal prompt, e.g. `Bash(rm -rf build)`: the
+    /// command, path or URL the rules judge, shortened, with control
+    /// characters escaped (see [`summary`]).
+    #[serde(default)]
+    pub summary: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -222,6 +233,31 @@ pub enum Approval {
         #[serde(default)]
         reason: Option<String>,
     },
+    /// Allow with changes. `updated_input` replaces the model's input; it
+    /// is held to everything the model's input was (schema, the tool's own
+    /// checks, PreToolUse hooks, deny rules), since a host may pass model
+    /// text through. `remember` adds the request's `suggestion` as an allow
+    /// rule for the rest of the session, so later calls like this one do
+    /// not ask.
+    AllowWith {
+        #[serde(default)]
+        updated_input: Option<Value>,
+        #[serde(default)]
+        remember: bool,
+    },
+    /// Deny, and interrupt the whole batch as a `cancel` interrupt would
+    /// (the user wants to stop the turn, not just this call).
+    DenyAndInterrupt {
+        #[serde(default)]
+        reason: Option<String>,
+    },
+}
+
+impl Approval {
+    /// Whether the call may run.
+    pub fn allows(&self) -> bool {
+        matches!(self, Approval::Allow | Approval::AllowWith { .. })
+    }
 }
 
 /// Answers "ask" decisions. Without one, ask means deny.

@@ -67,6 +67,8 @@ pub struct Settings {
     pub env: Vec<(String, String)>,
     /// Where the host installs a model for `prompt`/`agent` hooks.
     pub model_hooks: ModelHookSlot,
+    /// Where the host installs its MCP client for `mcp_tool` hooks.
+    pub mcp_hooks: crate::hooks::McpToolSlot,
     /// The project root (`/` anchors of path rules, `CLAUDE_PROJECT_DIR`).
     pub project_dir: PathBuf,
     /// The files that were read, in merge order.
@@ -160,6 +162,7 @@ impl Settings {
             hooks: HookRegistry::new(loaded.hooks),
             env: loaded.env,
             model_hooks: loaded.models,
+            mcp_hooks: loaded.mcp,
             project_dir: project_dir.to_path_buf(),
             files: layers.iter().map(|(f, _)| f.clone()).collect(),
             warnings: merged.warnings,

@@ -58,7 +58,8 @@ impl Pipeline {
             session.id(),
             context.cwd.display().to_string(),
             extra,
-        );
+        )
+        .in_agent(&crate::subagent::AgentChain::of(context));
         input.permission_mode = context.permission_mode.to_string();
         input.transcript_path = session
             .transcript_path()

@@ -31,6 +31,10 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
     ctx.services = ctx
         .services
         .with(SearchFilter::new(pipeline.policy.clone()));
+    // The Agent tool fires SubagentStart/SubagentStop with the same hooks.
+    if !pipeline.hooks.is_empty() {
+        ctx.services = ctx.services.with(pipeline.hooks.clone());
+    }
     let cancel = ctx.cancel.clone();
     let running = AssertUnwindSafe(tool.call(parsed, ctx)).catch_unwind();
     tokio::pin!(running);

@@ -72,6 +72,12 @@ pub fn hook_denied(tool: &str, reason: Option<&str>) -> String {
     }
 }
 
+pub fn over_call_limit(max: usize) -> String {
+    wrap(&format!(
+        "This message has more than {max} tool calls, the most Baton runs from one message, so this call and the ones after it did not run. Make fewer calls per message."
+    ))
+}
+
 pub fn denied(tool: &str, reason: &str) -> String {
     format!("Permission to use `{tool}` was denied: {reason}. Do not retry the same call; choose another approach or ask the user.")
 }

@@ -12,6 +12,7 @@
 //! Nothing here knows a concrete tool or the actor layer: permission and
 //! hooks are traits, and the coordinator decides *when* a call runs.
 
+mod approval;
 pub mod batch_hooks;
 mod invoke;
 pub mod messages;
@@ -20,6 +21,7 @@ mod permission_hooks;
 mod post_hooks;
 mod pre_hooks;
 pub mod size;
+mod trace;
 mod validate;
 
 use std::sync::Arc;
@@ -159,11 +161,18 @@ impl Pipeline {
             read_only,
             label,
             rejected: None,
+            prepared_at: std::time::Instant::now(),
         }
     }
 
     /// Runs a prepared call through every stage. Always returns a result.
     pub async fn run(&self, call: PreparedCall, ctx: ToolContext) -> CallResult {
+        use tracing::Instrument;
+        let span = trace::call_span(&call.call, call.prepared_at.elapsed());
+        self.run_stages(call, ctx).instrument(span).await
+    }
+
+    async fn run_stages(&self, call: PreparedCall, ctx: ToolContext) -> CallResult {
         let PreparedCall {
             call,
             tool,
@@ -192,16 +201,24 @@ impl Pipeline {
             // the model happened to use.
             state.call.name = tool.name().to_string();
             validate::not_cancelled(&state)?;
+            let start = std::time::Instant::now();
             state.parsed = Some(validate::schema(&state, &tool, parsed, &self.pool)?);
             let cancel = state.ctx.cancel.clone();
             validate::interruptible(&cancel, validate::validate_input(&state, &tool))
                 .await
                 .map_err(|reason| validate::interrupted(&state, reason))??;
+            trace::phase("validate_ms", start);
+            let start = std::time::Instant::now();
             validate::interruptible(&cancel, pre_hooks::run(self, &mut state, &tool))
                 .await
                 .map_err(|reason| validate::interrupted(&state, reason))??;
+            trace::phase("hooks_ms", start);
+            let start = std::time::Instant::now();
             permission::decide(self, &mut state, &tool).await?;
+            trace::phase("permission_ms", start);
+            let start = std::time::Instant::now();
             let result = invoke::call(self, &mut state, &tool).await;
+            trace::phase("exec_ms", start);
             Ok((tool, result))
         }
         .await;
@@ -215,6 +232,7 @@ impl Pipeline {
         let record = batch_hooks::record(self, &state.call, &result);
         let mut result = state.finish(result);
         result.batch_record = record;
+        trace::outcome(&result);
         result
     }
 
@@ -244,12 +262,31 @@ pub struct PreparedCall {
     pub label: String,
     /// Why the call must not run at all (its id repeats an earlier call's).
     rejected: Option<String>,
+    /// When it was added, for the `queue_ms` of its tracing span.
+    prepared_at: std::time::Instant,
 }
 
 impl PreparedCall {
     /// Marks the call as reusing the id of an earlier call of its message:
     /// it gets an error result and never runs (the model APIs reject a
     /// message with duplicate ids, and the two calls' files would collide).
+    /// A call past the message's call limit: not looked up, not parsed,
+    /// never run; its result says why.
+    pub fn over_limit(call: ToolUse, max: usize) -> PreparedCall {
+        PreparedCall {
+            rejected: Some(messages::over_call_limit(max)),
+            interrupt: InterruptBehavior::Block,
+            cancels_siblings: false,
+            label: call.name.clone(),
+            call,
+            tool: None,
+            parsed: None,
+            safe: false,
+            read_only: false,
+            prepared_at: std::time::Instant::now(),
+        }
+    }
+
     pub fn reject_duplicate_id(&mut self) {
         self.rejected = Some(messages::duplicate_id(&self.call.id));
         self.safe = false;
@@ -318,6 +355,7 @@ impl CallState {
             caller: self.call.caller.clone(),
             extra: Default::default(),
         }
+        .in_agent(&crate::subagent::AgentChain::of(&self.ctx.context))
     }
 
     /// Attaches what the stages gathered on the way to the final result.

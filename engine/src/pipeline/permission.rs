@@ -12,7 +12,7 @@ use crate::call::{CallResult, Outcome};
 use crate::hooks::permission_updates::SessionPermissions;
 use crate::hooks::HookDecision;
 use crate::permission::{
-    Approval, ApprovalRequest, AskSource, PermissionDecision, PermissionMode, PermissionRequest,
+    ApprovalRequest, AskSource, PermissionDecision, PermissionMode, PermissionRequest,
     ToolPermission,
 };
 use crate::tool::Tool;
@@ -142,17 +142,29 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
                     messages::needs_approval(tool.name(), &reason, suggestion.as_deref()),
                 ));
             };
+            let label = tool.label(parsed);
+            let summary = crate::permission::summary::request_summary(
+                tool.name(),
+                &target,
+                (label != tool.name()).then_some(label.as_str()),
+                parsed.raw(),
+            );
             let asking = approver.approve(ApprovalRequest {
                 call_id: state.call.id.clone(),
                 tool_name: tool.name().to_string(),
                 input: parsed.raw().clone(),
                 reason,
-                suggestion,
+                suggestion: suggestion.clone(),
                 caller: state.call.caller.clone(),
                 agent_chain: crate::subagent::AgentChain::of(&state.ctx.context).call_ids(),
+                parent_call_id: None,
+                summary,
             });
-            // An unanswered question must not outlive an interrupt.
+            // An unanswered question must not outlive an interrupt; an
+            // answer that is there wins (deny-and-interrupt cancels the
+            // batch right after answering).
             let answer = tokio::select! {
+                biased;
                 answer = asking => answer,
                 _ = state.ctx.cancel.cancelled() => {
                     let reason = state.ctx.cancel.reason().unwrap_or(crate::cancel::CancelReason::User);
@@ -163,13 +175,7 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
                     )));
                 }
             };
-            match answer {
-                Approval::Allow => Ok(()),
-                Approval::Deny { reason } => Err(deny(
-                    state,
-                    messages::user_rejected(tool.name(), reason.as_deref()),
-                )),
-            }
+            super::approval::apply(pipeline, state, tool, answer, suggestion.as_deref()).await
         }
     }
 }

@@ -24,7 +24,7 @@ fn example_settings(env: &Env) -> Settings {
 async fn the_example_settings_work_end_to_end() {
     let env = Env::new();
     let settings = example_settings(&env);
-    assert_eq!(settings.hooks.len(), 8);
+    assert_eq!(settings.hooks.len(), 11);
     assert_eq!(settings.additional_directories.len(), 1);
     let yes = approver(Approval::Allow);
     let p = settings

@@ -12,7 +12,10 @@
 //! - [`wire`]: calls in any wire format, raw stream events, answers in
 //!   the format the calls came in.
 
+mod approve;
+mod elicit;
 mod input;
+mod model_hooks;
 mod output;
 mod session;
 mod subagent;
@@ -33,7 +36,8 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
     let agents = subagent::Agents::default();
     setup.builder = setup.builder.take().map(|b| b.subagents(agents.runner()));
     let engine = setup.engine()?;
-    let hooks = engine.runtime().pipeline().hooks();
+    let pipeline = engine.runtime().pipeline();
+    let hooks = pipeline.hooks();
     let (has_start, has_end) = (
         hooks.has_any(HookEvent::SessionStart, "startup"),
         hooks.has_any(HookEvent::SessionEnd, "other"),
@@ -58,6 +62,10 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
         wire::Wire::new(setup.pool.clone(), format),
         agents,
     );
+    // Prompt and agent hooks ask the host's model.
+    setup
+        .model_hooks
+        .set(std::sync::Arc::new(session.model_hooks.clone()));
     let mut lines = Lines::new(tokio::io::BufReader::new(tokio::io::stdin()));
     let mut input_open = true;
     let stop = super::signals::stop_requested();

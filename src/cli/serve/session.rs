@@ -31,12 +31,15 @@ pub struct Session {
     next_prompt: u64,
     /// The host closed its input: nobody can answer questions any more.
     input_closed: bool,
+    elicitor: std::sync::Arc<super::elicit::HostElicitor>,
     /// The number of the input line being handled, for error lines.
     line: u64,
     events: mpsc::UnboundedSender<(Option<u64>, Event)>,
     wire: Wire,
     /// Subagents the host runs (lines naming an `agent_id`).
     agents: super::subagent::Agents,
+    /// Prompt and agent hooks waiting for the host's model.
+    pub model_hooks: super::model_hooks::ModelHooks,
 }
 
 struct Running {
@@ -69,10 +72,12 @@ impl Session {
             prompts: HashMap::new(),
             next_prompt: 1,
             input_closed: false,
+            elicitor: super::elicit::install(),
             line: 0,
             events,
             wire,
             agents,
+            model_hooks: Default::default(),
         }
     }
 
@@ -108,7 +113,17 @@ impl Session {
             }
             return Ok(true);
         }
-        match msg.get("type").and_then(Value::as_str).unwrap_or("") {
+        let kind = msg.get("type").and_then(Value::as_str).unwrap_or("");
+        if self.open.is_none() && matches!(kind, "add" | "message" | "stream") {
+            // Between messages: pick up MCP tool lists that changed.
+            if let Some(refreshed) = self.engine.refresh_tools().await {
+                for problem in refreshed.problems {
+                    eprintln!("baton: mcp: {problem}");
+                }
+                self.wire.set_pool(self.engine.pool());
+            }
+        }
+        match kind {
             "add" => {
                 let Ok(host_id) = host_batch_id(&msg) else {
                     return self.error("`batch` must be a string".into()).map(|_| true);
@@ -180,6 +195,16 @@ impl Session {
                 }
             }
             "approve" => self.approve(&msg)?,
+            "elicitation" => {
+                if let Err(e) = self.elicitor.answer(&msg) {
+                    self.error(e)?;
+                }
+            }
+            "hook_answer" => {
+                if let Err(e) = self.model_hooks.answer(&msg) {
+                    self.error(e)?;
+                }
+            }
             "tools" => match crate::cli::tool_search::tools_line(&self.engine, &msg) {
                 Ok(line) => write_line(&line)?,
                 Err(e) => self.error(e)?,
@@ -187,7 +212,7 @@ impl Session {
             "reset_tools" => self.engine.reset_loaded_tools(),
             "shutdown" => return Ok(false),
             other => self.error(format!(
-                "unknown message type `{other}` (expected add, message, stream, end, interrupt, approve, tools, reset_tools or shutdown)"
+                "unknown message type `{other}` (expected add, message, stream, end, interrupt, approve, hook_answer, tools, reset_tools or shutdown)"
             ))?,
         }
         Ok(true)
@@ -350,7 +375,9 @@ impl Session {
     /// wait for an answer forever.
     pub fn close_input(&mut self) {
         self.input_closed = true;
+        self.elicitor.close();
         self.agents.close();
+        self.model_hooks.close();
         self.end_open();
         for (_, prompt) in self.prompts.drain() {
             prompt.answer(no_host());
@@ -372,17 +399,11 @@ impl Session {
         let Some(prompt) = self.prompts.remove(&id) else {
             return self.error(format!("no pending permission request {id}"));
         };
-        let approval = match msg.get("decision").and_then(Value::as_str) {
-            Some("allow") => Approval::Allow,
-            Some("deny") => Approval::Deny {
-                reason: msg
-                    .get("reason")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-            },
-            _ => {
+        let approval = match super::approve::approval(msg) {
+            Ok(approval) => approval,
+            Err(problem) => {
                 self.prompts.insert(id, prompt);
-                return self.error("`decision` must be \"allow\" or \"deny\"".into());
+                return self.error(problem);
             }
         };
         prompt.answer(approval);
@@ -394,6 +415,11 @@ impl Session {
             if self.input_closed {
                 prompt.answer(no_host());
                 return Ok(());
+            }
+        }
+        if let Event::Call(call) = &event {
+            if let baton::CallState::PermissionCancelled { prompt } = call.state {
+                return self.permission_cancelled(batch, call, prompt);
             }
         }
         let request_id = match &event {
@@ -460,6 +486,31 @@ impl Session {
             if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {
                 b.results.push(result);
             }
+        }
+        write_line(&line)
+    }
+
+    /// A pending request was withdrawn (its call was cancelled): the host
+    /// closes its prompt; answering it now is an error.
+    fn permission_cancelled(
+        &mut self,
+        batch: Option<u64>,
+        call: &baton::CallEvent,
+        prompt: u64,
+    ) -> Result<(), CliError> {
+        let Some(request_id) = self
+            .prompts
+            .iter()
+            .find_map(|(id, p)| (p.id() == prompt).then_some(*id))
+        else {
+            // Never shown (the session was closing) or already answered.
+            return Ok(());
+        };
+        self.prompts.remove(&request_id);
+        let mut line = baton::jsonl::call_json(call);
+        line["request_id"] = json!(request_id);
+        if let Some(id) = batch {
+            line["batch"] = self.label(id);
         }
         write_line(&line)
     }

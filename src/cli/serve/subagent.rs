@@ -17,7 +17,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use baton::engine::nesting::{NestedBatch, NestedEvent};
-use baton::engine::subagent::{SubagentBatches, SubagentReport, SubagentRunner, SubagentTask};
+use baton::engine::subagent::{
+    StopVerdict, SubagentBatches, SubagentReport, SubagentRunner, SubagentTask,
+};
 use baton::engine::wire::anthropic;
 use baton::engine::{async_trait, ToolUse};
 use baton::jsonl::result_json;
@@ -87,18 +89,38 @@ impl SubagentRunner for HostRunner {
             "cwd": task.context.cwd,
             "agent_chain": chain.call_ids(),
             "tools": anthropic::tool_definitions(&task.tools),
+            "additional_context": task.start_context,
         });
         if let Err(e) = write(&line) {
             self.agents.0.lock().remove(&agent_id);
             return Err(e.to_string());
         }
-        let outcome = tokio::select! {
-            answer = rx => answer.unwrap_or_else(|_| {
-                Err("the host closed the session before the subagent finished".into())
-            }),
-            _ = task.cancel.cancelled() => {
-                let _ = write(&json!({"type": "subagent_cancelled", "agent_id": agent_id}));
-                Err("the subagent was cancelled".into())
+        let mut rx = rx;
+        let outcome = loop {
+            let answer = tokio::select! {
+                answer = &mut rx => answer.unwrap_or_else(|_| {
+                    Err("the host closed the session before the subagent finished".into())
+                }),
+                _ = task.cancel.cancelled() => {
+                    let _ = write(&json!({"type": "subagent_cancelled", "agent_id": agent_id}));
+                    break Err("the subagent was cancelled".into());
+                }
+            };
+            let Ok(report) = answer else { break answer };
+            // A SubagentStop hook may keep the subagent going: the host gets
+            // the feedback and answers with another subagent_result.
+            let StopVerdict::Continue(reason) = task.stopping(&report.text).await else {
+                break Ok(report);
+            };
+            let (tx, next) = oneshot::channel();
+            match self.agents.0.lock().get_mut(&agent_id) {
+                Some(entry) => entry.reply = Some(tx),
+                None => break Ok(report),
+            }
+            rx = next;
+            let line = json!({"type": "subagent_continue", "agent_id": agent_id, "reason": reason});
+            if write(&line).is_err() {
+                break Ok(report);
             }
         };
         // End whatever message the host left open, so its batch can finish.

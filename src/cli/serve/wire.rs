@@ -31,6 +31,12 @@ impl Wire {
         }
     }
 
+    /// The pool changed between messages (MCP `tools/list_changed`).
+    pub fn set_pool(&mut self, pool: ToolPool) {
+        self.pool = pool;
+        self.tools.clear();
+    }
+
     /// The format fixed for the session, if any.
     pub fn fixed(&self) -> Option<WireFormat> {
         self.fixed

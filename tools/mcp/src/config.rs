@@ -131,6 +131,17 @@ impl ServerSpec {
             ..ServerSpec::stdio(name, "", Vec::new())
         }
     }
+
+    /// A legacy HTTP+SSE server (`"type": "sse"`): `url` is its event stream.
+    pub fn sse(name: impl Into<String>, url: impl Into<String>) -> Self {
+        ServerSpec {
+            transport: TransportSpec::Sse {
+                url: url.into(),
+                headers: BTreeMap::new(),
+            },
+            ..ServerSpec::stdio(name, "", Vec::new())
+        }
+    }
 }
 
 /// Looks up an environment variable.

@@ -50,3 +50,39 @@ where
         (self.0)(request).await
     }
 }
+
+/// The elicitor every connection of a client set asks; whoever owns the set
+/// may wrap it later (the engine adds the Elicitation hooks around the
+/// host's elicitor once it is built).
+#[derive(Default)]
+pub(crate) struct ElicitorSlot(parking_lot::RwLock<Option<std::sync::Arc<dyn Elicitor>>>);
+
+impl std::fmt::Debug for ElicitorSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ElicitorSlot")
+    }
+}
+
+impl ElicitorSlot {
+    pub fn new(inner: Option<std::sync::Arc<dyn Elicitor>>) -> Self {
+        ElicitorSlot(parking_lot::RwLock::new(inner))
+    }
+
+    pub fn current(&self) -> Option<std::sync::Arc<dyn Elicitor>> {
+        self.0.read().clone()
+    }
+
+    pub fn replace(&self, next: Option<std::sync::Arc<dyn Elicitor>>) {
+        *self.0.write() = next;
+    }
+}
+
+#[async_trait]
+impl Elicitor for ElicitorSlot {
+    async fn elicit(&self, request: ElicitRequest) -> ElicitResponse {
+        match self.current() {
+            Some(inner) => inner.elicit(request).await,
+            None => ElicitResponse::Decline,
+        }
+    }
+}

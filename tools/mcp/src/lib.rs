@@ -2,7 +2,7 @@
 //!
 //! Servers come from the places Claude Code users already configure them
 //! ([`load`]); [`McpClients::start`] connects to all of them in parallel
-//! (stdio, streamable HTTP), and [`McpClients::tools`] gives one
+//! (stdio, streamable HTTP, legacy HTTP+SSE), and [`McpClients::tools`] gives one
 //! [`baton_engine::Tool`] per server tool, named `mcp__<server>__<tool>`,
 //! plus `ListMcpResources` / `ReadMcpResource`. A server that fails to start
 //! is a diagnostic; the others work. See docs/mcp.md.
@@ -12,12 +12,14 @@ mod config;
 mod elicit;
 mod expand;
 mod handler;
+mod hook_call;
 mod load;
 pub mod naming;
 mod process;
 mod resources;
 mod result;
 mod server;
+mod sse;
 mod tool;
 
 use std::sync::Arc;
@@ -44,6 +46,7 @@ pub struct McpClients {
     servers: Vec<Arc<Server>>,
     diagnostics: Vec<String>,
     max_output_tokens: usize,
+    elicitor: Arc<elicit::ElicitorSlot>,
 }
 
 /// What `baton mcp list` shows for one server.
@@ -62,7 +65,9 @@ pub struct ServerStatus {
 impl McpClients {
     /// Connects to every server at once. Servers that fail are reported in
     /// [`McpClients::diagnostics`] and stay in the set as failed.
-    pub async fn start(specs: Vec<ServerSpec>, opts: ClientOptions) -> McpClients {
+    pub async fn start(specs: Vec<ServerSpec>, mut opts: ClientOptions) -> McpClients {
+        let elicitor = Arc::new(elicit::ElicitorSlot::new(opts.elicitor.take()));
+        opts.elicitor = Some(elicitor.clone());
         let servers: Vec<Arc<Server>> = specs
             .into_iter()
             .map(|spec| Server::new(spec, opts.clone()))
@@ -78,6 +83,7 @@ impl McpClients {
             servers,
             diagnostics,
             max_output_tokens,
+            elicitor,
         }
     }
 
@@ -87,7 +93,15 @@ impl McpClients {
             servers: Vec::new(),
             diagnostics: Vec::new(),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            elicitor: Arc::new(elicit::ElicitorSlot::default()),
         }
+    }
+
+    /// Replaces the elicitor every server asks with `wrap(current)` (e.g.
+    /// hooks around the host's answer); affects live connections too.
+    pub fn wrap_elicitor(&self, wrap: impl FnOnce(Option<Arc<dyn Elicitor>>) -> Arc<dyn Elicitor>) {
+        let next = wrap(self.elicitor.current());
+        self.elicitor.replace(Some(next));
     }
 
     /// Overrides `MAX_MCP_OUTPUT_TOKENS` for the tools built from now on.
@@ -161,6 +175,14 @@ impl McpClients {
                 stderr_tail: s.stderr_tail(5),
             })
             .collect()
+    }
+
+    /// SIGKILL to every stdio server's group at once, without waiting (for
+    /// paths that cannot await; [`McpClients::shutdown`] is the orderly one).
+    pub fn kill_now(&self) {
+        for server in &self.servers {
+            server.kill_now();
+        }
     }
 
     /// Stops every server (in parallel): SIGTERM, grace, SIGKILL for stdio.

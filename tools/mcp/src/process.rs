@@ -91,8 +91,11 @@ impl ServerProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
+        // Its own process group, tagged like the engine's shell trees: the
+        // CLI's second Ctrl-C (`kill_all_now`) and the orphan sentinel (Baton
+        // killed outright) then end MCP servers too.
+        baton_engine::process::configure(&mut cmd, baton_engine::process::Isolation::Group);
         let mut child = cmd.spawn()?;
         let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
         let (Some(stdin), Some(stdout), Some(stderr)) =

@@ -259,6 +259,13 @@ impl Server {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             legacy_version: Some(ProtocolVersion::V_2025_11_25),
         };
+        if matches!(self.spec.transport, TransportSpec::Sse { .. }) {
+            // HTTP+SSE belongs to the `initialize` generation; a
+            // `server/discover` probe would only cost a round trip.
+            return self
+                .connect_with(ClientLifecycleMode::Initialize, self.opts.connect_timeout)
+                .await;
+        }
         let first = self.connect_with(auto, self.opts.connect_timeout).await;
         if first.is_ok() || started.elapsed() < Duration::from_secs(9) {
             return first;
@@ -302,7 +309,9 @@ impl Server {
                     failed => {
                         let why = match failed {
                             Ok(Err(e)) => e.to_string(),
-                            _ => format!("no answer within {} s (MCP_TIMEOUT)", limit.as_secs_f64()),
+                            _ => {
+                                format!("no answer within {} s (MCP_TIMEOUT)", limit.as_secs_f64())
+                            }
                         };
                         process.stop(Duration::from_millis(200)).await;
                         let tail = process.stderr.tail(5);
@@ -312,14 +321,10 @@ impl Server {
                 }
             }
             TransportSpec::Http { url, headers } => {
-                let mut map = std::collections::HashMap::new();
-                for (k, v) in headers {
-                    let name = http::HeaderName::try_from(k.as_str())
-                        .map_err(|e| format!("header {k:?}: {e}"))?;
-                    let value = http::HeaderValue::try_from(v.as_str())
-                        .map_err(|e| format!("header {k:?}: {e}"))?;
-                    map.insert(name, value);
-                }
+                let map: std::collections::HashMap<_, _> = crate::sse::header_map(headers)?
+                    .into_iter()
+                    .filter_map(|(k, v)| Some((k?, v)))
+                    .collect();
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(map)
                     .max_concurrent_requests(256);
@@ -328,14 +333,32 @@ impl Server {
                 let service =
                     tokio::time::timeout(limit, handler.serve_with_lifecycle(transport, lifecycle))
                         .await
-                        .map_err(|_| format!("{url}: no answer within {} s (MCP_TIMEOUT)", limit.as_secs_f64()))?
+                        .map_err(|_| {
+                            format!(
+                                "{url}: no answer within {} s (MCP_TIMEOUT)",
+                                limit.as_secs_f64()
+                            )
+                        })?
                         .map_err(|e| format!("{url}: could not connect: {e}"))?;
                 (service, None)
             }
-            TransportSpec::Sse { url, .. } => {
-                return Err(format!(
-                    "{url}: the legacy HTTP+SSE transport is not supported yet; use \"type\": \"http\" if the server offers streamable HTTP"
-                ))
+            TransportSpec::Sse { url, headers } => {
+                let headers = crate::sse::header_map(headers)?;
+                let service = tokio::time::timeout(limit, async {
+                    let transport = crate::sse::SseTransport::connect(url, headers, limit).await?;
+                    handler
+                        .serve_with_lifecycle(transport, lifecycle)
+                        .await
+                        .map_err(|e| format!("{url}: could not connect: {e}"))
+                })
+                .await
+                .map_err(|_| {
+                    format!(
+                        "{url}: no answer within {} s (MCP_TIMEOUT)",
+                        limit.as_secs_f64()
+                    )
+                })??;
+                (service, None)
             }
         };
         let version = service
@@ -473,6 +496,18 @@ impl Server {
                 }
             }
         });
+    }
+
+    /// Marks the server stopped and kills a stdio server's group at once.
+    pub fn kill_now(&self) {
+        self.stopping.store(true, Ordering::Release);
+        self.state.send_replace(ServerState::Stopped);
+        if let Some(live) = self.live.lock().take() {
+            if let Some(p) = &live.process {
+                p.kill_now();
+            }
+            live.service.cancellation_token().cancel();
+        }
     }
 
     /// Stops the server: closes the connection, then SIGTERM, grace, SIGKILL

@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 use baton_engine::nesting::NestingService;
 use baton_engine::subagent::{
     child_mode, AgentChain, AgentDefinition, AgentFrame, RunningSlot, SubagentBatches,
-    SubagentReport, SubagentRunner, SubagentService, SubagentTask, MAX_CONCURRENT_ENV,
-    MAX_DEPTH_ENV,
+    SubagentHooks, SubagentReport, SubagentRunner, SubagentService, SubagentTask,
+    MAX_CONCURRENT_ENV, MAX_DEPTH_ENV,
 };
+use baton_engine::HookRegistry;
 use baton_engine::{ToolContext, ToolError, ToolOutput, ToolPool};
 
 use super::background::{self, BackgroundAgents};
@@ -142,6 +143,17 @@ pub(crate) async fn run(
         parent.cancel = BackgroundAgents::scope(&ctx.session);
     }
     let batches = SubagentBatches::new(parent.clone(), pool, context.clone());
+    let hooks = Arc::new(SubagentHooks::new(
+        ctx.services
+            .get::<HookRegistry>()
+            .map(|h| (*h).clone())
+            .unwrap_or_default(),
+        &ctx.session,
+        &context,
+        agent_id.clone(),
+        definition.name.clone(),
+    ));
+    let start = hooks.start().await;
     let task = SubagentTask {
         agent_id: agent_id.clone(),
         definition: definition.clone(),
@@ -152,6 +164,8 @@ pub(crate) async fn run(
         context,
         cancel: parent.cancel.clone(),
         batches: batches.clone(),
+        start_context: start.additional_context,
+        hooks: hooks.clone(),
     };
     let run = Run {
         agent_id: agent_id.clone(),
@@ -159,6 +173,7 @@ pub(crate) async fn run(
         runner: service.runner.clone(),
         batches,
         worktree,
+        hooks,
         _slot: slot,
     };
     if background {
@@ -183,6 +198,7 @@ struct Run {
     runner: Arc<dyn SubagentRunner>,
     batches: SubagentBatches,
     worktree: Option<Worktree>,
+    hooks: Arc<SubagentHooks>,
     /// The running slot, freed when the run ends.
     _slot: RunningSlot,
 }
@@ -193,6 +209,7 @@ impl Run {
     async fn run(self, task: SubagentTask, parent: &ToolContext) -> (String, bool) {
         let started = Instant::now();
         let outcome = run_to_end(self.runner.clone(), task, parent).await;
+        let unheard = stop_hooks(&self.hooks, &outcome, parent).await;
         crate::bash::stop_owned(&parent.session, &self.agent_id).await;
         let kept = match self.worktree {
             Some(tree) => tree.finish().await,
@@ -212,6 +229,12 @@ impl Run {
                 true,
             ),
         };
+        if let Some(feedback) = unheard {
+            text.push_str(&format!(
+                "\n\nA SubagentStop hook asked the subagent to go on, but its runner had \
+                 already returned (it does not ask SubagentTask::stopping): {feedback}"
+            ));
+        }
         if let Some(kept) = kept {
             text.push_str(
                 "
@@ -223,6 +246,28 @@ The agent changed its worktree, which was kept:
         }
         (text, is_error)
     }
+}
+
+/// Fires SubagentStop for a runner that did not ask the hooks itself.
+/// After a cancellation the hooks run on their own, so they never hold up
+/// the cancelled call; their feedback is then moot. Returns the feedback a
+/// hook gave a subagent that completed, which can no longer act on it.
+async fn stop_hooks(
+    hooks: &Arc<SubagentHooks>,
+    outcome: &Result<SubagentReport, String>,
+    parent: &ToolContext,
+) -> Option<String> {
+    if hooks.asked() {
+        return None;
+    }
+    let last = outcome.as_ref().ok().map(|r| r.text.clone());
+    if parent.cancel.is_cancelled() {
+        let hooks = hooks.clone();
+        tokio::spawn(async move { hooks.ended(last.as_deref()).await });
+        return None;
+    }
+    let feedback = hooks.ended(last.as_deref()).await;
+    feedback.filter(|_| outcome.is_ok())
 }
 
 /// Runs the host's loop. Once the call is cancelled the loop gets a grace

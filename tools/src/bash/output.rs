@@ -30,7 +30,12 @@ pub(crate) struct Capture {
     tail_limit: usize,
     inline_chars: usize,
     bytes: u64,
+    /// Newlines seen.
     lines: u64,
+    /// Whether the last byte seen was a newline (or nothing was seen): a
+    /// last line without one still counts as a line, so a single 2 GB
+    /// line is "1 line", not "0 lines".
+    ends_in_newline: bool,
     log: LogFile,
 }
 
@@ -54,6 +59,7 @@ impl Capture {
             inline_chars: spec.inline_chars,
             bytes: 0,
             lines: 0,
+            ends_in_newline: true,
             log: LogFile::new(spec.log_path, spec.log_max_bytes, spec.eager_log),
         }
     }
@@ -61,6 +67,9 @@ impl Capture {
     pub(crate) fn push(&mut self, data: &[u8]) {
         self.bytes += data.len() as u64;
         self.lines += count_newlines(data) as u64;
+        if let Some(last) = data.last() {
+            self.ends_in_newline = *last == b'\n';
+        }
         self.log.write(data);
         // Any byte count below the character budget fits inline, whatever
         // the encoding; past it, the full text may be needed later.
@@ -97,8 +106,10 @@ impl Capture {
         self.bytes
     }
 
+    /// Lines as an editor counts them: newlines, plus an unterminated
+    /// last line.
     pub(crate) fn total_lines(&self) -> u64 {
-        self.lines
+        self.lines + u64::from(!self.ends_in_newline)
     }
 
     /// The log file, when it exists (output outgrew the inline budget, or
@@ -153,10 +164,16 @@ impl Capture {
         let text = if omitted_bytes == 0 {
             head + &tail
         } else {
+            // No newline in the omitted middle: it is the inside of one
+            // line (one huge line is common: minified files, base64).
+            let extent = match omitted_lines {
+                0 => "inside one line".to_string(),
+                1 => "1 line break".to_string(),
+                n => format!("{n} line breaks"),
+            };
             let marker = format!(
-                "\n\n[... {} omitted here ({} lines) ...]\n\n",
+                "\n\n[... {} omitted here ({extent}) ...]\n\n",
                 human_bytes(omitted_bytes),
-                omitted_lines
             );
             head + &marker + &tail
         };

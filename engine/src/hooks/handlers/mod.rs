@@ -9,6 +9,7 @@
 pub mod command;
 pub mod host;
 pub mod http;
+pub mod mcp_tool;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -21,8 +22,10 @@ use super::protocol::OnFailure;
 use super::{Hook, HookEvent, HookInput, HookOutcome};
 use crate::permission::PermissionRequest;
 
-/// Claude Code's default hook timeout.
-pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
+/// Claude Code's default timeout of command hooks (its hooks reference:
+/// "600 for command, 30 for prompt, 60 for agent"); settings files get the
+/// default of each type from `config::default_timeout`.
+pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// One transport: runs the hook for `input` within `timeout`.
 #[async_trait]

@@ -70,6 +70,13 @@ async def hang() -> str:
     return "unreachable"
 
 
+@server.tool(annotations=READ_ONLY)
+def header(name: str, ctx: Context) -> str:
+    """The value of an HTTP request header of this call (remote transports)."""
+    headers = ctx.headers or {}
+    return str(headers.get(name.lower()))
+
+
 @server.tool()
 def crash() -> str:
     """Exits the whole process in the middle of the call."""
@@ -158,5 +165,9 @@ if __name__ == "__main__":
     if "--http" in sys.argv:
         port = int(sys.argv[sys.argv.index("--http") + 1])
         server.run("streamable-http", host="127.0.0.1", port=port)
+    elif "--sse" in sys.argv:
+        # The legacy HTTP+SSE transport (2024-11-05): GET /sse, POST /messages/.
+        port = int(sys.argv[sys.argv.index("--sse") + 1])
+        server.run("sse", host="127.0.0.1", port=port)
     else:
         server.run()

@@ -54,6 +54,33 @@ fn multibyte_characters_are_never_split() {
     assert!(!r.text.contains('\u{FFFD}'));
 }
 
+/// The bug a 2 GB single line showed ("0 lines"), at 3 MB: what matters is
+/// a line longer than everything kept inline, without a newline.
+#[test]
+fn one_huge_line_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = capture(1000, &dir);
+    let chunk = vec![b'x'; 64 * 1024];
+    for _ in 0..48 {
+        c.push(&chunk);
+    }
+    assert_eq!(c.total_lines(), 1);
+    let r = c.render();
+    assert!(
+        r.text.contains("omitted here (inside one line)"),
+        "{}",
+        &r.text[400..700]
+    );
+    assert!(!r.text.contains("0 lines"));
+    // With a final newline it is still one line; two lines are two.
+    c.push(b"\n");
+    assert_eq!(c.total_lines(), 1);
+    c.push(b"tail");
+    assert_eq!(c.total_lines(), 2);
+    let empty = capture(10, &dir);
+    assert_eq!(empty.total_lines(), 0);
+}
+
 #[test]
 fn last_lines_for_progress() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,0 +1,55 @@
+//! The `call` tracing span: one per call, with the time each phase took.
+//!
+//! Fields (milliseconds): `queue_ms` (added → pipeline start, the wait for
+//! the scheduler), `validate_ms` (schema and `validate_input`), `hooks_ms`
+//! (PreToolUse hooks), `permission_ms` (rules, PermissionRequest hooks and
+//! the wait for the host's answer), `exec_ms` (the tool itself); plus
+//! `call_id`, `tool` and `outcome`. A phase the call never reached stays
+//! empty. The span is a child of whatever span is current (the runtime
+//! makes that the batch's), and nothing is recorded unless a subscriber
+//! listens: the cost without one is a few atomic loads.
+
+use std::time::{Duration, Instant};
+
+use tracing::field::Empty;
+use tracing::Span;
+
+use crate::call::{CallResult, ToolUse};
+
+pub(super) fn call_span(call: &ToolUse, queued: Duration) -> Span {
+    tracing::info_span!(
+        "call",
+        call_id = %call.id,
+        tool = %call.name,
+        queue_ms = ms(queued),
+        validate_ms = Empty,
+        hooks_ms = Empty,
+        permission_ms = Empty,
+        exec_ms = Empty,
+        outcome = Empty,
+    )
+}
+
+/// Records how long the phase `field` took since `start`, on the current
+/// (call) span.
+pub(super) fn phase(field: &'static str, start: Instant) {
+    Span::current().record(field, ms(start.elapsed()));
+}
+
+/// Records the call's outcome kind (`success`, `denied`, …).
+pub(super) fn outcome(result: &CallResult) {
+    let span = Span::current();
+    if span.is_disabled() {
+        return;
+    }
+    let kind = serde_json::to_value(&result.outcome)
+        .ok()
+        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string))
+        .unwrap_or_default();
+    span.record("outcome", kind.as_str());
+    tracing::debug!(outcome = %kind, is_error = result.is_error, "call finished");
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0
+}

@@ -1,0 +1,124 @@
+//! Documented limits (docs/limits.md), each with a clear error that loses
+//! nothing else: calls per message, serve's input line length.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+fn serve(dir: &std::path::Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["serve", "--cwd", dir.to_str().unwrap()])
+        .args(["--permission-mode", "bypassPermissions"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Protocol lines without the lifecycle ones.
+fn lines(out: &str) -> Vec<Value> {
+    out.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| !v["type"].as_str().unwrap().starts_with("call_"))
+        .collect()
+}
+
+#[test]
+fn calls_past_ten_thousand_in_one_message_get_an_error_result_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = serve(dir.path());
+    // Unknown tools: cheap calls, no processes; the limit is about counts.
+    let calls: Vec<Value> = (0..10_003)
+        .map(|i| json!({"type": "tool_use", "id": format!("c{i}"), "name": "Nope", "input": {}}))
+        .collect();
+    let message = json!({"type": "message", "message": {"role": "assistant", "content": calls}});
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{message}").unwrap();
+    drop(stdin);
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let lines = lines(&out);
+    let results: Vec<&Value> = lines.iter().filter(|l| l["type"] == "result").collect();
+    assert_eq!(results.len(), 10_003, "one result per call, limit or not");
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(r["index"], i);
+        let text = r["block"]["content"][0]["text"].as_str().unwrap();
+        if i < 10_000 {
+            assert_eq!(r["outcome"]["kind"], "unknown_tool", "{r}");
+        } else {
+            assert_eq!(r["outcome"]["kind"], "invalid_input", "{r}");
+            assert!(text.contains("more than 10000 tool calls"), "{text}");
+        }
+    }
+    let done = lines.last().unwrap();
+    assert_eq!(done["type"], "done");
+    assert_eq!(done["summary"]["calls"], 10_003);
+}
+
+#[test]
+fn a_line_over_64_mib_is_an_error_costs_at_most_the_limit_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = serve(dir.path());
+    let mut stdin = child.stdin.take().unwrap();
+    let pid = child.id();
+    let writer = std::thread::spawn(move || {
+        // A JSON string of 192 MiB, written in pieces: three times the limit,
+        // so holding it whole would show in the peak memory.
+        stdin.write_all(b"{\"type\":\"add\",\"pad\":\"").unwrap();
+        let piece = vec![b'x'; 1 << 20];
+        for _ in 0..192 {
+            stdin.write_all(&piece).unwrap();
+        }
+        stdin.write_all(b"\"}\n").unwrap();
+        let message = json!({"type": "message", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "after", "name": "Sleep", "input": {"duration_ms": 1}}]}});
+        writeln!(stdin, "{message}").unwrap();
+        stdin
+    });
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut got = Vec::new();
+    let hwm_kb: u64 = loop {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "stdout ended: {got:?}"
+        );
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["type"] == "done" {
+            // Peak memory so far, before the process exits.
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+            got.push(v);
+            break status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap();
+        }
+        got.push(v);
+    };
+    drop(writer.join().unwrap());
+    assert!(child.wait().unwrap().success());
+    let got: Vec<&Value> = got
+        .iter()
+        .filter(|v| !v["type"].as_str().unwrap().starts_with("call_"))
+        .collect();
+    assert_eq!(got[0]["type"], "error", "{got:?}");
+    assert_eq!(got[0]["line"], 1);
+    assert!(got[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("longer than 67108864 bytes"));
+    let result = got.iter().find(|v| v["type"] == "result").unwrap();
+    assert_eq!(result["tool_use_id"], "after");
+    assert_eq!(result["outcome"]["kind"], "success");
+    // Never held whole: at most the limit's worth is buffered (64 MiB, then
+    // dropped) on top of the process's own ~30 MB, far below the 192 MiB.
+    assert!(hwm_kb < 150 * 1024, "peak {hwm_kb} kB for a 192 MiB line");
+}

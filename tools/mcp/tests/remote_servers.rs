@@ -1,0 +1,277 @@
+//! Remote servers over real HTTP on 127.0.0.1, served by the official Python
+//! SDK (mcp 2.3.0): the legacy HTTP+SSE transport (`"type": "sse"`), and a
+//! remote server (SSE or streamable HTTP) that dies and comes back.
+
+mod common;
+
+use std::net::TcpListener;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use baton_engine::{CancelReason, CancelScope, ProgressSink};
+use baton_mcp::{parse_servers, Scope, ServerSpec};
+use common::*;
+use parking_lot::Mutex;
+use serde_json::json;
+
+/// The Python test server on a remote transport, in its own process group.
+struct Remote {
+    child: std::process::Child,
+    port: u16,
+    mode: &'static str,
+}
+
+impl Remote {
+    /// `mode` is `--sse` or `--http`.
+    fn start(mode: &'static str) -> Remote {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        Remote::on(mode, port)
+    }
+
+    fn on(mode: &'static str, port: u16) -> Remote {
+        use std::os::unix::process::CommandExt;
+        let script = workspace().join("tools/mcp/tests/servers/misbehaving.py");
+        let child = std::process::Command::new("python3")
+            .arg("-u")
+            .arg(script)
+            .args([mode, &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the {mode} server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Remote { child, port, mode }
+    }
+
+    fn url(&self) -> String {
+        match self.mode {
+            "--sse" => format!("http://127.0.0.1:{}/sse", self.port),
+            _ => format!("http://127.0.0.1:{}/mcp", self.port),
+        }
+    }
+
+    fn kill(&mut self) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_sse_server_works_like_any_other() {
+    let server = Remote::start("--sse");
+    let dir = tempfile::tempdir().unwrap();
+    // Configured as a user has it, with a header from the environment.
+    let config = json!({"legacy": {"type": "sse", "url": server.url(),
+        "headers": {"X-Token": "Bearer ${SSE_TOKEN}", "X-Default": "${UNSET_VAR:-fallback}"}}});
+    let env = |name: &str| (name == "SSE_TOKEN").then(|| "s3cret".to_string());
+    let (specs, problems) = parse_servers(&config, Scope::Flag, "test", &env);
+    assert!(problems.is_empty(), "{problems:?}");
+    let clients = start(specs, dir.path()).await;
+    assert!(
+        clients.diagnostics().is_empty(),
+        "{:?}",
+        clients.diagnostics()
+    );
+    let status = &clients.statuses()[0];
+    assert_eq!(status.transport, "sse");
+    assert_eq!(status.state.label(), "ready");
+    assert!(
+        status
+            .protocol
+            .as_deref()
+            .is_some_and(|p| p.starts_with("20")),
+        "{:?}",
+        status.protocol
+    );
+    assert!(status.tools.iter().any(|t| t == "mcp__legacy__echo"));
+
+    let (tools, _) = clients.tools();
+    let out = call(
+        &tools,
+        "mcp__legacy__echo",
+        json!({"text": "over sse"}),
+        dir.path(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text(&out), "over sse");
+    // Headers, expanded, go with every POST.
+    for (name, want) in [("X-Token", "Bearer s3cret"), ("X-Default", "fallback")] {
+        let out = call(
+            &tools,
+            "mcp__legacy__header",
+            json!({"name": name}),
+            dir.path(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(text(&out), want);
+    }
+
+    // Parallel calls are not serialised: 16 × 300 ms.
+    let slow = find(&tools, "mcp__legacy__slow_read");
+    let started = Instant::now();
+    let calls = (0..16).map(|_| call_with(&slow, json!({"ms": 300}), ctx(dir.path())));
+    for r in futures::future::join_all(calls).await {
+        assert_eq!(text(&r.unwrap()), "slept 300 ms");
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "16 parallel 300 ms calls took {:?}",
+        started.elapsed()
+    );
+
+    // Progress arrives on the stream and becomes progress events.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let seen = Arc::clone(&seen);
+        ProgressSink::new(move |p| seen.lock().push(p.message))
+    };
+    let out = call_with(
+        &find(&tools, "mcp__legacy__progress"),
+        json!({"steps": 3, "delay_ms": 50}),
+        ctx_with(dir.path(), CancelScope::new(), sink),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text(&out), "done after 3 steps");
+    // The last notification may race the result; the ones before it cannot.
+    let seen = seen.lock().clone();
+    assert!(seen.len() >= 2, "{seen:?}");
+    assert_eq!(seen[..2], ["step 1 of 3", "step 2 of 3"]);
+
+    // A cancelled call leaves the session usable.
+    let cancel = CancelScope::new();
+    let hang_tool = find(&tools, "mcp__legacy__hang");
+    let hang = call_with(
+        &hang_tool,
+        json!({}),
+        ctx_with(dir.path(), cancel.clone(), ProgressSink::discard()),
+    );
+    let canceller = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel(CancelReason::User);
+    };
+    let (hung, ()) = tokio::join!(hang, canceller);
+    assert!(hung.is_err() || hung.as_ref().unwrap().is_error, "{hung:?}");
+    let out = call(
+        &tools,
+        "mcp__legacy__echo",
+        json!({"text": "still here"}),
+        dir.path(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text(&out), "still here");
+
+    // Elicitation without a host: declined, and the result says so.
+    let out = call(&tools, "mcp__legacy__ask", json!({}), dir.path())
+        .await
+        .unwrap();
+    assert!(text(&out).contains("decline"), "{}", text(&out));
+    clients.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sse_configuration_errors_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    // An unset variable in a header is an error for that server only.
+    let config = json!({
+        "bad": {"type": "sse", "url": "http://127.0.0.1:1/sse", "headers": {"A": "${NOPE_UNSET}"}},
+    });
+    let (specs, problems) = parse_servers(&config, Scope::Flag, "test", &|_| None);
+    assert!(specs.is_empty());
+    assert!(problems.join("\n").contains("NOPE_UNSET"), "{problems:?}");
+
+    // A streamable-HTTP server configured as SSE: the error says what to do.
+    let http = Remote::start("--http");
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let specs = vec![
+        ServerSpec::sse("wrong", http.url()),
+        ServerSpec::sse("down", format!("http://127.0.0.1:{closed_port}/sse")),
+    ];
+    let clients = start(specs, dir.path()).await;
+    let diags = clients.diagnostics().join("\n");
+    assert!(
+        diags.contains("\"wrong\"") && diags.contains("\"type\": \"http\""),
+        "{diags}"
+    );
+    assert!(
+        diags.contains("\"down\"") && diags.contains("could not connect"),
+        "{diags}"
+    );
+    clients.shutdown().await;
+}
+
+/// A remote server that dies is reconnected: the supervisor notices the
+/// closed connection and connects again (backoff 1, 2, 4, ... s), and the
+/// next call succeeds once the server is back.
+async fn remote_server_comes_back(mode: &'static str) {
+    let mut server = Remote::start(mode);
+    let port = server.port;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = match mode {
+        "--sse" => ServerSpec::sse("r", server.url()),
+        _ => ServerSpec::http("r", server.url()),
+    };
+    let clients = start(vec![spec], dir.path()).await;
+    assert!(
+        clients.diagnostics().is_empty(),
+        "{:?}",
+        clients.diagnostics()
+    );
+    let (tools, _) = clients.tools();
+    let first = call(&tools, "mcp__r__whoami", json!({}), dir.path())
+        .await
+        .unwrap();
+    server.kill();
+    // While it is down a call fails with an error naming the server (or
+    // waits for the restart); it never hangs past the limits.
+    let down = call(&tools, "mcp__r__echo", json!({"text": "x"}), dir.path()).await;
+    if let Ok(out) = &down {
+        assert!(out.is_error || text(out) == "x", "{out:?}");
+    }
+    let _server = Remote::on(mode, port);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let second = loop {
+        match call(&tools, "mcp__r__whoami", json!({}), dir.path()).await {
+            Ok(out) if !out.is_error => break text(&out),
+            other => {
+                assert!(Instant::now() < deadline, "never reconnected: {other:?}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    };
+    assert_ne!(text(&first), second, "a new server process answers");
+    assert_eq!(clients.statuses()[0].state.label(), "ready");
+    clients.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sse_server_that_dies_and_comes_back_is_reconnected() {
+    remote_server_comes_back("--sse").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_server_that_dies_and_comes_back_is_reconnected() {
+    remote_server_comes_back("--http").await;
+}
