@@ -8,7 +8,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ElicitRequestParams, ProgressNotificationParam,
     ProgressToken, ProtocolVersion,
 };
-use rmcp::service::{ElicitationMode, RequestContext};
+use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use serde_json::{json, Value};
 
@@ -29,7 +29,8 @@ pub(super) async fn run(
         .protocol_version()
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
     // Declared per request (or at `initialize`); a form question needs a
-    // form-capable client (no mode named means form).
+    // form-capable client (no mode named means form). Decides for both
+    // protocol generations.
     let can_be_asked = context
         .client_capabilities()
         .and_then(|caps| caps.elicitation)
@@ -99,7 +100,7 @@ pub(super) async fn run(
                     notify_progress(&context.peer, token, n, p.message).await;
                 }
             }
-            Some(Event::PermissionRequest(prompt)) if in_rounds && !can_be_asked => {
+            Some(Event::PermissionRequest(prompt)) if !can_be_asked => {
                 prompt.answer(Approval::Deny {
                     reason: Some(cannot_ask(
                         &prompt.request,
@@ -193,27 +194,18 @@ async fn notify_progress(peer: &Peer<RoleServer>, token: &ProgressToken, n: u64,
         .await;
 }
 
-/// Answers `prompt` by asking the MCP client (form elicitation), or denies it
-/// with a text saying why when the client cannot be asked.
+/// Answers `prompt` by asking the MCP client (a server-to-client form
+/// elicitation; the caller checked that the client declared it), or denies
+/// it with a text saying why asking failed.
 async fn ask_client(peer: Peer<RoleServer>, prompt: PermissionPrompt) {
-    let request = &prompt.request;
-    let approval = if peer
-        .supported_elicitation_modes()
-        .contains(&ElicitationMode::Form)
-    {
-        match elicit(&peer, &prompt).await {
-            Ok(approval) => approval,
-            Err(why) => Approval::Deny {
-                reason: Some(format!(
-                    "{} needs approval ({}), and asking the MCP client failed: {why}",
-                    request.tool_name, request.reason
-                )),
-            },
-        }
-    } else {
-        Approval::Deny {
-            reason: Some(cannot_ask(request, "it does not support elicitation")),
-        }
+    let approval = match elicit(&peer, &prompt).await {
+        Ok(approval) => approval,
+        Err(why) => Approval::Deny {
+            reason: Some(format!(
+                "{} needs approval ({}), and asking the MCP client failed: {why}",
+                prompt.request.tool_name, prompt.request.reason
+            )),
+        },
     };
     prompt.answer(approval);
 }

@@ -88,12 +88,7 @@ impl Handler for ModelHandler {
             input: input.clone(),
         };
         match tokio::time::timeout(timeout, runner.evaluate(request)).await {
-            Err(_) => failed(
-                event,
-                &label,
-                on_failure,
-                format!("got no answer within {}s", timeout.as_secs_f64()),
-            ),
+            Err(_) => failed(event, &label, on_failure, super::no_answer(timeout)),
             Ok(Err(problem)) => failed(event, &label, on_failure, problem),
             Ok(Ok(answer)) => match answer.get("ok").and_then(Value::as_bool) {
                 Some(true) => HookOutcome::default(),

@@ -91,14 +91,7 @@ impl Handler for McpToolHandler {
         )
         .await;
         let reply = match called {
-            Err(_) => {
-                return failed(
-                    event,
-                    &label,
-                    on_failure,
-                    format!("got no answer within {}s", timeout.as_secs_f64()),
-                )
-            }
+            Err(_) => return failed(event, &label, on_failure, super::no_answer(timeout)),
             Ok(Err(problem)) => return failed(event, &label, on_failure, problem),
             Ok(Ok(reply)) => reply,
         };

@@ -24,6 +24,11 @@ use super::protocol::OnFailure;
 use super::{Hook, HookEvent, HookInput, HookOutcome};
 use crate::permission::PermissionRequest;
 
+/// The failure text of a handler whose answer did not come in time.
+pub(crate) fn no_answer(timeout: Duration) -> String {
+    format!("got no answer within {}s", timeout.as_secs_f64())
+}
+
 /// Claude Code's default timeout of command hooks (its hooks reference:
 /// "600 for command, 30 for prompt, 60 for agent"); settings files get the
 /// default of each type from `config::default_timeout`.
