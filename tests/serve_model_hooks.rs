@@ -1,26 +1,15 @@
 //! Prompt and agent hooks answered by a Python host's "model" over
 //! `baton serve` (issue 15): `hook_request` out, `hook_answer` in.
 
-use std::process::Command;
+#[path = "support/python_host.rs"]
+mod python_host;
 
 use serde_json::json;
 
 #[test]
 fn a_python_host_evaluates_prompt_and_agent_hooks_over_serve() {
     let dir = tempfile::tempdir().unwrap();
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/serve_host/model_hooks.py"
-    );
-    let out = Command::new("python3")
-        .args([script, env!("CARGO_BIN_EXE_baton")])
-        .arg(dir.path())
-        .output()
-        .expect("python3 is needed (run ./.ci/deps)");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "host failed: {stderr}");
-    let s: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    let s = python_host::run("model_hooks.py", dir.path());
     assert_eq!(s["exit"], 0, "{s}");
     // One prompt hook per call; the agent hook only after calls that ran.
     assert_eq!(

@@ -1,21 +1,13 @@
 //! A Python host runs subagents over `baton serve`: requests, nested
 //! messages named by agent, approvals with their chain, results.
 
-use std::process::Command;
+#[path = "support/python_host.rs"]
+mod python_host;
 
 #[test]
 fn a_python_host_runs_a_subagent_tree_over_serve() {
     let dir = tempfile::tempdir().unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/serve_host/subagents.py");
-    let out = Command::new("python3")
-        .args([script, env!("CARGO_BIN_EXE_baton")])
-        .arg(dir.path())
-        .output()
-        .expect("python3 is needed (run ./.ci/deps)");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "host failed: {stderr}");
-    let s: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    let s = python_host::run("subagents.py", dir.path());
     assert_eq!(s["exit"], 0, "{s}");
     assert_eq!(s["errors"], serde_json::json!([]), "{s}");
     assert_eq!(s["order"], serde_json::json!(["A", "B", "C", "E"]));
@@ -54,19 +46,7 @@ fn a_python_host_runs_a_subagent_tree_over_serve() {
 #[test]
 fn subagent_hooks_reach_a_python_host_over_serve() {
     let dir = tempfile::tempdir().unwrap();
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/serve_host/subagent_hooks.py"
-    );
-    let out = Command::new("python3")
-        .args([script, env!("CARGO_BIN_EXE_baton")])
-        .arg(dir.path())
-        .output()
-        .expect("python3 is needed (run ./.ci/deps)");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "host failed: {stderr}");
-    let s: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    let s = python_host::run("subagent_hooks.py", dir.path());
     assert_eq!(s["exit"], 0, "{s}");
     assert_eq!(s["errors"], serde_json::json!([]), "{s}");
     assert_eq!(s["additional_context"], serde_json::json!(["house rules"]));
