@@ -92,7 +92,19 @@ fn processes(c: &mut Criterion) {
         .sample_size(10)
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(3));
-    for n in [64usize, 256] {
+    // First as a library host that did not opt in, then as the `baton` CLI
+    // runs: a child subreaper with the orphan sentinel, which lets a tree
+    // whose shell ended be checked from its adopted orphans instead of a
+    // scan of every process.
+    for (mode, n) in [
+        ("library", 64usize),
+        ("library", 256),
+        ("cli", 64),
+        ("cli", 256),
+    ] {
+        if mode == "cli" {
+            assert!(baton::engine::process::install_orphan_guard().is_empty());
+        }
         let engine = {
             let _g = rt.enter();
             shell_engine(n)
@@ -109,13 +121,13 @@ fn processes(c: &mut Criterion) {
             b += mean_of(1, &base);
         }
         eprintln!(
-            "fan-out N={n}: engine {:.1} ms, tokio `bash -c true` baseline {:.1} ms -> {:.2}x",
+            "fan-out N={n} ({mode}): engine {:.1} ms, tokio `bash -c true` baseline {:.1} ms -> {:.2}x",
             e.as_secs_f64() * 1e3 / 5.0,
             b.as_secs_f64() * 1e3 / 5.0,
             e.as_secs_f64() / b.as_secs_f64()
         );
-        group.bench_function(format!("engine_bash_true_x{n}"), |bch| bch.iter(run));
-        group.bench_function(format!("tokio_bash_true_x{n}"), |bch| bch.iter(base));
+        group.bench_function(format!("engine_bash_true_x{n}_{mode}"), |bch| bch.iter(run));
+        group.bench_function(format!("tokio_bash_true_x{n}_{mode}"), |bch| bch.iter(base));
     }
     let engine = {
         let _g = rt.enter();

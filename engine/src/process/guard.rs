@@ -1,6 +1,6 @@
 //! Trees that die with their owner, and with Baton.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
@@ -13,6 +13,16 @@ static LIVE: OnceLock<Mutex<HashMap<u64, Arc<ProcessTree>>>> = OnceLock::new();
 
 fn live() -> &'static Mutex<HashMap<u64, Arc<ProcessTree>>> {
     LIVE.get_or_init(Default::default)
+}
+
+/// The roots of every guarded tree but `except`.
+pub(crate) fn guarded_roots(except: u64) -> HashSet<i32> {
+    live()
+        .lock()
+        .values()
+        .filter(|t| t.id() != except)
+        .map(|t| t.root())
+        .collect()
 }
 
 /// Kills its tree when dropped, unless disarmed.

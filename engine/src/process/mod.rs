@@ -17,7 +17,9 @@
 //!   sentinel that kills every tagged process if Baton dies without
 //!   cleaning up (SIGKILL), catching grandchildren that PDEATHSIG misses.
 
+mod children;
 mod guard;
+mod spawn;
 pub mod table;
 mod tree;
 
@@ -28,6 +30,7 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use guard::{install_orphan_guard, kill_all_now, TreeGuard};
+pub use spawn::{Child, Launch};
 pub use tree::{ProcessTree, StopReport};
 
 /// The environment variable that marks a tree's processes.
@@ -50,6 +53,15 @@ pub(crate) fn tag_prefix() -> String {
     format!("{}-", table::own_pid())
 }
 
+/// A tag no other tree of this process has.
+pub(crate) fn new_tag() -> String {
+    format!(
+        "{}{}",
+        tag_prefix(),
+        NEXT_TAG.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
 /// Prepares `cmd` to be tracked as a [`ProcessTree`]; returns the tag to
 /// pass to [`ProcessTree::new`] with the child's pid.
 ///
@@ -57,11 +69,7 @@ pub(crate) fn tag_prefix() -> String {
 /// from a thread that lives as long as the command should (a tokio worker
 /// or the thread running `block_on`), never from a `spawn_blocking` task.
 pub fn configure(cmd: &mut tokio::process::Command, isolation: Isolation) -> String {
-    let tag = format!(
-        "{}{}",
-        tag_prefix(),
-        NEXT_TAG.fetch_add(1, Ordering::Relaxed)
-    );
+    let tag = new_tag();
     cmd.env(TAG_VAR, &tag);
     let parent = table::own_pid();
     // SAFETY: the closure runs in the forked child before exec and only

@@ -2,6 +2,7 @@
 //! started when, and whether it is still running or only a zombie.
 
 use std::fs;
+use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -20,6 +21,8 @@ pub struct ProcInfo {
     /// Clock ticks after boot; a process started before another cannot be
     /// its descendant.
     pub start: u64,
+    /// Threads in the process.
+    pub threads: u32,
     /// `Z` (zombie) and `X` (dead) are gone for every purpose but reaping.
     pub state: char,
 }
@@ -31,8 +34,42 @@ impl ProcInfo {
     }
 
     pub fn read(pid: i32) -> Option<ProcInfo> {
-        let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        parse_stat(&text)
+        // One `read` into the stack: a stat line is a few hundred bytes, and
+        // this runs for every process of every scan (`fs::read_to_string`
+        // would add a `statx` and a second `read` per file).
+        let mut file = fs::File::open(format!("/proc/{pid}/stat")).ok()?;
+        let mut buf = [0u8; 1024];
+        let n = file.read(&mut buf).ok()?;
+        if n == buf.len() {
+            // Not expected from the kernel; read the rest the slow way.
+            let mut all = buf.to_vec();
+            file.read_to_end(&mut all).ok()?;
+            return parse_stat(&String::from_utf8_lossy(&all));
+        }
+        // Lossy: the command name is whatever bytes the program chose (a
+        // name that is not UTF-8 must not make a process invisible); the
+        // fields after it are ASCII.
+        parse_stat(&String::from_utf8_lossy(buf.get(..n)?))
+    }
+}
+
+/// Reads a small `/proc` file whole into `out`: open, read until EOF,
+/// close. (`fs::read` would first ask for the size with `statx` and
+/// `lseek`, which `/proc` answers with 0 anyway: two wasted calls per file,
+/// on a path taken for every process of every scan.)
+pub(crate) fn read_proc(path: &str, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    let Ok(mut file) = fs::File::open(path) else {
+        return false;
+    };
+    let mut chunk = [0u8; 4096];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => return true,
+            Ok(n) => out.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
     }
 }
 
@@ -52,6 +89,7 @@ pub fn parse_stat(text: &str) -> Option<ProcInfo> {
         pgrp: field(5)?.parse().ok()?,
         session: field(6)?.parse().ok()?,
         start: field(22)?.parse().ok()?,
+        threads: field(20)?.parse().ok()?,
     })
 }
 
@@ -103,9 +141,10 @@ impl Snapshot {
 
 /// The `BATON_TREE=…` entries of `pid`'s environment.
 fn tag_entries(pid: i32) -> Vec<Box<[u8]>> {
-    let Ok(env) = fs::read(format!("/proc/{pid}/environ")) else {
+    let mut env = Vec::new();
+    if !read_proc(&format!("/proc/{pid}/environ"), &mut env) {
         return Vec::new();
-    };
+    }
     let prefix = format!("{TAG_VAR}=");
     env.split(|&b| b == 0)
         .filter(|kv| kv.starts_with(prefix.as_bytes()))
@@ -141,9 +180,10 @@ pub fn shared_snapshot() -> Arc<Snapshot> {
 /// starts with it when `prefix` is set. Unreadable (gone, other user,
 /// zombie) means no.
 pub fn environ_has(pid: i32, entry: &[u8], prefix: bool) -> bool {
-    let Ok(env) = fs::read(format!("/proc/{pid}/environ")) else {
+    let mut env = Vec::new();
+    if !read_proc(&format!("/proc/{pid}/environ"), &mut env) {
         return false;
-    };
+    }
     env.split(|&b| b == 0).any(|kv| {
         if prefix {
             kv.starts_with(entry)
@@ -171,6 +211,7 @@ mod tests {
         assert_eq!(info.state, 'S');
         assert_eq!((info.ppid, info.pgrp, info.session), (1, 4242, 4242));
         assert_eq!(info.start, 987654);
+        assert_eq!(info.threads, 1);
         assert!(parse_stat("garbage").is_none());
     }
 

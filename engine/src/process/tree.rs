@@ -31,6 +31,8 @@ use nix::sys::wait::{waitpid, WaitPidFlag};
 use nix::unistd::Pid;
 use parking_lot::Mutex;
 
+use super::children;
+use super::guard::guarded_roots;
 use super::table::{environ_has, own_pid, shared_snapshot, ProcInfo};
 use super::TAG_VAR;
 
@@ -48,6 +50,16 @@ pub struct ProcessTree {
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// What a walk below one of this process's children found.
+enum Below {
+    /// A running member.
+    Alive,
+    /// No running member.
+    Walked,
+    /// Started before the root: nothing below can be a descendant.
+    Older,
+}
 
 /// What a stop achieved.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -135,8 +147,102 @@ impl ProcessTree {
     }
 
     /// Whether anything of the tree still runs (zombies do not count).
+    ///
+    /// Looks down from this process when it can (see
+    /// [`alive_below`](Self::alive_below)), else scans `/proc`.
     pub fn is_alive(&self) -> bool {
+        self.alive_below().unwrap_or_else(|| self.alive_by_scan())
+    }
+
+    /// [`is_alive`](Self::is_alive) from a scan of every process.
+    pub fn alive_by_scan(&self) -> bool {
         !self.live_members().is_empty()
+    }
+
+    /// [`is_alive`](Self::is_alive) from this process's own children, or
+    /// `None` when that cannot tell: this process is not a subreaper, the
+    /// kernel does not list children, or the children kept changing.
+    ///
+    /// While the root runs, the tree is alive. Once it has ended, whatever
+    /// it left running was re-parented to this process (a subreaper), so
+    /// the survivors are in the subtrees of this process's children. The
+    /// roots of other guarded trees are skipped with their subtrees (a
+    /// process there belongs to that tree; it could only be counted in
+    /// this one by copying this tree's tag, and is stopped with its own).
+    /// Members are recognised as by the scan (session, group or tag, and
+    /// started no earlier than the root); a zombie member that became this
+    /// process's child is reaped on the way.
+    pub fn alive_below(&self) -> Option<bool> {
+        if ProcInfo::read(self.root).is_some_and(|p| p.start == self.start && p.is_live()) {
+            return Some(true);
+        }
+        if !children::is_reaper() {
+            return None;
+        }
+        let others = guarded_roots(self.id);
+        let mut walked = HashSet::new();
+        // Until the list of children stops changing: a survivor whose
+        // parent dies while it is being walked moves up to this process.
+        for round in 0..8 {
+            let mut descended = false;
+            let kids = children::adopted(round > 0)?;
+            for kid in kids {
+                if kid == self.root || others.contains(&kid) || !walked.insert(kid) {
+                    continue;
+                }
+                match self.live_member_below(kid)? {
+                    Below::Alive => return Some(true),
+                    Below::Walked => descended = true,
+                    Below::Older => {}
+                }
+            }
+            if !descended {
+                return Some(false);
+            }
+        }
+        None
+    }
+
+    /// Whether a running member is `top` or below it. `None` when the
+    /// subtree is too large to walk here.
+    ///
+    /// A process started before the root is not its descendant, and
+    /// neither is anything below it (orphans move up only to ancestors,
+    /// and the walk starts below this process, the root's parent): such a
+    /// subtree is skipped. Its processes could count only by carrying a
+    /// copy of the tree's tag.
+    fn live_member_below(&self, top: i32) -> Option<Below> {
+        let me = own_pid();
+        let mut stack = vec![top];
+        let mut visited = 0usize;
+        while let Some(pid) = stack.pop() {
+            visited += 1;
+            if visited > 4096 {
+                return None;
+            }
+            let Some(p) = ProcInfo::read(pid) else {
+                continue;
+            };
+            if p.start < self.start || p.pid == me {
+                if pid == top {
+                    return Some(Below::Older);
+                }
+                continue;
+            }
+            let by_ids = p.session == self.root || p.pgrp == self.root;
+            if p.is_live() && (by_ids || environ_has(p.pid, &self.env_entry, false)) {
+                return Some(Below::Alive);
+            }
+            if by_ids && !p.is_live() {
+                // Descendants of a zombie were re-parented already.
+                if p.ppid == me {
+                    let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
+                }
+                continue;
+            }
+            stack.extend(children::children_of(pid));
+        }
+        Some(Below::Walked)
     }
 
     /// Sends `signal` to every running member; returns how many.

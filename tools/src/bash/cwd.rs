@@ -60,11 +60,15 @@ pub(crate) fn take_change(report: &Path, context: &Context) -> CwdChange {
         return CwdChange::Unchanged;
     };
     let path = PathBuf::from(reported.trim_end_matches('\n'));
+    // Most commands end where they started: no file system calls then.
+    if path == context.cwd {
+        return CwdChange::Unchanged;
+    }
     if !path.is_absolute() || !path.is_dir() {
         return CwdChange::Unchanged;
     }
     let current = std::fs::canonicalize(&context.cwd).unwrap_or_else(|_| context.cwd.clone());
-    if path == current || path == context.cwd {
+    if path == current {
         return CwdChange::Unchanged;
     }
     if context.is_inside_roots(&path) {

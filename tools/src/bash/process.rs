@@ -16,12 +16,11 @@
 
 use std::io;
 use std::path::Path;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
 
-use baton_engine::process::{self, Isolation, ProcessTree, StopReport, TreeGuard};
+use baton_engine::process::{Child, Isolation, Launch, ProcessTree, StopReport, TreeGuard};
 use tokio::net::unix::pipe;
-use tokio::process::{Child, Command};
 
 /// Runs the model's command with `eval`, so the line is parsed by bash
 /// exactly as typed, and reports the final working directory from an EXIT
@@ -51,42 +50,32 @@ impl Shell {
         let (writer, reader) = pipe::pipe()?;
         let stdout = writer.into_blocking_fd()?;
         let stderr = stdout.try_clone()?;
-        let mut cmd = Command::new("bash");
+        // A new session (and so a new process group led by the shell),
+        // without a controlling terminal: a program that opens /dev/tty to
+        // ask for a password fails at once instead of being stopped by
+        // SIGTTIN and hanging until the timeout. Stdin is /dev/null.
+        let mut launch = Launch::new("bash", Isolation::Session);
         // The settings' `env` block first, so Baton's own settings below win.
-        cmd.envs(env.iter().map(|(k, v)| (k, v)));
-        cmd.arg("-c")
+        for (key, value) in env {
+            launch.env(key, value);
+        }
+        launch
+            .arg("-c")
             .arg(WRAPPER)
             .arg("bash")
             .arg(cwd_report)
             .arg(command)
             .current_dir(cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(stdout))
-            .stderr(Stdio::from(stderr))
+            .stdout(stdout)
+            .stderr(stderr)
             // Nothing may wait for a person: pagers and prompts would hang
             // until the timeout.
             .env("PAGER", "cat")
             .env("GIT_PAGER", "cat")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .kill_on_drop(true);
-        // A new session (and so a new process group led by the shell),
-        // without a controlling terminal: a program that opens /dev/tty to
-        // ask for a password fails at once instead of being stopped by
-        // SIGTTIN and hanging until the timeout.
-        let tag = process::configure(&mut cmd, Isolation::Session);
-        let child = cmd.spawn()?;
-        // The command owned our copies of the pipe's write end; only the
-        // shell and its descendants hold it now, so EOF means they closed it.
-        drop(cmd);
-        let pid = child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .ok_or_else(|| io::Error::other("the shell exited before it could be tracked"))?;
-        let Some(tree) = ProcessTree::new(pid, &tag) else {
-            return Err(io::Error::other(
-                "the shell exited before it could be tracked",
-            ));
-        };
+            .env("GIT_TERMINAL_PROMPT", "0");
+        // `launch` owned our copies of the pipe's write end; only the shell
+        // and its descendants hold it now, so EOF means they closed it.
+        let (child, tree) = launch.spawn()?;
         Ok(Shell {
             child,
             guard: TreeGuard::new(tree),

@@ -66,13 +66,16 @@ pub(crate) async fn run(
         t.set_missed_tick_behavior(MissedTickBehavior::Delay);
         t
     });
-    let mut buf = vec![0u8; CHUNK];
+    // Capacity, not zeroed memory, and small at first: most commands print
+    // little (a 64 KiB buffer per call cost the allocator a heap growth and
+    // a trim each time); it grows when a read fills it.
+    let mut buf = Vec::with_capacity(CHUNK / 8);
     let mut eof = false;
     let ending = loop {
         tokio::select! {
-            read = shell.output.read(&mut buf), if !eof => match read {
+            read = read_chunk(&mut shell.output, &mut buf), if !eof => match read {
                 Ok(0) => eof = true,
-                Ok(n) => capture.lock().push(&buf[..n]),
+                Ok(_) => capture.lock().push(&buf),
                 Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => eof = true,
             },
@@ -104,6 +107,12 @@ pub(crate) async fn run(
         }
     };
     if !eof {
+        // Usually the pipe already holds everything up to its end when the
+        // shell's exit is seen: take it without asking the kernel for the
+        // tree (below).
+        eof = read_ready(&mut shell.output, capture, &mut buf);
+    }
+    if !eof {
         // Nothing of the tree runs any more (it was stopped, or exited
         // with nothing left behind): EOF is near, so read until it, with
         // a generous bound in case something escaped. Otherwise background
@@ -118,9 +127,36 @@ pub(crate) async fn run(
         } else {
             limits.drain
         };
-        drain(&mut shell.output, capture, budget, idle).await;
+        drain(&mut shell.output, capture, &mut buf, budget, idle).await;
     }
     (ending, start.elapsed())
+}
+
+/// Reads what the pipe holds now, without waiting; true at its end.
+fn read_ready(
+    output: &mut pipe::Receiver,
+    capture: &Arc<Mutex<Capture>>,
+    buf: &mut Vec<u8>,
+) -> bool {
+    loop {
+        buf.clear();
+        match output.try_read_buf(buf) {
+            Ok(0) => return true,
+            Ok(_) => capture.lock().push(buf),
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+/// Reads up to [`CHUNK`] bytes into `buf` (replacing what it held).
+/// Cancel-safe: a read either completes into `buf` or takes nothing.
+async fn read_chunk(output: &mut pipe::Receiver, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    if buf.len() == buf.capacity() && buf.capacity() < CHUNK {
+        buf.reserve_exact(CHUNK - buf.len());
+    }
+    buf.clear();
+    output.read_buf(buf).await
 }
 
 async fn sleep_until(deadline: Option<Instant>) {
@@ -144,17 +180,17 @@ async fn tick(ticker: &mut Option<tokio::time::Interval>) {
 async fn drain(
     output: &mut pipe::Receiver,
     capture: &Arc<Mutex<Capture>>,
+    buf: &mut Vec<u8>,
     budget: Duration,
     idle: Option<Duration>,
 ) {
     let until = Instant::now() + budget;
     let idle = idle.unwrap_or(budget).min(budget);
-    let mut buf = vec![0u8; CHUNK];
     while Instant::now() < until {
         let wait = idle.min(until.saturating_duration_since(Instant::now()));
-        match tokio::time::timeout(wait, output.read(&mut buf)).await {
+        match tokio::time::timeout(wait, read_chunk(output, buf)).await {
             Ok(Ok(0)) | Err(_) => return,
-            Ok(Ok(n)) => capture.lock().push(&buf[..n]),
+            Ok(Ok(_)) => capture.lock().push(buf),
             Ok(Err(err)) if err.kind() == std::io::ErrorKind::Interrupted => {}
             Ok(Err(_)) => return,
         }
