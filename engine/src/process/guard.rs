@@ -15,12 +15,12 @@ fn live() -> &'static Mutex<HashMap<u64, Arc<ProcessTree>>> {
     LIVE.get_or_init(Default::default)
 }
 
-/// The roots of every guarded tree but `except`.
-pub(crate) fn guarded_roots(except: u64) -> HashSet<i32> {
+/// The roots of every guarded tree but the one with id `except`.
+pub(crate) fn guarded_roots(except: Option<u64>) -> HashSet<i32> {
     live()
         .lock()
         .values()
-        .filter(|t| t.id() != except)
+        .filter(|t| Some(t.id()) != except)
         .map(|t| t.root())
         .collect()
 }

@@ -1,6 +1,7 @@
 //! A snapshot of `/proc`: who is whose parent, in which group and session,
 //! started when, and whether it is still running or only a zombie.
 
+use std::collections::HashSet;
 use std::fs;
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -96,11 +97,16 @@ pub fn parse_stat(text: &str) -> Option<ProcInfo> {
 /// Every process visible in `/proc` (those that vanish while reading are
 /// simply absent).
 pub fn snapshot() -> Vec<ProcInfo> {
+    snapshot_except(&HashSet::new())
+}
+
+fn snapshot_except(skip: &HashSet<i32>) -> Vec<ProcInfo> {
     let Ok(dir) = fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| !skip.contains(pid))
         .filter_map(ProcInfo::read)
         .collect()
 }
@@ -120,8 +126,14 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// Every process but the roots of guarded trees. A tree reads its own
+    /// root itself, and another tree's root is never its member: with N
+    /// shells running, leaving the N roots out is most of the scan (their
+    /// `stat`, and the environment of each one started after the asking
+    /// tree's root).
     pub fn take() -> Snapshot {
-        let procs = snapshot();
+        let roots = super::guard::guarded_roots(None);
+        let procs = snapshot_except(&roots);
         let tags = procs.iter().map(|_| OnceLock::new()).collect();
         Snapshot { procs, tags }
     }

@@ -94,22 +94,43 @@ impl ProcessTree {
         self.root
     }
 
-    /// The tree's processes in `snap`, zombies included.
+    /// The tree's processes in `snap` (a full [`snapshot`](super::table::snapshot)),
+    /// zombies included.
     pub fn members_in(&self, snap: &[ProcInfo]) -> Vec<ProcInfo> {
-        self.members_by(snap, |i| environ_has(snap[i].pid, &self.env_entry, false))
+        let root = ProcInfo::read(self.root);
+        self.members_by(snap, root, |i| {
+            environ_has(snap[i].pid, &self.env_entry, false)
+        })
     }
 
-    /// Members, with `tagged(i)` telling whether `snap[i]` carries the tag.
-    fn members_by(&self, snap: &[ProcInfo], tagged: impl Fn(usize) -> bool) -> Vec<ProcInfo> {
+    /// Members among `snap` and the root as read after it (`root`), with
+    /// `tagged(i)` telling whether `snap[i]` carries the tag.
+    ///
+    /// The root's pid names the session and group only while they are
+    /// ours: the kernel does not hand out a pid that is still a session or
+    /// group id, so when another process has it now (another start time),
+    /// nothing of ours is left under those ids, and they do not count.
+    fn members_by(
+        &self,
+        snap: &[ProcInfo],
+        root: Option<ProcInfo>,
+        tagged: impl Fn(usize) -> bool,
+    ) -> Vec<ProcInfo> {
         let me = own_pid();
+        let root = root.filter(|r| r.pid == self.root);
+        let ours = root.filter(|r| r.start == self.start);
+        let ids_ours = root.is_none() || ours.is_some();
         let candidates: Vec<(usize, &ProcInfo)> = snap
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.start >= self.start && p.pid != me)
+            .filter(|(_, p)| p.start >= self.start && p.pid != me && p.pid != self.root)
             .collect();
         let mut set: HashSet<i32> = HashSet::new();
+        if ours.is_some() {
+            set.insert(self.root);
+        }
         for &(i, p) in &candidates {
-            let by_ids = p.pid == self.root || p.session == self.root || p.pgrp == self.root;
+            let by_ids = ids_ours && (p.session == self.root || p.pgrp == self.root);
             if by_ids || (p.is_live() && tagged(i)) {
                 set.insert(p.pid);
             }
@@ -125,10 +146,14 @@ impl ProcessTree {
                 break;
             }
         }
-        let members: Vec<ProcInfo> = candidates
+        let members: Vec<ProcInfo> = ours
             .into_iter()
-            .filter(|(_, p)| set.contains(&p.pid))
-            .map(|(_, p)| *p)
+            .chain(
+                candidates
+                    .into_iter()
+                    .filter(|(_, p)| set.contains(&p.pid))
+                    .map(|(_, p)| *p),
+            )
             .collect();
         self.seen
             .lock()
@@ -140,10 +165,14 @@ impl ProcessTree {
     /// call, possibly shared with other trees asking at the same time).
     pub fn live_members(&self) -> Vec<ProcInfo> {
         let snap = shared_snapshot();
-        self.members_by(&snap.procs, |i| snap.has_tag_entry(i, &self.env_entry))
-            .into_iter()
-            .filter(ProcInfo::is_live)
-            .collect()
+        // Read after the scan, which leaves the roots of guarded trees out.
+        let root = ProcInfo::read(self.root);
+        self.members_by(&snap.procs, root, |i| {
+            snap.has_tag_entry(i, &self.env_entry)
+        })
+        .into_iter()
+        .filter(ProcInfo::is_live)
+        .collect()
     }
 
     /// Whether anything of the tree still runs (zombies do not count).
@@ -173,13 +202,16 @@ impl ProcessTree {
     /// started no earlier than the root); a zombie member that became this
     /// process's child is reaped on the way.
     pub fn alive_below(&self) -> Option<bool> {
-        if ProcInfo::read(self.root).is_some_and(|p| p.start == self.start && p.is_live()) {
+        let root = ProcInfo::read(self.root);
+        if root.is_some_and(|p| p.start == self.start && p.is_live()) {
             return Some(true);
         }
+        // See `members_by`: a reused root pid means our ids are free.
+        let ids_ours = root.is_none_or(|p| p.start == self.start);
         if !children::is_reaper() {
             return None;
         }
-        let others = guarded_roots(self.id);
+        let others = guarded_roots(Some(self.id));
         let mut walked = HashSet::new();
         // Until the list of children stops changing: a survivor whose
         // parent dies while it is being walked moves up to this process.
@@ -190,7 +222,7 @@ impl ProcessTree {
                 if kid == self.root || others.contains(&kid) || !walked.insert(kid) {
                     continue;
                 }
-                match self.live_member_below(kid)? {
+                match self.live_member_below(kid, ids_ours)? {
                     Below::Alive => return Some(true),
                     Below::Walked => descended = true,
                     Below::Older => {}
@@ -211,7 +243,7 @@ impl ProcessTree {
     /// and the walk starts below this process, the root's parent): such a
     /// subtree is skipped. Its processes could count only by carrying a
     /// copy of the tree's tag.
-    fn live_member_below(&self, top: i32) -> Option<Below> {
+    fn live_member_below(&self, top: i32, ids_ours: bool) -> Option<Below> {
         let me = own_pid();
         let mut stack = vec![top];
         let mut visited = 0usize;
@@ -229,7 +261,7 @@ impl ProcessTree {
                 }
                 continue;
             }
-            let by_ids = p.session == self.root || p.pgrp == self.root;
+            let by_ids = ids_ours && (p.session == self.root || p.pgrp == self.root);
             if p.is_live() && (by_ids || environ_has(p.pid, &self.env_entry, false)) {
                 return Some(Below::Alive);
             }

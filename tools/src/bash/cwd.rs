@@ -54,9 +54,12 @@ pub(crate) enum CwdChange {
 
 /// Reads (and removes) the report, and judges it against `context`.
 pub(crate) fn take_change(report: &Path, context: &Context) -> CwdChange {
-    let reported = std::fs::read_to_string(report).ok();
-    let _ = std::fs::remove_file(report);
-    let Some(reported) = reported else {
+    let reported = std::fs::read_to_string(report);
+    // No report: the shell ended where it started.
+    if !matches!(&reported, Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
+        let _ = std::fs::remove_file(report);
+    }
+    let Ok(reported) = reported else {
         return CwdChange::Unchanged;
     };
     let path = PathBuf::from(reported.trim_end_matches('\n'));

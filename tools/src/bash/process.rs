@@ -26,8 +26,13 @@ use tokio::net::unix::pipe;
 /// exactly as typed, and reports the final working directory from an EXIT
 /// trap (which also runs after an explicit `exit`). The shell's exit status
 /// is the command's: bash keeps `$?` across an EXIT trap.
-const WRAPPER: &str = r#"__baton_cwd_file=$1; __baton_command=$2; shift 2
-trap 'builtin pwd -P >"$__baton_cwd_file" 2>/dev/null' EXIT
+///
+/// The report is written only when `$PWD` changed: most commands stay
+/// where they started, and creating and deleting a file per call was a
+/// measurable part of starting many shells at once. A command that resets
+/// `PWD` by hand after a `cd` only keeps its own `cd` from carrying over.
+const WRAPPER: &str = r#"__baton_cwd_file=$1; __baton_command=$2; __baton_start=$PWD; shift 2
+trap '[[ $PWD == "$__baton_start" ]] || builtin pwd -P >"$__baton_cwd_file" 2>/dev/null' EXIT
 eval "$__baton_command""#;
 
 /// A running shell: the child, its tree guard and the read end of its
