@@ -477,3 +477,24 @@ async fn the_shell_leads_its_own_session_without_a_terminal() {
     );
     assert!(text.contains("no-tty"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_job_that_keeps_writing_does_not_hold_the_call() {
+    // After the shell exits, the pipe never runs dry while `yes` writes to
+    // it: reading what is there must stop by itself.
+    let h = Harness::with_config(BashConfig {
+        keep_background_jobs: false,
+        ..BashConfig::default()
+    });
+    let started = Instant::now();
+    let r = tokio::time::timeout(
+        Duration::from_secs(60),
+        h.bash(json!({"command": "yes baton-yes & sleep 0.2; echo done"})),
+    )
+    .await
+    .expect("the call returned");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let head: String = r.text().chars().take(200).collect();
+    assert!(r.text().contains("baton-yes"), "{head}");
+    assert!(r.text().contains("were stopped"), "the job was not stopped");
+}

@@ -132,13 +132,14 @@ pub(crate) async fn run(
     (ending, start.elapsed())
 }
 
-/// Reads what the pipe holds now, without waiting; true at its end.
+/// Reads what the pipe holds now, without waiting; true at its end. A
+/// bounded number of reads: a background job may keep writing (`yes &`).
 fn read_ready(
     output: &mut pipe::Receiver,
     capture: &Arc<Mutex<Capture>>,
     buf: &mut Vec<u8>,
 ) -> bool {
-    loop {
+    for _ in 0..16 {
         buf.clear();
         match output.try_read_buf(buf) {
             Ok(0) => return true,
@@ -147,6 +148,7 @@ fn read_ready(
             Err(_) => return false,
         }
     }
+    false
 }
 
 /// Reads up to [`CHUNK`] bytes into `buf` (replacing what it held).
