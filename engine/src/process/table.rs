@@ -1,9 +1,10 @@
 //! A snapshot of `/proc`: who is whose parent, in which group and session,
 //! started when, and whether it is still running or only a zombie.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::io::Read;
+use std::os::unix::fs::DirEntryExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -111,6 +112,72 @@ fn snapshot_except(skip: &HashSet<i32>) -> Vec<ProcInfo> {
         .collect()
 }
 
+/// Start times of the roots of every live [`ProcessTree`](super::ProcessTree)
+/// (how many roots started at each tick).
+static TREE_STARTS: Mutex<BTreeMap<u64, usize>> = Mutex::new(BTreeMap::new());
+
+pub(crate) fn tree_started(start: u64) {
+    *TREE_STARTS.lock().entry(start).or_default() += 1;
+}
+
+pub(crate) fn tree_ended(start: u64) {
+    let mut starts = TREE_STARTS.lock();
+    if let Some(n) = starts.get_mut(&start) {
+        *n -= 1;
+        if *n == 0 {
+            starts.remove(&start);
+        }
+    }
+}
+
+/// Start times seen by earlier shared scans, by pid and the inode number of
+/// the process's `/proc` directory. The pair names one process: when a pid
+/// is reused, the kernel has dropped the old process's `/proc` entries, and
+/// the new one gets a new inode.
+static KNOWN_STARTS: Mutex<Option<HashMap<(i32, u64), u64>>> = Mutex::new(None);
+
+/// Every process that could be a member of a live tree: all but the roots
+/// in `skip`, and but processes known (from an earlier scan) to have
+/// started before the oldest live tree's root. Members start no earlier
+/// than their root, so those can be nobody's member, and a start time never
+/// changes: the machine's long-running processes are read once, not on
+/// every scan.
+fn snapshot_for_trees(skip: &HashSet<i32>) -> Vec<ProcInfo> {
+    let floor = TREE_STARTS.lock().keys().next().copied();
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut known = KNOWN_STARTS.lock();
+    let earlier = known.take().unwrap_or_default();
+    let mut seen = HashMap::with_capacity(earlier.len());
+    let mut procs = Vec::new();
+    for entry in dir.filter_map(Result::ok) {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if skip.contains(&pid) {
+            continue;
+        }
+        let key = (pid, entry.ino());
+        if let (Some(floor), Some(&start)) = (floor, earlier.get(&key)) {
+            if start < floor {
+                seen.insert(key, start);
+                continue;
+            }
+        }
+        if let Some(info) = ProcInfo::read(pid) {
+            seen.insert(key, info.start);
+            procs.push(info);
+        }
+    }
+    *known = Some(seen);
+    procs
+}
+
 /// A snapshot of `/proc` that many trees can share, with each process's
 /// `BATON_TREE` entries read at most once (on first use).
 ///
@@ -126,14 +193,15 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Every process but the roots of guarded trees. A tree reads its own
-    /// root itself, and another tree's root is never its member: with N
-    /// shells running, leaving the N roots out is most of the scan (their
+    /// Every process but the roots of guarded trees and processes older
+    /// than every live tree (see `snapshot_for_trees`). A tree reads its
+    /// own root itself, and another tree's root is never its member: with
+    /// N shells running, leaving the N roots out is most of the scan (their
     /// `stat`, and the environment of each one started after the asking
     /// tree's root).
     pub fn take() -> Snapshot {
         let roots = super::guard::guarded_roots(None);
-        let procs = snapshot_except(&roots);
+        let procs = snapshot_for_trees(&roots);
         let tags = procs.iter().map(|_| OnceLock::new()).collect();
         Snapshot { procs, tags }
     }

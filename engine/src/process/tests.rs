@@ -1,6 +1,7 @@
 //! Shared scans of `/proc` stay exact: a scan used by a caller always began
 //! after the caller asked, however many threads ask at once; trees stopped
-//! together all end.
+//! together all end. (How scans leave out processes older than every tree
+//! is tested alone, in `engine/tests/scan_floor.rs`.)
 
 use std::time::{Duration, Instant};
 
@@ -29,10 +30,15 @@ fn a_shared_snapshot_is_never_older_than_the_request() {
                         .spawn()
                         .unwrap();
                     let pid = child.id() as i32;
+                    // A tree rooted at it: scans leave out processes older
+                    // than every live tree, and other tests' trees come
+                    // and go.
+                    let tree = ProcessTree::new(pid, "shared-snapshot-test").unwrap();
                     assert!(live_in_snapshot(pid), "a started process was missed");
                     child.kill().unwrap();
                     child.wait().unwrap();
                     assert!(!live_in_snapshot(pid), "a reaped process was still seen");
+                    drop(tree);
                 }
             })
         })

@@ -51,6 +51,12 @@ pub struct ProcessTree {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+impl Drop for ProcessTree {
+    fn drop(&mut self) {
+        super::table::tree_ended(self.start);
+    }
+}
+
 /// What a walk below one of this process's children found.
 enum Below {
     /// A running member.
@@ -76,6 +82,7 @@ impl ProcessTree {
     /// (see [`super::configure`]). `None` when the root is already gone.
     pub fn new(root: i32, tag: &str) -> Option<ProcessTree> {
         let info = ProcInfo::read(root)?;
+        super::table::tree_started(info.start);
         Some(ProcessTree {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             root,
