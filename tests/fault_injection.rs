@@ -4,13 +4,16 @@
 //! reports done, and quiescence is reached.
 
 mod common;
+#[path = "support/fault_feed.rs"]
+mod fault_feed;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use baton::actors::testkit;
 use baton::actors::InjectedFault;
-use baton::{Engine, Event, InterruptKind, Outcome, SiblingPolicy, ToolUse};
+use baton::{Engine, InterruptKind, SiblingPolicy, ToolUse};
+use fault_feed::{check_results, feed, quiescent, results_until_done, Feeding};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -118,71 +121,21 @@ async fn run_case(spec: BatchSpec, state: std::path::PathBuf) -> Result<(), Test
         .enumerate()
         .map(|(i, c)| to_use(i, c))
         .collect();
-    let mut interrupted_at = None;
-    // After a coordinator failure the batch is gone: later adds are refused
-    // (the host learns it from `add`), and only the calls it took count.
-    let mut accepted = uses.len();
-    'feed: for (n, chunk) in uses.chunks(spec.chunk).enumerate() {
-        if let Some((at, kind)) = spec.interrupt {
-            if at == n {
-                batch.interrupt(kind);
-                interrupted_at = Some(n * spec.chunk);
-            }
-        }
-        for (k, c) in chunk.iter().enumerate() {
-            if batch.add(c.clone()).is_err() {
-                accepted = n * spec.chunk + k;
-                break 'feed;
-            }
-        }
-        if spec.pause_ms > 0 {
-            tokio::time::sleep(Duration::from_millis(spec.pause_ms)).await;
-        }
-    }
-    batch.end();
+    let how = Feeding {
+        chunk: spec.chunk,
+        pause_ms: spec.pause_ms,
+        interrupt: spec.interrupt,
+    };
+    let fed = feed(&batch, &uses, &how).await;
     if let Some((_, kind)) = spec.interrupt {
         // Interrupting after the end is allowed and changes nothing for
         // calls that already have results.
         batch.interrupt(kind);
     }
-    let mut results = Vec::new();
-    let mut done = None;
-    loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), batch.next_event())
-            .await
-            .map_err(|_| TestCaseError::fail("no event for 20 s"))?;
-        match event {
-            Some(Event::Result { index, result }) => results.push((index, result)),
-            Some(Event::Done(summary)) => {
-                done = Some(summary);
-                break;
-            }
-            Some(_) => {}
-            None => break,
-        }
-    }
-    prop_assert!(done.is_some(), "no done event");
-    let uses = &uses[..accepted];
-    prop_assert_eq!(done.unwrap().calls, uses.len());
-    prop_assert_eq!(results.len(), uses.len());
-    for (pos, (index, result)) in results.iter().enumerate() {
-        prop_assert_eq!(*index, pos);
-        prop_assert_eq!(&result.call_id, &uses[pos].id);
-    }
-    // Calls added after an interrupt (of either kind) never started.
-    if let Some(from) = interrupted_at {
-        for (_, r) in results.iter().skip(from) {
-            prop_assert!(
-                r.outcome == Outcome::Cancelled { started: false },
-                "{} added after the interrupt: {:?}",
-                r.call_id,
-                r.outcome
-            );
-        }
-    }
-    tokio::time::timeout(Duration::from_secs(10), batch.quiescent())
-        .await
-        .map_err(|_| TestCaseError::fail("no quiescence"))?;
+    let (results, done) = results_until_done(&mut batch, Duration::from_secs(20)).await?;
+    prop_assert_eq!(done.calls, fed.accepted);
+    check_results(&results, &uses, &fed)?;
+    quiescent(&batch).await?;
     Ok(())
 }
 

@@ -16,10 +16,9 @@
 
 use serde_json::{json, Value};
 
-use super::{messages, pre_hooks, validate, CallState, Early, Flow, Pipeline};
+use super::{messages, permission, pre_hooks, validate, CallState, Early, Flow, Pipeline};
 use crate::call::{CallResult, Outcome};
-use crate::hooks::permission_updates::SessionPermissions;
-use crate::permission::{Approval, PermissionDecision, PermissionRequest, ToolPermission};
+use crate::permission::{Approval, PermissionDecision, ToolPermission};
 use crate::tool::Tool;
 
 pub(super) async fn apply(
@@ -105,21 +104,9 @@ async fn rewrite(pipeline: &Pipeline, state: &mut CallState, tool: &Tool, input:
 async fn deny_reason(pipeline: &Pipeline, state: &CallState, tool: &Tool) -> Option<String> {
     let parsed = state.parsed.as_ref()?;
     let target = tool.permission_target(parsed, &state.ctx);
-    let session = SessionPermissions::of(&state.ctx.session);
-    let changed = (!session.is_empty()).then(|| session.context(&state.ctx.context));
-    let context = changed.as_ref().unwrap_or(&state.ctx.context);
-    let request = PermissionRequest {
-        tool,
-        input: parsed.raw(),
-        target: &target,
-        read_only: state.read_only,
-        context,
-        caller: state.call.caller.as_ref(),
-    };
-    if let PermissionDecision::Deny { reason } = pipeline.policy.decide(&request) {
-        return Some(reason);
-    }
-    if let Some(PermissionDecision::Deny { reason }) = session.decide(&request) {
+    if let (PermissionDecision::Deny { reason }, _) =
+        permission::rules_decision(pipeline, state, tool, parsed, &target)
+    {
         return Some(reason);
     }
     match tool.check_permissions(parsed, &state.ctx).await {
@@ -143,16 +130,7 @@ fn remember_rule(state: &mut CallState, suggestion: Option<&str>) {
         "behavior": "allow",
         "destination": "session",
     });
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let project = state
-        .ctx
-        .context
-        .roots
-        .first()
-        .cloned()
-        .unwrap_or_else(|| state.ctx.cwd().to_path_buf());
-    let problems =
-        SessionPermissions::of(&state.ctx.session).apply(&[update], home.as_deref(), &project);
+    let problems = permission::update_session(state, &[update]);
     state.diagnostics.extend(
         problems
             .into_iter()

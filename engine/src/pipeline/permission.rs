@@ -13,9 +13,58 @@ use crate::hooks::permission_updates::SessionPermissions;
 use crate::hooks::HookDecision;
 use crate::permission::{
     ApprovalRequest, AskSource, PermissionDecision, PermissionMode, PermissionRequest,
-    ToolPermission,
+    PermissionTarget, ToolPermission,
 };
-use crate::tool::Tool;
+use crate::tool::{ParsedInput, Tool};
+use serde_json::Value;
+
+/// What the configured rules and the session's own rules decide for the
+/// call as it now is, and the permission mode that applies. Approvals that
+/// were remembered and PermissionRequest hooks may have changed the
+/// session's mode, directories and rules: they are judged in that context.
+/// A deny of the configured rules wins; otherwise a matching session rule;
+/// otherwise the configured rules' decision.
+pub(super) fn rules_decision(
+    pipeline: &Pipeline,
+    state: &CallState,
+    tool: &Tool,
+    parsed: &ParsedInput,
+    target: &PermissionTarget,
+) -> (PermissionDecision, PermissionMode) {
+    let session = SessionPermissions::of(&state.ctx.session);
+    let changed = (!session.is_empty()).then(|| session.context(&state.ctx.context));
+    let context = changed.as_ref().unwrap_or(&state.ctx.context);
+    let request = PermissionRequest {
+        tool,
+        input: parsed.raw(),
+        target,
+        read_only: state.read_only,
+        context,
+        caller: state.call.caller.as_ref(),
+    };
+    let decision = match (pipeline.policy.decide(&request), session.decide(&request)) {
+        (deny @ PermissionDecision::Deny { .. }, _) => deny,
+        (_, Some(session)) => session,
+        (policy, None) => policy,
+    };
+    (decision, context.permission_mode)
+}
+
+/// Applies permission updates (Claude Code's `PermissionUpdate` objects) to
+/// the session; returns what could not be applied. Relative paths and
+/// project settings resolve against the first root (or the working
+/// directory).
+pub(super) fn update_session(state: &CallState, updates: &[Value]) -> Vec<String> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let project = state
+        .ctx
+        .context
+        .roots
+        .first()
+        .cloned()
+        .unwrap_or_else(|| state.ctx.cwd().to_path_buf());
+    SessionPermissions::of(&state.ctx.session).apply(updates, home.as_deref(), &project)
+}
 
 enum Verdict {
     Allow,
@@ -34,28 +83,7 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
         ));
     };
     let target = tool.permission_target(parsed, &state.ctx);
-    // PermissionRequest hooks may have changed mode, directories and rules
-    // for the session.
-    let session_perms = SessionPermissions::of(&state.ctx.session);
-    let changed = (!session_perms.is_empty()).then(|| session_perms.context(&state.ctx.context));
-    let context = changed.as_ref().unwrap_or(&state.ctx.context);
-    let request = PermissionRequest {
-        tool,
-        input: parsed.raw(),
-        target: &target,
-        read_only: state.read_only,
-        context,
-        caller: state.call.caller.as_ref(),
-    };
-    let policy = match (
-        pipeline.policy.decide(&request),
-        session_perms.decide(&request),
-    ) {
-        (deny @ PermissionDecision::Deny { .. }, _) => deny,
-        (_, Some(session)) => session,
-        (policy, None) => policy,
-    };
-    let mode = context.permission_mode;
+    let (policy, mode) = rules_decision(pipeline, state, tool, parsed, &target);
     let own = tool.check_permissions(parsed, &state.ctx).await;
     let hook = &state.hook_verdict;
 

@@ -6,7 +6,6 @@ use serde_json::{json, Value};
 
 use super::{messages, pre_hooks, CallState, Early, Flow, Pipeline};
 use crate::call::{CallResult, Outcome};
-use crate::hooks::permission_updates::SessionPermissions;
 use crate::hooks::{HookEvent, PermissionAnswer};
 use crate::permission::{PermissionDecision, PermissionRequest};
 use crate::tool::Tool;
@@ -76,19 +75,7 @@ pub(super) async fn permission_request(
                 }
             }
             if !updated_permissions.is_empty() {
-                let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-                let project = state
-                    .ctx
-                    .context
-                    .roots
-                    .first()
-                    .cloned()
-                    .unwrap_or_else(|| state.ctx.cwd().to_path_buf());
-                let problems = SessionPermissions::of(&state.ctx.session).apply(
-                    &updated_permissions,
-                    home.as_deref(),
-                    &project,
-                );
+                let problems = super::permission::update_session(state, &updated_permissions);
                 state.diagnostics.extend(
                     problems
                         .into_iter()

@@ -98,16 +98,11 @@ pub fn parse_stat(text: &str) -> Option<ProcInfo> {
 /// Every process visible in `/proc` (those that vanish while reading are
 /// simply absent).
 pub fn snapshot() -> Vec<ProcInfo> {
-    snapshot_except(&HashSet::new())
-}
-
-fn snapshot_except(skip: &HashSet<i32>) -> Vec<ProcInfo> {
     let Ok(dir) = fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| !skip.contains(pid))
         .filter_map(ProcInfo::read)
         .collect()
 }

@@ -124,7 +124,6 @@ impl ProcessTree {
         tagged: impl Fn(usize) -> bool,
     ) -> Vec<ProcInfo> {
         let me = own_pid();
-        let root = root.filter(|r| r.pid == self.root);
         let ours = root.filter(|r| r.start == self.start);
         let ids_ours = root.is_none() || ours.is_some();
         let candidates: Vec<(usize, &ProcInfo)> = snap

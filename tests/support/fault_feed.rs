@@ -1,0 +1,109 @@
+//! What the fault-injection property tests share: feeding a batch in
+//! chunks with an optional interrupt, reading its events to `done`, and the
+//! invariants every case must keep (one result per accepted call, in call
+//! order; calls added after an interrupt never start). Included with
+//! `#[path]` by `tests/fault_injection.rs` and `tests/fault_injection_nested.rs`.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use baton::{Batch, BatchSummary, CallResult, Event, InterruptKind, Outcome, ToolUse};
+use proptest::prelude::*;
+
+/// How a case feeds its calls.
+pub struct Feeding {
+    /// Calls are added in chunks of this size, with a pause between chunks.
+    pub chunk: usize,
+    pub pause_ms: u64,
+    /// Interrupt after this many chunks (if any), and of which kind.
+    pub interrupt: Option<(usize, InterruptKind)>,
+}
+
+/// What feeding achieved.
+pub struct Fed {
+    /// Calls the batch took: after a coordinator failure the batch is gone
+    /// and later adds are refused (the host learns it from `add`).
+    pub accepted: usize,
+    /// The index of the first call added after the interrupt.
+    pub interrupted_at: Option<usize>,
+}
+
+/// Adds `uses` to `batch` as `how` says, then ends it.
+pub async fn feed(batch: &Batch, uses: &[ToolUse], how: &Feeding) -> Fed {
+    let mut fed = Fed {
+        accepted: uses.len(),
+        interrupted_at: None,
+    };
+    'feed: for (n, chunk) in uses.chunks(how.chunk).enumerate() {
+        if let Some((at, kind)) = how.interrupt {
+            if at == n {
+                batch.interrupt(kind);
+                fed.interrupted_at = Some(n * how.chunk);
+            }
+        }
+        for (k, c) in chunk.iter().enumerate() {
+            if batch.add(c.clone()).is_err() {
+                fed.accepted = n * how.chunk + k;
+                break 'feed;
+            }
+        }
+        if how.pause_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(how.pause_ms)).await;
+        }
+    }
+    batch.end();
+    fed
+}
+
+/// Every result until `done` (each event within `patience`), and the
+/// summary; fails when `done` never comes.
+pub async fn results_until_done(
+    batch: &mut Batch,
+    patience: Duration,
+) -> Result<(Vec<(usize, CallResult)>, BatchSummary), TestCaseError> {
+    let mut results = Vec::new();
+    loop {
+        let event = tokio::time::timeout(patience, batch.next_event())
+            .await
+            .map_err(|_| TestCaseError::fail(format!("no event for {patience:?}")))?;
+        match event {
+            Some(Event::Result { index, result }) => results.push((index, result)),
+            Some(Event::Done(summary)) => return Ok((results, summary)),
+            Some(_) => {}
+            None => return Err(TestCaseError::fail("no done event")),
+        }
+    }
+}
+
+/// One result per accepted call, in call order; calls added after an
+/// interrupt (of either kind) never started.
+pub fn check_results(
+    results: &[(usize, CallResult)],
+    uses: &[ToolUse],
+    fed: &Fed,
+) -> Result<(), TestCaseError> {
+    let uses = &uses[..fed.accepted];
+    prop_assert_eq!(results.len(), uses.len());
+    for (pos, (index, result)) in results.iter().enumerate() {
+        prop_assert_eq!(*index, pos);
+        prop_assert_eq!(&result.call_id, &uses[pos].id);
+    }
+    if let Some(from) = fed.interrupted_at {
+        for (_, r) in results.iter().skip(from) {
+            prop_assert!(
+                r.outcome == Outcome::Cancelled { started: false },
+                "{} added after the interrupt: {:?}",
+                r.call_id,
+                r.outcome
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Every invocation (and the processes it started) is gone, within 10 s.
+pub async fn quiescent(batch: &Batch) -> Result<(), TestCaseError> {
+    tokio::time::timeout(Duration::from_secs(10), batch.quiescent())
+        .await
+        .map_err(|_| TestCaseError::fail("no quiescence"))
+}
