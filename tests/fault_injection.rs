@@ -12,8 +12,10 @@ use std::time::Duration;
 
 use baton::actors::testkit;
 use baton::actors::InjectedFault;
-use baton::{Engine, InterruptKind, SiblingPolicy, ToolUse};
-use fault_feed::{check_results, feed, quiescent, results_until_done, Feeding};
+use baton::{Engine, SiblingPolicy, ToolUse};
+use fault_feed::{
+    check_results, feed, feeding, quiescent, results_until_done, sibling_policy, Feeding,
+};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -30,11 +32,7 @@ struct CallSpec {
 #[derive(Clone, Debug)]
 struct BatchSpec {
     calls: Vec<CallSpec>,
-    /// Calls are added in chunks of this size, with a pause between chunks.
-    chunk: usize,
-    pause_ms: u64,
-    /// Interrupt after this many chunks (if any), and of which kind.
-    interrupt: Option<(usize, InterruptKind)>,
+    feeding: Feeding,
     policy: SiblingPolicy,
     cap: usize,
 }
@@ -61,29 +59,16 @@ fn call_spec() -> impl Strategy<Value = CallSpec> {
 fn batch_spec() -> impl Strategy<Value = BatchSpec> {
     (
         prop::collection::vec(call_spec(), 1..=40),
-        1usize..8,
-        0u64..4,
-        prop::option::of((
-            0usize..6,
-            prop_oneof![Just(InterruptKind::Cancel), Just(InterruptKind::NewMessage)],
-        )),
-        prop_oneof![
-            Just(SiblingPolicy::ShellError),
-            Just(SiblingPolicy::MutatingShellError),
-            Just(SiblingPolicy::Off)
-        ],
+        feeding(1usize..8, 0usize..6),
+        sibling_policy(),
         1usize..12,
     )
-        .prop_map(
-            |(calls, chunk, pause_ms, interrupt, policy, cap)| BatchSpec {
-                calls,
-                chunk,
-                pause_ms,
-                interrupt,
-                policy,
-                cap,
-            },
-        )
+        .prop_map(|(calls, feeding, policy, cap)| BatchSpec {
+            calls,
+            feeding,
+            policy,
+            cap,
+        })
 }
 
 fn to_use(i: usize, c: &CallSpec) -> ToolUse {
@@ -121,13 +106,8 @@ async fn run_case(spec: BatchSpec, state: std::path::PathBuf) -> Result<(), Test
         .enumerate()
         .map(|(i, c)| to_use(i, c))
         .collect();
-    let how = Feeding {
-        chunk: spec.chunk,
-        pause_ms: spec.pause_ms,
-        interrupt: spec.interrupt,
-    };
-    let fed = feed(&batch, &uses, &how).await;
-    if let Some((_, kind)) = spec.interrupt {
+    let fed = feed(&batch, &uses, &spec.feeding).await;
+    if let Some((_, kind)) = spec.feeding.interrupt {
         // Interrupting after the end is allowed and changes nothing for
         // calls that already have results.
         batch.interrupt(kind);

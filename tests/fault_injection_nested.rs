@@ -15,8 +15,10 @@ use std::time::Duration;
 
 use baton::actors::testkit;
 use baton::actors::InjectedFault;
-use baton::{Engine, InterruptKind, SiblingPolicy, ToolUse};
-use fault_feed::{check_results, feed, quiescent, results_until_done, Feeding};
+use baton::{Engine, SiblingPolicy, ToolUse};
+use fault_feed::{
+    check_results, feed, feeding, quiescent, results_until_done, sibling_policy, Feeding,
+};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -129,9 +131,7 @@ fn check_nested(node: &Node, path: &str, text: &str) -> Result<usize, TestCaseEr
 #[derive(Clone, Debug)]
 struct TreeSpec {
     nodes: Vec<Node>,
-    chunk: usize,
-    pause_ms: u64,
-    interrupt: Option<(usize, InterruptKind)>,
+    feeding: Feeding,
     policy: SiblingPolicy,
     cap: usize,
 }
@@ -139,29 +139,16 @@ struct TreeSpec {
 fn tree_spec() -> impl Strategy<Value = TreeSpec> {
     (
         prop::collection::vec(node(), 1..=8),
-        1usize..4,
-        0u64..4,
-        prop::option::of((
-            0usize..4,
-            prop_oneof![Just(InterruptKind::Cancel), Just(InterruptKind::NewMessage)],
-        )),
-        prop_oneof![
-            Just(SiblingPolicy::ShellError),
-            Just(SiblingPolicy::MutatingShellError),
-            Just(SiblingPolicy::Off)
-        ],
+        feeding(1usize..4, 0usize..4),
+        sibling_policy(),
         1usize..10,
     )
-        .prop_map(
-            |(nodes, chunk, pause_ms, interrupt, policy, cap)| TreeSpec {
-                nodes,
-                chunk,
-                pause_ms,
-                interrupt,
-                policy,
-                cap,
-            },
-        )
+        .prop_map(|(nodes, feeding, policy, cap)| TreeSpec {
+            nodes,
+            feeding,
+            policy,
+            cap,
+        })
 }
 
 async fn run_case(spec: TreeSpec, state: std::path::PathBuf) -> Result<usize, TestCaseError> {
@@ -195,12 +182,7 @@ async fn run_case(spec: TreeSpec, state: std::path::PathBuf) -> Result<usize, Te
         .enumerate()
         .map(|(i, n)| to_use(n, i))
         .collect();
-    let how = Feeding {
-        chunk: spec.chunk,
-        pause_ms: spec.pause_ms,
-        interrupt: spec.interrupt,
-    };
-    let fed = feed(&batch, &uses, &how).await;
+    let fed = feed(&batch, &uses, &spec.feeding).await;
     let (results, _) = results_until_done(&mut batch, Duration::from_secs(30)).await?;
     check_results(&results, &uses, &fed)?;
     let mut checked = 0;

@@ -7,16 +7,50 @@
 
 use std::time::Duration;
 
-use baton::{Batch, BatchSummary, CallResult, Event, InterruptKind, Outcome, ToolUse};
+use std::ops::Range;
+
+use baton::{
+    Batch, BatchSummary, CallResult, Event, InterruptKind, Outcome, SiblingPolicy, ToolUse,
+};
 use proptest::prelude::*;
 
 /// How a case feeds its calls.
+#[derive(Clone, Debug)]
 pub struct Feeding {
     /// Calls are added in chunks of this size, with a pause between chunks.
     pub chunk: usize,
     pub pause_ms: u64,
     /// Interrupt after this many chunks (if any), and of which kind.
     pub interrupt: Option<(usize, InterruptKind)>,
+}
+
+/// Chunks of a size in `chunks`, pauses of 0–3 ms, and maybe an interrupt
+/// of either kind after a number of chunks in `interrupt_after`.
+pub fn feeding(
+    chunks: Range<usize>,
+    interrupt_after: Range<usize>,
+) -> impl Strategy<Value = Feeding> {
+    (
+        chunks,
+        0u64..4,
+        prop::option::of((
+            interrupt_after,
+            prop_oneof![Just(InterruptKind::Cancel), Just(InterruptKind::NewMessage)],
+        )),
+    )
+        .prop_map(|(chunk, pause_ms, interrupt)| Feeding {
+            chunk,
+            pause_ms,
+            interrupt,
+        })
+}
+
+pub fn sibling_policy() -> impl Strategy<Value = SiblingPolicy> {
+    prop_oneof![
+        Just(SiblingPolicy::ShellError),
+        Just(SiblingPolicy::MutatingShellError),
+        Just(SiblingPolicy::Off)
+    ]
 }
 
 /// What feeding achieved.
