@@ -1,12 +1,15 @@
 //! The `baton` binary: run, serve, tools (SPEC §16).
 
-use std::io::{BufRead, BufReader, Write};
+#[path = "support/serve_child.rs"]
+mod serve_child;
+
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use serve_child::Serve;
 
 fn baton() -> Command {
     Command::new(env!("CARGO_BIN_EXE_baton"))
@@ -144,56 +147,6 @@ fn tools_prints_the_pool_in_both_formats() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// A live `baton serve` process, read line by line.
-struct Serve {
-    child: std::process::Child,
-    lines: mpsc::Receiver<Value>,
-}
-
-impl Serve {
-    fn start(args: &[&str]) -> Serve {
-        let mut child = baton()
-            .arg("serve")
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let _ = tx.send(serde_json::from_str(&line).unwrap());
-            }
-        });
-        Serve { child, lines }
-    }
-
-    fn send(&mut self, v: Value) {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "{v}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn next(&self) -> Value {
-        self.lines.recv_timeout(Duration::from_secs(20)).unwrap()
-    }
-
-    /// Lines up to and including the next `done`.
-    fn until_done(&self) -> Vec<Value> {
-        let mut out = Vec::new();
-        loop {
-            let line = self.next();
-            let done = line["type"] == "done";
-            out.push(line);
-            if done {
-                return out;
-            }
-        }
-    }
-}
-
 #[test]
 fn serve_runs_several_messages_with_interrupts_and_approvals() {
     let dir = tempfile::tempdir().unwrap();
@@ -213,7 +166,7 @@ fn serve_runs_several_messages_with_interrupts_and_approvals() {
     s.send(json!({"type": "end"}));
     let mut lines = Vec::new();
     loop {
-        let line = s.next();
+        let line = s.any_next();
         if line["type"] == "permission_request" {
             assert_eq!(line["tool_use_id"], "a2");
             s.send(
@@ -241,7 +194,7 @@ fn serve_runs_several_messages_with_interrupts_and_approvals() {
     );
     let mut denied = false;
     loop {
-        let line = s.next();
+        let line = s.any_next();
         if line["type"] == "permission_request" {
             s.send(json!({"type": "approve", "request_id": line["request_id"], "decision": "deny", "reason": "no globbing"}));
         }
@@ -264,7 +217,7 @@ fn serve_runs_several_messages_with_interrupts_and_approvals() {
     s.send(json!({"type": "teleport"}));
     s.send(json!({"type": "interrupt", "kind": "cancel"}));
     s.send(json!({"type": "end"}));
-    let lines = s.until_done();
+    let lines = s.until("done");
     assert!(lines.iter().any(|l| l["type"] == "error"));
     let result = lines.iter().find(|l| l["type"] == "result").unwrap();
     assert_eq!(result["outcome"]["kind"], "cancelled");
@@ -346,13 +299,13 @@ fn serve_carries_context_changes_from_one_message_to_the_next() {
         json!({"type": "message", "message": {"role": "assistant", "content": [
         {"type": "tool_use", "id": "cd", "name": "Bash", "input": {"command": "cd inner"}}]}}),
     );
-    let first = s.until_done();
+    let first = s.until("done");
     assert_eq!(first.last().unwrap()["summary"]["calls"], 1);
     s.send(
         json!({"type": "message", "message": {"role": "assistant", "content": [
         {"type": "tool_use", "id": "pwd", "name": "Bash", "input": {"command": "pwd"}}]}}),
     );
-    let second = s.until_done();
+    let second = s.until("done");
     let result = second.iter().find(|l| l["type"] == "result").unwrap();
     let text = result["block"]["content"][0]["text"].as_str().unwrap();
     assert!(text.trim_end().ends_with("inner"), "{text}");

@@ -4,18 +4,13 @@
 //! request (`permission_cancelled`), the parent call of requests from
 //! nested batches, and the one-line summary.
 
-use std::io::{BufRead, BufReader, Write};
+#[path = "support/serve_child.rs"]
+mod serve_child;
+
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 
 use serde_json::{json, Value};
-
-struct Serve {
-    child: std::process::Child,
-    lines: mpsc::Receiver<Value>,
-}
+use serve_child::Serve;
 
 /// Settings: `rm` is denied; a PreToolUse hook blocks any command that
 /// mentions `forbidden`. Everything else that changes things asks.
@@ -37,86 +32,15 @@ fn settings(dir: &Path) -> std::path::PathBuf {
     path
 }
 
-impl Serve {
-    fn start(dir: &Path) -> Serve {
-        let settings = settings(dir);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-            .args(["serve", "--cwd", dir.to_str().unwrap()])
-            .args(["--settings", settings.to_str().unwrap()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let _ = tx.send(serde_json::from_str(&line).unwrap());
-            }
-        });
-        Serve { child, lines }
-    }
-
-    fn send(&mut self, v: Value) {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        stdin.write_all(format!("{v}\n").as_bytes()).unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// The next line of `kind`, skipping others (lifecycle lines, …).
-    fn next_of(&self, kind: &str) -> Value {
-        self.until(kind).pop().unwrap()
-    }
-
-    /// Lines up to one of `kind` (included).
-    fn until(&self, kind: &str) -> Vec<Value> {
-        let mut out = Vec::new();
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|e| panic!("no `{kind}` line ({e}); got {out:?}"));
-            let stop = line["type"] == kind;
-            out.push(line);
-            if stop {
-                return out;
-            }
-        }
-    }
-
-    /// Lines up to the next `done` (included), answering each permission
-    /// request with `answer(request)` as it comes.
-    fn answering(&mut self, mut answer: impl FnMut(&Value) -> Value) -> Vec<Value> {
-        let mut out = Vec::new();
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|e| panic!("no `done` line ({e}); got {out:?}"));
-            if line["type"] == "permission_request" {
-                let mut reply = answer(&line);
-                reply["type"] = json!("approve");
-                reply["request_id"] = line["request_id"].clone();
-                self.send(reply);
-            }
-            let stop = line["type"] == "done";
-            out.push(line);
-            if stop {
-                return out;
-            }
-        }
-    }
-
-    fn finish(mut self) {
-        self.send(json!({"type": "shutdown"}));
-        assert!(self.child.wait().unwrap().success());
-        match self.lines.recv_timeout(Duration::from_secs(10)) {
-            Err(mpsc::RecvTimeoutError::Disconnected) => {}
-            Ok(line) => panic!("line after shutdown: {line}"),
-            Err(mpsc::RecvTimeoutError::Timeout) => panic!("stdout still open after exit"),
-        }
-    }
+/// `baton serve` in `dir` with those settings.
+fn start(dir: &Path) -> Serve {
+    let settings = settings(dir);
+    Serve::start(&[
+        "--cwd",
+        dir.to_str().unwrap(),
+        "--settings",
+        settings.to_str().unwrap(),
+    ])
 }
 
 fn bash(id: &str, command: &str) -> Value {
@@ -138,7 +62,7 @@ fn text(result: &Value) -> String {
 fn an_updated_input_runs_instead_and_is_checked_like_the_models() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("keep.txt"), "x").unwrap();
-    let mut s = Serve::start(dir.path());
+    let mut s = start(dir.path());
     s.send(message(vec![
         bash("ok", "touch model.txt"),
         bash("schema", "touch a.txt"),
@@ -179,7 +103,7 @@ fn an_updated_input_runs_instead_and_is_checked_like_the_models() {
 #[test]
 fn allow_and_remember_stops_later_questions_and_deny_gives_its_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Serve::start(dir.path());
+    let mut s = start(dir.path());
     s.send(message(vec![bash("t1", "touch a.txt")]));
     let request = s.next_of("permission_request");
     assert_eq!(request["summary"], "Bash(touch a.txt)");
@@ -228,7 +152,7 @@ fn allow_and_remember_stops_later_questions_and_deny_gives_its_reason() {
 #[test]
 fn deny_and_interrupt_stops_the_whole_batch() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Serve::start(dir.path());
+    let mut s = start(dir.path());
     // Sleep and the Read outside the workspace (which asks) run side by
     // side; the Bash call after them must run alone, so it waits.
     s.send(message(vec![
@@ -261,7 +185,7 @@ fn deny_and_interrupt_stops_the_whole_batch() {
 #[test]
 fn an_interrupt_withdraws_a_pending_request() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Serve::start(dir.path());
+    let mut s = start(dir.path());
     s.send(message(vec![bash("t1", "touch a.txt")]));
     let request = s.next_of("permission_request");
     s.send(json!({"type": "interrupt", "kind": "cancel"}));
@@ -288,7 +212,7 @@ fn an_interrupt_withdraws_a_pending_request() {
 #[test]
 fn requests_from_a_subagent_name_the_agent_call_and_summaries_are_one_line() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Serve::start(dir.path());
+    let mut s = start(dir.path());
     s.send(message(vec![
         json!({"type": "tool_use", "id": "A", "name": "Agent",
         "input": {"description": "make files", "prompt": "touch them"}}),

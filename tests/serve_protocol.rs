@@ -2,87 +2,20 @@
 //! end the session, interrupts name their batch, hosts name batches,
 //! duplicate ids, a message while another is open, empty messages.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+#[path = "support/serve_child.rs"]
+mod serve_child;
 
 use serde_json::{json, Value};
+use serve_child::Serve;
 
-struct Serve {
-    child: std::process::Child,
-    lines: mpsc::Receiver<Value>,
-}
-
-impl Serve {
-    fn start(dir: &std::path::Path) -> Serve {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-            .args(["serve", "--cwd", dir.to_str().unwrap()])
-            .args(["--permission-mode", "bypassPermissions"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let _ = tx.send(serde_json::from_str(&line).unwrap());
-            }
-        });
-        Serve { child, lines }
-    }
-
-    fn raw(&mut self, bytes: &[u8]) {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        stdin.write_all(bytes).unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn send(&mut self, v: Value) {
-        self.raw(format!("{v}\n").as_bytes());
-    }
-
-    fn any_next(&self) -> Value {
-        self.lines.recv_timeout(Duration::from_secs(20)).unwrap()
-    }
-
-    /// The next line that is not a lifecycle line (`call_*`, sent whenever
-    /// a call's state changes).
-    fn next(&self) -> Value {
-        loop {
-            let line = self.any_next();
-            if !line["type"].as_str().unwrap_or("").starts_with("call_") {
-                return line;
-            }
-        }
-    }
-
-    /// Lines until one of `kind` (included), lifecycle lines too.
-    fn until(&self, kind: &str) -> Vec<Value> {
-        let mut out = Vec::new();
-        loop {
-            let line = self.any_next();
-            let stop = line["type"] == kind;
-            out.push(line);
-            if stop {
-                return out;
-            }
-        }
-    }
-
-    fn finish(mut self) {
-        self.send(json!({"type": "shutdown"}));
-        let status = self.child.wait().unwrap();
-        assert!(status.success());
-        // Nothing more after the end: no late or duplicate lines.
-        match self.lines.recv_timeout(Duration::from_secs(10)) {
-            Err(mpsc::RecvTimeoutError::Disconnected) => {}
-            Ok(line) => panic!("line after shutdown: {line}"),
-            Err(mpsc::RecvTimeoutError::Timeout) => panic!("stdout still open after exit"),
-        }
-    }
+/// `baton serve` in `dir`, every call allowed.
+fn start(dir: &std::path::Path) -> Serve {
+    Serve::start(&[
+        "--cwd",
+        dir.to_str().unwrap(),
+        "--permission-mode",
+        "bypassPermissions",
+    ])
 }
 
 fn tool_use(id: &str, name: &str, input: Value) -> Value {
@@ -96,7 +29,7 @@ fn message(calls: Vec<Value>) -> Value {
 #[test]
 fn an_invalid_utf8_line_is_an_error_with_its_number_and_the_session_goes_on() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Serve::start(dir.path());
+    let mut s = start(dir.path());
     s.raw(b"{\"type\":\"add\",\"id\":\"a\",\"name\":\"Sleep\",\"input\":{\"duration_ms\":1}}\n");
     s.raw(b"{\"type\":\"add\",\"id\":\"\xff\xfe\"}\n");
     s.raw(b"not json\n");
@@ -116,7 +49,7 @@ fn an_invalid_utf8_line_is_an_error_with_its_number_and_the_session_goes_on() {
 #[test]
 fn interrupts_name_their_batch_and_hosts_name_batches() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Serve::start(dir.path());
+    let mut s = start(dir.path());
     // Two messages at once, named by the host.
     s.send(json!({"type": "message", "batch": "first",
         "message": message(vec![tool_use("s1", "Sleep", json!({"duration_ms": 20000}))])}));
@@ -165,7 +98,7 @@ fn interrupts_name_their_batch_and_hosts_name_batches() {
 #[test]
 fn a_repeated_tool_use_id_gets_an_error_result_and_never_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Serve::start(dir.path());
+    let mut s = start(dir.path());
     let marker = dir.path().join("ran-twice");
     let cmd = format!("echo x >> {}", marker.display());
     s.send(json!({"type": "message", "message": message(vec![
@@ -199,7 +132,7 @@ fn a_repeated_tool_use_id_gets_an_error_result_and_never_runs() {
 #[test]
 fn a_message_while_another_is_open_is_an_error_and_empty_messages_say_so() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Serve::start(dir.path());
+    let mut s = start(dir.path());
     s.send(json!({"type": "add", "id": "a", "name": "Sleep", "input": {"duration_ms": 1}}));
     assert_eq!(s.next()["type"], "batch_started");
     s.send(json!({"type": "message", "message": message(vec![
