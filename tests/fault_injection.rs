@@ -7,14 +7,12 @@ mod common;
 #[path = "support/fault_feed.rs"]
 mod fault_feed;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use baton::actors::testkit;
-use baton::actors::InjectedFault;
-use baton::{Engine, SiblingPolicy, ToolUse};
+use baton::{SiblingPolicy, ToolUse};
 use fault_feed::{
-    check_results, feed, feeding, quiescent, results_until_done, sibling_policy, Feeding,
+    check_results, fault_engine, feed, feeding, quiescent, quiet_injected_panics,
+    results_until_done, sibling_policy, Feeding,
 };
 use proptest::prelude::*;
 use serde_json::json;
@@ -80,25 +78,7 @@ fn to_use(i: usize, c: &CallSpec) -> ToolUse {
 }
 
 async fn run_case(spec: BatchSpec, state: std::path::PathBuf) -> Result<(), TestCaseError> {
-    let engine = Engine::builder(testkit::pool())
-        .cwd(&state)
-        .state_dir(&state)
-        .max_concurrency(spec.cap)
-        .sibling_policy(spec.policy)
-        .fault_hook(Arc::new(|call: &ToolUse| {
-            if call.id.starts_with("f1-") {
-                InjectedFault::Panic
-            } else if call.id.starts_with("f2-") {
-                InjectedFault::Kill
-            } else if call.id.starts_with("f3-") {
-                InjectedFault::PanicCoordinator
-            } else {
-                InjectedFault::None
-            }
-        }))
-        .allow_all_unsafe()
-        .build()
-        .unwrap();
+    let engine = fault_engine(&state, spec.cap, spec.policy)?;
     let mut batch = engine.open_batch().await.unwrap();
     let uses: Vec<ToolUse> = spec
         .calls
@@ -137,19 +117,4 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         rt.block_on(run_case(spec, dir.path().to_path_buf()))?;
     }
-}
-
-/// The injected panics are expected; keep them out of the test output while
-/// still printing any other panic.
-fn quiet_injected_panics() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let text = info.to_string();
-            if !(text.contains("injected") || text.contains("probe asked to panic")) {
-                default(info);
-            }
-        }));
-    });
 }

@@ -10,14 +10,12 @@
 #[path = "support/fault_feed.rs"]
 mod fault_feed;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use baton::actors::testkit;
-use baton::actors::InjectedFault;
-use baton::{Engine, SiblingPolicy, ToolUse};
+use baton::{SiblingPolicy, ToolUse};
 use fault_feed::{
-    check_results, feed, feeding, quiescent, results_until_done, sibling_policy, Feeding,
+    check_results, fault_engine, feed, feeding, quiescent, quiet_injected_panics,
+    results_until_done, sibling_policy, Feeding,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -152,26 +150,7 @@ fn tree_spec() -> impl Strategy<Value = TreeSpec> {
 }
 
 async fn run_case(spec: TreeSpec, state: std::path::PathBuf) -> Result<usize, TestCaseError> {
-    let engine = Engine::builder(testkit::pool())
-        .cwd(&state)
-        .state_dir(&state)
-        .max_concurrency(spec.cap)
-        .sibling_policy(spec.policy)
-        // The same faults at every level: the hook sees nested calls too.
-        .fault_hook(Arc::new(|call: &ToolUse| {
-            if call.id.starts_with("f1-") {
-                InjectedFault::Panic
-            } else if call.id.starts_with("f2-") {
-                InjectedFault::Kill
-            } else if call.id.starts_with("f3-") {
-                InjectedFault::PanicCoordinator
-            } else {
-                InjectedFault::None
-            }
-        }))
-        .allow_all_unsafe()
-        .build()
-        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let engine = fault_engine(&state, spec.cap, spec.policy)?;
     let mut batch = engine
         .open_batch()
         .await
@@ -223,18 +202,4 @@ fn nested_trees_keep_the_invariant_at_every_level() {
     let n = nested_checked.into_inner();
     eprintln!("{n} nested batches checked");
     assert!(n >= 100, "only {n} nested batches were checked");
-}
-
-/// The injected panics are expected; keep them out of the test output.
-fn quiet_injected_panics() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let text = info.to_string();
-            if !(text.contains("injected") || text.contains("probe asked to panic")) {
-                default(info);
-            }
-        }));
-    });
 }

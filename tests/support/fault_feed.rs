@@ -1,6 +1,6 @@
-//! What the fault-injection property tests share: feeding a batch in
-//! chunks with an optional interrupt, reading its events to `done`, and the
-//! invariants every case must keep (one result per accepted call, in call
+//! What the fault-injection property tests share: the engine with faults
+//! chosen by call id, feeding a batch in chunks with an optional interrupt,
+//! reading its events to `done`, and the invariants every case must keep (one result per accepted call, in call
 //! order; calls added after an interrupt never start). Included with
 //! `#[path]` by `tests/fault_injection.rs` and `tests/fault_injection_nested.rs`.
 #![allow(dead_code)]
@@ -8,11 +8,58 @@
 use std::time::Duration;
 
 use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
 
+use baton::actors::{testkit, InjectedFault};
 use baton::{
-    Batch, BatchSummary, CallResult, Event, InterruptKind, Outcome, SiblingPolicy, ToolUse,
+    Batch, BatchSummary, CallResult, Engine, Event, InterruptKind, Outcome, SiblingPolicy, ToolUse,
 };
 use proptest::prelude::*;
+
+/// An engine over the testkit's tools in `state`, whose calls fail as their
+/// ids say: `f1-…` the invocation panics, `f2-…` it is killed, `f3-…` the
+/// coordinator panics (nested calls too: the hook sees every level).
+pub fn fault_engine(
+    state: &Path,
+    cap: usize,
+    policy: SiblingPolicy,
+) -> Result<Engine, TestCaseError> {
+    Engine::builder(testkit::pool())
+        .cwd(state)
+        .state_dir(state)
+        .max_concurrency(cap)
+        .sibling_policy(policy)
+        .fault_hook(Arc::new(|call: &ToolUse| {
+            if call.id.starts_with("f1-") {
+                InjectedFault::Panic
+            } else if call.id.starts_with("f2-") {
+                InjectedFault::Kill
+            } else if call.id.starts_with("f3-") {
+                InjectedFault::PanicCoordinator
+            } else {
+                InjectedFault::None
+            }
+        }))
+        .allow_all_unsafe()
+        .build()
+        .map_err(|e| TestCaseError::fail(e.to_string()))
+}
+
+/// The injected panics are expected; keep them out of the test output while
+/// still printing any other panic.
+pub fn quiet_injected_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let text = info.to_string();
+            if !(text.contains("injected") || text.contains("probe asked to panic")) {
+                default(info);
+            }
+        }));
+    });
+}
 
 /// How a case feeds its calls.
 #[derive(Clone, Debug)]
