@@ -7,6 +7,8 @@
 
 #[path = "../engine/tests/stream_tester/scenario.rs"]
 mod scenario;
+#[path = "support/sdk_check.rs"]
+mod sdk_check;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -18,6 +20,7 @@ use axum::extract::State;
 use axum::response::Response;
 use baton::engine::wire::WireFormat;
 use scenario::{Call, Scenario};
+use sdk_check::sdk_check;
 use serde_json::{json, Value};
 
 /// Which conversation a request belongs to: `main` or `sub`, by its prompt.
@@ -225,28 +228,6 @@ fn answers(format: WireFormat, request: &Value) -> HashMap<String, String> {
         }
     }
     out
-}
-
-fn sdk_check(format: WireFormat, requests: &[Value]) {
-    let path = std::env::temp_dir().join(format!(
-        "baton-agent-nested-{}-{}.json",
-        std::process::id(),
-        format.name()
-    ));
-    std::fs::write(&path, serde_json::to_string(requests).unwrap()).unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk_check.py");
-    let out = Command::new("python3")
-        .args([script, format.name()])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_file(&path);
-    assert!(
-        out.status.success(),
-        "{format}: the SDK types reject a request (run ./.ci/deps if the SDKs are missing):\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// Processes whose command line mentions `marker`.
