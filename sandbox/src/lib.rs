@@ -1,0 +1,33 @@
+//! Kernel confinement for the commands an agent runs.
+//!
+//! Reading a command's text can never be a complete defence: a model that
+//! wants out will find a construct the classifier misjudges. This crate puts
+//! the kernel underneath, so that a misjudged command still cannot write,
+//! cannot reach the network and cannot read what it was not given:
+//!
+//! - [`Policy`] says what a command may do: trees it may read, trees it may
+//!   write, paths carved out of them, and its network;
+//! - [`Prepared`] is a policy turned into kernel objects *in the parent*
+//!   (a Landlock ruleset and seccomp programs), because the child of a
+//!   `clone(CLONE_VM | CLONE_VFORK)` may only make raw system calls;
+//! - [`Prepared::entry`] and [`enter`] are the child's half: three kinds of
+//!   system call, no allocation;
+//! - [`support`] probes once what this kernel offers, so that a host can
+//!   fail closed (and say so) where confinement is impossible.
+//!
+//! Landlock gives the file-system and TCP rules and scopes signals and
+//! abstract Unix sockets to the command's own processes; seccomp refuses
+//! socket families the policy does not allow (UDP, raw, netlink, Unix),
+//! `io_uring` (which would bypass both) and the calls that change
+//! namespaces or mounts.
+
+mod landlock_rules;
+mod mounts;
+mod policy;
+mod prepared;
+mod seccomp;
+mod support;
+
+pub use policy::{Network, Policy};
+pub use prepared::{enter, EnterError, Entry, PrepareError, Prepared};
+pub use support::{support, Support};

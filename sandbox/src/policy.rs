@@ -1,0 +1,95 @@
+//! What a confined command may do.
+
+use std::path::PathBuf;
+
+/// The network a confined command gets.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Network {
+    /// No sockets but `socketpair` (and Unix sockets when
+    /// [`Policy::unix_sockets`] allows them): no TCP, no UDP, no raw or
+    /// netlink sockets.
+    #[default]
+    Denied,
+    /// TCP streams, connecting only to these ports (a proxy on the host that
+    /// decides per domain); UDP and other families refused. Landlock rules
+    /// are per port, not per address: a command could reach another host on
+    /// the same port, so a host that needs more pairs this with a network
+    /// namespace. Binding is refused unless `bind` is set.
+    ProxyPorts { ports: Vec<u16>, bind: bool },
+    /// No network restriction at all.
+    Unrestricted,
+}
+
+/// What a command may touch. Paths should be absolute; those that do not
+/// exist are skipped (a rule needs an inode), which only ever removes
+/// access.
+///
+/// The lists combine the way a user expects: a path is readable if it lies
+/// in a `read` or `write` tree and not in a `deny_read` one; writable if it
+/// lies in a `write` tree and not in a `deny_write` one. Carving a path out
+/// of a tree grants its siblings one by one (Landlock only adds rights), so
+/// an entry created next to a carved-out path after the command started is
+/// not reachable by it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// Trees the command may read and execute from.
+    pub read: Vec<PathBuf>,
+    /// Trees the command may also create, change and remove files in.
+    pub write: Vec<PathBuf>,
+    /// Files and trees that stay unreadable (their names can still be
+    /// listed in a readable directory; their contents cannot be read).
+    pub deny_read: Vec<PathBuf>,
+    /// Files and trees that stay unwritable inside `write` trees: bound
+    /// read-only onto themselves in a mount namespace of the command's own
+    /// (needs user namespaces), so that they can be neither changed nor
+    /// unlinked and replaced. Only paths that exist when the command starts
+    /// can be protected this way.
+    pub deny_write: Vec<PathBuf>,
+    /// Device files a command needs to work at all (`/dev/null` for
+    /// writing, `/dev/urandom` for reading…), granted whatever the trees.
+    pub devices: Vec<PathBuf>,
+    pub network: Network,
+    /// Whether Unix-domain sockets may be created (to talk to a local
+    /// daemon such as an SSH agent). Off by default: a Unix socket is a way
+    /// out of any file-system rule (a Docker socket runs anything).
+    pub unix_sockets: bool,
+}
+
+impl Policy {
+    /// The floor for commands judged read-only: `read` trees readable,
+    /// nothing writable but the usual devices, no network.
+    pub fn read_only(read: impl IntoIterator<Item = PathBuf>) -> Policy {
+        Policy {
+            read: read.into_iter().collect(),
+            devices: default_devices(),
+            ..Policy::default()
+        }
+    }
+
+    /// The system's program, library and configuration directories that
+    /// any command needs to start (those that exist on this machine).
+    pub fn system_dirs() -> Vec<PathBuf> {
+        [
+            "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .filter(|p| p.exists())
+        .collect()
+    }
+}
+
+/// `/dev/null` and friends: written to and read from by ordinary programs
+/// (`2>/dev/null`, random numbers for hashing), harmless to grant.
+pub fn default_devices() -> Vec<PathBuf> {
+    [
+        "/dev/null",
+        "/dev/zero",
+        "/dev/full",
+        "/dev/random",
+        "/dev/urandom",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect()
+}

@@ -1,0 +1,190 @@
+//! A policy made ready in the parent, and the child's half.
+
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+use seccompiler::{sock_filter, BpfProgram};
+
+use crate::mounts::{self, Plan, RawPlan};
+use crate::policy::Policy;
+use crate::support::Support;
+use crate::{landlock_rules, seccomp};
+
+/// Why a policy could not be made ready.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error("confinement is unavailable: {0}")]
+    Unsupported(String),
+    #[error("could not build the Landlock ruleset: {0}")]
+    Landlock(String),
+    #[error("could not build the seccomp filter: {0}")]
+    Seccomp(String),
+}
+
+impl PrepareError {
+    pub(crate) fn landlock(err: impl std::fmt::Display) -> PrepareError {
+        PrepareError::Landlock(err.to_string())
+    }
+
+    pub(crate) fn seccomp(err: impl std::fmt::Display) -> PrepareError {
+        PrepareError::Seccomp(err.to_string())
+    }
+}
+
+/// A [`Policy`] as kernel objects, built where allocation is allowed.
+/// Keep it alive until the child has executed its program: [`Entry`]
+/// points into it.
+#[derive(Debug)]
+pub struct Prepared {
+    ruleset: OwnedFd,
+    programs: Vec<BpfProgram>,
+    mounts: Plan,
+}
+
+impl Prepared {
+    /// Builds the ruleset and filters for `policy` on a kernel with
+    /// `support`. Fails (rather than confining less) when the kernel lacks
+    /// Landlock or seccomp.
+    pub fn new(policy: &Policy, support: &Support) -> Result<Prepared, PrepareError> {
+        if let Some(why) = support.missing() {
+            return Err(PrepareError::Unsupported(why));
+        }
+        let mounts = Plan::new(&policy.deny_write);
+        if !mounts.is_empty() && !support.user_namespaces {
+            return Err(PrepareError::Unsupported(
+                "protecting paths inside writable trees needs user namespaces, which this system does not allow".into(),
+            ));
+        }
+        if !mounts.fits() {
+            return Err(PrepareError::Unsupported(format!(
+                "at most {} paths can be protected from writes",
+                mounts::MAX_TARGETS
+            )));
+        }
+        let ruleset = landlock_rules::build(policy, support.abi())?;
+        let mut programs = vec![seccomp::program(policy)?, seccomp::clone3_program()?];
+        let x32 = seccomp::x32_program();
+        if !x32.is_empty() {
+            programs.push(x32);
+        }
+        Ok(Prepared {
+            ruleset,
+            programs,
+            mounts,
+        })
+    }
+
+    /// Extra `clone` flags the child must be created with: new user and
+    /// mount namespaces when paths are protected by mounts.
+    pub fn clone_flags(&self) -> libc::c_int {
+        if self.mounts.is_empty() {
+            0
+        } else {
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS
+        }
+    }
+
+    /// What the child needs, as plain numbers and pointers into `self`.
+    pub fn entry(&self) -> Entry {
+        let mut filters = [(std::ptr::null(), 0u16); MAX_PROGRAMS];
+        for (slot, program) in filters.iter_mut().zip(&self.programs) {
+            *slot = (program.as_ptr(), program.len() as u16);
+        }
+        Entry {
+            ruleset: self.ruleset.as_raw_fd(),
+            filters,
+            mounts: if self.mounts.is_empty() {
+                RawPlan::none()
+            } else {
+                self.mounts.raw()
+            },
+        }
+    }
+}
+
+const MAX_PROGRAMS: usize = 4;
+
+/// The child's view of a [`Prepared`]: copied into the child's arguments,
+/// valid while the `Prepared` lives.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    ruleset: RawFd,
+    filters: [(*const sock_filter, u16); MAX_PROGRAMS],
+    mounts: RawPlan,
+}
+
+// SAFETY: the pointers are read-only views of a `Prepared`'s programs,
+// which the holder keeps alive; nothing is written through them.
+unsafe impl Send for Entry {}
+unsafe impl Sync for Entry {}
+
+/// Which step of [`enter`] failed, with the `errno` it returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EnterError {
+    Mounts(i32),
+    NoNewPrivileges(i32),
+    Landlock(i32),
+    Seccomp(i32),
+}
+
+impl EnterError {
+    pub fn errno(self) -> i32 {
+        match self {
+            EnterError::Mounts(e)
+            | EnterError::NoNewPrivileges(e)
+            | EnterError::Landlock(e)
+            | EnterError::Seccomp(e) => e,
+        }
+    }
+
+    pub fn what(self) -> &'static str {
+        match self {
+            EnterError::Mounts(_) => "could not protect paths with read-only mounts",
+            EnterError::NoNewPrivileges(_) => "could not forbid privilege gains",
+            EnterError::Landlock(_) => "could not enter the Landlock ruleset",
+            EnterError::Seccomp(_) => "could not install the seccomp filter",
+        }
+    }
+}
+
+/// Confines the calling thread, for good: the read-only mounts (when the
+/// child was cloned with [`Prepared::clone_flags`]), no new privileges (so
+/// setuid programs cannot shed the confinement), the Landlock ruleset, then
+/// each seccomp program.
+///
+/// # Safety
+/// Meant for a child between `clone` and `exec`: it makes only raw system
+/// calls and touches no memory but `entry`'s. The [`Prepared`] that made
+/// `entry` must still be alive.
+pub unsafe fn enter(entry: &Entry) -> Result<(), EnterError> {
+    let errno = || unsafe { *libc::__errno_location() };
+    if !entry.mounts.is_empty() && unsafe { mounts::apply(&entry.mounts) }.is_err() {
+        return Err(EnterError::Mounts(errno()));
+    }
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(EnterError::NoNewPrivileges(errno()));
+    }
+    if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, entry.ruleset, 0u32) } != 0 {
+        return Err(EnterError::Landlock(errno()));
+    }
+    for &(filter, len) in &entry.filters {
+        if filter.is_null() {
+            continue;
+        }
+        let program = libc::sock_fprog {
+            len,
+            filter: filter as *mut libc::sock_filter,
+        };
+        let installed = unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0u32,
+                &program as *const libc::sock_fprog,
+            )
+        };
+        if installed != 0 {
+            return Err(EnterError::Seccomp(errno()));
+        }
+    }
+    Ok(())
+}

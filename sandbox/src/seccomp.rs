@@ -1,0 +1,215 @@
+//! The system calls a confined command may not make, as seccomp programs.
+//!
+//! Landlock covers files and TCP; what it does not see is refused here:
+//! - socket families the policy does not allow (UDP and raw sockets would
+//!   reach the network past Landlock's TCP rules; netlink talks to the
+//!   kernel; Unix sockets reach local daemons);
+//! - `io_uring`, whose operations bypass both seccomp and Landlock checks
+//!   on the equivalent calls;
+//! - calls that change namespaces, mounts or another process's memory.
+//!
+//! A refused call fails with `EPERM` (programs handle it as a missing
+//! permission), except `clone3`, which fails with `ENOSYS` so that libc
+//! falls back to `clone`, whose flags can be checked. A second, hand-built
+//! program refuses the x32 system-call numbers, which share the x86-64
+//! architecture tag and would otherwise slip past every rule above.
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+use crate::policy::{Network, Policy};
+use crate::prepared::PrepareError;
+
+/// Namespaces a new process must not get: a fresh user namespace would
+/// hand the command capabilities over its own mounts.
+const NAMESPACE_FLAGS: u64 = (libc::CLONE_NEWUSER
+    | libc::CLONE_NEWNS
+    | libc::CLONE_NEWNET
+    | libc::CLONE_NEWPID
+    | libc::CLONE_NEWIPC
+    | libc::CLONE_NEWUTS
+    | libc::CLONE_NEWCGROUP) as u64;
+
+/// Calls refused whatever their arguments.
+const REFUSED: &[libc::c_long] = &[
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_userfaultfd,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_move_mount,
+    libc::SYS_open_tree,
+    libc::SYS_fsopen,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_fsconfig,
+    libc::SYS_mount_setattr,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_name_to_handle_at,
+    libc::SYS_open_by_handle_at,
+];
+
+fn cond(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, PrepareError> {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(PrepareError::seccomp)
+}
+
+fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, PrepareError> {
+    SeccompRule::new(conditions).map_err(PrepareError::seccomp)
+}
+
+/// Rules matching the `socket()` calls the policy refuses (a call matching
+/// any rule is refused).
+fn socket_rules(policy: &Policy) -> Result<Vec<SeccompRule>, PrepareError> {
+    let unix = libc::AF_UNIX as u64;
+    let inet = libc::AF_INET as u64;
+    let inet6 = libc::AF_INET6 as u64;
+    // The type argument carries SOCK_NONBLOCK/SOCK_CLOEXEC above its low
+    // bits; only the kind is compared.
+    let kind = SeccompCmpOp::MaskedEq(0xf);
+    let mut rules = Vec::new();
+    match &policy.network {
+        Network::Unrestricted => {
+            if !policy.unix_sockets {
+                rules.push(rule(vec![cond(0, SeccompCmpOp::Eq, unix)?])?);
+            }
+        }
+        Network::ProxyPorts { .. } => {
+            let mut others = vec![
+                cond(0, SeccompCmpOp::Ne, inet)?,
+                cond(0, SeccompCmpOp::Ne, inet6)?,
+            ];
+            if policy.unix_sockets {
+                others.push(cond(0, SeccompCmpOp::Ne, unix)?);
+            }
+            rules.push(rule(others)?);
+            // Inside the allowed families, only streams: Landlock's TCP
+            // rules do not see UDP, raw or SCTP sockets.
+            for family in [inet, inet6] {
+                for refused in [libc::SOCK_DGRAM, libc::SOCK_RAW, libc::SOCK_SEQPACKET] {
+                    rules.push(rule(vec![
+                        cond(0, SeccompCmpOp::Eq, family)?,
+                        cond(1, kind.clone(), refused as u64)?,
+                    ])?);
+                }
+            }
+        }
+        Network::Denied => {
+            if policy.unix_sockets {
+                rules.push(rule(vec![cond(0, SeccompCmpOp::Ne, unix)?])?);
+            } else {
+                // Every family: matched by "domain >= 0".
+                rules.push(rule(vec![cond(0, SeccompCmpOp::Ge, 0)?])?);
+            }
+        }
+    }
+    Ok(rules)
+}
+
+/// The main program: refuses what the policy does not allow.
+pub(crate) fn program(policy: &Policy) -> Result<BpfProgram, PrepareError> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for &nr in REFUSED {
+        rules.insert(nr, Vec::new());
+    }
+    let sockets = socket_rules(policy)?;
+    if !sockets.is_empty() {
+        rules.insert(libc::SYS_socket, sockets);
+    }
+    // Any namespace flag refuses the call.
+    let clone_rules = namespace_bits()
+        .map(|bit| rule(vec![cond(0, SeccompCmpOp::MaskedEq(bit), bit)?]))
+        .collect::<Result<Vec<_>, _>>()?;
+    rules.insert(libc::SYS_clone, clone_rules);
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch()?,
+    )
+    .map_err(PrepareError::seccomp)?;
+    filter.try_into().map_err(PrepareError::seccomp)
+}
+
+fn namespace_bits() -> impl Iterator<Item = u64> {
+    (0..64)
+        .map(|i| 1u64 << i)
+        .filter(|bit| NAMESPACE_FLAGS & bit != 0)
+}
+
+/// `clone3` passes its flags in memory, out of a filter's reach: it fails
+/// with `ENOSYS`, and libc falls back to `clone`.
+pub(crate) fn clone3_program() -> Result<BpfProgram, PrepareError> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    rules.insert(libc::SYS_clone3, Vec::new());
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch()?,
+    )
+    .map_err(PrepareError::seccomp)?;
+    filter.try_into().map_err(PrepareError::seccomp)
+}
+
+fn arch() -> Result<TargetArch, PrepareError> {
+    std::env::consts::ARCH.try_into().map_err(|_| {
+        PrepareError::Unsupported("seccomp filters are not built for this architecture".into())
+    })
+}
+
+/// On x86-64, refuses the x32 numbers (bit 30 set), which carry the same
+/// architecture tag as native calls. Elsewhere, an empty program.
+pub(crate) fn x32_program() -> BpfProgram {
+    if cfg!(not(target_arch = "x86_64")) {
+        return Vec::new();
+    }
+    const X32_BIT: u32 = 0x4000_0000;
+    vec![
+        // A = seccomp_data.nr
+        seccompiler::sock_filter {
+            code: 0x20,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+        // if (A & X32_BIT) goto refuse else allow
+        seccompiler::sock_filter {
+            code: 0x45,
+            jt: 0,
+            jf: 1,
+            k: X32_BIT,
+        },
+        seccompiler::sock_filter {
+            code: 0x06,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
+        },
+        seccompiler::sock_filter {
+            code: 0x06,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ALLOW,
+        },
+    ]
+}

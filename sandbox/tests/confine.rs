@@ -1,0 +1,248 @@
+//! Real processes under real policies: what they can and cannot touch.
+
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use baton_sandbox::{enter, support, Network, Policy, Prepared};
+
+/// Runs `script` under bash, confined by `policy`, in `cwd`.
+fn run(policy: &Policy, cwd: &Path, script: &str) -> Output {
+    let prepared = Prepared::new(policy, support()).expect("policy prepares");
+    let entry = prepared.entry();
+    let flags = prepared.clone_flags();
+    let mut cmd = Command::new("/bin/bash");
+    cmd.arg("-c").arg(script).current_dir(cwd);
+    // SAFETY: `enter` makes only system calls; `prepared` outlives the
+    // spawn.
+    unsafe {
+        cmd.pre_exec(move || {
+            // A forked child is single-threaded: it may enter the
+            // namespaces `clone` would have created.
+            if flags != 0 && libc::unshare(flags) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            enter(&entry).map_err(|e| std::io::Error::from_raw_os_error(e.errno()))
+        });
+    }
+    let out = cmd.output().expect("bash runs");
+    drop(prepared);
+    out
+}
+
+struct Scene {
+    _dir: tempfile::TempDir,
+    work: PathBuf,
+    outside: PathBuf,
+}
+
+fn scene() -> Scene {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonical");
+    let work = root.join("work");
+    let outside = root.join("outside");
+    fs::create_dir_all(work.join("sub")).expect("mkdir");
+    fs::create_dir_all(&outside).expect("mkdir");
+    fs::write(work.join("a.txt"), "inside\n").expect("write");
+    fs::write(work.join("sub/b.txt"), "deeper\n").expect("write");
+    fs::write(work.join(".env"), "SECRET=1\n").expect("write");
+    fs::write(outside.join("marker"), "outside-secret\n").expect("write");
+    std::os::unix::fs::symlink(&outside, work.join("link")).expect("symlink");
+    Scene {
+        _dir: dir,
+        work,
+        outside,
+    }
+}
+
+fn floor(scene: &Scene) -> Policy {
+    let mut read = Policy::system_dirs();
+    read.push(scene.work.clone());
+    Policy::read_only(read)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn usable() -> bool {
+    let ok = support().usable();
+    if !ok {
+        eprintln!("skipping: {:?}", support().missing());
+    }
+    ok
+}
+
+#[test]
+fn floor_reads_the_workspace_and_nothing_outside() {
+    if !usable() {
+        return;
+    }
+    let s = scene();
+    let out = run(&floor(&s), &s.work, "cat a.txt sub/b.txt; ls");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        stdout(&out).lines().take(2).collect::<Vec<_>>(),
+        ["inside", "deeper"]
+    );
+    for probe in [
+        format!("cat {}/marker", s.outside.display()),
+        "cat link/marker".to_string(),
+        "cat < link/marker".to_string(),
+        format!("ls {}", s.outside.display()),
+        "cat ~/.bash_history /root/.bashrc 2>&1 >/dev/null | head -1; cat ~/.profile".to_string(),
+    ] {
+        let out = run(&floor(&s), &s.work, &probe);
+        assert!(!stdout(&out).contains("outside-secret"), "{probe}: {out:?}");
+        assert!(!out.status.success(), "{probe} should fail: {out:?}");
+    }
+}
+
+#[test]
+fn floor_writes_nowhere_but_dev_null() {
+    if !usable() {
+        return;
+    }
+    let s = scene();
+    let out = run(&floor(&s), &s.work, "echo hi > /dev/null && echo ok");
+    assert_eq!(stdout(&out), "ok\n", "{out:?}");
+    for probe in [
+        "touch new.txt",
+        "echo x >> a.txt",
+        "rm a.txt",
+        "mkdir d",
+        "mv a.txt c.txt",
+        "ln -s a.txt l",
+        "truncate -s0 a.txt",
+        "mkfifo f",
+    ] {
+        let out = run(&floor(&s), &s.work, probe);
+        assert!(!out.status.success(), "{probe} should fail: {out:?}");
+    }
+    let outside = format!("touch {}/new", s.outside.display());
+    assert!(!run(&floor(&s), &s.work, &outside).status.success());
+    assert_eq!(
+        fs::read_to_string(s.work.join("a.txt")).unwrap(),
+        "inside\n"
+    );
+    assert!(!s.work.join("new.txt").exists() && !s.outside.join("new").exists());
+}
+
+#[test]
+fn denied_files_are_unreadable_their_siblings_are_not() {
+    if !usable() {
+        return;
+    }
+    let s = scene();
+    let mut policy = floor(&s);
+    policy.deny_read = vec![s.work.join(".env"), s.work.join("sub/b.txt")];
+    let out = run(&policy, &s.work, "cat a.txt; ls -a | sort | tr '\\n' ' '");
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout(&out).starts_with("inside\n"));
+    assert!(
+        stdout(&out).contains(".env"),
+        "listing still works: {out:?}"
+    );
+    for probe in [
+        "cat .env",
+        "cat sub/b.txt",
+        "cat ./sub/../.env",
+        "grep -r SECRET .",
+    ] {
+        let out = run(&policy, &s.work, probe);
+        assert!(
+            !stdout(&out).contains("SECRET") && !stdout(&out).contains("deeper"),
+            "{probe}: {out:?}"
+        );
+    }
+}
+
+#[test]
+fn floor_has_no_network() {
+    if !usable() {
+        return;
+    }
+    let s = scene();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    for probe in [
+        format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"),
+        format!("python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b\"x\", (\"127.0.0.1\", {port})); print(\"connected\")'"),
+        "python3 -c 'import socket; socket.socket(socket.AF_UNIX); print(\"connected\")'".to_string(),
+    ] {
+        let out = run(&floor(&s), &s.work, &probe);
+        assert!(!stdout(&out).contains("connected"), "{probe}: {out:?}");
+    }
+    listener.set_nonblocking(true).expect("nonblocking");
+    assert!(listener.accept().is_err(), "nothing reached the listener");
+}
+
+#[test]
+fn write_trees_allow_writes_inside_only_and_protect_carved_files() {
+    if !usable() {
+        return;
+    }
+    let s = scene();
+    let mut policy = floor(&s);
+    policy.write = vec![s.work.clone()];
+    policy.deny_write = vec![s.work.join("a.txt")];
+    let out = run(
+        &policy,
+        &s.work,
+        "echo new > new.txt && mkdir d && echo x > sub/c && rm sub/c && cat new.txt",
+    );
+    assert_eq!(stdout(&out), "new\n", "{out:?}");
+    for probe in [
+        "echo changed > a.txt",
+        "rm -f a.txt",
+        "mv a.txt moved",
+        "mv sub/b.txt a.txt",
+        "ln -f sub/b.txt a.txt",
+    ] {
+        let out = run(&policy, &s.work, probe);
+        assert!(!out.status.success(), "{probe} should fail: {out:?}");
+    }
+    assert_eq!(
+        fs::read_to_string(s.work.join("a.txt")).unwrap(),
+        "inside\n"
+    );
+    let out = run(
+        &policy,
+        &s.work,
+        &format!("touch {}/x; touch link/y", s.outside.display()),
+    );
+    assert!(!out.status.success());
+    assert!(!s.outside.join("x").exists() && !s.outside.join("y").exists());
+}
+
+#[test]
+fn proxy_ports_reach_only_those_ports() {
+    if !usable() || support().landlock_abi < 4 {
+        return;
+    }
+    let s = scene();
+    let open = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let open_port = open.local_addr().unwrap().port();
+    let closed_port = closed.local_addr().unwrap().port();
+    let mut policy = floor(&s);
+    policy.network = Network::ProxyPorts {
+        ports: vec![open_port],
+        bind: false,
+    };
+    let out = run(
+        &policy,
+        &s.work,
+        &format!("exec 3<>/dev/tcp/127.0.0.1/{open_port} && echo connected"),
+    );
+    assert_eq!(stdout(&out), "connected\n", "{out:?}");
+    let out = run(
+        &policy,
+        &s.work,
+        &format!("exec 3<>/dev/tcp/127.0.0.1/{closed_port} && echo connected"),
+    );
+    assert!(!stdout(&out).contains("connected"), "{out:?}");
+    let udp = format!("python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print(\"connected\")'");
+    assert!(!stdout(&run(&policy, &s.work, &udp)).contains("connected"));
+}
