@@ -36,6 +36,7 @@ pub struct EngineBuilder {
     fault_hook: Option<baton_actors::runtime::FaultHook>,
     tool_search: Option<ToolSearchSettings>,
     mcp: Option<Arc<baton_mcp::McpClients>>,
+    confinement: Option<baton_engine::confine::Confinement>,
     /// The settings' `env` block (see `crate::settings`).
     pub(crate) env: Vec<(String, String)>,
 }
@@ -58,6 +59,7 @@ impl EngineBuilder {
             fault_hook: None,
             tool_search: None,
             mcp: None,
+            confinement: None,
             env: Vec::new(),
         }
     }
@@ -138,6 +140,13 @@ impl EngineBuilder {
     /// Send `ask` decisions to the host as [`crate::Event::PermissionRequest`].
     pub fn host_approvals(mut self, yes: bool) -> Self {
         self.config = self.config.with_host_approvals(yes);
+        self
+    }
+
+    /// How commands are confined by the kernel (default: the read-only floor
+    /// where this kernel allows it; see `baton_engine::confine`).
+    pub fn confinement(mut self, confinement: baton_engine::confine::Confinement) -> Self {
+        self.confinement = Some(confinement);
         self
     }
 
@@ -236,6 +245,7 @@ impl EngineBuilder {
             Some(service) => self.services.with(service),
             None => self.services,
         };
+        let services = services.with(self.confinement.unwrap_or_default());
         let mut runtime = Runtime::builder(pipeline, session, context)
             .config(self.config)
             .services(services);

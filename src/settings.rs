@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use baton_engine::confine::{Confinement, FloorState};
 use baton_engine::permission::{Settings, SettingsError};
 use baton_engine::PermissionPolicy;
 
@@ -56,6 +57,7 @@ impl EngineBuilder {
             .policy(settings.policy.clone() as Arc<dyn PermissionPolicy>)
             .permission_mode(settings.mode)
             .additional_roots(settings.additional_directories.clone())
+            .confinement(Confinement::detect().with_rules(settings.policy.clone()))
     }
 }
 
@@ -69,7 +71,13 @@ impl Engine {
         explicit: Option<&Path>,
     ) -> Result<(EngineBuilder, Settings), ConfigError> {
         let cwd: PathBuf = cwd.to_path_buf();
-        let settings = Settings::load(&cwd, explicit)?;
+        let mut settings = Settings::load(&cwd, explicit)?;
+        if let FloorState::Unavailable(why) = Confinement::detect().floor() {
+            settings.warnings.push(format!(
+                "the OS sandbox is unavailable ({why}): commands judged read-only will ask before running; set {}=1 to run them on the classifier's judgement alone",
+                baton_engine::confine::WAIVE_VAR
+            ));
+        }
         let pool = crate::builtins::builtin_pool(&*settings.policy).map_err(ConfigError::Tools)?;
         let builder = Engine::builder(pool).cwd(&cwd).settings(&settings);
         Ok((builder, settings))

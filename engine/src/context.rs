@@ -127,6 +127,9 @@ pub struct ToolContext {
     /// Services the runtime offers tools (for example a way to open a nested
     /// batch for a subagent); keyed by type so the engine names none of them.
     pub services: Extensions,
+    /// How the call came to be allowed: decides whether its commands run
+    /// under the read-only floor (see [`crate::confine`]).
+    pub approval: crate::confine::Approval,
 }
 
 impl ToolContext {
@@ -139,6 +142,7 @@ impl ToolContext {
             cancel: CancelScope::new(),
             progress: ProgressSink::discard(),
             services: Extensions::default(),
+            approval: crate::confine::Approval::Vouched,
         }
     }
 

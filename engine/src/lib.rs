@@ -8,6 +8,9 @@
 
 pub mod call;
 pub mod cancel;
+pub mod confine;
+/// The kernel confinement layer (its own crate, usable alone).
+pub use baton_sandbox as sandbox;
 pub mod content;
 pub mod context;
 pub mod deferred;

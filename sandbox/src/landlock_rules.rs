@@ -103,7 +103,7 @@ pub(crate) fn grants(policy: &Policy, abi: ABI) -> Grants {
     for tree in &policy.write {
         carve(&mut grants, tree, all, &policy.deny_read, unreadable);
     }
-    for device in &policy.devices {
+    for device in &policy.files {
         if open_path(device).is_some() {
             merge(&mut grants, device.clone(), file_rights(abi));
         }

@@ -45,9 +45,10 @@ pub struct Policy {
     /// unlinked and replaced. Only paths that exist when the command starts
     /// can be protected this way.
     pub deny_write: Vec<PathBuf>,
-    /// Device files a command needs to work at all (`/dev/null` for
-    /// writing, `/dev/urandom` for reading…), granted whatever the trees.
-    pub devices: Vec<PathBuf>,
+    /// Single files granted reading and writing whatever the trees: the
+    /// devices a command needs to work at all (`/dev/null`, `/dev/urandom`)
+    /// and a host's own state files (the file a shell wrapper reports to).
+    pub files: Vec<PathBuf>,
     pub network: Network,
     /// Whether Unix-domain sockets may be created (to talk to a local
     /// daemon such as an SSH agent). Off by default: a Unix socket is a way
@@ -61,7 +62,7 @@ impl Policy {
     pub fn read_only(read: impl IntoIterator<Item = PathBuf>) -> Policy {
         Policy {
             read: read.into_iter().collect(),
-            devices: default_devices(),
+            files: default_devices(),
             ..Policy::default()
         }
     }

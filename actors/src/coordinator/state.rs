@@ -256,6 +256,8 @@ impl BatchState {
             cancel: scope,
             progress,
             services: self.services.clone(),
+            // Decided by the permission stage.
+            approval: Default::default(),
         };
         let fault = match &self.runtime.fault_hook {
             Some(hook) => hook(&prepared.call),

@@ -22,6 +22,7 @@ mod paths;
 pub mod policy;
 mod protected;
 mod reach;
+mod read_denies;
 pub mod rules;
 pub mod settings;
 pub mod summary;

@@ -9,6 +9,7 @@
 use super::permission_hooks::{self, Answered};
 use super::{messages, ApproverService, CallState, Early, Flow, Pipeline};
 use crate::call::{CallResult, Outcome};
+use crate::confine::{Approval, Confinement, FloorState, WAIVE_VAR};
 use crate::hooks::permission_updates::SessionPermissions;
 use crate::hooks::HookDecision;
 use crate::permission::{
@@ -31,6 +32,18 @@ pub(super) fn rules_decision(
     parsed: &ParsedInput,
     target: &PermissionTarget,
 ) -> (PermissionDecision, PermissionMode) {
+    rules_decision_as(pipeline, state, tool, parsed, target, state.read_only)
+}
+
+/// [`rules_decision`] as if the call had been judged `read_only`.
+fn rules_decision_as(
+    pipeline: &Pipeline,
+    state: &CallState,
+    tool: &Tool,
+    parsed: &ParsedInput,
+    target: &PermissionTarget,
+    read_only: bool,
+) -> (PermissionDecision, PermissionMode) {
     let session = SessionPermissions::of(&state.ctx.session);
     let changed = (!session.is_empty()).then(|| session.context(&state.ctx.context));
     let context = changed.as_ref().unwrap_or(&state.ctx.context);
@@ -38,7 +51,7 @@ pub(super) fn rules_decision(
         tool,
         input: parsed.raw(),
         target,
-        read_only: state.read_only,
+        read_only,
         context,
         caller: state.call.caller.as_ref(),
     };
@@ -86,6 +99,22 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
     let (policy, mode) = rules_decision(pipeline, state, tool, parsed, &target);
     let own = tool.check_permissions(parsed, &state.ctx).await;
     let hook = &state.hook_verdict;
+    // Allowed by nothing but the read-only judgement of a command: its
+    // commands then run under the kernel's read-only floor.
+    let judged = state.read_only
+        && matches!(target, PermissionTarget::Command(_))
+        && matches!(policy, PermissionDecision::Allow)
+        && !matches!(own, ToolPermission::Allow)
+        && hook.decision != Some(HookDecision::Allow)
+        && !matches!(
+            rules_decision_as(pipeline, state, tool, parsed, &target, false).0,
+            PermissionDecision::Allow
+        );
+    state.ctx.approval = if judged {
+        Approval::ReadOnlyJudgement
+    } else {
+        Approval::Vouched
+    };
 
     let verdict = match (policy, own, hook.decision) {
         (PermissionDecision::Deny { reason }, _, _) => Verdict::Deny(reason),
@@ -121,6 +150,17 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
         ) => Verdict::Ask { reason, suggestion },
     };
 
+    // Without the floor, the judgement alone does not let a command run.
+    let verdict = match (verdict, Confinement::of(&state.ctx.services).floor()) {
+        (Verdict::Allow, FloorState::Unavailable(why)) if judged => Verdict::Ask {
+            reason: format!(
+                "the command looks read-only, but the OS sandbox that confines such commands is unavailable ({why}); set {WAIVE_VAR}=1 to let read-only commands run without it"
+            ),
+            suggestion: None,
+        },
+        (verdict, _) => verdict,
+    };
+
     let verdict = match verdict {
         Verdict::Ask { reason, .. } if mode == PermissionMode::DontAsk => Verdict::Deny(format!(
             "{reason}; that needs approval, and in dontAsk mode anything that would ask is denied"
@@ -141,6 +181,8 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
             Err(deny(state, text))
         }
         Verdict::Ask { reason, suggestion } => {
+            // Whoever answers yes vouches for the call.
+            state.ctx.approval = Approval::Vouched;
             if let Answered::Allowed = permission_hooks::permission_request(
                 pipeline,
                 state,

@@ -29,7 +29,10 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
+
+use baton_sandbox::{Entry, Prepared};
 
 use nix::libc;
 use parking_lot::Mutex;
@@ -52,6 +55,7 @@ pub struct Launch {
     cwd: Option<PathBuf>,
     stdio: [Option<OwnedFd>; 3],
     isolation: Isolation,
+    confine: Option<Arc<Prepared>>,
 }
 
 impl Launch {
@@ -63,6 +67,7 @@ impl Launch {
             cwd: None,
             stdio: [None, None, None],
             isolation,
+            confine: None,
         }
     }
 
@@ -99,6 +104,13 @@ impl Launch {
         self
     }
 
+    /// Confines the program (and everything it starts) by `sandbox`, entered
+    /// in the child just before it executes the program.
+    pub fn confine(&mut self, sandbox: Arc<Prepared>) -> &mut Launch {
+        self.confine = Some(sandbox);
+        self
+    }
+
     /// Starts the program. Must run inside a tokio runtime (the child is
     /// waited for through it), on a thread that lives as long as the
     /// program should: `PR_SET_PDEATHSIG` fires when the *thread* that
@@ -128,6 +140,8 @@ impl Launch {
             .collect::<io::Result<_>>()?;
         let program = self.program.clone();
         let session = self.isolation == Isolation::Session;
+        // Kept alive until the child has executed: its entry points into it.
+        let confine = self.confine.clone();
         let stdio = self.stdio_fds()?;
         // Pointers into `args` and `vars`, which outlive the child's start.
         let argv = null_terminated(&args);
@@ -142,6 +156,8 @@ impl Launch {
                 fds: stdio.each_ref().map(|fd| fd.as_raw_fd()),
                 session,
                 parent: super::table::own_pid(),
+                confine: confine.as_ref().map(|p| p.entry()),
+                clone_flags: confine.as_ref().map_or(0, |p| p.clone_flags()),
                 errno: AtomicI32::new(0),
                 step: AtomicI32::new(0),
             };
@@ -252,6 +268,7 @@ fn start(args: &ChildArgs) -> Result<libc::pid_t, (i32, io::Error)> {
         STEP_PARENT => "Baton exited while starting the command",
         STEP_STDIO => "could not set up standard input and output",
         STEP_CWD => "could not enter the working directory",
+        STEP_CONFINE => "could not confine the command (OS sandbox)",
         _ => "could not execute the program",
     };
     let err = io::Error::from_raw_os_error(errno);
@@ -318,6 +335,7 @@ const STEP_PARENT: i32 = 3;
 const STEP_STDIO: i32 = 4;
 const STEP_CWD: i32 = 5;
 const STEP_EXEC: i32 = 6;
+const STEP_CONFINE: i32 = 7;
 
 /// Everything the child reads, prepared by the parent; the child writes
 /// only `errno` and `step`.
@@ -329,6 +347,9 @@ struct ChildArgs {
     fds: [RawFd; 3],
     session: bool,
     parent: libc::pid_t,
+    /// The sandbox to enter before executing, and the namespaces it needs.
+    confine: Option<Entry>,
+    clone_flags: libc::c_int,
     errno: AtomicI32,
     step: AtomicI32,
 }
@@ -405,7 +426,7 @@ fn clone_vfork(args: &ChildArgs) -> io::Result<libc::pid_t> {
             let pid = libc::clone(
                 child_main,
                 stack.top(),
-                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD | args.clone_flags,
                 args as *const ChildArgs as *mut libc::c_void,
             );
             let err = io::Error::last_os_error();
@@ -476,6 +497,12 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         }
         if !args.cwd.is_null() && libc::chdir(args.cwd) != 0 {
             return fail(STEP_CWD);
+        }
+        if let Some(entry) = &args.confine {
+            if let Err(err) = baton_sandbox::enter(entry) {
+                *libc::__errno_location() = err.errno();
+                return fail(STEP_CONFINE);
+            }
         }
         let mut none: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut none);

@@ -159,6 +159,7 @@ pub(crate) fn start(
     cwd: &Path,
     owner: Option<String>,
     config: &BashConfig,
+    sandbox: Option<Arc<baton_engine::sandbox::Prepared>>,
 ) -> std::io::Result<Arc<Task>> {
     let tasks = registry(session);
     let id = tasks.next_id();
@@ -173,7 +174,7 @@ pub(crate) fn start(
         eager_log: true,
     })));
     let env = baton_engine::env::SettingsEnv::of(session);
-    let mut shell = Shell::spawn(command, cwd, Path::new("/dev/null"), &env.0)?;
+    let mut shell = Shell::spawn(command, cwd, Path::new("/dev/null"), &env.0, sandbox)?;
     let (done, _) = watch::channel(None);
     let task = Arc::new(Task {
         id,

@@ -21,6 +21,7 @@
 //! grammar.
 
 mod background;
+mod confine;
 mod cwd;
 mod log_file;
 mod output;

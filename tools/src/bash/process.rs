@@ -17,9 +17,11 @@
 use std::io;
 use std::path::Path;
 use std::process::ExitStatus;
+use std::sync::Arc;
 use std::time::Duration;
 
 use baton_engine::process::{Child, Isolation, Launch, ProcessTree, StopReport, TreeGuard};
+use baton_engine::sandbox::Prepared;
 use tokio::net::unix::pipe;
 
 /// Runs the model's command with `eval`, so the line is parsed by bash
@@ -31,7 +33,11 @@ use tokio::net::unix::pipe;
 /// where they started, and creating and deleting a file per call was a
 /// measurable part of starting many shells at once. A command that resets
 /// `PWD` by hand after a `cd` only keeps its own `cd` from carrying over.
-const WRAPPER: &str = r#"__baton_cwd_file=$1; __baton_command=$2; __baton_start=$PWD; shift 2
+///
+/// The wrapper's own variables are read-only, so that the command cannot
+/// point the report elsewhere (`printf -v __baton_cwd_file …`); under the
+/// OS sandbox the report file is the one file the command may write.
+const WRAPPER: &str = r#"declare -r __baton_cwd_file="$1" __baton_command="$2" __baton_start="$PWD"; shift 2
 trap '[[ $PWD == "$__baton_start" ]] || builtin pwd -P >"$__baton_cwd_file" 2>/dev/null' EXIT
 eval "$__baton_command""#;
 
@@ -51,6 +57,7 @@ impl Shell {
         cwd: &Path,
         cwd_report: &Path,
         env: &[(String, String)],
+        confine: Option<Arc<Prepared>>,
     ) -> io::Result<Shell> {
         let (writer, reader) = pipe::pipe()?;
         let stdout = writer.into_blocking_fd()?;
@@ -78,6 +85,9 @@ impl Shell {
             .env("PAGER", "cat")
             .env("GIT_PAGER", "cat")
             .env("GIT_TERMINAL_PROMPT", "0");
+        if let Some(sandbox) = confine {
+            launch.confine(sandbox);
+        }
         // `launch` owned our copies of the pipe's write end; only the shell
         // and its descendants hold it now, so EOF means they closed it.
         let (child, tree) = launch.spawn()?;

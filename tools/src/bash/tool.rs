@@ -14,6 +14,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::background;
+use super::confine;
 use super::cwd::{self, CwdChange};
 use super::output::{Capture, CaptureSpec};
 use super::process::Shell;
@@ -133,7 +134,11 @@ impl Bash {
 
     fn start_background(&self, input: &BashInput, ctx: &ToolContext) -> ToolOutput {
         let owner = background::TaskOwner::of(&ctx.context);
-        match background::start(&ctx.session, &input.command, ctx.cwd(), owner, &self.config) {
+        let sandbox = match confine::sandbox_for(ctx, None) {
+            Ok(sandbox) => sandbox,
+            Err(refusal) => return ToolOutput::error(refusal),
+        };
+        match background::start(&ctx.session, &input.command, ctx.cwd(), owner, &self.config, sandbox) {
             Ok(task) => ToolOutput::text(format!(
                 "Started in the background as task {id}. Its output goes to {log}. \
                  Use TaskOutput with task_id \"{id}\" to read it (optionally waiting for the end), \
@@ -160,7 +165,12 @@ impl Bash {
             _ => Path::new("/dev/null"),
         };
         let env = baton_engine::env::SettingsEnv::of(&ctx.session);
-        let mut shell = match Shell::spawn(&input.command, ctx.cwd(), report_target, &env.0) {
+        let report = (report_target == report_path.as_path()).then_some(report_target);
+        let sandbox = match confine::sandbox_for(ctx, report) {
+            Ok(sandbox) => sandbox,
+            Err(refusal) => return Ok(ToolOutput::error(refusal)),
+        };
+        let mut shell = match Shell::spawn(&input.command, ctx.cwd(), report_target, &env.0, sandbox) {
             Ok(shell) => shell,
             Err(err) => {
                 return Ok(ToolOutput::error(format!(

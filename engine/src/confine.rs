@@ -1,0 +1,184 @@
+//! Which kernel confinement a call's commands run under.
+//!
+//! The classifier decides that a command is read-only by reading its text;
+//! a model that wants out looks for the construct it misjudges. So a
+//! command that runs *only because* it was judged read-only runs under the
+//! read-only floor ([`Confinement::floor_policy`]): the kernel refuses it
+//! every write, the network, and reads outside the workspace, the system
+//! directories and a few per-user configuration files. A misjudged command
+//! then fails instead of doing harm.
+//!
+//! A command someone vouched for (an allow rule, a hook, the user or host,
+//! bypassPermissions) is not under the floor: it may well need to write.
+//!
+//! Where the kernel cannot confine (no Landlock or seccomp), the floor is
+//! [`FloorState::Unavailable`]: read-only commands then *ask* instead of
+//! running unasked, and a warning says so once. A user who accepts the
+//! classifier alone sets `BATON_UNCONFINED_READ_ONLY=1` (or the builder's
+//! [`Confinement::waive_floor`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use baton_sandbox::{Policy, Prepared};
+
+use crate::context::Context;
+use crate::extensions::Extensions;
+use crate::permission::RulePolicy;
+
+/// How a call came to be allowed, as far as confinement cares.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Approval {
+    /// Allowed only because Baton judged it read-only: no rule, hook, user,
+    /// host or mode vouched for it. Its commands run under the floor.
+    ReadOnlyJudgement,
+    /// A rule, hook, the user, the host or the permission mode allowed it
+    /// (also: a call run outside the pipeline by the host itself).
+    #[default]
+    Vouched,
+}
+
+/// Whether the read-only floor can be enforced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FloorState {
+    Enforced,
+    /// The kernel cannot confine; read-only commands ask. The reason, for
+    /// the warning and the ask.
+    Unavailable(String),
+    /// The user accepted classifier-only approval.
+    Waived,
+}
+
+/// The environment variable that accepts classifier-only approval where
+/// the kernel cannot confine.
+pub const WAIVE_VAR: &str = "BATON_UNCONFINED_READ_ONLY";
+
+/// The session's confinement settings: a service (see
+/// [`Confinement::of`]).
+#[derive(Clone, Debug)]
+pub struct Confinement {
+    floor: FloorState,
+    /// Read deny rules, carved out of what the floor may read.
+    rules: Option<Arc<RulePolicy>>,
+}
+
+impl Default for Confinement {
+    fn default() -> Self {
+        Confinement::detect()
+    }
+}
+
+impl Confinement {
+    /// The floor as this kernel and the environment allow.
+    pub fn detect() -> Confinement {
+        let waived = std::env::var_os(WAIVE_VAR).is_some_and(|v| v == "1" || v == "true");
+        let floor = match baton_sandbox::support().missing() {
+            None => FloorState::Enforced,
+            Some(_) if waived => FloorState::Waived,
+            Some(why) => FloorState::Unavailable(why),
+        };
+        Confinement { floor, rules: None }
+    }
+
+    /// Accept classifier-only approval when the kernel cannot confine.
+    pub fn waive_floor(mut self) -> Confinement {
+        if matches!(self.floor, FloorState::Unavailable(_)) {
+            self.floor = FloorState::Waived;
+        }
+        self
+    }
+
+    /// Carve the files that these rules' `Read(…)` denies cover out of
+    /// what the floor may read.
+    pub fn with_rules(mut self, rules: Arc<RulePolicy>) -> Confinement {
+        self.rules = Some(rules);
+        self
+    }
+
+    pub fn floor(&self) -> &FloorState {
+        &self.floor
+    }
+
+    /// The session's confinement: the service when the host installed one,
+    /// else what this kernel allows with no rules.
+    pub fn of(services: &Extensions) -> Arc<Confinement> {
+        static DETECTED: OnceLock<Arc<Confinement>> = OnceLock::new();
+        services
+            .get::<Confinement>()
+            .unwrap_or_else(|| DETECTED.get_or_init(|| Arc::new(Confinement::detect())).clone())
+    }
+
+    /// What a command judged read-only may touch in `context`. `files` are
+    /// Baton's own state files the wrapper writes (the `cd` report).
+    pub fn floor_policy(&self, context: &Context, files: &[PathBuf]) -> Policy {
+        let mut read: Vec<PathBuf> = Policy::system_dirs();
+        let workspace: Vec<PathBuf> = context
+            .roots
+            .iter()
+            .chain(context.readable.iter())
+            .map(|p| crate::paths::resolve(p))
+            .collect();
+        read.extend(workspace.iter().cloned());
+        read.extend(user_files());
+        read.extend(program_dirs());
+        let mut policy = Policy::read_only(read);
+        policy.files.extend(files.iter().cloned());
+        if let Some(rules) = &self.rules {
+            let working_dir = context.roots.first().unwrap_or(&context.cwd);
+            policy.deny_read = rules.read_denied_paths(&workspace, working_dir);
+        }
+        policy
+    }
+
+    /// The floor, ready for [`crate::process::Launch::confine`].
+    pub fn prepare_floor(
+        &self,
+        context: &Context,
+        files: &[PathBuf],
+    ) -> Result<Arc<Prepared>, String> {
+        let policy = self.floor_policy(context, files);
+        Prepared::new(&policy, baton_sandbox::support())
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The few per-user files read-only programs read (git's configuration),
+/// never the rest of the home directory.
+fn user_files() -> Vec<PathBuf> {
+    let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else {
+        return Vec::new();
+    };
+    let mut files = vec![
+        home.join(".gitconfig"),
+        home.join(".config/git/config"),
+        home.join(".config/git/ignore"),
+        home.join(".config/git/attributes"),
+    ];
+    if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from) {
+        files.push(xdg.join("git/config"));
+        files.push(xdg.join("git/ignore"));
+    }
+    files.retain(|f| f.is_file());
+    files
+}
+
+/// Directories on `PATH` outside the system ones (`~/.cargo/bin`), so that
+/// programs installed there still start; never the home directory itself
+/// or anything above it.
+fn program_dirs() -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let Some(path) = std::env::var_os("PATH") else {
+        return Vec::new();
+    };
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute() && dir.is_dir())
+        .filter(|dir| dir.components().count() > 2)
+        .filter(|dir| home.as_deref().is_none_or(|h| !h.starts_with(dir)))
+        .filter(|dir| !is_shared_tmp(dir))
+        .collect()
+}
+
+fn is_shared_tmp(dir: &Path) -> bool {
+    dir.starts_with("/tmp") || dir.starts_with("/var/tmp") || dir.starts_with("/dev/shm")
+}
