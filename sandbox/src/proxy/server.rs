@@ -127,8 +127,9 @@ impl ProxyBuilder {
         self
     }
 
-    /// Most client connections open at once, over all listeners (default
-    /// 256). Further clients wait in the listen backlog, which bounds the
+    /// Most client connections served at once, over all listeners
+    /// (default 256). Further clients wait in the listen backlog (each
+    /// listener holds at most one of them accepted), which bounds the
     /// proxy's memory.
     pub fn max_connections(mut self, n: usize) -> Self {
         self.max_connections = n.max(1);
@@ -329,13 +330,6 @@ impl Accept for UnixListener {
 
 async fn accept_loop<L: Accept>(listener: L, front: Front, shared: Arc<Shared>) {
     loop {
-        // Take a permit before accepting, so over-limit clients wait in
-        // the kernel's backlog instead of in the proxy's memory.
-        let permit = tokio::select! {
-            _ = shared.cancel.cancelled() => return,
-            permit = shared.permits.clone().acquire_owned() => permit,
-        };
-        let Ok(permit) = permit else { return };
         let accepted = tokio::select! {
             _ = shared.cancel.cancelled() => return,
             accepted = listener.accept_conn() => accepted,
@@ -352,6 +346,16 @@ async fn accept_loop<L: Accept>(listener: L, front: Front, shared: Arc<Shared>) 
                 }
             }
         };
+        // Wait for a free slot before accepting again: over-limit clients
+        // then queue in the kernel's backlog, and each listener holds at
+        // most one accepted connection that is not yet served. (Taking the
+        // permit before accepting would let an idle listener sit on a
+        // permit that a busy one needs.)
+        let permit = tokio::select! {
+            _ = shared.cancel.cancelled() => return,
+            permit = shared.permits.clone().acquire_owned() => permit,
+        };
+        let Ok(permit) = permit else { return };
         let task_shared = shared.clone();
         shared.tracker.spawn_on(
             async move {
