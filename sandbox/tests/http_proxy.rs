@@ -193,6 +193,12 @@ async fn malformed_requests_get_400_and_the_proxy_keeps_serving() {
         (b"CONNECT allowed.test:99999 HTTP/1.1\r\n\r\n".to_vec(), 400),
         (format!("GET http://allowed.test:{port}@other.test/ HTTP/1.1\r\n\r\n").into_bytes(), 400),
         (b"GET http://127.1/ HTTP/1.1\r\n\r\n".to_vec(), 400),
+        // Host spellings that a lenient parser might read as another host.
+        (b"GET http://allowed.test%2eevil.test/ HTTP/1.1\r\n\r\n".to_vec(), 400),
+        (b"GET http://allowed.test\\@evil.test/ HTTP/1.1\r\n\r\n".to_vec(), 400),
+        (b"CONNECT allowed.test%00:443 HTTP/1.1\r\n\r\n".to_vec(), 400),
+        (b"CONNECT [fe80::1%25eth0]:443 HTTP/1.1\r\n\r\n".to_vec(), 400),
+        (b"CONNECT 0x7f000001:443 HTTP/1.1\r\n\r\n".to_vec(), 400),
         (b"GET http://allowed.test/ HTTP/1.1\nHost: x\n\n\r\n\r\n".to_vec(), 400),
         (b"GET http://allowed.test/ HTTP/1.1\r\n Folded: x\r\n\r\n".to_vec(), 400),
         (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n".to_vec(), 400),
