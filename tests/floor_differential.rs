@@ -60,10 +60,14 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
-            let Ok(kind) = entry.file_type() else { continue };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
             let value = if kind.is_symlink() {
                 format!("link:{:?}", std::fs::read_link(&path).ok())
             } else if kind.is_dir() {
@@ -182,12 +186,27 @@ const FAMILIES: &[&str] = &[
     "timeout 5 cat {T}",
 ];
 
-const OUTSIDE_FILES: &[&str] = &["../outside/secret", "link/secret", "{O}/secret", "./link/../link/secret"];
-const WRITE_TARGETS: &[&str] = &["../outside/new", "link/new", "{O}/canary", "inside_new", "src/lib.rs"];
+const OUTSIDE_FILES: &[&str] = &[
+    "../outside/secret",
+    "link/secret",
+    "{O}/secret",
+    "./link/../link/secret",
+];
+const WRITE_TARGETS: &[&str] = &[
+    "../outside/new",
+    "link/new",
+    "{O}/canary",
+    "inside_new",
+    "src/lib.rs",
+];
 const JOINERS: &[&str] = &["; ", " && ", " | ", "\n", " || "];
 
 fn line() -> impl Strategy<Value = String> {
-    let part = (0..FAMILIES.len(), 0..OUTSIDE_FILES.len(), 0..WRITE_TARGETS.len())
+    let part = (
+        0..FAMILIES.len(),
+        0..OUTSIDE_FILES.len(),
+        0..WRITE_TARGETS.len(),
+    )
         .prop_map(|(f, t, w)| {
             FAMILIES[f]
                 .replace("{T}", OUTSIDE_FILES[t])
@@ -266,7 +285,11 @@ fn nothing_the_classifier_lets_through_escapes_the_floor() {
             for (i, l) in lines.iter().enumerate() {
                 let mut batch = engine.open_batch().await.expect("batch");
                 batch
-                    .add(call(&format!("c{i}"), "Bash", json!({"command": l, "timeout": 10_000})))
+                    .add(call(
+                        &format!("c{i}"),
+                        "Bash",
+                        json!({"command": l, "timeout": 10_000}),
+                    ))
                     .expect("add");
                 let (results, _) = batch.finish().await;
                 let text = results.first().map(|r| r.text()).unwrap_or_default();
@@ -281,8 +304,17 @@ fn nothing_the_classifier_lets_through_escapes_the_floor() {
             if !text.contains("approval") {
                 ran_confined += 1;
             }
-            prop_assert!(!text.contains("SECRET-MARKER"), "{line:?} read the secret: {text}");
-            prop_assert_eq!(*events, 0, "{:?} opened or changed something outside: {}", line, text);
+            prop_assert!(
+                !text.contains("SECRET-MARKER"),
+                "{line:?} read the secret: {text}"
+            );
+            prop_assert_eq!(
+                *events,
+                0,
+                "{:?} opened or changed something outside: {}",
+                line,
+                text
+            );
             prop_assert!(!connected, "{line:?} reached the local listener: {text}");
         }
         prop_assert!(before == after, "the scratch tree changed: {:?}", outcome);
@@ -292,7 +324,10 @@ fn nothing_the_classifier_lets_through_escapes_the_floor() {
         panic!("{err}");
     }
     eprintln!("{total} command lines; {ran_confined} ran under the floor, the rest asked");
-    assert!(ran_confined > 0, "no generated line ran at all: the test would prove nothing");
+    assert!(
+        ran_confined > 0,
+        "no generated line ran at all: the test would prove nothing"
+    );
 }
 
 /// The detectors themselves work: the same kinds of escape, run without

@@ -25,8 +25,11 @@ fn run(work: &Path, settings: Option<&Value>, commands: &[&str]) -> Vec<(String,
         .map(|(i, c)| json!({"type": "tool_use", "id": format!("c{i}"), "name": "Bash", "input": {"command": c}}))
         .collect();
     let message = state.path().join("message.json");
-    std::fs::write(&message, json!({"role": "assistant", "content": calls}).to_string())
-        .expect("message");
+    std::fs::write(
+        &message,
+        json!({"role": "assistant", "content": calls}).to_string(),
+    )
+    .expect("message");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
     cmd.args(["run", "--cwd"])
         .arg(work)
@@ -41,7 +44,11 @@ fn run(work: &Path, settings: Option<&Value>, commands: &[&str]) -> Vec<(String,
         cmd.arg("--settings").arg(file);
     }
     let out = cmd.arg(&message).output().expect("baton runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let reply: Value = serde_json::from_slice(&out.stdout).expect("json reply");
     reply["content"]
         .as_array()
@@ -107,7 +114,10 @@ fn judged_read_only_commands_run_confined() {
     assert!(results[0].0.contains("Seccomp:\t2"), "{results:?}");
     assert!(results[1].0.contains("pub fn hello"), "{results:?}");
     assert!(!results[2].0.contains("TOP-SECRET-VALUE"), "{results:?}");
-    assert!(results[3].0.contains("Working directory is now"), "{results:?}");
+    assert!(
+        results[3].0.contains("Working directory is now"),
+        "{results:?}"
+    );
 }
 
 #[test]
@@ -148,6 +158,9 @@ fn read_deny_rules_are_unreadable_under_the_floor() {
         &["grep -r API_KEY .", "ls -a", "cat src/lib.rs"],
     );
     assert!(!results[0].0.contains("hunter"), "{results:?}");
-    assert!(results[1].0.contains(".env"), "listing still works: {results:?}");
+    assert!(
+        results[1].0.contains(".env"),
+        "listing still works: {results:?}"
+    );
     assert!(results[2].0.contains("pub fn hello"), "{results:?}");
 }

@@ -103,9 +103,11 @@ impl Confinement {
     /// else what this kernel allows with no rules.
     pub fn of(services: &Extensions) -> Arc<Confinement> {
         static DETECTED: OnceLock<Arc<Confinement>> = OnceLock::new();
-        services
-            .get::<Confinement>()
-            .unwrap_or_else(|| DETECTED.get_or_init(|| Arc::new(Confinement::detect())).clone())
+        services.get::<Confinement>().unwrap_or_else(|| {
+            DETECTED
+                .get_or_init(|| Arc::new(Confinement::detect()))
+                .clone()
+        })
     }
 
     /// What a command judged read-only may touch in `context`. `files` are

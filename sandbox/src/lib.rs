@@ -25,6 +25,7 @@ mod landlock_rules;
 mod mounts;
 mod policy;
 mod prepared;
+pub mod proxy;
 mod seccomp;
 mod support;
 

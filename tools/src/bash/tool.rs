@@ -138,7 +138,14 @@ impl Bash {
             Ok(sandbox) => sandbox,
             Err(refusal) => return ToolOutput::error(refusal),
         };
-        match background::start(&ctx.session, &input.command, ctx.cwd(), owner, &self.config, sandbox) {
+        match background::start(
+            &ctx.session,
+            &input.command,
+            ctx.cwd(),
+            owner,
+            &self.config,
+            sandbox,
+        ) {
             Ok(task) => ToolOutput::text(format!(
                 "Started in the background as task {id}. Its output goes to {log}. \
                  Use TaskOutput with task_id \"{id}\" to read it (optionally waiting for the end), \
@@ -170,14 +177,15 @@ impl Bash {
             Ok(sandbox) => sandbox,
             Err(refusal) => return Ok(ToolOutput::error(refusal)),
         };
-        let mut shell = match Shell::spawn(&input.command, ctx.cwd(), report_target, &env.0, sandbox) {
-            Ok(shell) => shell,
-            Err(err) => {
-                return Ok(ToolOutput::error(format!(
-                    "The shell could not be started: {err}."
-                )))
-            }
-        };
+        let mut shell =
+            match Shell::spawn(&input.command, ctx.cwd(), report_target, &env.0, sandbox) {
+                Ok(shell) => shell,
+                Err(err) => {
+                    return Ok(ToolOutput::error(format!(
+                        "The shell could not be started: {err}."
+                    )))
+                }
+            };
         let capture = Arc::new(Mutex::new(Capture::new(CaptureSpec {
             inline_chars: self.config.inline_chars(),
             log_path: state_dir
