@@ -23,12 +23,14 @@ pub mod policy;
 mod protected;
 mod reach;
 pub mod rules;
+pub mod sandbox_settings;
 pub mod settings;
 pub mod summary;
 mod web;
 
 pub use policy::RulePolicy;
 pub use rules::{Rule, RuleError, RuleKind};
+pub use sandbox_settings::{SandboxConfig, SandboxSettings};
 pub use settings::{Settings, SettingsError};
 
 use std::fmt;
