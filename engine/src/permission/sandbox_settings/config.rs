@@ -155,7 +155,11 @@ impl SandboxSettings {
             write_roots: roots.to_vec(),
             protected_names: protected_names(),
             filesystem_disabled: self.filesystem.disabled.as_ref().is_some_and(|d| d.value),
-            strict_allowlist: self.network.strict_allowlist.as_ref().is_some_and(|s| s.value),
+            strict_allowlist: self
+                .network
+                .strict_allowlist
+                .as_ref()
+                .is_some_and(|s| s.value),
             allow_all_unix_sockets: flag(&self.network.allow_all_unix_sockets),
             allow_local_binding: flag(&self.network.allow_local_binding),
             enable_weaker_nested_sandbox: flag(&self.enable_weaker_nested_sandbox),
@@ -248,7 +252,9 @@ impl SandboxSettings {
         c.allowed_domains = strings(&self.network.allowed_domains);
         c.denied_domains = strings(&self.network.denied_domains);
         for r in rules(RuleKind::Allow, &["WebFetch"]) {
-            let Some(domain) = rule_domain(r) else { continue };
+            let Some(domain) = rule_domain(r) else {
+                continue;
+            };
             if source(r) == SettingsSource::Project && (self.locked || c.strict_allowlist) {
                 c.notes.push(format!(
                     "{}: the WebFetch allow rule `{}` does not open `{domain}` to sandboxed commands: {}",
@@ -268,8 +274,16 @@ impl SandboxSettings {
         }
         let has_fetch_deny = rules(RuleKind::Deny, &["WebFetch"]).next().is_some();
         for (slot, port, key) in [
-            (&mut c.http_proxy_port, &self.network.http_proxy_port, "httpProxyPort"),
-            (&mut c.socks_proxy_port, &self.network.socks_proxy_port, "socksProxyPort"),
+            (
+                &mut c.http_proxy_port,
+                &self.network.http_proxy_port,
+                "httpProxyPort",
+            ),
+            (
+                &mut c.socks_proxy_port,
+                &self.network.socks_proxy_port,
+                "socksProxyPort",
+            ),
         ] {
             match port {
                 Some(p) if p.source == SettingsSource::Project && has_fetch_deny => {
@@ -377,8 +391,7 @@ impl SandboxConfig {
 /// `2>&1`, `>&2`, `<&0`, `3>&-`: moving descriptors opens no file.
 fn is_descriptor_duplication(r: &crate::shell::Redirect) -> bool {
     matches!(r.op.as_str(), ">&" | "<&")
-        && r
-            .target
+        && r.target
             .as_ref()
             .and_then(|t| t.fixed())
             .is_some_and(|t| t == "-" || (!t.is_empty() && t.chars().all(|c| c.is_ascii_digit())))

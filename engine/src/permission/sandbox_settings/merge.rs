@@ -179,8 +179,12 @@ pub(super) fn merge(layers: Vec<SandboxSettings>) -> (SandboxSettings, Vec<Strin
             "filesystem.allowWrite",
             false,
         );
-        out.filesystem.allow_read.extend(layer.filesystem.allow_read);
-        out.filesystem.deny_write.extend(layer.filesystem.deny_write);
+        out.filesystem
+            .allow_read
+            .extend(layer.filesystem.allow_read);
+        out.filesystem
+            .deny_write
+            .extend(layer.filesystem.deny_write);
         out.filesystem.deny_read.extend(layer.filesystem.deny_read);
         out.hidden_env.extend(layer.hidden_env);
     }

@@ -61,7 +61,8 @@ impl SettingsSource {
             a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
         };
         let claude = project.join(".claude");
-        if same(file, &claude.join("settings.json")) || same(file, &claude.join("settings.local.json"))
+        if same(file, &claude.join("settings.json"))
+            || same(file, &claude.join("settings.local.json"))
         {
             return SettingsSource::Project;
         }

@@ -353,9 +353,8 @@ impl Reader {
                 None
             }
             Err(e) => {
-                self.problems.push(format!(
-                    "sandbox.{key}: `{text}` cannot be honoured: {e}"
-                ));
+                self.problems
+                    .push(format!("sandbox.{key}: `{text}` cannot be honoured: {e}"));
                 None
             }
         }
@@ -398,9 +397,9 @@ fn domain(text: &str, side: Side) -> Result<String, String> {
         let name = host.strip_prefix("*.").unwrap_or(&host);
         let labels: Vec<&str> = name.split('.').collect();
         labels.len() >= 2
-            && labels.iter().all(|l| {
-                !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-            })
+            && labels
+                .iter()
+                .all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
     };
     if !ok {
         return Err(

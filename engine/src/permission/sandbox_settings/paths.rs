@@ -85,7 +85,8 @@ pub(crate) fn resolve_sandbox_path(
     } else if text.starts_with('/') {
         PathBuf::from(text)
     } else if text == "~" || text.starts_with("~/") {
-        let home = home.ok_or_else(|| format!("`{text}` uses `~` but no home directory is known"))?;
+        let home =
+            home.ok_or_else(|| format!("`{text}` uses `~` but no home directory is known"))?;
         home.join(text.trim_start_matches('~').trim_start_matches('/'))
     } else if text.starts_with('~') {
         return Err(format!(
@@ -122,7 +123,10 @@ pub(crate) fn rule_path(spec: &str, project: &Path, home: Option<&Path>) -> Opti
         if inner.contains('/') {
             project.join(rest).to_string_lossy().into_owned()
         } else {
-            format!("{}/**/{inner}", project.to_string_lossy().trim_end_matches('/'))
+            format!(
+                "{}/**/{inner}",
+                project.to_string_lossy().trim_end_matches('/')
+            )
         }
     };
     Some(finish(&joined))
@@ -198,7 +202,10 @@ mod tests {
         assert_eq!(rule("//etc/hosts"), Some(exact("/etc/hosts")));
         assert_eq!(rule("~/.ssh/**"), Some(exact("/home/u/.ssh")));
         assert_eq!(rule("./build/out"), Some(exact("/proj/build/out")));
-        assert_eq!(rule(".env"), Some(SandboxPath::Glob("/proj/**/.env".into())));
+        assert_eq!(
+            rule(".env"),
+            Some(SandboxPath::Glob("/proj/**/.env".into()))
+        );
         assert_eq!(
             rule("*.pem"),
             Some(SandboxPath::Glob("/proj/**/*.pem".into()))
@@ -213,7 +220,10 @@ mod tests {
             SandboxPath::Glob("/proj/**/.env".into()).base(),
             PathBuf::from("/proj")
         );
-        assert_eq!(SandboxPath::Glob("/*.pem".into()).base(), PathBuf::from("/"));
+        assert_eq!(
+            SandboxPath::Glob("/*.pem".into()).base(),
+            PathBuf::from("/")
+        );
         assert!(SandboxPath::Glob("/home/u/.ssh/*".into()).is_within(Path::new("/home/u")));
         assert!(!exact("/home/uv").is_within(Path::new("/home/u")));
     }
