@@ -182,12 +182,12 @@ impl SandboxSettings {
             source: source(rule),
             file: rule.source().map(Path::to_path_buf).unwrap_or_default(),
         };
-        let rule_paths = |kind, tools| -> Vec<Sourced<SandboxPath>> {
+        // Each with the rule's text, for notes.
+        let rule_paths = |kind, tools| -> Vec<(Sourced<SandboxPath>, String)> {
             rules(kind, tools)
                 .filter_map(|r| match &r.spec {
-                    Some(Specifier::Path(p)) => {
-                        rule_path(p.spec(), project_dir, home).map(|v| sourced(v, r))
-                    }
+                    Some(Specifier::Path(p)) => rule_path(p.spec(), project_dir, home)
+                        .map(|v| (sourced(v, r), r.text().to_string())),
                     _ => None,
                 })
                 .collect()
@@ -197,7 +197,11 @@ impl SandboxSettings {
         // Reads: denies first, so that allow-side entries from project
         // files can be checked against the trusted ones.
         let mut deny_read = self.filesystem.deny_read.clone();
-        deny_read.extend(rule_paths(RuleKind::Deny, &["Read"]));
+        deny_read.extend(
+            rule_paths(RuleKind::Deny, &["Read"])
+                .into_iter()
+                .map(|(d, _)| d),
+        );
         let trusted_denies: Vec<&SandboxPath> = deny_read
             .iter()
             .filter(|d| d.source.trusted())
@@ -221,9 +225,13 @@ impl SandboxSettings {
 
         // Writes.
         let mut allow_write = self.filesystem.allow_write.clone();
-        for a in rule_paths(RuleKind::Allow, &["Edit"]) {
+        for (a, text) in rule_paths(RuleKind::Allow, &["Edit"]) {
             if a.source == SettingsSource::Project && self.locked {
-                c.notes.push(left_out(&a, "an Edit allow rule", LOCKED));
+                c.notes.push(left_out(
+                    &a,
+                    &format!("the Edit allow rule `{text}`, path"),
+                    LOCKED,
+                ));
             } else {
                 allow_write.push(a);
             }
@@ -238,7 +246,7 @@ impl SandboxSettings {
         for d in &self.filesystem.deny_write {
             c.deny_write.push(&d.value);
         }
-        for d in rule_paths(RuleKind::Deny, WRITERS) {
+        for (d, _) in rule_paths(RuleKind::Deny, WRITERS) {
             c.deny_write.push(&d.value);
         }
         let names = c.protected_names.clone();

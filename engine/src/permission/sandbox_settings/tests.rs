@@ -38,15 +38,35 @@ fn every_published_key_is_read() {
     let l = parsed.layer;
     assert!(l.enabled() && l.fail_if_unavailable() && l.auto_allow_bash_if_sandboxed());
     assert!(!l.allow_unsandboxed_commands());
-    let domains: Vec<&str> = l.network.allowed_domains.iter().map(|d| d.value.as_str()).collect();
-    assert_eq!(domains, ["github.com", "*.npmjs.org", "[::1]:8080", "localhost:3000"]);
+    let domains: Vec<&str> = l
+        .network
+        .allowed_domains
+        .iter()
+        .map(|d| d.value.as_str())
+        .collect();
+    assert_eq!(
+        domains,
+        ["github.com", "*.npmjs.org", "[::1]:8080", "localhost:3000"]
+    );
     assert_eq!(l.network.denied_domains.len(), 2);
-    assert_eq!(l.network.http_proxy_port.as_ref().map(|p| p.value), Some(8080));
+    assert_eq!(
+        l.network.http_proxy_port.as_ref().map(|p| p.value),
+        Some(8080)
+    );
     let fs = &l.filesystem;
-    assert_eq!(fs.allow_write[0].value, SandboxPath::Exact("/tmp/build".into()));
-    assert_eq!(fs.allow_write[1].value, SandboxPath::Exact("/home/u/.kube".into()));
+    assert_eq!(
+        fs.allow_write[0].value,
+        SandboxPath::Exact("/tmp/build".into())
+    );
+    assert_eq!(
+        fs.allow_write[1].value,
+        SandboxPath::Exact("/home/u/.kube".into())
+    );
     assert_eq!(fs.deny_write[0].value, SandboxPath::Exact("/p/dist".into()));
-    assert_eq!(fs.deny_read[1].value, SandboxPath::Glob("/p/secrets/**/*.key".into()));
+    assert_eq!(
+        fs.deny_read[1].value,
+        SandboxPath::Glob("/p/secrets/**/*.key".into())
+    );
     assert_eq!(fs.allow_read[0].value, SandboxPath::Exact("/p".into()));
     assert_eq!(l.ignore_violations.len(), 1);
 }
@@ -56,12 +76,27 @@ fn wrong_types_are_problems_naming_the_key() {
     for (value, key) in [
         (json!("yes"), "sandbox"),
         (json!({"enabled": "yes"}), "sandbox.enabled"),
-        (json!({"excludedCommands": "docker"}), "sandbox.excludedCommands"),
+        (
+            json!({"excludedCommands": "docker"}),
+            "sandbox.excludedCommands",
+        ),
         (json!({"network": []}), "sandbox.network"),
-        (json!({"network": {"httpProxyPort": 70000}}), "sandbox.network.httpProxyPort"),
-        (json!({"network": {"socksProxyPort": 0}}), "sandbox.network.socksProxyPort"),
-        (json!({"filesystem": {"denyRead": [1]}}), "sandbox.filesystem.denyRead"),
-        (json!({"credentials": {"files": [{"path": "x"}]}}), "sandbox.credentials.files"),
+        (
+            json!({"network": {"httpProxyPort": 70000}}),
+            "sandbox.network.httpProxyPort",
+        ),
+        (
+            json!({"network": {"socksProxyPort": 0}}),
+            "sandbox.network.socksProxyPort",
+        ),
+        (
+            json!({"filesystem": {"denyRead": [1]}}),
+            "sandbox.filesystem.denyRead",
+        ),
+        (
+            json!({"credentials": {"files": [{"path": "x"}]}}),
+            "sandbox.credentials.files",
+        ),
     ] {
         let parsed = read(value.clone());
         assert!(
@@ -145,7 +180,12 @@ fn credentials_become_denied_reads_and_hidden_variables() {
     assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
     assert_eq!(parsed.warnings.len(), 2, "{:?}", parsed.warnings);
     let l = parsed.layer;
-    let denied: Vec<String> = l.filesystem.deny_read.iter().map(|d| d.value.to_string()).collect();
+    let denied: Vec<String> = l
+        .filesystem
+        .deny_read
+        .iter()
+        .map(|d| d.value.to_string())
+        .collect();
     assert_eq!(denied, ["/home/u/.aws/credentials", "/p/.env"]);
     let hidden: Vec<&str> = l.hidden_env.iter().map(|v| v.value.as_str()).collect();
     assert_eq!(hidden, ["GITHUB_TOKEN", "NPM_TOKEN"]);
