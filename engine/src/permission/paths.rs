@@ -37,7 +37,7 @@ pub(crate) struct PathPattern {
     dir_glob: Option<GlobMatcher>,
     dir_only: bool,
     /// The specifier as written (trimmed), for the sandbox settings.
-    spec: String,
+    spec: Box<str>,
 }
 
 impl PathPattern {
@@ -113,7 +113,7 @@ impl PathPattern {
             glob,
             dir_glob,
             dir_only,
-            spec: spec.to_string(),
+            spec: spec.into(),
         })
     }
 

@@ -141,18 +141,21 @@ impl Reader {
                         }
                     }
                 }
-                "network" => match self.typed::<Map<String, Value>>(value, key, "an object") {
-                    Some(m) => self.network(&m),
-                    None => {}
-                },
-                "filesystem" => match self.typed::<Map<String, Value>>(value, key, "an object") {
-                    Some(m) => self.filesystem(&m),
-                    None => {}
-                },
-                "credentials" => match self.typed::<Map<String, Value>>(value, key, "an object") {
-                    Some(m) => self.credentials(&m),
-                    None => {}
-                },
+                "network" => {
+                    if let Some(m) = self.typed::<Map<String, Value>>(value, key, "an object") {
+                        self.network(&m)
+                    }
+                }
+                "filesystem" => {
+                    if let Some(m) = self.typed::<Map<String, Value>>(value, key, "an object") {
+                        self.filesystem(&m)
+                    }
+                }
+                "credentials" => {
+                    if let Some(m) = self.typed::<Map<String, Value>>(value, key, "an object") {
+                        self.credentials(&m)
+                    }
+                }
                 "ignoreViolations" => {
                     let map: Option<std::collections::BTreeMap<String, Vec<String>>> = self
                         .typed(value, key, "an object of command patterns to arrays of paths");
