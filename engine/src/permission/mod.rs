@@ -24,12 +24,14 @@ mod protected;
 mod reach;
 mod read_denies;
 pub mod rules;
+pub mod sandbox_settings;
 pub mod settings;
 pub mod summary;
 mod web;
 
 pub use policy::RulePolicy;
 pub use rules::{Rule, RuleError, RuleKind};
+pub use sandbox_settings::{SandboxConfig, SandboxSettings};
 pub use settings::{Settings, SettingsError};
 
 use std::fmt;

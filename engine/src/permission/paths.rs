@@ -36,6 +36,8 @@ pub(crate) struct PathPattern {
     /// covers searching the directory (Grep, Glob).
     dir_glob: Option<GlobMatcher>,
     dir_only: bool,
+    /// The specifier as written (trimmed), for the sandbox settings.
+    spec: Box<str>,
 }
 
 impl PathPattern {
@@ -111,7 +113,13 @@ impl PathPattern {
             glob,
             dir_glob,
             dir_only,
+            spec: spec.into(),
         })
+    }
+
+    /// The specifier as written in the rule.
+    pub(crate) fn spec(&self) -> &str {
+        &self.spec
     }
 
     pub(crate) fn base(&self) -> &Base {

@@ -21,10 +21,10 @@ use std::path::{Component, Path};
 
 /// Directories whose every file is protected, at any depth (nested
 /// repositories included).
-const PROTECTED_DIRS: &[&str] = &[".git", ".claude", ".vscode", ".idea"];
+pub(crate) const PROTECTED_DIRS: &[&str] = &[".git", ".claude", ".vscode", ".idea"];
 
 /// File names protected wherever they are.
-const PROTECTED_FILES: &[&str] = &[
+pub(crate) const PROTECTED_FILES: &[&str] = &[
     ".mcp.json",
     ".claude.json",
     ".gitconfig",

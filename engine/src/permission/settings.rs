@@ -23,6 +23,7 @@ use super::legacy::{self, Reading};
 use super::paths::absolute;
 use super::policy::RulePolicy;
 use super::rules::{Rule, RuleKind};
+use super::sandbox_settings::{self, SandboxConfig, SandboxSettings, SettingsSource};
 use super::PermissionMode;
 use crate::context::Context;
 use crate::hooks::loader::HookLayers;
@@ -71,6 +72,11 @@ pub struct Settings {
     pub mcp_hooks: crate::hooks::McpToolSlot,
     /// The project root (`/` anchors of path rules, `CLAUDE_PROJECT_DIR`).
     pub project_dir: PathBuf,
+    /// The merged `sandbox` block (see [`sandbox_settings`]); the sandbox
+    /// itself takes [`Settings::sandbox_config`].
+    pub sandbox: SandboxSettings,
+    /// The home directory the files were read with (`~` in paths).
+    pub home: Option<PathBuf>,
     /// The files that were read, in merge order.
     pub files: Vec<PathBuf>,
     /// Things ignored on purpose that the user may want to know about.
@@ -155,6 +161,8 @@ impl Settings {
         }
         let loaded = merged.hook_layers.finish(project_dir, home);
         merged.warnings.extend(loaded.warnings);
+        let (sandbox, sandbox_warnings) = SandboxSettings::merge(merged.sandbox);
+        merged.warnings.extend(sandbox_warnings);
         Ok(Settings {
             policy: Arc::new(merged.policy),
             mode: merged.mode.unwrap_or_default(),
@@ -164,6 +172,8 @@ impl Settings {
             model_hooks: loaded.models,
             mcp_hooks: loaded.mcp,
             project_dir: project_dir.to_path_buf(),
+            sandbox,
+            home: home.map(Path::to_path_buf),
             files: layers.iter().map(|(f, _)| f.clone()).collect(),
             warnings: merged.warnings,
         })
@@ -188,6 +198,25 @@ impl Settings {
             .with_mode(self.mode)
     }
 
+    /// What the sandbox enforces for a session started in `cwd`: the
+    /// `sandbox` block merged with the permission rules, every workspace
+    /// root writable, and the settings files themselves write-protected.
+    pub fn sandbox_config(&self, cwd: &Path) -> SandboxConfig {
+        let mut config = self.sandbox.effective_in(
+            &self.policy,
+            &self.project_dir,
+            &self.roots(cwd),
+            self.home.as_deref(),
+        );
+        for file in &self.files {
+            let file = absolute(file);
+            if !config.deny_write.paths.contains(&file) {
+                config.deny_write.paths.push(file);
+            }
+        }
+        config
+    }
+
     /// `pipeline` with this policy and these hooks (added to its own).
     pub fn configure(&self, pipeline: Pipeline) -> Pipeline {
         let mut hooks = pipeline.hooks().clone();
@@ -204,6 +233,8 @@ struct Merged {
     mode: Option<PermissionMode>,
     directories: Vec<PathBuf>,
     hook_layers: HookLayers,
+    /// Each file's `sandbox` block, merged at the end.
+    sandbox: Vec<SandboxSettings>,
     problems: Vec<SettingsProblem>,
     warnings: Vec<String>,
 }
@@ -234,6 +265,17 @@ impl Merged {
             None | Some(Value::Null) => {}
             Some(Value::Object(perms)) => self.add_permissions(file, perms, project, home),
             Some(_) => self.problem(file, "`permissions` must be an object".into()),
+        }
+        if let Some(block) = root.get("sandbox") {
+            let source = SettingsSource::of(file, project, home);
+            let parsed = sandbox_settings::parse_block(file, source, block, project, home);
+            for message in parsed.problems {
+                self.problem(file, message);
+            }
+            for message in parsed.warnings {
+                self.warn(file, message);
+            }
+            self.sandbox.push(parsed.layer);
         }
         // Hooks, `env` and plugins: a bad hook entry is skipped with a
         // warning there, never a reason to reject the file.

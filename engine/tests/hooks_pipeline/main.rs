@@ -9,6 +9,7 @@ mod examples;
 mod in_process;
 mod protocol;
 mod random_hooks;
+mod working_dir;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -326,7 +326,8 @@ async fn hooks_get_the_documented_input_cwd_and_project_dir() {
             .trim()
             .to_string()
     };
-    assert_eq!(read("cwd"), env.cwd.display().to_string());
+    // The hook runs in the project; `cwd` above says where the session is.
+    assert_eq!(read("cwd"), env.project.display().to_string());
     assert_eq!(read("project"), env.project.display().to_string());
 }
 

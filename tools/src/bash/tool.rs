@@ -42,6 +42,11 @@ pub struct BashInput {
     /// with TaskOutput, stop it with TaskStop.
     #[serde(default)]
     pub run_in_background: bool,
+    /// Run this command outside the sandbox. Honoured only where the
+    /// settings allow unsandboxed commands, and never without the
+    /// permission check that applies to any unsandboxed command.
+    #[serde(default, rename = "dangerouslyDisableSandbox")]
+    pub dangerously_disable_sandbox: Option<bool>,
 }
 
 struct Bash {

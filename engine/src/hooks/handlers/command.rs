@@ -1,10 +1,16 @@
 //! Command hooks, compatible with Claude Code's (SPEC §12).
 //!
 //! A hook is `bash -c <command>` (or, in exec form, `command` spawned with
-//! `args` and no shell), run in the session's working directory with
+//! `args` and no shell), run in the project directory with
 //! `CLAUDE_PROJECT_DIR`, the settings' `env` block and, for a plugin's
 //! hooks, `CLAUDE_PLUGIN_ROOT` set, fed the event as one JSON object on
 //! stdin. Its exit status and output are read by [`super::super::protocol`].
+//!
+//! Why the project directory and not the session's current one: the model
+//! moves the session's directory with `cd`, and may write files where it
+//! moved. A hook written as `./guard.sh` would then run the model's own
+//! `guard.sh`, or fail to start, and a guard that cannot start guards
+//! nothing. The input's `cwd` still tells the hook where the session is.
 //!
 //! The hook runs in its own process group. A hook that outlives its timeout
 //! is killed with the whole group: a script that started `sleep` or a server
@@ -154,18 +160,32 @@ impl CommandHandler {
         Ok(command)
     }
 
+    /// The project directory, never the session's current one (see the
+    /// module docs). A handler built without a project (an embedder's
+    /// `HookEnv::default()`) keeps Baton's own directory, which the model
+    /// cannot move either.
+    fn working_dir(&self) -> Result<Option<&Path>, String> {
+        let dir = self.env.project_dir.as_path();
+        if dir.as_os_str().is_empty() {
+            return Ok(None);
+        }
+        if !dir.is_dir() {
+            return Err(format!(
+                "could not be started: its working directory, the project directory `{}`, is not a directory",
+                dir.display()
+            ));
+        }
+        Ok(Some(dir))
+    }
+
     async fn execute(&self, input: &HookInput, timeout: Duration) -> Result<Reply, String> {
         let payload = serde_json::to_vec(input)
             .map_err(|e| format!("could not encode its input as JSON: {e}"))?;
-        let cwd = Path::new(&input.cwd);
-        let cwd = if cwd.is_dir() {
-            cwd
-        } else {
-            &self.env.project_dir
-        };
         let mut cmd = self.command()?;
-        cmd.current_dir(cwd)
-            .stdin(Stdio::piped())
+        if let Some(dir) = self.working_dir()? {
+            cmd.current_dir(dir);
+        }
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
