@@ -42,7 +42,13 @@ pub(crate) fn build(policy: &Policy, abi: ABI) -> Result<OwnedFd, PrepareError> 
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(abi))
         .map_err(PrepareError::landlock)?;
-    if policy.network != Network::Unrestricted && abi >= ABI::V4 {
+    // Inside its own network namespace a command may use TCP freely: only
+    // the proxy's listeners exist there.
+    let own_namespace = matches!(
+        policy.network,
+        Network::Unrestricted | Network::Isolated { .. }
+    );
+    if !own_namespace && abi >= ABI::V4 {
         ruleset = ruleset
             .handle_access(AccessNet::from_all(abi))
             .map_err(PrepareError::landlock)?;

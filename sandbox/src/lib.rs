@@ -23,6 +23,7 @@
 
 mod landlock_rules;
 mod mounts;
+mod netns;
 mod policy;
 mod prepared;
 pub mod proxy;

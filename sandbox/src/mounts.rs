@@ -127,8 +127,10 @@ impl RawPlan {
         }
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.count == 0
+    /// Whether this plan belongs to a child in a user namespace of its
+    /// own (its ids must be mapped).
+    pub(crate) fn in_user_namespace(&self) -> bool {
+        !self.uid_map.is_null()
     }
 }
 
@@ -144,8 +146,8 @@ unsafe fn write_proc(file: &[u8], text: *const libc::c_char) -> bool {
     written == len as isize
 }
 
-/// In a child that was cloned into new user and mount namespaces: maps
-/// its ids and binds each target read-only.
+/// In a child that was cloned into a new user namespace: maps its ids and,
+/// when it also has a mount namespace, binds each target read-only.
 ///
 /// # Safety
 /// Raw system calls only; `plan`'s pointers must be alive.

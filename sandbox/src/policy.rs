@@ -16,6 +16,12 @@ pub enum Network {
     /// the same port, so a host that needs more pairs this with a network
     /// namespace. Binding is refused unless `bind` is set.
     ProxyPorts { ports: Vec<u16>, bind: bool },
+    /// A network namespace of the command's own, with only loopback: for
+    /// each port of `listen`, a socket listening on `127.0.0.1:PORT` inside
+    /// it is handed to the parent ([`crate::Prepared::take_listeners`]),
+    /// which serves it with a proxy. Nothing else is reachable. Needs user
+    /// namespaces.
+    Isolated { listen: Vec<u16> },
     /// No network restriction at all.
     Unrestricted,
 }

@@ -5,7 +5,8 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use seccompiler::{sock_filter, BpfProgram};
 
 use crate::mounts::{self, Plan, RawPlan};
-use crate::policy::Policy;
+use crate::netns::{self, Channel, RawNet};
+use crate::policy::{Network, Policy};
 use crate::support::Support;
 use crate::{landlock_rules, seccomp};
 
@@ -38,6 +39,7 @@ pub struct Prepared {
     ruleset: OwnedFd,
     programs: Vec<BpfProgram>,
     mounts: Plan,
+    net: Option<Channel>,
 }
 
 impl Prepared {
@@ -60,6 +62,19 @@ impl Prepared {
                 mounts::MAX_TARGETS
             )));
         }
+        let net = match &policy.network {
+            Network::Isolated { listen } => {
+                if !support.user_namespaces {
+                    return Err(PrepareError::Unsupported(
+                        "a network of the command's own needs user namespaces, which this system does not allow".into(),
+                    ));
+                }
+                Some(Channel::new(listen).map_err(|e| {
+                    PrepareError::Unsupported(format!("could not create the proxy channel: {e}"))
+                })?)
+            }
+            _ => None,
+        };
         let ruleset = landlock_rules::build(policy, support.abi())?;
         let mut programs = vec![seccomp::program(policy)?, seccomp::clone3_program()?];
         let x32 = seccomp::x32_program();
@@ -70,17 +85,30 @@ impl Prepared {
             ruleset,
             programs,
             mounts,
+            net,
         })
+    }
+
+    /// The proxy listeners the child opened in its network namespace
+    /// ([`Network::Isolated`]); call once the child has executed.
+    pub fn take_listeners(&self) -> std::io::Result<Vec<std::net::TcpListener>> {
+        match &self.net {
+            Some(channel) => channel.receive(),
+            None => Ok(Vec::new()),
+        }
     }
 
     /// Extra `clone` flags the child must be created with: new user and
     /// mount namespaces when paths are protected by mounts.
     pub fn clone_flags(&self) -> libc::c_int {
-        if self.mounts.is_empty() {
-            0
-        } else {
-            libc::CLONE_NEWUSER | libc::CLONE_NEWNS
+        let mut flags = 0;
+        if !self.mounts.is_empty() {
+            flags |= libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
         }
+        if self.net.is_some() {
+            flags |= libc::CLONE_NEWUSER | libc::CLONE_NEWNET;
+        }
+        flags
     }
 
     /// What the child needs, as plain numbers and pointers into `self`.
@@ -92,11 +120,12 @@ impl Prepared {
         Entry {
             ruleset: self.ruleset.as_raw_fd(),
             filters,
-            mounts: if self.mounts.is_empty() {
-                RawPlan::none()
-            } else {
+            mounts: if self.clone_flags() & libc::CLONE_NEWUSER != 0 {
                 self.mounts.raw()
+            } else {
+                RawPlan::none()
             },
+            net: self.net.as_ref().map_or(RawNet::none(), Channel::raw),
         }
     }
 }
@@ -110,6 +139,7 @@ pub struct Entry {
     ruleset: RawFd,
     filters: [(*const sock_filter, u16); MAX_PROGRAMS],
     mounts: RawPlan,
+    net: RawNet,
 }
 
 // SAFETY: the pointers are read-only views of a `Prepared`'s programs,
@@ -121,6 +151,7 @@ unsafe impl Sync for Entry {}
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EnterError {
     Mounts(i32),
+    Network(i32),
     NoNewPrivileges(i32),
     Landlock(i32),
     Seccomp(i32),
@@ -130,6 +161,7 @@ impl EnterError {
     pub fn errno(self) -> i32 {
         match self {
             EnterError::Mounts(e)
+            | EnterError::Network(e)
             | EnterError::NoNewPrivileges(e)
             | EnterError::Landlock(e)
             | EnterError::Seccomp(e) => e,
@@ -139,6 +171,7 @@ impl EnterError {
     pub fn what(self) -> &'static str {
         match self {
             EnterError::Mounts(_) => "could not protect paths with read-only mounts",
+            EnterError::Network(_) => "could not set up the command's own network",
             EnterError::NoNewPrivileges(_) => "could not forbid privilege gains",
             EnterError::Landlock(_) => "could not enter the Landlock ruleset",
             EnterError::Seccomp(_) => "could not install the seccomp filter",
@@ -157,8 +190,11 @@ impl EnterError {
 /// `entry` must still be alive.
 pub unsafe fn enter(entry: &Entry) -> Result<(), EnterError> {
     let errno = || unsafe { *libc::__errno_location() };
-    if !entry.mounts.is_empty() && unsafe { mounts::apply(&entry.mounts) }.is_err() {
+    if entry.mounts.in_user_namespace() && unsafe { mounts::apply(&entry.mounts) }.is_err() {
         return Err(EnterError::Mounts(errno()));
+    }
+    if entry.net.is_set() && unsafe { netns::apply(&entry.net) }.is_err() {
+        return Err(EnterError::Network(errno()));
     }
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         return Err(EnterError::NoNewPrivileges(errno()));

@@ -93,6 +93,18 @@ fn socket_rules(policy: &Policy) -> Result<Vec<SeccompRule>, PrepareError> {
                 rules.push(rule(vec![cond(0, SeccompCmpOp::Eq, unix)?])?);
             }
         }
+        Network::Isolated { .. } => {
+            // Any IP socket (only loopback exists in the namespace); other
+            // families refused, Unix sockets as the policy says.
+            let mut others = vec![
+                cond(0, SeccompCmpOp::Ne, inet)?,
+                cond(0, SeccompCmpOp::Ne, inet6)?,
+            ];
+            if policy.unix_sockets {
+                others.push(cond(0, SeccompCmpOp::Ne, unix)?);
+            }
+            rules.push(rule(others)?);
+        }
         Network::ProxyPorts { .. } => {
             let mut others = vec![
                 cond(0, SeccompCmpOp::Ne, inet)?,

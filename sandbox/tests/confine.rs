@@ -246,3 +246,52 @@ fn proxy_ports_reach_only_those_ports() {
     let udp = format!("python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print(\"connected\")'");
     assert!(!stdout(&run(&policy, &s.work, &udp)).contains("connected"));
 }
+
+#[test]
+fn an_isolated_network_reaches_only_the_handed_over_listeners() {
+    if !usable() || !support().user_namespaces {
+        return;
+    }
+    let s = scene();
+    let host = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    host.set_nonblocking(true).expect("nonblocking");
+    let host_port = host.local_addr().unwrap().port();
+    let mut policy = floor(&s);
+    policy.network = Network::Isolated { listen: vec![3128] };
+    let prepared = Prepared::new(&policy, support()).expect("policy prepares");
+    let entry = prepared.entry();
+    let flags = prepared.clone_flags();
+    let script = format!(
+        "exec 4<>/dev/tcp/127.0.0.1/{host_port} && echo host-reached; \
+         exec 3<>/dev/tcp/127.0.0.1/3128 && echo through-the-proxy >&3 && echo proxy-reached"
+    );
+    let mut cmd = Command::new("/bin/bash");
+    cmd.arg("-c").arg(script).current_dir(&s.work);
+    // SAFETY: as in `run`.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::unshare(flags) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            enter(&entry).map_err(|e| std::io::Error::from_raw_os_error(e.errno()))
+        });
+    }
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let listeners = prepared.take_listeners().expect("listeners");
+    assert_eq!(listeners.len(), 1);
+    let (mut conn, _) = listeners[0].accept().expect("the command connects");
+    let mut got = String::new();
+    use std::io::BufRead;
+    std::io::BufReader::new(&mut conn)
+        .read_line(&mut got)
+        .expect("read");
+    assert_eq!(got, "through-the-proxy\n");
+    let out = child.wait_with_output().expect("wait");
+    let text = stdout(&out);
+    assert!(!text.contains("host-reached"), "{text}");
+    assert!(text.contains("proxy-reached"), "{text}");
+    assert!(host.accept().is_err(), "the host's listener saw nothing");
+}
