@@ -251,9 +251,9 @@ fn nothing_the_classifier_lets_through_escapes_the_floor() {
     let cases: u32 = std::env::var("BATON_FLOOR_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(250);
-    let mut ran_confined = 0usize;
-    let mut total = 0usize;
+        .unwrap_or(400);
+    let ran_confined = std::sync::atomic::AtomicUsize::new(0);
+    let total = std::sync::atomic::AtomicUsize::new(0);
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
         cases,
         failure_persistence: None,
@@ -283,7 +283,7 @@ fn nothing_the_classifier_lets_through_escapes_the_floor() {
             let mut outcome = Vec::new();
             // One call per batch, so each is checked on its own.
             for (i, l) in lines.iter().enumerate() {
-                let mut batch = engine.open_batch().await.expect("batch");
+                let batch = engine.open_batch().await.expect("batch");
                 batch
                     .add(call(
                         &format!("c{i}"),
@@ -300,9 +300,9 @@ fn nothing_the_classifier_lets_through_escapes_the_floor() {
         });
         let after = snapshot(&s.root);
         for (line, text, events, connected) in &outcome {
-            total += 1;
+            total.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             if !text.contains("approval") {
-                ran_confined += 1;
+                ran_confined.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
             prop_assert!(
                 !text.contains("SECRET-MARKER"),
@@ -323,6 +323,7 @@ fn nothing_the_classifier_lets_through_escapes_the_floor() {
     if let Err(err) = result {
         panic!("{err}");
     }
+    let (total, ran_confined) = (total.into_inner(), ran_confined.into_inner());
     eprintln!("{total} command lines; {ran_confined} ran under the floor, the rest asked");
     assert!(
         ran_confined > 0,
@@ -350,7 +351,7 @@ fn the_detectors_see_escapes_when_nothing_confines() {
             .allow_all_unsafe()
             .build()
             .expect("engine");
-        let mut batch = engine.open_batch().await.expect("batch");
+        let batch = engine.open_batch().await.expect("batch");
         batch
             .add(call(
                 "x",

@@ -69,6 +69,35 @@ const REFUSED: &[libc::c_long] = &[
     libc::SYS_open_by_handle_at,
 ];
 
+/// Calls that change a file's metadata (mode, owner, times, extended
+/// attributes): Landlock does not see them, so a command that may write
+/// nowhere is refused them all. (A command with write trees keeps them:
+/// seccomp cannot tell paths apart, and `chmod +x` in the workspace is
+/// ordinary work.)
+const METADATA: &[libc::c_long] = &[
+    libc::SYS_chmod,
+    libc::SYS_fchmod,
+    libc::SYS_fchmodat,
+    libc::SYS_chown,
+    libc::SYS_fchown,
+    libc::SYS_lchown,
+    libc::SYS_fchownat,
+    libc::SYS_utime,
+    libc::SYS_utimes,
+    libc::SYS_utimensat,
+    libc::SYS_futimesat,
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_fsetxattr,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    libc::SYS_fremovexattr,
+];
+
+/// `fchmodat2` (Linux 6.6), `setxattrat` and `removexattrat` (6.13), by
+/// number: older C libraries do not name them.
+const METADATA_NEW: &[libc::c_long] = &[452, 463, 466];
+
 fn cond(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, PrepareError> {
     SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(PrepareError::seccomp)
 }
@@ -142,6 +171,11 @@ pub(crate) fn program(policy: &Policy) -> Result<BpfProgram, PrepareError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for &nr in REFUSED {
         rules.insert(nr, Vec::new());
+    }
+    if policy.write.is_empty() {
+        for &nr in METADATA.iter().chain(METADATA_NEW) {
+            rules.insert(nr, Vec::new());
+        }
     }
     let sockets = socket_rules(policy)?;
     if !sockets.is_empty() {

@@ -116,10 +116,33 @@ fn floor_writes_nowhere_but_dev_null() {
         "ln -s a.txt l",
         "truncate -s0 a.txt",
         "mkfifo f",
+        "touch a.txt",
+        "touch -d 2000-01-01 link/marker",
+        "chmod 000 a.txt",
+        "setfattr -n user.x -v 1 a.txt",
     ] {
         let out = run(&floor(&s), &s.work, probe);
         assert!(!out.status.success(), "{probe} should fail: {out:?}");
     }
+    let meta = |p: &Path| {
+        let m = fs::metadata(p).unwrap();
+        (
+            m.modified().unwrap(),
+            std::os::unix::fs::PermissionsExt::mode(&m.permissions()),
+        )
+    };
+    let before = (meta(&s.work.join("a.txt")), meta(&s.outside.join("marker")));
+    for probe in [
+        "touch a.txt",
+        "touch -d 2000-01-01 link/marker",
+        "chmod 000 a.txt",
+    ] {
+        run(&floor(&s), &s.work, probe);
+    }
+    assert_eq!(
+        before,
+        (meta(&s.work.join("a.txt")), meta(&s.outside.join("marker")))
+    );
     let outside = format!("touch {}/new", s.outside.display());
     assert!(!run(&floor(&s), &s.work, &outside).status.success());
     assert_eq!(
