@@ -22,7 +22,7 @@ use crate::Engine;
 
 pub struct EngineBuilder {
     pool: ToolPool,
-    cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     roots: Vec<PathBuf>,
     state_dir: Option<PathBuf>,
     session_id: Option<String>,

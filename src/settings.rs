@@ -53,11 +53,18 @@ impl EngineBuilder {
             None => settings.hooks.clone(),
         };
         self.env = settings.env.clone();
+        let cwd = self
+            .cwd
+            .clone()
+            .unwrap_or_else(|| settings.project_dir.clone());
+        let confinement = Confinement::detect()
+            .with_rules(settings.policy.clone())
+            .with_sandbox(settings.sandbox_config(&cwd));
         self.hooks(hooks)
             .policy(settings.policy.clone() as Arc<dyn PermissionPolicy>)
             .permission_mode(settings.mode)
             .additional_roots(settings.additional_directories.clone())
-            .confinement(Confinement::detect().with_rules(settings.policy.clone()))
+            .confinement(confinement)
     }
 }
 
@@ -72,7 +79,15 @@ impl Engine {
     ) -> Result<(EngineBuilder, Settings), ConfigError> {
         let cwd: PathBuf = cwd.to_path_buf();
         let mut settings = Settings::load(&cwd, explicit)?;
-        if let FloorState::Unavailable(why) = Confinement::detect().floor() {
+        let confinement = Confinement::detect().with_sandbox(settings.sandbox_config(&cwd));
+        if let Some((why, fail)) = confinement.sandbox_problem() {
+            settings.warnings.push(if fail {
+                format!("the sandbox settings are enabled but the sandbox is unavailable here ({why}); with sandbox.failIfUnavailable, every Bash command will be refused")
+            } else {
+                format!("the sandbox settings are enabled but the sandbox is unavailable here ({why}); Bash commands run unsandboxed and ask as usual")
+            });
+        }
+        if let FloorState::Unavailable(why) = confinement.floor() {
             settings.warnings.push(format!(
                 "the OS sandbox is unavailable ({why}): commands judged read-only will ask before running; set {}=1 to run them on the classifier's judgement alone",
                 baton_engine::confine::WAIVE_VAR

@@ -115,6 +115,17 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
     } else {
         Approval::Vouched
     };
+    // autoAllowBashIfSandboxed: the sandbox vouches for a command that
+    // only the mode's default would have asked about (rules that ask,
+    // protected paths and hooks still have their say).
+    let confinement = Confinement::of(&state.ctx.services);
+    let policy = match policy {
+        PermissionDecision::Ask {
+            source: AskSource::ModeDefault,
+            ..
+        } if confinement.auto_allows(tool.name(), parsed.raw()) => PermissionDecision::Allow,
+        other => other,
+    };
 
     let verdict = match (policy, own, hook.decision) {
         (PermissionDecision::Deny { reason }, _, _) => Verdict::Deny(reason),
@@ -151,7 +162,7 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
     };
 
     // Without the floor, the judgement alone does not let a command run.
-    let verdict = match (verdict, Confinement::of(&state.ctx.services).floor()) {
+    let verdict = match (verdict, confinement.floor()) {
         (Verdict::Allow, FloorState::Unavailable(why)) if judged => Verdict::Ask {
             reason: format!(
                 "the command looks read-only, but the OS sandbox that confines such commands is unavailable ({why}); set {WAIVE_VAR}=1 to let read-only commands run without it"

@@ -52,6 +52,7 @@ pub struct Launch {
     program: OsString,
     args: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
+    env_removed: Vec<OsString>,
     cwd: Option<PathBuf>,
     stdio: [Option<OwnedFd>; 3],
     isolation: Isolation,
@@ -64,6 +65,7 @@ impl Launch {
             program: program.into(),
             args: Vec::new(),
             env: Vec::new(),
+            env_removed: Vec::new(),
             cwd: None,
             stdio: [None, None, None],
             isolation,
@@ -81,6 +83,13 @@ impl Launch {
     pub fn env(&mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Launch {
         self.env
             .push((key.as_ref().to_owned(), value.as_ref().to_owned()));
+        self
+    }
+
+    /// Leaves a variable of this process's environment out (overrides set
+    /// with [`Launch::env`] still apply).
+    pub fn env_remove(&mut self, key: impl AsRef<OsStr>) -> &mut Launch {
+        self.env_removed.push(key.as_ref().to_owned());
         self
     }
 
@@ -180,7 +189,9 @@ impl Launch {
 
     /// This process's environment with the overrides and the tag on top.
     fn environment(&self, tag: &str) -> io::Result<Vec<(OsString, OsString)>> {
-        let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+            .filter(|(k, _)| !self.env_removed.contains(k))
+            .collect();
         let overrides = self
             .env
             .iter()

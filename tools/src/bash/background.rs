@@ -159,7 +159,7 @@ pub(crate) fn start(
     cwd: &Path,
     owner: Option<String>,
     config: &BashConfig,
-    sandbox: Option<Arc<baton_engine::sandbox::Prepared>>,
+    sandbox: Option<&super::confine::Confined>,
 ) -> std::io::Result<Arc<Task>> {
     let tasks = registry(session);
     let id = tasks.next_id();

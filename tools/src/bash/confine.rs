@@ -3,22 +3,103 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use baton_engine::confine::{Approval, Confinement, FloorState};
+use baton_engine::confine::{Approval, Confinement, Egress, FloorState, SandboxChoice};
+use baton_engine::sandbox::proxy::Proxy;
 use baton_engine::sandbox::Prepared;
 use baton_engine::ToolContext;
+use serde_json::json;
 
-/// The sandbox the shell of this call enters, if any. `report` is the file
-/// the wrapper writes the final directory to: created here, so that the
-/// floor can grant writing that one file. An error is the text of a
-/// refusal: the command is not run unconfined instead.
+use super::tool::BashInput;
+
+/// How one shell is confined.
+pub(crate) struct Confined {
+    pub(crate) prepared: Arc<Prepared>,
+    pub(crate) egress: Egress,
+    /// Variables to set and to leave out.
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) hidden_env: Vec<String>,
+    /// Said to the model with the result.
+    pub(crate) note: Option<String>,
+}
+
+impl Confined {
+    fn floor(prepared: Arc<Prepared>) -> Confined {
+        Confined {
+            prepared,
+            egress: Egress::None,
+            env: Vec::new(),
+            hidden_env: Vec::new(),
+            note: None,
+        }
+    }
+
+    /// Starts what the command's network needs once it runs: Baton's
+    /// proxy serving the listeners the command's namespace holds. Dropping
+    /// the returned proxy ends its connections.
+    pub(crate) fn start_egress(&self) -> std::io::Result<Option<Proxy>> {
+        let Egress::Proxy(rules) = &self.egress else {
+            return Ok(None);
+        };
+        let listeners = self.prepared.take_listeners()?;
+        let proxy = Proxy::builder(rules.clone()).start()?;
+        for (i, listener) in listeners.into_iter().enumerate() {
+            // In the order of `sandbox_mode`: HTTP, then SOCKS.
+            if i == 0 {
+                proxy.serve_http_listener(listener)?;
+            } else {
+                proxy.serve_socks_listener(listener)?;
+            }
+        }
+        Ok(Some(proxy))
+    }
+}
+
+/// The confinement of this call's shell, if any. `report` is the file the
+/// wrapper writes the final directory to: created here, so that the floor
+/// can grant writing that one file. An error is the text of a refusal: the
+/// command is not run unconfined instead.
 pub(crate) fn sandbox_for(
+    input: &BashInput,
+    ctx: &ToolContext,
+    report: Option<&Path>,
+) -> Result<Option<Confined>, String> {
+    let confinement = Confinement::of(&ctx.services);
+    if ctx.approval == Approval::ReadOnlyJudgement {
+        return floor(&confinement, ctx, report).map(|p| p.map(Confined::floor));
+    }
+    let raw = json!({
+        "command": input.command,
+        "dangerouslyDisableSandbox": input.dangerously_disable_sandbox.unwrap_or(false),
+    });
+    match confinement.choose(&raw) {
+        SandboxChoice::Unsandboxed => Ok(None),
+        SandboxChoice::Unavailable { why, fail: true } => Err(format!(
+            "The sandbox settings require every command to run sandboxed (sandbox.failIfUnavailable), but the sandbox is unavailable here ({why}), so the command was not run."
+        )),
+        // The settings accept running unsandboxed; the permission stage
+        // did not let it run unasked on the sandbox's account.
+        SandboxChoice::Unavailable { fail: false, .. } => Ok(None),
+        SandboxChoice::Sandboxed { note } => {
+            let tmp = ctx.session.state_dir().join("sandbox-tmp");
+            let (prepared, plan) = confinement.prepare_sandbox(&ctx.context, &tmp).map_err(|e| {
+                format!("The sandbox for this command could not be prepared ({e}), so it was not run.")
+            })?;
+            Ok(Some(Confined {
+                prepared,
+                egress: plan.egress,
+                env: plan.env,
+                hidden_env: plan.hidden_env,
+                note,
+            }))
+        }
+    }
+}
+
+fn floor(
+    confinement: &Confinement,
     ctx: &ToolContext,
     report: Option<&Path>,
 ) -> Result<Option<Arc<Prepared>>, String> {
-    if ctx.approval != Approval::ReadOnlyJudgement {
-        return Ok(None);
-    }
-    let confinement = Confinement::of(&ctx.services);
     match confinement.floor() {
         FloorState::Waived => Ok(None),
         FloorState::Unavailable(why) => Err(format!(

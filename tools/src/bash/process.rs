@@ -17,11 +17,12 @@
 use std::io;
 use std::path::Path;
 use std::process::ExitStatus;
-use std::sync::Arc;
 use std::time::Duration;
 
 use baton_engine::process::{Child, Isolation, Launch, ProcessTree, StopReport, TreeGuard};
-use baton_engine::sandbox::Prepared;
+use baton_engine::sandbox::proxy::Proxy;
+
+use super::confine::Confined;
 use tokio::net::unix::pipe;
 
 /// Runs the model's command with `eval`, so the line is parsed by bash
@@ -47,6 +48,7 @@ pub(crate) struct Shell {
     pub(crate) child: Child,
     guard: TreeGuard,
     pub(crate) output: pipe::Receiver,
+    _egress: Option<Proxy>,
 }
 
 impl Shell {
@@ -57,7 +59,7 @@ impl Shell {
         cwd: &Path,
         cwd_report: &Path,
         env: &[(String, String)],
-        confine: Option<Arc<Prepared>>,
+        confine: Option<&Confined>,
     ) -> io::Result<Shell> {
         let (writer, reader) = pipe::pipe()?;
         let stdout = writer.into_blocking_fd()?;
@@ -85,16 +87,30 @@ impl Shell {
             .env("PAGER", "cat")
             .env("GIT_PAGER", "cat")
             .env("GIT_TERMINAL_PROMPT", "0");
-        if let Some(sandbox) = confine {
-            launch.confine(sandbox);
+        if let Some(confined) = confine {
+            for (key, value) in &confined.env {
+                launch.env(key, value);
+            }
+            for key in &confined.hidden_env {
+                launch.env_remove(key);
+            }
+            launch.confine(confined.prepared.clone());
         }
         // `launch` owned our copies of the pipe's write end; only the shell
         // and its descendants hold it now, so EOF means they closed it.
         let (child, tree) = launch.spawn()?;
+        let guard = TreeGuard::new(tree);
+        // The command's network, if it has one, lives as long as the shell.
+        let egress = match confine.map(Confined::start_egress).transpose() {
+            Ok(proxy) => proxy.flatten(),
+            // The guard stops the command: it must not run without it.
+            Err(err) => return Err(err),
+        };
         Ok(Shell {
             child,
-            guard: TreeGuard::new(tree),
+            guard,
             output: reader,
+            _egress: egress,
         })
     }
 

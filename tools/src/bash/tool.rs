@@ -139,7 +139,7 @@ impl Bash {
 
     fn start_background(&self, input: &BashInput, ctx: &ToolContext) -> ToolOutput {
         let owner = background::TaskOwner::of(&ctx.context);
-        let sandbox = match confine::sandbox_for(ctx, None) {
+        let sandbox = match confine::sandbox_for(input, ctx, None) {
             Ok(sandbox) => sandbox,
             Err(refusal) => return ToolOutput::error(refusal),
         };
@@ -149,7 +149,7 @@ impl Bash {
             ctx.cwd(),
             owner,
             &self.config,
-            sandbox,
+            sandbox.as_ref(),
         ) {
             Ok(task) => ToolOutput::text(format!(
                 "Started in the background as task {id}. Its output goes to {log}. \
@@ -178,19 +178,24 @@ impl Bash {
         };
         let env = baton_engine::env::SettingsEnv::of(&ctx.session);
         let report = (report_target == report_path.as_path()).then_some(report_target);
-        let sandbox = match confine::sandbox_for(ctx, report) {
+        let sandbox = match confine::sandbox_for(input, ctx, report) {
             Ok(sandbox) => sandbox,
             Err(refusal) => return Ok(ToolOutput::error(refusal)),
         };
-        let mut shell =
-            match Shell::spawn(&input.command, ctx.cwd(), report_target, &env.0, sandbox) {
-                Ok(shell) => shell,
-                Err(err) => {
-                    return Ok(ToolOutput::error(format!(
-                        "The shell could not be started: {err}."
-                    )))
-                }
-            };
+        let mut shell = match Shell::spawn(
+            &input.command,
+            ctx.cwd(),
+            report_target,
+            &env.0,
+            sandbox.as_ref(),
+        ) {
+            Ok(shell) => shell,
+            Err(err) => {
+                return Ok(ToolOutput::error(format!(
+                    "The shell could not be started: {err}."
+                )))
+            }
+        };
         let capture = Arc::new(Mutex::new(Capture::new(CaptureSpec {
             inline_chars: self.config.inline_chars(),
             log_path: state_dir
@@ -212,7 +217,11 @@ impl Bash {
         let (ending, elapsed) =
             run::run(&mut shell, &capture, &ctx.cancel, &limits, Some(&reporter)).await;
 
-        let mut notes = Vec::new();
+        let mut notes: Vec<String> = sandbox
+            .as_ref()
+            .and_then(|c| c.note.clone())
+            .into_iter()
+            .collect();
         if matches!(ending, Ending::Exited(_)) {
             let lingering = match shell.tree() {
                 Some(tree) => still_running(tree).await,

@@ -11,20 +11,31 @@
 //! A command someone vouched for (an allow rule, a hook, the user or host,
 //! bypassPermissions) is not under the floor: it may well need to write.
 //!
+//! With Claude Code's `sandbox` settings enabled, every Bash command runs
+//! sandboxed as those settings say ([`sandbox_mode`]), except the excluded
+//! ones and, where the settings allow it, a call that asks for
+//! `dangerouslyDisableSandbox` (which then goes through the permission
+//! rules like any unsandboxed command: never silently).
+//!
 //! Where the kernel cannot confine (no Landlock or seccomp), the floor is
 //! [`FloorState::Unavailable`]: read-only commands then *ask* instead of
 //! running unasked, and a warning says so once. A user who accepts the
 //! classifier alone sets `BATON_UNCONFINED_READ_ONLY=1` (or the builder's
 //! [`Confinement::waive_floor`]).
 
+mod expand;
+pub mod sandbox_mode;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use baton_sandbox::{Policy, Prepared};
+use serde_json::Value;
 
 use crate::context::Context;
 use crate::extensions::Extensions;
-use crate::permission::RulePolicy;
+use crate::permission::{RulePolicy, SandboxConfig};
+pub use sandbox_mode::{Egress, SandboxPlan};
 
 /// How a call came to be allowed, as far as confinement cares.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,6 +71,22 @@ pub struct Confinement {
     floor: FloorState,
     /// Read deny rules, carved out of what the floor may read.
     rules: Option<Arc<RulePolicy>>,
+    /// The `sandbox` settings, when enabled.
+    sandbox: Option<Arc<SandboxConfig>>,
+    /// Why the enabled sandbox cannot run here (`None`: it can).
+    sandbox_unavailable: Option<String>,
+}
+
+/// Whether and how one Bash call is sandboxed by the settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SandboxChoice {
+    /// No sandbox settings, or the command is excluded, or it asked for
+    /// `dangerouslyDisableSandbox` and the settings allow that.
+    Unsandboxed,
+    /// Sandboxed; `note` says why a request to leave it was refused.
+    Sandboxed { note: Option<String> },
+    /// The settings want it sandboxed, but the kernel cannot.
+    Unavailable { why: String, fail: bool },
 }
 
 impl Default for Confinement {
@@ -77,7 +104,86 @@ impl Confinement {
             Some(_) if waived => FloorState::Waived,
             Some(why) => FloorState::Unavailable(why),
         };
-        Confinement { floor, rules: None }
+        Confinement {
+            floor,
+            rules: None,
+            sandbox: None,
+            sandbox_unavailable: None,
+        }
+    }
+
+    /// Enforce Claude Code's `sandbox` settings (ignored unless
+    /// `config.enabled`).
+    pub fn with_sandbox(mut self, config: SandboxConfig) -> Confinement {
+        if config.enabled {
+            self.sandbox_unavailable = sandbox_mode::unavailable(&config);
+            self.sandbox = Some(Arc::new(config));
+        }
+        self
+    }
+
+    /// Why the enabled sandbox cannot run here, and whether the settings
+    /// say to refuse then (`failIfUnavailable`).
+    pub fn sandbox_problem(&self) -> Option<(String, bool)> {
+        let config = self.sandbox.as_ref()?;
+        let why = self.sandbox_unavailable.clone()?;
+        Some((why, config.fail_if_unavailable))
+    }
+
+    /// How the settings sandbox a Bash call with this input.
+    pub fn choose(&self, input: &Value) -> SandboxChoice {
+        let Some(config) = &self.sandbox else {
+            return SandboxChoice::Unsandboxed;
+        };
+        let command = input.get("command").and_then(Value::as_str).unwrap_or("");
+        if config.is_excluded(command) {
+            return SandboxChoice::Unsandboxed;
+        }
+        let asked_out = input
+            .get("dangerouslyDisableSandbox")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let note = match (asked_out, config.allow_unsandboxed_commands) {
+            (true, true) => return SandboxChoice::Unsandboxed,
+            (true, false) => Some(
+                "dangerouslyDisableSandbox was ignored: the settings do not allow unsandboxed commands (sandbox.allowUnsandboxedCommands is false), so the command ran in the sandbox.".to_string(),
+            ),
+            _ => None,
+        };
+        match &self.sandbox_unavailable {
+            Some(why) => SandboxChoice::Unavailable {
+                why: why.clone(),
+                fail: config.fail_if_unavailable,
+            },
+            None => SandboxChoice::Sandboxed { note },
+        }
+    }
+
+    /// Whether a Bash call with this input runs sandboxed and the settings
+    /// let sandboxed commands run unasked (`autoAllowBashIfSandboxed`).
+    pub fn auto_allows(&self, tool_name: &str, input: &Value) -> bool {
+        tool_name == "Bash"
+            && self
+                .sandbox
+                .as_ref()
+                .is_some_and(|c| c.auto_allow_bash_if_sandboxed)
+            && matches!(self.choose(input), SandboxChoice::Sandboxed { .. })
+    }
+
+    /// The sandbox for one command under the settings, ready to enter.
+    /// `tmp` is the session's temporary directory for sandboxed commands.
+    pub fn prepare_sandbox(
+        &self,
+        context: &Context,
+        tmp: &Path,
+    ) -> Result<(Arc<Prepared>, SandboxPlan), String> {
+        let Some(config) = &self.sandbox else {
+            return Err("no sandbox settings are enabled".into());
+        };
+        let plan = sandbox_mode::plan(config, context, tmp);
+        let prepared =
+            Prepared::new(&plan.policy, baton_sandbox::support()).map_err(|e| e.to_string())?;
+        Ok((Arc::new(prepared), plan))
     }
 
     /// Accept classifier-only approval when the kernel cannot confine.
