@@ -32,4 +32,4 @@ mod support;
 
 pub use policy::{Network, Policy};
 pub use prepared::{enter, EnterError, Entry, PrepareError, Prepared};
-pub use support::{support, Support};
+pub use support::{support, Support, PRETEND_UNAVAILABLE_VAR};

@@ -15,6 +15,8 @@ pub struct Support {
     /// Whether an unprivileged process may create a user namespace (needed
     /// to protect paths inside writable trees).
     pub user_namespaces: bool,
+    /// Reported unusable on purpose ([`PRETEND_UNAVAILABLE_VAR`]).
+    pub pretended: bool,
 }
 
 impl Support {
@@ -26,6 +28,9 @@ impl Support {
 
     /// Why confinement is unavailable, in a sentence (`None` when usable).
     pub fn missing(&self) -> Option<String> {
+        if self.pretended {
+            return Some(format!("{PRETEND_UNAVAILABLE_VAR} is set"));
+        }
         match (self.landlock_abi >= 1, self.seccomp) {
             (true, true) => None,
             (false, true) => Some(
@@ -49,7 +54,20 @@ pub fn support() -> &'static Support {
     PROBED.get_or_init(probe)
 }
 
+/// Set (to anything) to make [`support`] report a kernel that cannot
+/// confine: for testing how a host falls back, and for diagnosing a
+/// confinement problem. It can only take confinement away, never add any.
+pub const PRETEND_UNAVAILABLE_VAR: &str = "BATON_SANDBOX_UNAVAILABLE";
+
 fn probe() -> Support {
+    if std::env::var_os(PRETEND_UNAVAILABLE_VAR).is_some() {
+        return Support {
+            landlock_abi: 0,
+            seccomp: false,
+            user_namespaces: false,
+            pretended: true,
+        };
+    }
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
     // SAFETY: the documented version query: no attribute, size 0.
     let abi = unsafe {
@@ -67,6 +85,7 @@ fn probe() -> Support {
         // 0: no filter yet; 2: already filtered (more may be stacked).
         seccomp: mode == 0 || mode == 2,
         user_namespaces: user_namespaces(),
+        pretended: false,
     }
 }
 
