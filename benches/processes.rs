@@ -4,7 +4,13 @@
 //!    once) against the baseline of N `bash -c true` spawned directly by
 //!    tokio and awaited together, in the same run. Target ≤ 1.3× at N = 64
 //!    and 256.
-//! 2. Interrupt: four shell calls running `sleep & sleep; wait` (four
+//! 2. The OS sandbox (issue 20): the same fan-out with every shell under
+//!    the read-only floor (the default rules judge `true` read-only) and
+//!    under the `sandbox` settings (every command sandboxed), beside the
+//!    unconfined engine and the tokio baseline, interleaved in one run; and
+//!    one call at a time, where the per-call cost shows. Goals: fan-out
+//!    ≤ 1.3× the baseline, the sandbox ≤ 1.2× an unconfined call.
+//! 3. Interrupt: four shell calls running `sleep & sleep; wait` (four
 //!    batches); the time from the interrupt until every result is out.
 //!    Target ≤ 50 ms, with the machine's own init reaping the orphans.
 
@@ -17,6 +23,49 @@ use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event, InterruptKind, ToolUse};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
+
+/// Which confinement the bench's shells run under.
+#[derive(Clone, Copy, Debug)]
+enum Confine {
+    /// Allow-all rules: nothing confines.
+    None,
+    /// The default rules: `true` is judged read-only and runs under the
+    /// floor.
+    Floor,
+    /// Allow-all rules plus the `sandbox` settings: every command
+    /// sandboxed (writes in the workspace, no network).
+    Settings,
+}
+
+fn confined_engine(cap: usize, confine: Confine) -> Engine {
+    use baton::engine::confine::Confinement;
+    use baton::engine::permission::{RulePolicy, SandboxConfig};
+    let dir = std::env::temp_dir().join(format!("baton-bench-proc-{}", std::process::id()));
+    let builder = Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
+        .cwd(std::env::temp_dir())
+        .state_dir(dir)
+        .max_concurrency(cap);
+    let builder = match confine {
+        Confine::None => builder.allow_all_unsafe(),
+        Confine::Floor => builder.policy(std::sync::Arc::new(RulePolicy::new())),
+        Confine::Settings => {
+            builder
+                .allow_all_unsafe()
+                .confinement(Confinement::detect().with_sandbox(SandboxConfig {
+                    enabled: true,
+                    write_roots: vec![std::env::temp_dir()],
+                    ..SandboxConfig::default()
+                }))
+        }
+    };
+    builder.build().expect("the engine builds")
+}
+
+/// Mean time of N `true` calls through `engine`, one batch.
+fn fan_out(rt: &tokio::runtime::Runtime, engine: &Engine, n: usize) {
+    let calls = common::calls("Bash", n, json!({"command": "true"}));
+    assert_eq!(rt.block_on(common::run_batch(engine, calls)), n);
+}
 
 fn shell_engine(cap: usize) -> Engine {
     let dir = std::env::temp_dir().join(format!("baton-bench-proc-{}", std::process::id()));
@@ -128,6 +177,51 @@ fn processes(c: &mut Criterion) {
         );
         group.bench_function(format!("engine_bash_true_x{n}_{mode}"), |bch| bch.iter(run));
         group.bench_function(format!("tokio_bash_true_x{n}_{mode}"), |bch| bch.iter(base));
+    }
+    // The sandbox, interleaved with its baselines (the orphan guard is
+    // installed by now, as the CLI runs).
+    if baton::engine::sandbox::support().usable()
+        && baton::engine::sandbox::support().user_namespaces
+    {
+        for (n, cap) in [(64usize, 64usize), (32, 1)] {
+            let engines: Vec<(Confine, Engine)> =
+                [Confine::None, Confine::Floor, Confine::Settings]
+                    .into_iter()
+                    .map(|c| {
+                        let _g = rt.enter();
+                        (c, confined_engine(cap, c))
+                    })
+                    .collect();
+            let mut totals = [Duration::ZERO; 4];
+            for _ in 0..5 {
+                for (i, (_, engine)) in engines.iter().enumerate() {
+                    totals[i] += mean_of(1, &|| fan_out(&rt, engine, n));
+                }
+                totals[3] += mean_of(1, &|| rt.block_on(baseline(n)));
+            }
+            let ms = |d: Duration| d.as_secs_f64() * 1e3 / 5.0;
+            let label = if cap == 1 {
+                "one at a time"
+            } else {
+                "all at once"
+            };
+            eprintln!(
+                "sandbox, N={n} {label}: unconfined {:.1} ms, floor {:.1} ms ({:.2}x), settings sandbox {:.1} ms ({:.2}x); tokio baseline {:.1} ms (floor {:.2}x, settings {:.2}x)",
+                ms(totals[0]),
+                ms(totals[1]),
+                totals[1].as_secs_f64() / totals[0].as_secs_f64(),
+                ms(totals[2]),
+                totals[2].as_secs_f64() / totals[0].as_secs_f64(),
+                ms(totals[3]),
+                totals[1].as_secs_f64() / totals[3].as_secs_f64(),
+                totals[2].as_secs_f64() / totals[3].as_secs_f64(),
+            );
+            for (confine, engine) in &engines {
+                group.bench_function(format!("sandbox_{confine:?}_true_x{n}_cap{cap}"), |bch| {
+                    bch.iter(|| fan_out(&rt, engine, n))
+                });
+            }
+        }
     }
     let engine = {
         let _g = rt.enter();
