@@ -75,7 +75,19 @@ pub struct Confinement {
     sandbox: Option<Arc<SandboxConfig>>,
     /// Why the enabled sandbox cannot run here (`None`: it can).
     sandbox_unavailable: Option<String>,
+    /// The last floor prepared, for the workspace it was built for.
+    floor_cache: Arc<parking_lot::Mutex<Option<FloorEntry>>>,
 }
+
+/// `((roots, readable), built, floor)`.
+type FloorEntry = (
+    (Arc<Vec<PathBuf>>, Arc<Vec<PathBuf>>),
+    std::time::Instant,
+    Arc<Prepared>,
+);
+
+/// How long a floor with `Read(…)` carve-outs is reused.
+pub const FLOOR_REUSE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Whether and how one Bash call is sandboxed by the settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,6 +121,7 @@ impl Confinement {
             rules: None,
             sandbox: None,
             sandbox_unavailable: None,
+            floor_cache: Default::default(),
         }
     }
 
@@ -216,9 +229,8 @@ impl Confinement {
         })
     }
 
-    /// What a command judged read-only may touch in `context`. `files` are
-    /// Baton's own state files the wrapper writes (the `cd` report).
-    pub fn floor_policy(&self, context: &Context, files: &[PathBuf]) -> Policy {
+    /// What a command judged read-only may touch in `context`.
+    pub fn floor_policy(&self, context: &Context) -> Policy {
         let mut read: Vec<PathBuf> = Policy::system_dirs();
         let workspace: Vec<PathBuf> = context
             .roots
@@ -230,7 +242,6 @@ impl Confinement {
         read.extend(user_files());
         read.extend(program_dirs());
         let mut policy = Policy::read_only(read);
-        policy.files.extend(files.iter().cloned());
         if let Some(rules) = &self.rules {
             let working_dir = context.roots.first().unwrap_or(&context.cwd);
             policy.deny_read = rules.read_denied_paths(&workspace, working_dir);
@@ -238,16 +249,28 @@ impl Confinement {
         policy
     }
 
-    /// The floor, ready for [`crate::process::Launch::confine`].
-    pub fn prepare_floor(
-        &self,
-        context: &Context,
-        files: &[PathBuf],
-    ) -> Result<Arc<Prepared>, String> {
-        let policy = self.floor_policy(context, files);
-        Prepared::new(&policy, baton_sandbox::support())
+    /// The floor, ready for [`crate::process::Launch::confine`]. Kept for
+    /// the next command in the same workspace: a prepared floor is only
+    /// read by the children that enter it. With `Read(…)` denies, whose
+    /// carve-outs name the entries that existed, it is rebuilt after
+    /// [`FLOOR_REUSE`].
+    pub fn prepare_floor(&self, context: &Context) -> Result<Arc<Prepared>, String> {
+        let key = (context.roots.clone(), context.readable.clone());
+        let reusable = |built: &std::time::Instant| {
+            !self.rules.as_ref().is_some_and(|r| r.has_read_denies())
+                || built.elapsed() < FLOOR_REUSE
+        };
+        if let Some((k, built, prepared)) = self.floor_cache.lock().as_ref() {
+            if *k == key && reusable(built) {
+                return Ok(prepared.clone());
+            }
+        }
+        let policy = self.floor_policy(context);
+        let prepared = Prepared::new(&policy, baton_sandbox::support())
             .map(Arc::new)
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        *self.floor_cache.lock() = Some((key, std::time::Instant::now(), prepared.clone()));
+        Ok(prepared)
     }
 }
 

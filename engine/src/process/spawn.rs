@@ -55,6 +55,8 @@ pub struct Launch {
     env_removed: Vec<OsString>,
     cwd: Option<PathBuf>,
     stdio: [Option<OwnedFd>; 3],
+    /// One more descriptor for the program, at a number of its own.
+    extra: Option<(RawFd, OwnedFd)>,
     isolation: Isolation,
     confine: Option<Arc<Prepared>>,
 }
@@ -68,6 +70,7 @@ impl Launch {
             env_removed: Vec::new(),
             cwd: None,
             stdio: [None, None, None],
+            extra: None,
             isolation,
             confine: None,
         }
@@ -113,6 +116,13 @@ impl Launch {
         self
     }
 
+    /// Gives the program `fd` as descriptor number `target` (above 2), for
+    /// a side channel such as a report of the final directory.
+    pub fn fd(&mut self, target: RawFd, fd: OwnedFd) -> &mut Launch {
+        self.extra = Some((target, fd));
+        self
+    }
+
     /// Confines the program (and everything it starts) by `sandbox`, entered
     /// in the child just before it executes the program.
     pub fn confine(&mut self, sandbox: Arc<Prepared>) -> &mut Launch {
@@ -125,7 +135,7 @@ impl Launch {
     /// program should: `PR_SET_PDEATHSIG` fires when the *thread* that
     /// started the child ends (a tokio worker or the `block_on` thread,
     /// never a `spawn_blocking` task).
-    pub fn spawn(self) -> io::Result<(Child, ProcessTree)> {
+    pub fn spawn(mut self) -> io::Result<(Child, ProcessTree)> {
         sweep_orphans();
         let tag = new_tag();
         let env = self.environment(&tag)?;
@@ -151,6 +161,16 @@ impl Launch {
         let session = self.isolation == Isolation::Session;
         // Kept alive until the child has executed: its entry points into it.
         let confine = self.confine.clone();
+        let extra = match self.extra.take() {
+            Some((target, fd)) if target > 2 => Some((target, high_fd(Some(fd), true)?)),
+            Some(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "an extra descriptor must be numbered above 2",
+                ))
+            }
+            None => None,
+        };
         let stdio = self.stdio_fds()?;
         // Pointers into `args` and `vars`, which outlive the child's start.
         let argv = null_terminated(&args);
@@ -163,6 +183,9 @@ impl Launch {
                 envp: envp.as_ptr(),
                 cwd: cwd.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
                 fds: stdio.each_ref().map(|fd| fd.as_raw_fd()),
+                extra: extra
+                    .as_ref()
+                    .map_or((-1, -1), |(t, fd)| (fd.as_raw_fd(), *t)),
                 session,
                 parent: super::table::own_pid(),
                 confine: confine.as_ref().map(|p| p.entry()),
@@ -356,6 +379,8 @@ struct ChildArgs {
     envp: *const *const libc::c_char,
     cwd: *const libc::c_char,
     fds: [RawFd; 3],
+    /// `(source, target)`, or `(-1, -1)`.
+    extra: (RawFd, RawFd),
     session: bool,
     parent: libc::pid_t,
     /// The sandbox to enter before executing, and the namespaces it needs.
@@ -503,6 +528,19 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         }
         for (target, &fd) in args.fds.iter().enumerate() {
             if libc::dup2(fd, target as libc::c_int) < 0 {
+                return fail(STEP_STDIO);
+            }
+        }
+        let (source, target) = args.extra;
+        if source >= 0 {
+            // Same number: dup2 does nothing, and close-on-exec would
+            // close it at exec; clear the flag instead.
+            let placed = if source == target {
+                libc::fcntl(source, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(source, target)
+            };
+            if placed < 0 {
                 return fail(STEP_STDIO);
             }
         }

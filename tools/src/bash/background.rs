@@ -174,7 +174,7 @@ pub(crate) fn start(
         eager_log: true,
     })));
     let env = baton_engine::env::SettingsEnv::of(session);
-    let mut shell = Shell::spawn(command, cwd, Path::new("/dev/null"), &env.0, sandbox)?;
+    let mut shell = Shell::spawn(command, cwd, None, &env.0, sandbox)?;
     let (done, _) = watch::channel(None);
     let task = Arc::new(Task {
         id,

@@ -1,6 +1,5 @@
 //! The kernel confinement of one shell (see `baton_engine::confine`).
 
-use std::path::Path;
 use std::sync::Arc;
 
 use baton_engine::confine::{Approval, Confinement, Egress, FloorState, SandboxChoice};
@@ -54,18 +53,15 @@ impl Confined {
     }
 }
 
-/// The confinement of this call's shell, if any. `report` is the file the
-/// wrapper writes the final directory to: created here, so that the floor
-/// can grant writing that one file. An error is the text of a refusal: the
-/// command is not run unconfined instead.
+/// The confinement of this call's shell, if any. An error is the text of a
+/// refusal: the command is not run unconfined instead.
 pub(crate) fn sandbox_for(
     input: &BashInput,
     ctx: &ToolContext,
-    report: Option<&Path>,
 ) -> Result<Option<Confined>, String> {
     let confinement = Confinement::of(&ctx.services);
     if ctx.approval == Approval::ReadOnlyJudgement {
-        return floor(&confinement, ctx, report).map(|p| p.map(Confined::floor));
+        return floor(&confinement, ctx).map(|p| p.map(Confined::floor));
     }
     let raw = json!({
         "command": input.command,
@@ -95,29 +91,17 @@ pub(crate) fn sandbox_for(
     }
 }
 
-fn floor(
-    confinement: &Confinement,
-    ctx: &ToolContext,
-    report: Option<&Path>,
-) -> Result<Option<Arc<Prepared>>, String> {
+fn floor(confinement: &Confinement, ctx: &ToolContext) -> Result<Option<Arc<Prepared>>, String> {
     match confinement.floor() {
         FloorState::Waived => Ok(None),
         FloorState::Unavailable(why) => Err(format!(
             "The command was judged read-only, but the OS sandbox that must confine such commands is unavailable ({why}), so it was not run."
         )),
-        FloorState::Enforced => {
-            let mut files = Vec::new();
-            if let Some(report) = report {
-                if std::fs::File::create(report).is_ok() {
-                    files.push(report.to_path_buf());
-                }
-            }
-            confinement
-                .prepare_floor(&ctx.context, &files)
+        FloorState::Enforced => confinement
+                .prepare_floor(&ctx.context)
                 .map(Some)
                 .map_err(|e| {
                     format!("The command was judged read-only, but the OS sandbox that must confine it could not be prepared ({e}), so it was not run.")
-                })
-        }
+                }),
     }
 }

@@ -8,20 +8,9 @@
 //! line (`cd build && make`), which is what a person at a terminal would
 //! see too.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::PathBuf;
 
 use baton_engine::Context;
-
-/// Where the shell of call `call_id` writes its final directory; unique
-/// even if two running calls share an id.
-pub(crate) fn report_path(state_dir: &Path, call_id: &str) -> PathBuf {
-    static SEQUENCE: AtomicU64 = AtomicU64::new(0);
-    let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
-    state_dir
-        .join("shell")
-        .join(format!("{}.{n}.cwd", file_safe(call_id)))
-}
 
 /// A name usable as a file name whatever the id contains.
 pub(crate) fn file_safe(id: &str) -> String {
@@ -52,16 +41,9 @@ pub(crate) enum CwdChange {
     Refused(PathBuf),
 }
 
-/// Reads (and removes) the report, and judges it against `context`.
-pub(crate) fn take_change(report: &Path, context: &Context) -> CwdChange {
-    let reported = std::fs::read_to_string(report);
-    // No report: the shell ended where it started.
-    if !matches!(&reported, Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
-        let _ = std::fs::remove_file(report);
-    }
-    let Ok(reported) = reported else {
-        return CwdChange::Unchanged;
-    };
+/// Judges the shell's report (empty: it ended where it started) against
+/// `context`.
+pub(crate) fn judge(reported: &str, context: &Context) -> CwdChange {
     let path = PathBuf::from(reported.trim_end_matches('\n'));
     // Most commands end where they started: no file system calls then.
     if path == context.cwd {
@@ -101,20 +83,14 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         let outside_path = std::fs::canonicalize(outside.path()).unwrap();
         let ctx = Context::new(&root_path);
-        let report = root_path.join("report");
-
-        std::fs::write(&report, format!("{}\n", sub.display())).unwrap();
-        assert_eq!(take_change(&report, &ctx), CwdChange::Moved(sub.clone()));
-        assert!(!report.exists());
-
-        std::fs::write(&report, format!("{}\n", outside_path.display())).unwrap();
-        assert_eq!(take_change(&report, &ctx), CwdChange::Refused(outside_path));
-
-        std::fs::write(&report, format!("{}\n", root_path.display())).unwrap();
-        assert_eq!(take_change(&report, &ctx), CwdChange::Unchanged);
-
-        std::fs::write(&report, "relative/path\n").unwrap();
-        assert_eq!(take_change(&report, &ctx), CwdChange::Unchanged);
-        assert_eq!(take_change(&report, &ctx), CwdChange::Unchanged);
+        let line = |p: &std::path::Path| format!("{}\n", p.display());
+        assert_eq!(judge(&line(&sub), &ctx), CwdChange::Moved(sub.clone()));
+        assert_eq!(
+            judge(&line(&outside_path), &ctx),
+            CwdChange::Refused(outside_path.clone())
+        );
+        assert_eq!(judge(&line(&root_path), &ctx), CwdChange::Unchanged);
+        assert_eq!(judge("relative/path\n", &ctx), CwdChange::Unchanged);
+        assert_eq!(judge("", &ctx), CwdChange::Unchanged);
     }
 }

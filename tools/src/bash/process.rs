@@ -15,6 +15,7 @@
 //! Baton in the order it was written.
 
 use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 use std::process::ExitStatus;
 use std::time::Duration;
@@ -30,17 +31,21 @@ use tokio::net::unix::pipe;
 /// trap (which also runs after an explicit `exit`). The shell's exit status
 /// is the command's: bash keeps `$?` across an EXIT trap.
 ///
-/// The report is written only when `$PWD` changed: most commands stay
-/// where they started, and creating and deleting a file per call was a
-/// measurable part of starting many shells at once. A command that resets
-/// `PWD` by hand after a `cd` only keeps its own `cd` from carrying over.
-///
-/// The wrapper's own variables are read-only, so that the command cannot
-/// point the report elsewhere (`printf -v __baton_cwd_file …`); under the
-/// OS sandbox the report file is the one file the command may write.
-const WRAPPER: &str = r#"declare -r __baton_cwd_file="$1" __baton_command="$2" __baton_start="$PWD"; shift 2
-trap '[[ $PWD == "$__baton_start" ]] || builtin pwd -P >"$__baton_cwd_file" 2>/dev/null' EXIT
+/// The report goes to descriptor [`REPORT_FD`], a pipe Baton reads once
+/// the shell has exited, and only when `$PWD` changed (most commands stay
+/// where they started). A pipe rather than a file: nothing is created per
+/// call, and under the OS sandbox the command needs no writable file. A
+/// command that writes to that descriptor itself, or closes it, can only
+/// claim a directory, which is then judged against the workspace like any
+/// report (or lose its own `cd`). The wrapper's variables are read-only,
+/// so that `printf -v __baton_start …` cannot change what it compares.
+const WRAPPER: &str = r#"declare -r __baton_command="$1" __baton_start="$PWD"; shift
+trap '[[ $PWD == "$__baton_start" ]] || builtin pwd -P >&100 2>/dev/null' EXIT
 eval "$__baton_command""#;
+
+/// The descriptor the wrapper reports the final directory on (high, so
+/// that the model's own redirections, usually 3 to 9, do not meet it).
+const REPORT_FD: i32 = 100;
 
 /// A running shell: the child, its tree guard and the read end of its
 /// output pipe.
@@ -52,12 +57,12 @@ pub(crate) struct Shell {
 }
 
 impl Shell {
-    /// Starts `bash` on `command` in `cwd`. `cwd_report` receives the final
-    /// working directory.
+    /// Starts `bash` on `command` in `cwd`. `cwd_report`, when given,
+    /// receives the final working directory (see [`read_report`]).
     pub(crate) fn spawn(
         command: &str,
         cwd: &Path,
-        cwd_report: &Path,
+        cwd_report: Option<OwnedFd>,
         env: &[(String, String)],
         confine: Option<&Confined>,
     ) -> io::Result<Shell> {
@@ -77,7 +82,6 @@ impl Shell {
             .arg("-c")
             .arg(WRAPPER)
             .arg("bash")
-            .arg(cwd_report)
             .arg(command)
             .current_dir(cwd)
             .stdout(stdout)
@@ -87,6 +91,9 @@ impl Shell {
             .env("PAGER", "cat")
             .env("GIT_PAGER", "cat")
             .env("GIT_TERMINAL_PROMPT", "0");
+        if let Some(report) = cwd_report {
+            launch.fd(REPORT_FD, report);
+        }
         if let Some(confined) = confine {
             for (key, value) in &confined.env {
                 launch.env(key, value);
@@ -140,4 +147,47 @@ impl Shell {
     pub(crate) fn take_guard(&mut self) -> TreeGuard {
         self.guard.take()
     }
+}
+
+/// A pipe for the final-directory report: `(read end, write end)`, both
+/// close-on-exec (the child gets its copy at [`REPORT_FD`]).
+pub(crate) fn report_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 into our own array; the fds are owned below.
+    if unsafe {
+        nix::libc::pipe2(
+            fds.as_mut_ptr(),
+            nix::libc::O_CLOEXEC | nix::libc::O_NONBLOCK,
+        )
+    } != 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fresh descriptors nobody else owns.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// What the shell reported, once it has exited: the report is written by
+/// its EXIT trap, so it is in the pipe by then. Read without waiting (a
+/// background job may hold the write end open forever), at most a path's
+/// worth.
+pub(crate) fn read_report(read: &OwnedFd) -> String {
+    let mut buf = vec![0u8; 8192];
+    let mut len = 0;
+    while len < buf.len() {
+        // SAFETY: reading into our own buffer from our own descriptor.
+        let n = unsafe {
+            nix::libc::read(
+                read.as_raw_fd(),
+                buf[len..].as_mut_ptr().cast(),
+                buf.len() - len,
+            )
+        };
+        if n <= 0 {
+            break;
+        }
+        len += n as usize;
+    }
+    buf.truncate(len);
+    String::from_utf8_lossy(&buf).into_owned()
 }

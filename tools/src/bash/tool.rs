@@ -17,6 +17,7 @@ use super::background;
 use super::confine;
 use super::cwd::{self, CwdChange};
 use super::output::{Capture, CaptureSpec};
+use super::process;
 use super::process::Shell;
 use super::progress::Reporter;
 use super::report;
@@ -139,7 +140,7 @@ impl Bash {
 
     fn start_background(&self, input: &BashInput, ctx: &ToolContext) -> ToolOutput {
         let owner = background::TaskOwner::of(&ctx.context);
-        let sandbox = match confine::sandbox_for(input, ctx, None) {
+        let sandbox = match confine::sandbox_for(input, ctx) {
             Ok(sandbox) => sandbox,
             Err(refusal) => return ToolOutput::error(refusal),
         };
@@ -170,22 +171,23 @@ impl Bash {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let state_dir = ctx.session.state_dir();
-        let report_path = cwd::report_path(state_dir, &ctx.call_id);
-        let report_target = match report_path.parent().map(make_private_dir) {
-            Some(Ok(())) => report_path.as_path(),
-            // Without a place for the report, `cd` simply does not carry over.
-            _ => Path::new("/dev/null"),
+        // The output file goes there; private to the user. If it cannot be
+        // made, the capture says so when it tries to write.
+        let _ = make_private_dir(&state_dir.join("shell"));
+        // Without a pipe for the report, `cd` simply does not carry over.
+        let (report_read, report_write) = match process::report_pipe() {
+            Ok((read, write)) => (Some(read), Some(write)),
+            Err(_) => (None, None),
         };
         let env = baton_engine::env::SettingsEnv::of(&ctx.session);
-        let report = (report_target == report_path.as_path()).then_some(report_target);
-        let sandbox = match confine::sandbox_for(input, ctx, report) {
+        let sandbox = match confine::sandbox_for(input, ctx) {
             Ok(sandbox) => sandbox,
             Err(refusal) => return Ok(ToolOutput::error(refusal)),
         };
         let mut shell = match Shell::spawn(
             &input.command,
             ctx.cwd(),
-            report_target,
+            report_write,
             &env.0,
             sandbox.as_ref(),
         ) {
@@ -258,8 +260,8 @@ impl Bash {
         drop(shell);
 
         let mut modifier = None;
-        if report_target == report_path.as_path() {
-            match cwd::take_change(&report_path, &ctx.context) {
+        if let Some(read) = &report_read {
+            match cwd::judge(&process::read_report(read), &ctx.context) {
                 CwdChange::Unchanged => {}
                 CwdChange::Moved(dir) => {
                     notes.push(format!("Working directory is now {}.", dir.display()));
