@@ -15,6 +15,7 @@ mod handler;
 mod hook_call;
 mod load;
 pub mod naming;
+mod probe;
 mod process;
 mod resources;
 mod result;
@@ -32,6 +33,7 @@ pub use config::{parse_servers, ReadOnlyOverride, Scope, ServerSpec, TransportSp
 pub use elicit::{ElicitMode, ElicitRequest, ElicitResponse, Elicitor, FnElicitor};
 pub use expand::expand;
 pub use load::{load, process_env, LoadOptions, Loaded};
+pub use probe::DISCOVER_PROBE;
 pub use process::{MAX_FRAME, STOP_GRACE};
 pub use result::map_result;
 pub use server::{ClientOptions, Server, ServerState, BACKOFF};
