@@ -30,7 +30,7 @@ use futures::future::join_all;
 
 pub use call::CallLimits;
 pub use config::{parse_servers, ReadOnlyOverride, Scope, ServerSpec, TransportSpec};
-pub use elicit::{ElicitMode, ElicitRequest, ElicitResponse, Elicitor, FnElicitor};
+pub use elicit::{with_defaults, ElicitMode, ElicitRequest, ElicitResponse, Elicitor, FnElicitor};
 pub use expand::expand;
 pub use load::{load, process_env, LoadOptions, Loaded};
 pub use probe::DISCOVER_PROBE;
