@@ -9,6 +9,7 @@
 
 mod call;
 mod config;
+mod connect;
 mod elicit;
 mod expand;
 mod handler;
