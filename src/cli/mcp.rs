@@ -178,7 +178,8 @@ impl baton::mcp::Elicitor for LateElicitor {
 }
 
 /// Elicitation on the terminal: the server's message on stderr, then one
-/// line per form field read from stdin. An empty first answer declines.
+/// line per form field read from stdin. An empty first answer declines; an
+/// empty field answer keeps the field's default, which the prompt shows.
 struct TerminalElicitor;
 
 #[baton::engine::async_trait]
@@ -222,9 +223,19 @@ impl baton::mcp::Elicitor for TerminalElicitor {
                         .unwrap_or_default();
                     for (name, field) in properties {
                         let kind = field["type"].as_str().unwrap_or("string").to_string();
-                        let Some(text) = read(&format!("  {name} ({kind}): ")) else {
+                        // An empty line keeps the default: the field is left
+                        // out and the MCP client fills it in (SEP-1034).
+                        let default = field.get("default").filter(|d| !d.is_null());
+                        let shown = match default {
+                            Some(d) => format!("  {name} ({kind}, default {d}): "),
+                            None => format!("  {name} ({kind}): "),
+                        };
+                        let Some(text) = read(&shown) else {
                             return ElicitResponse::Cancel;
                         };
+                        if text.is_empty() && default.is_some() {
+                            continue;
+                        }
                         let value = match kind.as_str() {
                             "integer" => text.parse::<i64>().map(serde_json::Value::from).ok(),
                             "number" => text.parse::<f64>().map(serde_json::Value::from).ok(),

@@ -27,7 +27,8 @@ pub struct ServeArgs {
     #[arg(long = "allowed-host", value_name = "HOST")]
     allowed_hosts: Vec<String>,
     /// Accept requests from this browser origin (repeatable), e.g.
-    /// https://app.example.com:443. None by default.
+    /// https://app.example.com:443. On a loopback address, origins on
+    /// loopback (localhost, 127.0.0.1, [::1]) are accepted too.
     #[arg(long = "allowed-origin", value_name = "ORIGIN")]
     allowed_origins: Vec<String>,
     /// Largest request body accepted, in bytes.

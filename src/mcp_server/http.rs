@@ -4,7 +4,9 @@
 //! The defaults are therefore closed: without a bearer token the server only
 //! listens on loopback; `Host` is checked against an allow-list (DNS
 //! rebinding); a request carrying a browser `Origin` is refused unless that
-//! origin was allowed; request bodies are capped. `/healthz` answers without
+//! origin was allowed (on a loopback bind, origins on loopback are allowed
+//! too: a page served from this machine can only come from its own user);
+//! request bodies are capped. `/healthz` answers without
 //! a token so that orchestrators' probes work, and says nothing but "ok".
 //!
 //! Both protocol generations are served on `/mcp`: 2026-07-28 clients are
@@ -37,7 +39,8 @@ pub struct HttpOptions {
     /// Extra `Host` values accepted besides the loopback names. `*` accepts
     /// any host (only sensible behind a token).
     pub allowed_hosts: Vec<String>,
-    /// Browser origins allowed to call (scheme://host:port); none by default.
+    /// Browser origins allowed to call (scheme://host:port), besides the
+    /// loopback origins a loopback bind always accepts ([`LOOPBACK_ORIGINS`]).
     pub allowed_origins: Vec<String>,
     /// Largest accepted request body, in bytes.
     pub max_request_bytes: usize,
@@ -52,6 +55,32 @@ impl Default for HttpOptions {
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
         }
     }
+}
+
+/// The origins a server bound to loopback accepts without being told:
+/// pages served from this machine (the MCP Inspector, a local web UI), on
+/// any port, over http or https. The MCP transport's DNS-rebinding guidance
+/// asks for exactly this: a rebound page has a foreign origin (its own
+/// domain), which stays refused. Beyond loopback nothing is implied, since
+/// "localhost" there would be the browser's machine, not the server's.
+pub const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
+
+/// The `Origin` allow-list for a server bound to `addr`: the user's
+/// `--allowed-origin`s, plus [`LOOPBACK_ORIGINS`] when bound to loopback.
+/// An empty list means every request carrying an `Origin` is refused.
+pub fn allowed_origins(addr: SocketAddr, options: &HttpOptions) -> Vec<String> {
+    let mut origins = options.allowed_origins.clone();
+    if addr.ip().is_loopback() {
+        origins.extend(LOOPBACK_ORIGINS.iter().map(|o| o.to_string()));
+    }
+    origins
 }
 
 /// Why the server refuses to start.
@@ -99,11 +128,11 @@ pub async fn serve(
         hosts.extend(options.allowed_hosts.iter().cloned());
         config.with_allowed_hosts(hosts)
     };
-    config = if options.allowed_origins.is_empty() {
-        config.enforce_origin_validation()
-    } else {
-        config.with_allowed_origins(options.allowed_origins.clone())
-    };
+    // Validation stays on even with an empty list: then any `Origin` is
+    // refused (rmcp would otherwise let every origin through).
+    config = config
+        .enforce_origin_validation()
+        .with_allowed_origins(allowed_origins(addr, &options));
     let service: StreamableHttpService<McpServer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.clone()), Default::default(), config);
     let token = options.token.map(Arc::<str>::from);
@@ -176,6 +205,112 @@ mod tests {
             ..Default::default()
         };
         assert!(matches!(check(local, &empty), Err(HttpError::EmptyToken)));
+    }
+
+    /// A real server on `bind` (an empty tool pool is enough: the checks
+    /// run before any MCP method), and its port.
+    async fn served(bind: &str, options: HttpOptions) -> (u16, CancellationToken) {
+        let dir = std::env::temp_dir();
+        let pool = baton_engine::ToolPool::assemble(
+            Default::default(),
+            &baton_engine::permission::AllowAllUnsafe,
+        );
+        let engine = crate::Engine::builder(pool.clone())
+            .cwd(&dir)
+            .build()
+            .unwrap();
+        let listener = TcpListener::bind(bind).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stop = CancellationToken::new();
+        let server = McpServer::new(engine, pool);
+        tokio::spawn(serve(server, listener, options, stop.clone()));
+        (port, stop)
+    }
+
+    /// The HTTP status of an `initialize` POST to 127.0.0.1:`port`.
+    async fn status(port: u16, origin: Option<&str>, token: Option<&str>) -> u16 {
+        let mut request = reqwest::Client::new()
+            .post(format!("http://127.0.0.1:{port}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+            );
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send().await.unwrap().status().as_u16()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn loopback_bind_accepts_loopback_origins_only() {
+        let (port, stop) = served("127.0.0.1:0", HttpOptions::default()).await;
+        assert_eq!(
+            status(port, None, None).await,
+            200,
+            "no Origin: not a browser"
+        );
+        for origin in [
+            format!("http://localhost:{port}"),
+            "http://localhost:6274".to_string(),
+            "http://127.0.0.1:3000".to_string(),
+            "http://[::1]:8080".to_string(),
+            "https://localhost:8443".to_string(),
+            "http://localhost".to_string(),
+        ] {
+            assert_eq!(status(port, Some(&origin), None).await, 200, "{origin}");
+        }
+        for origin in [
+            "https://attacker.example",
+            "http://localhost.attacker.example:80",
+            "http://127.0.0.2:3000",
+            "http://evil.example.com",
+            "null",
+            "file://",
+        ] {
+            assert_eq!(status(port, Some(origin), None).await, 403, "{origin}");
+        }
+        stop.cancel();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn beyond_loopback_no_origin_is_implied() {
+        let options = HttpOptions {
+            token: Some("t0ken".into()),
+            ..Default::default()
+        };
+        let (port, stop) = served("0.0.0.0:0", options.clone()).await;
+        assert_eq!(status(port, None, Some("t0ken")).await, 200);
+        for origin in [
+            "http://localhost:3000",
+            "http://127.0.0.1:3000",
+            "https://app.example",
+        ] {
+            assert_eq!(
+                status(port, Some(origin), Some("t0ken")).await,
+                403,
+                "{origin}"
+            );
+        }
+        stop.cancel();
+
+        let allowed = HttpOptions {
+            allowed_origins: vec!["https://app.example:443".into()],
+            ..options
+        };
+        let (port, stop) = served("0.0.0.0:0", allowed).await;
+        assert_eq!(
+            status(port, Some("https://app.example"), Some("t0ken")).await,
+            200
+        );
+        assert_eq!(
+            status(port, Some("http://localhost:3000"), Some("t0ken")).await,
+            403
+        );
+        stop.cancel();
     }
 
     #[test]

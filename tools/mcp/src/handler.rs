@@ -127,6 +127,10 @@ impl ClientHandler for Handler {
                 schema: value.get("requestedSchema").cloned().unwrap_or(Value::Null),
             },
         };
+        let schema = match &mode {
+            ElicitMode::Form { schema } => Some(schema.clone()),
+            ElicitMode::Url { .. } => None,
+        };
         let response = elicitor
             .elicit(ElicitRequest {
                 server: self.0.server.clone(),
@@ -136,6 +140,12 @@ impl ClientHandler for Handler {
             .await;
         Ok(match response {
             ElicitResponse::Accept(content) => {
+                // The one place every answer passes (terminal, serve host,
+                // library callback, hooks): fields left out get defaults.
+                let content = match &schema {
+                    Some(schema) => crate::elicit::with_defaults(schema, content),
+                    None => content,
+                };
                 let result = ElicitResult::new(ElicitationAction::Accept);
                 match content {
                     Value::Object(map) => result.with_content(Value::Object(map)),

@@ -9,12 +9,14 @@
 
 mod call;
 mod config;
+mod connect;
 mod elicit;
 mod expand;
 mod handler;
 mod hook_call;
 mod load;
 pub mod naming;
+mod probe;
 mod process;
 mod resources;
 mod result;
@@ -29,9 +31,10 @@ use futures::future::join_all;
 
 pub use call::CallLimits;
 pub use config::{parse_servers, ReadOnlyOverride, Scope, ServerSpec, TransportSpec};
-pub use elicit::{ElicitMode, ElicitRequest, ElicitResponse, Elicitor, FnElicitor};
+pub use elicit::{with_defaults, ElicitMode, ElicitRequest, ElicitResponse, Elicitor, FnElicitor};
 pub use expand::expand;
 pub use load::{load, process_env, LoadOptions, Loaded};
+pub use probe::DISCOVER_PROBE;
 pub use process::{MAX_FRAME, STOP_GRACE};
 pub use result::map_result;
 pub use server::{ClientOptions, Server, ServerState, BACKOFF};

@@ -1,5 +1,6 @@
-//! One configured server: connecting, the live connection, and restarting
-//! it when it dies (backoff 1, 2, 4, 8, 16 s; then the circuit opens).
+//! One configured server: the live connection, and restarting it when it
+//! dies (backoff 1, 2, 4, 8, 16 s; then the circuit opens). Connecting is
+//! in [`crate::connect`].
 //!
 //! The live connection sits behind a short lock that is only held to clone
 //! an `Arc`; no lock is ever held across a request, so calls on one server
@@ -11,15 +12,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use rmcp::model::ProtocolVersion;
-use rmcp::service::{ClientLifecycleMode, Peer, RoleClient, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::ClientServiceExt;
+use rmcp::service::{Peer, RoleClient, RunningService};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::config::{ServerSpec, TransportSpec};
+use crate::config::ServerSpec;
 use crate::elicit::Elicitor;
 use crate::handler::Handler;
 use crate::process::{ServerProcess, STOP_GRACE};
@@ -140,7 +137,7 @@ pub struct Server {
     state: watch::Sender<ServerState>,
     /// The last stderr lines of the previous connection, for messages after
     /// a crash.
-    last_stderr: Mutex<Vec<String>>,
+    pub(crate) last_stderr: Mutex<Vec<String>>,
     pub(crate) tools: Mutex<Vec<Value>>,
     stopping: AtomicBool,
     supervising: AtomicBool,
@@ -246,135 +243,6 @@ impl Server {
         *self.live.lock() = Some(live);
         self.state.send_replace(ServerState::Ready);
         Ok(())
-    }
-
-    /// Connects with rmcp's automatic protocol choice (`server/discover`,
-    /// falling back to `initialize`). rmcp gives the probe 10 s; a modern
-    /// server that starts slower than that (a loaded machine, a cold Python)
-    /// is then answered out of turn, so after a slow failure Baton starts
-    /// over with each generation explicitly, within `MCP_TIMEOUT`.
-    async fn connect(&self) -> Result<Live, String> {
-        let started = Instant::now();
-        let auto = ClientLifecycleMode::Auto {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            legacy_version: Some(ProtocolVersion::V_2025_11_25),
-        };
-        if matches!(self.spec.transport, TransportSpec::Sse { .. }) {
-            // HTTP+SSE belongs to the `initialize` generation; a
-            // `server/discover` probe would only cost a round trip.
-            return self
-                .connect_with(ClientLifecycleMode::Initialize, self.opts.connect_timeout)
-                .await;
-        }
-        let first = self.connect_with(auto, self.opts.connect_timeout).await;
-        if first.is_ok() || started.elapsed() < Duration::from_secs(9) {
-            return first;
-        }
-        let modes = [
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-            ClientLifecycleMode::Initialize,
-        ];
-        let mut last = first;
-        for mode in modes {
-            let left = self.opts.connect_timeout.saturating_sub(started.elapsed());
-            if left.is_zero() {
-                break;
-            }
-            last = self.connect_with(mode, left).await;
-            if last.is_ok() {
-                break;
-            }
-        }
-        last
-    }
-
-    async fn connect_with(
-        &self,
-        lifecycle: ClientLifecycleMode,
-        limit: Duration,
-    ) -> Result<Live, String> {
-        let handler = Handler::new(&self.spec.name, self.opts.elicitor.clone());
-        let (service, process) = match &self.spec.transport {
-            TransportSpec::Stdio { command, args, env } => {
-                let (process, pipes) =
-                    ServerProcess::spawn(command, args, env, &self.opts.project_dir)
-                        .map_err(|e| format!("cannot start {command}: {e}"))?;
-                let served =
-                    tokio::time::timeout(limit, handler.serve_with_lifecycle(pipes, lifecycle))
-                        .await;
-                match served {
-                    Ok(Ok(service)) => (service, Some(process)),
-                    failed => {
-                        let why = match failed {
-                            Ok(Err(e)) => e.to_string(),
-                            _ => {
-                                format!("no answer within {} s (MCP_TIMEOUT)", limit.as_secs_f64())
-                            }
-                        };
-                        process.stop(Duration::from_millis(200)).await;
-                        let tail = process.stderr.tail(5);
-                        *self.last_stderr.lock() = process.stderr.tail(20);
-                        return Err(with_tail(format!("could not connect: {why}"), &tail));
-                    }
-                }
-            }
-            TransportSpec::Http { url, headers } => {
-                let map: std::collections::HashMap<_, _> = crate::sse::header_map(headers)?
-                    .into_iter()
-                    .filter_map(|(k, v)| Some((k?, v)))
-                    .collect();
-                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                    .custom_headers(map)
-                    .max_concurrent_requests(256);
-                let transport =
-                    StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-                let service =
-                    tokio::time::timeout(limit, handler.serve_with_lifecycle(transport, lifecycle))
-                        .await
-                        .map_err(|_| {
-                            format!(
-                                "{url}: no answer within {} s (MCP_TIMEOUT)",
-                                limit.as_secs_f64()
-                            )
-                        })?
-                        .map_err(|e| format!("{url}: could not connect: {e}"))?;
-                (service, None)
-            }
-            TransportSpec::Sse { url, headers } => {
-                let headers = crate::sse::header_map(headers)?;
-                let service = tokio::time::timeout(limit, async {
-                    let transport = crate::sse::SseTransport::connect(url, headers, limit).await?;
-                    handler
-                        .serve_with_lifecycle(transport, lifecycle)
-                        .await
-                        .map_err(|e| format!("{url}: could not connect: {e}"))
-                })
-                .await
-                .map_err(|_| {
-                    format!(
-                        "{url}: no answer within {} s (MCP_TIMEOUT)",
-                        limit.as_secs_f64()
-                    )
-                })??;
-                (service, None)
-            }
-        };
-        let version = service
-            .peer()
-            .peer_info()
-            .map(|info| info.protocol_version.clone());
-        if version.as_ref().is_some_and(|v| !v.has_initialize()) {
-            listen_for_list_changes(&service);
-        }
-        let protocol = version.map_or_else(|| "unknown".into(), |v| v.to_string());
-        Ok(Live {
-            service,
-            process,
-            protocol,
-            since: Instant::now(),
-        })
     }
 
     /// The live connection; waits (up to the connect limit) while the
@@ -531,27 +399,4 @@ pub(crate) fn with_tail(message: String, tail: &[String]) -> String {
         return message;
     }
     format!("{message}\nLast lines of its stderr:\n{}", tail.join("\n"))
-}
-
-/// On 2026-07-28 connections, list-change notifications arrive only on a
-/// `subscriptions/listen` stream; open one and remember changes.
-fn listen_for_list_changes(service: &RunningService<RoleClient, Handler>) {
-    let peer = service.peer().clone();
-    let handler = service.service().clone();
-    tokio::spawn(async move {
-        let filter = rmcp::model::SubscriptionFilter::builder()
-            .tools_list_changed()
-            .build();
-        let Ok(mut subscription) = peer.listen(filter).await else {
-            return;
-        };
-        while let Ok(Some(notification)) = subscription.next().await {
-            if matches!(
-                notification,
-                rmcp::model::ServerNotification::ToolListChangedNotification(_)
-            ) {
-                handler.0.tools_changed.store(true, Ordering::Release);
-            }
-        }
-    });
 }

@@ -1,0 +1,247 @@
+//! Connecting to one server: choosing the protocol generation (the
+//! `server/discover` probe and its fallbacks, see [`crate::probe`]) and
+//! opening the transport (stdio process, streamable HTTP, legacy SSE).
+
+use std::time::{Duration, Instant};
+
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{ClientLifecycleMode, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
+use rmcp::ClientServiceExt;
+use std::sync::atomic::Ordering;
+
+use crate::config::TransportSpec;
+use crate::handler::Handler;
+use crate::probe::{OnSilence, ProbeGuard, ProbeNote, ProbeRecord, DISCOVER_PROBE};
+use crate::process::ServerProcess;
+use crate::server::{with_tail, Live, Server};
+
+impl Server {
+    /// Connects, choosing the protocol generation: `server/discover` first
+    /// (answered within [`DISCOVER_PROBE`] or not at all, see
+    /// [`crate::probe`]), then the classic `initialize` on the same
+    /// connection. The probe is never fatal: when that first attempt fails
+    /// for any reason other than a successful discovery, Baton starts over
+    /// with `initialize` alone, and — if the probe went unanswered, as a
+    /// modern server still starting up may leave it — with `server/discover`
+    /// alone, all within `MCP_TIMEOUT`.
+    pub(crate) async fn connect(&self) -> Result<Live, String> {
+        if matches!(self.spec.transport, TransportSpec::Sse { .. }) {
+            // HTTP+SSE belongs to the `initialize` generation; a
+            // `server/discover` probe would only cost a round trip.
+            return self
+                .connect_with(Start::Initialize, self.options().connect_timeout)
+                .await
+                .map_err(Failure::into_message);
+        }
+        let started = Instant::now();
+        let record = ProbeRecord::default();
+        let first = self
+            .connect_with(Start::Probe(record.clone()), self.options().connect_timeout)
+            .await;
+        let why = match first {
+            Ok(live) => return Ok(live),
+            Err(Failure::NotStarted(why)) => return Err(why),
+            Err(Failure::Failed(why)) => why,
+        };
+        let note = record.lock().clone();
+        let mut retries = match note {
+            Some(ProbeNote::Discovered) => return Err(why),
+            Some(ProbeNote::Refused(_)) => vec![Start::Initialize],
+            Some(ProbeNote::Silent) | None => vec![Start::Initialize, Start::Discover],
+        };
+        let mut last = why;
+        for start in retries.drain(..) {
+            let left = self
+                .options()
+                .connect_timeout
+                .saturating_sub(started.elapsed());
+            if left.is_zero() {
+                break;
+            }
+            match self.connect_with(start, left).await {
+                Ok(live) => return Ok(live),
+                Err(failure) => last = failure.into_message(),
+            }
+        }
+        Err(last)
+    }
+
+    async fn connect_with(&self, start: Start, limit: Duration) -> Result<Live, Failure> {
+        let handler = Handler::new(&self.spec.name, self.options().elicitor.clone());
+        let (lifecycle, record, probe_limit) = match start {
+            Start::Probe(record) => (
+                ClientLifecycleMode::Auto {
+                    preferred_versions: preferred_versions(),
+                    legacy_version: Some(ProtocolVersion::V_2025_11_25),
+                },
+                record,
+                DISCOVER_PROBE,
+            ),
+            // Without a fallback, silence is judged by the connect limit.
+            Start::Discover => (
+                ClientLifecycleMode::Discover {
+                    preferred_versions: preferred_versions(),
+                },
+                ProbeRecord::default(),
+                limit,
+            ),
+            Start::Initialize => (
+                ClientLifecycleMode::Initialize,
+                ProbeRecord::default(),
+                limit,
+            ),
+        };
+        let (service, process) = match &self.spec.transport {
+            TransportSpec::Stdio { command, args, env } => {
+                let (process, pipes) =
+                    ServerProcess::spawn(command, args, env, &self.options().project_dir)
+                        .map_err(|e| Failure::NotStarted(format!("cannot start {command}: {e}")))?;
+                let transport = ProbeGuard::new(
+                    IntoTransport::<RoleClient, std::io::Error, _>::into_transport(pipes),
+                    preferred_versions(),
+                    probe_limit,
+                    OnSilence::FallBack,
+                    record,
+                );
+                let served =
+                    tokio::time::timeout(limit, handler.serve_with_lifecycle(transport, lifecycle))
+                        .await;
+                match served {
+                    Ok(Ok(service)) => (service, Some(process)),
+                    failed => {
+                        let why = match failed {
+                            Ok(Err(e)) => e.to_string(),
+                            _ => {
+                                format!("no answer within {} s (MCP_TIMEOUT)", limit.as_secs_f64())
+                            }
+                        };
+                        process.stop(Duration::from_millis(200)).await;
+                        let tail = process.stderr.tail(5);
+                        *self.last_stderr.lock() = process.stderr.tail(20);
+                        return Err(Failure::Failed(with_tail(
+                            format!("could not connect: {why}"),
+                            &tail,
+                        )));
+                    }
+                }
+            }
+            TransportSpec::Http { url, headers } => {
+                let map: std::collections::HashMap<_, _> = crate::sse::header_map(headers)
+                    .map_err(Failure::NotStarted)?
+                    .into_iter()
+                    .filter_map(|(k, v)| Some((k?, v)))
+                    .collect();
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(map)
+                    .max_concurrent_requests(256);
+                let transport = ProbeGuard::new(
+                    StreamableHttpClientTransport::with_client(reqwest::Client::new(), config),
+                    preferred_versions(),
+                    probe_limit,
+                    OnSilence::GiveUp,
+                    record,
+                );
+                let service =
+                    tokio::time::timeout(limit, handler.serve_with_lifecycle(transport, lifecycle))
+                        .await
+                        .map_err(|_| {
+                            Failure::Failed(format!(
+                                "{url}: no answer within {} s (MCP_TIMEOUT)",
+                                limit.as_secs_f64()
+                            ))
+                        })?
+                        .map_err(|e| Failure::Failed(format!("{url}: could not connect: {e}")))?;
+                (service, None)
+            }
+            TransportSpec::Sse { url, headers } => {
+                let headers = crate::sse::header_map(headers).map_err(Failure::NotStarted)?;
+                let service = tokio::time::timeout(limit, async {
+                    let transport = crate::sse::SseTransport::connect(url, headers, limit).await?;
+                    handler
+                        .serve_with_lifecycle(transport, lifecycle)
+                        .await
+                        .map_err(|e| format!("{url}: could not connect: {e}"))
+                })
+                .await
+                .map_err(|_| {
+                    format!(
+                        "{url}: no answer within {} s (MCP_TIMEOUT)",
+                        limit.as_secs_f64()
+                    )
+                })
+                .and_then(|served| served)
+                .map_err(Failure::Failed)?;
+                (service, None)
+            }
+        };
+        let version = service
+            .peer()
+            .peer_info()
+            .map(|info| info.protocol_version.clone());
+        if version.as_ref().is_some_and(|v| !v.has_initialize()) {
+            listen_for_list_changes(&service);
+        }
+        let protocol = version.map_or_else(|| "unknown".into(), |v| v.to_string());
+        Ok(Live {
+            service,
+            process,
+            protocol,
+            since: Instant::now(),
+        })
+    }
+}
+
+/// How one connection attempt begins.
+enum Start {
+    /// `server/discover`, falling back to `initialize` on the same
+    /// connection; the record says how the probe went.
+    Probe(ProbeRecord),
+    Initialize,
+    Discover,
+}
+
+/// Why a connection attempt failed.
+enum Failure {
+    /// Nothing was started (no such command, a bad header): trying again
+    /// another way cannot help.
+    NotStarted(String),
+    Failed(String),
+}
+
+impl Failure {
+    fn into_message(self) -> String {
+        match self {
+            Failure::NotStarted(why) | Failure::Failed(why) => why,
+        }
+    }
+}
+
+/// The protocol versions of the `server/discover` generation Baton speaks.
+fn preferred_versions() -> Vec<ProtocolVersion> {
+    vec![ProtocolVersion::V_2026_07_28]
+}
+
+/// On 2026-07-28 connections, list-change notifications arrive only on a
+/// `subscriptions/listen` stream; open one and remember changes.
+fn listen_for_list_changes(service: &RunningService<RoleClient, Handler>) {
+    let peer = service.peer().clone();
+    let handler = service.service().clone();
+    tokio::spawn(async move {
+        let filter = rmcp::model::SubscriptionFilter::builder()
+            .tools_list_changed()
+            .build();
+        let Ok(mut subscription) = peer.listen(filter).await else {
+            return;
+        };
+        while let Ok(Some(notification)) = subscription.next().await {
+            if matches!(
+                notification,
+                rmcp::model::ServerNotification::ToolListChangedNotification(_)
+            ) {
+                handler.0.tools_changed.store(true, Ordering::Release);
+            }
+        }
+    });
+}
