@@ -13,9 +13,12 @@
 mod allowlist;
 mod evaluated;
 mod exit;
+mod expand;
+mod flags;
 mod git;
 mod inspect;
 mod options;
+mod printf;
 mod programs;
 mod quirks;
 mod readonly;
@@ -29,6 +32,8 @@ mod tests;
 
 use std::cell::RefCell;
 
+pub use expand::{expand_args, expand_braces};
+pub use flags::{follows_links, may_follow_links};
 pub use syntax::{Construct, Placement, Redirect, Script, SimpleCommand, Word};
 
 /// Longer lines are not parsed (and so are never read-only): parsing is
@@ -125,7 +130,15 @@ pub fn parse(src: &str) -> Result<Script, ParseError> {
 /// Every simple command of `src`, in source order, including those inside
 /// lists, pipelines, subshells, loops and substitutions.
 pub fn split_commands(src: &str) -> Result<Vec<SimpleCommand>, ParseError> {
-    parse(src).map(Script::into_commands)
+    parse(src).map(|script| {
+        // Commands made only of redirections (`{ ...; } < f`) stand for
+        // redirections of compound commands; they run nothing.
+        script
+            .into_commands()
+            .into_iter()
+            .filter(|c| !c.words().is_empty() || !c.assignments().is_empty())
+            .collect()
+    })
 }
 
 /// Whether running `src` can have no side effect (see the `readonly`
