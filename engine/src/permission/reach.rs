@@ -80,7 +80,16 @@ pub(crate) fn reason_to_ask(commands: &[&SimpleCommand], ctx: &Context) -> Optio
         if matches!(name, "cd" | "pushd") {
             continue;
         }
-        match crate::shell::expand_args(cmd.args()) {
+        let args: Option<Vec<String>> = cmd
+            .args()
+            .iter()
+            .map(|w| match crate::shell::expand_args(std::slice::from_ref(w)) {
+                Some(values) => Some(values),
+                None => pwd_substituted(w.source(), &ctx.cwd).map(|v| vec![v]),
+            })
+            .collect::<Option<Vec<Vec<String>>>>()
+            .map(|v| v.into_iter().flatten().collect());
+        match args {
             Some(args) if crate::shell::follows_links(name, &args) => {
                 return Some(format!(
                     "`{}` follows symbolic links while it walks directories, so it may read anywhere a link in the workspace points",

@@ -50,11 +50,11 @@ pub fn expand_args(args: &[Word]) -> Option<Vec<String>> {
     expanded_args(args)
 }
 
-/// Whether a word may become more than one argument, or an argument that
-/// is not what is written: brace and pathname expansion, and unquoted
-/// expansions that are split on `IFS`.
+/// Whether a word may become more (or fewer) than one argument: brace
+/// and pathname expansion, and unquoted expansions that are split on
+/// `IFS`. A quoted `"$x"` is always exactly one argument.
 pub(crate) fn may_be_several(word: &Word) -> bool {
-    word.is_glob() || word.may_split() || word.literal().is_none()
+    word.is_glob() || word.may_split()
 }
 
 /// Brace expansion as bash does it: `{a,b}` alternatives (nested) and
