@@ -142,7 +142,10 @@ fn redirections_of_compound_commands() {
                 .iter()
                 .any(|r| r.target.as_ref().and_then(|t| t.literal()) == Some("secret"))
         });
-        assert!(found, "{src:?}: the redirection of `secret` is not on any command");
+        assert!(
+            found,
+            "{src:?}: the redirection of `secret` is not on any command"
+        );
         // They run nothing, so rule lists stay as they were.
         assert!(split_commands(src)
             .unwrap()
@@ -158,7 +161,10 @@ fn programs_naming_files_in_their_own_syntax() {
     check(&[
         ("jq 'import \"x\" as y {search: \"/\"}; .' f.json", false),
         ("jq 'include \"x\" {search: \"/etc\"}; .' f.json", false),
-        ("jq -n 'import \"passwd\" as $p {search: \"/etc\"}; $p'", false),
+        (
+            "jq -n 'import \"passwd\" as $p {search: \"/etc\"}; $p'",
+            false,
+        ),
         ("jq -n '\"x\" | modulemeta'", false),
         ("jq -f prog.jq f.json", false),
         ("jq --from-file prog.jq", false),
@@ -211,7 +217,10 @@ fn git_configuration_on_the_command_line() {
         ("git -c core.pager=sh log", false),
         ("git -c 'includeIf.onbranch:main.path=x' log", false),
         ("git --config-env=alias.st=X st", false),
-        ("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.st GIT_CONFIG_VALUE_0=status git st", false),
+        (
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.st GIT_CONFIG_VALUE_0=status git st",
+            false,
+        ),
         ("GIT_CONFIG_GLOBAL=/tmp/x git log", false),
         ("env GIT_CONFIG_PARAMETERS=x git log", false),
         ("git log", true),

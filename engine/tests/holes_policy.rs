@@ -298,7 +298,10 @@ fn git_configuration_hides_the_subcommand_from_rules() {
         &work,
         &ask,
         &[
-            ("git -c alias.st=push st", [AskRule, AskRule, Deny, Deny, Allow]),
+            (
+                "git -c alias.st=push st",
+                [AskRule, AskRule, Deny, Deny, Allow],
+            ),
             ("git st", [AskRule, AskRule, Deny, Deny, Allow]),
         ],
     );
@@ -339,6 +342,13 @@ fn read_deny_rules_cover_bash_reads() {
             ("cat $F", unsure),
             ("cat \"$(ls)\"", unsure),
             ("cd \"$d\" && cat x", unsure),
+            // Readers that walk directories may meet `.env`.
+            ("grep -r x .", unsure),
+            ("grep -R x src", unsure),
+            ("rg x", unsure),
+            ("diff -r src src", unsure),
+            ("git status", unsure),
+            ("grep x src/a.rs", ALLOWED),
             ("cat src/a.rs", ALLOWED),
             ("cat .envrc", ALLOWED),
             ("echo .env", ALLOWED),

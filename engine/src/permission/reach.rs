@@ -83,10 +83,12 @@ pub(crate) fn reason_to_ask(commands: &[&SimpleCommand], ctx: &Context) -> Optio
         let args: Option<Vec<String>> = cmd
             .args()
             .iter()
-            .map(|w| match crate::shell::expand_args(std::slice::from_ref(w)) {
-                Some(values) => Some(values),
-                None => pwd_substituted(w.source(), &ctx.cwd).map(|v| vec![v]),
-            })
+            .map(
+                |w| match crate::shell::expand_args(std::slice::from_ref(w)) {
+                    Some(values) => Some(values),
+                    None => pwd_substituted(w.source(), &ctx.cwd).map(|v| vec![v]),
+                },
+            )
             .collect::<Option<Vec<Vec<String>>>>()
             .map(|v| v.into_iter().flatten().collect());
         match args {
@@ -189,6 +191,15 @@ pub(crate) fn read_paths(commands: &[&SimpleCommand], ctx: &Context) -> Vec<Read
         if matches!(name, "cd" | "pushd" | "popd") {
             continue;
         }
+        // A reader that walks directories opens files no argument names;
+        // whether one of them is covered cannot be told from the text.
+        let known = crate::shell::expand_args(cmd.args());
+        if crate::shell::walks_contents(name, known.as_deref()) {
+            out.push(ReadPath::Unknown(format!(
+                "{} (it reads the files it finds in directories)",
+                short(cmd.text())
+            )));
+        }
         let words: Vec<&Word> = if NO_FILES.contains(&name) {
             Vec::new()
         } else {
@@ -230,7 +241,12 @@ pub(crate) fn read_paths(commands: &[&SimpleCommand], ctx: &Context) -> Vec<Read
 /// are not in the workspace. The environment's `GIT_DIR`/`GIT_WORK_TREE`
 /// point git elsewhere, which is not followed here.
 fn git_repository_outside(ctx: &Context, dir: &Path) -> Option<String> {
-    for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY"] {
+    for var in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_COMMON_DIR",
+        "GIT_OBJECT_DIRECTORY",
+    ] {
         if std::env::var_os(var).is_some() {
             return Some(format!(
                 "`{var}` is set in the environment, so git may read a repository outside the workspace"

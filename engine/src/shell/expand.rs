@@ -147,7 +147,12 @@ fn sequence(inner: &str) -> Option<Vec<String>> {
     } else {
         (b..=a).rev().step_by(step).collect()
     };
-    Some(items.into_iter().map(|c| char::from(c).to_string()).collect())
+    Some(
+        items
+            .into_iter()
+            .map(|c| char::from(c).to_string())
+            .collect(),
+    )
 }
 
 fn single_char(text: &str) -> Option<u8> {

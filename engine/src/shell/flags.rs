@@ -95,17 +95,12 @@ pub fn follows_links(name: &str, args: &[String]) -> bool {
             // points, which are checked as paths.
             args.iter().any(|a| a == "-L" || a == "-follow")
         }
-        "ls" => {
-            has(args, &['R'], &["--recursive"])
-                && has(args, &['L'], &["--dereference"])
-        }
+        "ls" => has(args, &['R'], &["--recursive"]) && has(args, &['L'], &["--dereference"]),
         // du is recursive by default.
         "du" => has(args, &['L'], &["--dereference"]),
         "tree" => has(args, &['l'], &[]),
         // GNU diff -r follows links unless told not to.
-        "diff" => {
-            has(args, &['r'], &["--recursive"]) && !has(args, &[], &["--no-dereference"])
-        }
+        "diff" => has(args, &['r'], &["--recursive"]) && !has(args, &[], &["--no-dereference"]),
         _ => false,
     }
 }
@@ -117,4 +112,26 @@ pub fn may_follow_links(name: &str) -> bool {
         name,
         "grep" | "egrep" | "fgrep" | "rg" | "find" | "ls" | "du" | "tree" | "diff"
     )
+}
+
+/// Whether `name` may read the contents of files it finds by walking
+/// directories, rather than only files its arguments name: `grep -r`,
+/// `rg` (recursive by default), `diff -r`, and `git` (which reads the
+/// work tree and the history). `args` is `None` when unknown.
+pub fn walks_contents(name: &str, args: Option<&[String]>) -> bool {
+    let Some(args) = args else {
+        return matches!(name, "grep" | "egrep" | "fgrep" | "rg" | "diff" | "git");
+    };
+    match name {
+        "grep" | "egrep" | "fgrep" => {
+            has(
+                args,
+                &['r', 'R'],
+                &["--recursive", "--dereference-recursive"],
+            ) || args.iter().any(|a| a.contains("recurse"))
+        }
+        "rg" | "git" => true,
+        "diff" => has(args, &['r'], &["--recursive"]),
+        _ => false,
+    }
 }

@@ -33,7 +33,7 @@ mod tests;
 use std::cell::RefCell;
 
 pub use expand::{expand_args, expand_braces};
-pub use flags::{follows_links, may_follow_links};
+pub use flags::{follows_links, may_follow_links, walks_contents};
 pub use syntax::{Construct, Placement, Redirect, Script, SimpleCommand, Word};
 
 /// Longer lines are not parsed (and so are never read-only): parsing is

@@ -8,7 +8,15 @@ use Arity::{None as Flag, Optional, Required};
 
 pub(crate) fn find(args: &[&str]) -> bool {
     const ACTIONS: &[&str] = &[
-        "-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls",
+        "-delete",
+        "-exec",
+        "-execdir",
+        "-ok",
+        "-okdir",
+        "-fprint",
+        "-fprint0",
+        "-fprintf",
+        "-fls",
         // Reads the starting points from a file the text does not show.
         "-files0-from",
     ];
@@ -262,7 +270,10 @@ pub(crate) fn sed(args: &[&str]) -> bool {
     // the script, where no reach check sees it. Finding them precisely
     // needs a sed parser; refusing any script with those letters errs on
     // the safe side.
-    sandbox || scripts.iter().all(|s| !s.contains(['w', 'W', 'e', 'r', 'R']))
+    sandbox
+        || scripts
+            .iter()
+            .all(|s| !s.contains(['w', 'W', 'e', 'r', 'R']))
 }
 
 pub(crate) fn file(args: &[&str]) -> bool {

@@ -392,7 +392,10 @@ pub fn git_normalized(cmd: &SimpleCommand) -> Option<Result<Vec<String>, ()>> {
     // environment; `GIT_EXEC_PATH` changes where subcommands are found.
     if cmd.assignments().iter().any(|a| {
         let var = a.split('=').next().unwrap_or(a);
-        var.starts_with("GIT_CONFIG") || var == "GIT_EXEC_PATH" || var == "HOME" || var == "XDG_CONFIG_HOME"
+        var.starts_with("GIT_CONFIG")
+            || var == "GIT_EXEC_PATH"
+            || var == "HOME"
+            || var == "XDG_CONFIG_HOME"
     }) {
         return Some(Err(()));
     }
