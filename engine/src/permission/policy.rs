@@ -106,8 +106,10 @@ impl PermissionPolicy for RulePolicy {
                 reason: format!("{} matches this call", rule.describe()),
             };
         }
-        let mode_for_reads = request.context.permission_mode;
-        if let Some(decision) = call.bash_reads_denied(&self.deny, mode_for_reads) {
+        // A read the deny rules cover is denied here, like any deny match;
+        // a read they may cover asks below, beside the other unknowns.
+        let reads = call.bash_reads_denied(&self.deny, request.context.permission_mode);
+        if let Some(decision @ PermissionDecision::Deny { .. }) = reads {
             return decision;
         }
         let mode = match request.context.permission_mode {
@@ -125,6 +127,9 @@ impl PermissionPolicy for RulePolicy {
         }
         if let Some(reason) = call.opaque_for(&self.deny) {
             return ask(mode, reason, AskSource::Rule, None);
+        }
+        if let Some(decision) = reads {
+            return decision;
         }
         if mode == PermissionMode::BypassPermissions {
             return PermissionDecision::Allow;

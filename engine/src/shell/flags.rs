@@ -114,10 +114,11 @@ pub fn may_follow_links(name: &str) -> bool {
     )
 }
 
-/// Whether `name` may read the contents of files it finds by walking
-/// directories, rather than only files its arguments name: `grep -r`,
-/// `rg` (recursive by default), `diff -r`, and `git` (which reads the
-/// work tree and the history). `args` is `None` when unknown.
+/// Whether `name` may read (and print) the contents of files it finds by
+/// walking directories, rather than only files its arguments name: `grep
+/// -r`, `rg` (recursive by default), `diff -r`, and the git commands that
+/// print file contents from the work tree or the history (`git diff`,
+/// `git show`, `git grep`, `git log -p`, …). `args` is `None` when unknown.
 pub fn walks_contents(name: &str, args: Option<&[String]>) -> bool {
     let Some(args) = args else {
         return matches!(name, "grep" | "egrep" | "fgrep" | "rg" | "diff" | "git");
@@ -130,8 +131,57 @@ pub fn walks_contents(name: &str, args: Option<&[String]>) -> bool {
                 &["--recursive", "--dereference-recursive"],
             ) || args.iter().any(|a| a.contains("recurse"))
         }
-        "rg" | "git" => true,
+        "rg" => true,
+        "git" => git_prints_contents(args),
         "diff" => has(args, &['r'], &["--recursive"]),
+        _ => false,
+    }
+}
+
+/// git subcommands that print the contents of files (a diff, a blob, a
+/// matching line); `git status` or `git log` without a patch print names
+/// and messages only. Global options before the subcommand other than a
+/// few flags without a value make the answer yes.
+fn git_prints_contents(args: &[String]) -> bool {
+    let mut args = args;
+    while let Some((first, tail)) = args.split_first() {
+        match first.as_str() {
+            "--no-pager"
+            | "-P"
+            | "-p"
+            | "--paginate"
+            | "--no-optional-locks"
+            | "--no-replace-objects"
+            | "--literal-pathspecs"
+            | "--glob-pathspecs"
+            | "--noglob-pathspecs"
+            | "--icase-pathspecs"
+            | "--no-advice" => args = tail,
+            a if a.starts_with('-') => return true,
+            _ => break,
+        }
+    }
+    let Some(sub) = args.first() else {
+        return false;
+    };
+    let rest = &args[1..];
+    match sub.as_str() {
+        "show" | "diff" | "diff-files" | "diff-index" | "diff-tree" | "grep" | "blame"
+        | "annotate" | "cat-file" | "archive" | "format-patch" | "range-diff" | "stash"
+        | "notes" => true,
+        "log" | "whatchanged" | "reflog" | "shortlog" => rest.iter().any(|a| {
+            let patchy = [
+                "--patch",
+                "--word-diff",
+                "--color-words",
+                "--cc",
+                "--function-context",
+            ];
+            patchy.iter().any(|p| a.starts_with(p))
+                || (a.starts_with('-')
+                    && !a.starts_with("--")
+                    && a[1..].contains(['p', 'u', 'L', 'W', 'c', 'm']))
+        }),
         _ => false,
     }
 }
