@@ -1,11 +1,14 @@
-//! Understanding shell command lines.
+//! Understanding shell command lines (the `baton-shell` crate).
+//!
+//! Usable on its own: it depends on tree-sitter's bash grammar only, and
+//! `baton_engine::shell` re-exports it unchanged.
 //!
 //! Several parts of Baton must know what a `Bash` call will do before it
 //! runs: the scheduler (may it run beside others?), the permission rules
 //! (does `Bash(git push:*)` match any part of `make && git push`?), and
 //! sibling cancellation (is exit 1 of this line a failure?). Guessing with
 //! regexes on the raw string is how hosts get fooled by `echo $(rm -rf x)`,
-//! so this module parses with tree-sitter's bash grammar and answers from
+//! so this crate parses with tree-sitter's bash grammar and answers from
 //! the syntax tree. Every answer fails closed: when the line cannot be
 //! parsed or uses syntax the walk does not know, it is not read-only and a
 //! non-zero exit is a failure.
