@@ -22,6 +22,7 @@ mod paths;
 pub mod policy;
 mod protected;
 mod reach;
+mod reads;
 pub mod rules;
 pub mod settings;
 pub mod summary;

@@ -203,7 +203,7 @@ fn base_of(pattern: &PathPattern, working_dir: &Path) -> PathBuf {
 }
 
 /// Deny/ask lookup for a path: as written or as resolved, either counts.
-fn path_suspected(pattern: &PathPattern, path: &Path, working_dir: &Path) -> bool {
+pub(super) fn path_suspected(pattern: &PathPattern, path: &Path, working_dir: &Path) -> bool {
     let base = base_of(pattern, working_dir);
     pattern.matches_at(&normalize(path), &normalize(&base))
         || pattern.matches_at(&resolve(path), &resolve(&base))
@@ -315,66 +315,15 @@ impl<'a> Call<'a> {
         }
     }
 
-    /// `Read(…)` deny rules hold for shell commands too: `cat .env`,
-    /// `head < .env` and `grep x .e*` read what the rule forbids. A path
-    /// the command certainly reads and a rule covers is denied; a path that
-    /// cannot be known before the command runs (a variable, a glob too
-    /// large to list, a line that did not parse) asks, in every mode.
+    /// `Read(…)` deny rules against the files a shell command reads (see
+    /// `reads.rs`).
     fn bash_reads_denied(&self, deny: &[Rule], mode: PermissionMode) -> Option<PermissionDecision> {
         let parts = self.command.as_ref()?;
-        let probe = PermissionTarget::Path {
-            path: PathBuf::new(),
-            access: FileAccess::Read,
-        };
-        let rules: Vec<(&Rule, &PathPattern)> = deny
-            .iter()
-            .filter(|r| r.covers_tool("Read", &probe))
-            .filter_map(|r| match &r.spec {
-                Some(Specifier::Path(p)) => Some((r, p)),
-                _ => None,
-            })
-            .collect();
-        if rules.is_empty() {
-            return None;
-        }
-        let commands = parts.every_command();
-        if commands.is_empty() {
-            return Some(ask(
-                mode,
-                "the command could not be parsed, so the files it reads cannot be checked against the Read deny rules".into(),
-                AskSource::Rule,
-                None,
-            ));
-        }
-        let mut unknown = None;
-        for read in super::reach::read_paths(&commands, self.request.context) {
-            match read {
-                super::reach::ReadPath::Known(path) => {
-                    if let Some((rule, _)) = rules
-                        .iter()
-                        .find(|(_, p)| path_suspected(p, &path, &self.working_dir))
-                    {
-                        return Some(PermissionDecision::Deny {
-                            reason: format!(
-                                "{} matches `{}`, which this command reads",
-                                rule.describe(),
-                                path.display()
-                            ),
-                        });
-                    }
-                }
-                super::reach::ReadPath::Unknown(shown) => {
-                    unknown.get_or_insert(shown);
-                }
-            }
-        }
-        let shown = unknown?;
-        Some(ask(
-            mode,
-            format!("the command reads `{shown}`, whose path cannot be known before it runs, so the Read deny rules cannot be checked against it"),
-            AskSource::Rule,
-            None,
-        ))
+        let verdict = super::reads::judge(parts, deny, self.request.context, &self.working_dir)?;
+        Some(match verdict {
+            super::reads::Verdict::Denied(reason) => PermissionDecision::Deny { reason },
+            super::reads::Verdict::Unsure(reason) => ask(mode, reason, AskSource::Rule, None),
+        })
     }
 
     /// Deny or ask rules for commands exist, but part of the command is

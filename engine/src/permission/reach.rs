@@ -19,7 +19,7 @@ use crate::context::Context;
 use crate::shell::{SimpleCommand, Word};
 
 /// Commands that take no file operands: their words are text, not paths.
-const NO_FILES: &[&str] = &[
+pub(super) const NO_FILES: &[&str] = &[
     "echo", "printf", "true", "false", "pwd", "seq", "sleep", "basename", "dirname", "uname",
     "whoami", "id", "nproc", "arch", "groups", "locale", "type", "which", "printenv", "hostname",
     "[[", "cal", "uptime", "expr", "getconf", "numfmt", "tty", "logname", "ps", "pgrep", "free",
@@ -150,91 +150,6 @@ pub(crate) fn reason_to_ask(commands: &[&SimpleCommand], ctx: &Context) -> Optio
     None
 }
 
-/// A path a command line may read, for Read deny rules: known (absolute,
-/// not yet resolved), or unknown (a variable, a substitution, a directory
-/// change that cannot be followed).
-pub(crate) enum ReadPath {
-    Known(PathBuf),
-    Unknown(String),
-}
-
-/// Every path `commands` may open: each argument of a command that takes
-/// files (option values included, and the text after a short option such
-/// as `-f.env`, which may be its glued value), and each redirection
-/// target, relative to every directory the line may be in. Generous on
-/// purpose: it feeds deny and ask lookups only.
-pub(crate) fn read_paths(commands: &[&SimpleCommand], ctx: &Context) -> Vec<ReadPath> {
-    let mut out = Vec::new();
-    let mut dirs = vec![ctx.cwd.clone()];
-    for cmd in commands {
-        if !matches!(cmd.name(), Some("cd" | "pushd" | "popd")) {
-            continue;
-        }
-        let target = match cd_target(cmd) {
-            Ok(CdTarget {
-                path: Some(t),
-                physical,
-            }) if cmd.name() != Some("popd") => (t, physical),
-            _ => {
-                out.push(ReadPath::Unknown(cmd.text().to_string()));
-                return out;
-            }
-        };
-        let next: Vec<PathBuf> = dirs
-            .iter()
-            .flat_map(|base| cd_lands(base, &target.0, target.1))
-            .collect();
-        dirs.extend(next);
-    }
-    for cmd in commands {
-        let name = cmd.name().unwrap_or("");
-        if matches!(name, "cd" | "pushd" | "popd") {
-            continue;
-        }
-        // A reader that walks directories opens files no argument names;
-        // whether one of them is covered cannot be told from the text.
-        let known = crate::shell::expand_args(cmd.args());
-        if crate::shell::walks_contents(name, known.as_deref()) {
-            out.push(ReadPath::Unknown(format!(
-                "{} (it reads the files it finds in directories)",
-                short(cmd.text())
-            )));
-        }
-        let words: Vec<&Word> = if NO_FILES.contains(&name) {
-            Vec::new()
-        } else {
-            cmd.args().iter().collect()
-        };
-        let redirects = cmd.redirects().iter().filter_map(|r| {
-            let text = matches!(r.op.as_str(), "<<" | "<<-" | "<<<");
-            (!text).then_some(r.target.as_ref()).flatten()
-        });
-        for word in words.into_iter().chain(redirects) {
-            let mut texts = candidates(word, &dirs);
-            if let Some(glued) = word
-                .literal()
-                .filter(|v| v.starts_with('-') && !v.starts_with("--") && v.len() > 2)
-            {
-                texts.push(Some(glued[2..].to_string()));
-            }
-            for text in texts {
-                let Some(text) = text else {
-                    out.push(ReadPath::Unknown(word.source().to_string()));
-                    continue;
-                };
-                if text.starts_with('~') {
-                    out.push(ReadPath::Unknown(text));
-                    continue;
-                }
-                for base in &dirs {
-                    out.push(ReadPath::Known(lexical(&base.join(&text))));
-                }
-            }
-        }
-    }
-    out
-}
-
 /// Why git run in `dir` may read outside the workspace: its repository
 /// (the work tree's top, or the git directory) starts above the roots, so
 /// `git show HEAD:path`, `:/` pathspecs or `git log -p` read files that
@@ -272,12 +187,12 @@ fn git_repository_outside(ctx: &Context, dir: &Path) -> Option<String> {
 
 /// Where a `cd`/`pushd` goes: its operand (`None` for home) and whether
 /// `-P` makes it physical. `Err` with the text to show when unknown.
-struct CdTarget {
-    path: Option<String>,
-    physical: bool,
+pub(super) struct CdTarget {
+    pub(super) path: Option<String>,
+    pub(super) physical: bool,
 }
 
-fn cd_target(cmd: &SimpleCommand) -> Result<CdTarget, String> {
+pub(super) fn cd_target(cmd: &SimpleCommand) -> Result<CdTarget, String> {
     let mut physical = false;
     let mut operands = Vec::new();
     let mut options = true;
@@ -333,7 +248,7 @@ fn cd_target(cmd: &SimpleCommand) -> Result<CdTarget, String> {
 /// sees it, whatever `a` links to; if that path does not work, it falls
 /// back to the physical one. `-P` is physical only. Both readings are
 /// returned (and each is then checked physically).
-fn cd_lands(base: &Path, target: &str, physical_only: bool) -> Vec<PathBuf> {
+pub(super) fn cd_lands(base: &Path, target: &str, physical_only: bool) -> Vec<PathBuf> {
     let joined = base.join(target);
     if physical_only {
         return vec![physical(&joined)];
@@ -344,7 +259,7 @@ fn cd_lands(base: &Path, target: &str, physical_only: bool) -> Vec<PathBuf> {
 
 /// `path` with `.` and `..` folded as text (an absolute path stays under
 /// `/`).
-fn lexical(path: &Path) -> PathBuf {
+pub(super) fn lexical(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::from("/");
     for component in path.components() {
@@ -360,7 +275,7 @@ fn lexical(path: &Path) -> PathBuf {
     out
 }
 
-fn short(text: &str) -> String {
+pub(super) fn short(text: &str) -> String {
     let line = text.lines().next().unwrap_or("");
     if line.chars().count() > 80 || text.contains('\n') {
         format!("{}…", line.chars().take(80).collect::<String>())
@@ -420,7 +335,7 @@ fn is_device(text: &str) -> bool {
 }
 
 /// The texts a word may stand for as a path: `None` when unknown.
-fn candidates(word: &Word, dirs: &[PathBuf]) -> Vec<Option<String>> {
+pub(super) fn candidates(word: &Word, dirs: &[PathBuf]) -> Vec<Option<String>> {
     // A `cd` earlier on the line moves where `$PWD` points and where globs
     // match, so every directory the line may be in gives its own readings.
     let mut out = Vec::new();
