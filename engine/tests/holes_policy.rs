@@ -360,3 +360,44 @@ fn read_deny_rules_cover_bash_reads() {
         ],
     );
 }
+
+/// Hole 9 for hooks: an `if:` naming a git subcommand runs its hook when
+/// configuration may have renamed the subcommand.
+#[test]
+fn hook_if_filters_run_when_the_git_subcommand_is_unknowable() {
+    let (_dir, work) = layout();
+    let filter =
+        baton_engine::hooks::matching::IfFilter::parse("Bash(git push:*)", None, &work).unwrap();
+    let tool = Arc::new(
+        Tool::raw(
+            ToolDef::new("Bash", "t"),
+            json!({"type": "object"}),
+            common::Nothing,
+        )
+        .unwrap(),
+    );
+    let context = Context::new(&work).with_roots(vec![work.clone()]);
+    let fires = |cmd: &str| {
+        let target = PermissionTarget::Command(cmd.to_string());
+        filter.matches(&PermissionRequest {
+            tool: &tool,
+            input: &json!({}),
+            target: &target,
+            read_only: baton_engine::shell::is_read_only(cmd),
+            context: &context,
+            caller: None,
+        })
+    };
+    for cmd in [
+        "git push",
+        "git -c alias.st=push st",
+        "git -c include.path=/dev/stdin st",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.st GIT_CONFIG_VALUE_0=push git st",
+        "git st",
+    ] {
+        assert!(fires(cmd), "{cmd:?}: the guard hook must run");
+    }
+    for cmd in ["git log", "git -c color.ui=never status", "ls"] {
+        assert!(!fires(cmd), "{cmd:?}: the guard hook has nothing to guard");
+    }
+}
