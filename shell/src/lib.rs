@@ -25,6 +25,7 @@ mod printf;
 mod programs;
 mod quirks;
 mod readonly;
+mod sed_script;
 mod syntax;
 mod walk;
 mod words;

@@ -265,15 +265,10 @@ pub(crate) fn sed(args: &[&str]) -> bool {
             None => return false,
         }
     }
-    // Without --sandbox, the `w`/`W` commands and the `e`/`w` flags of `s`
-    // write files or run programs, and `r`/`R` read a file named inside
-    // the script, where no reach check sees it. Finding them precisely
-    // needs a sed parser; refusing any script with those letters errs on
-    // the safe side.
-    sandbox
-        || scripts
-            .iter()
-            .all(|s| !s.contains(['w', 'W', 'e', 'r', 'R']))
+    // Without --sandbox, `r`/`R` read a file named inside the script
+    // (where no reach check sees it), `w`/`W` and the `w` flag of `s`
+    // write one, and `e` runs a program.
+    sandbox || scripts.iter().all(|s| super::sed_script::harmless(s))
 }
 
 pub(crate) fn file(args: &[&str]) -> bool {
