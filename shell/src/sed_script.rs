@@ -49,7 +49,7 @@ impl Reader {
                 return Some(());
             };
             if c == '#' {
-                self.to_line_end();
+                self.skip_line();
                 continue;
             }
             self.address()?;
@@ -127,7 +127,7 @@ impl Reader {
         }
     }
 
-    fn to_line_end(&mut self) {
+    fn skip_line(&mut self) {
         while let Some(c) = self.next() {
             match c {
                 '\\' => {
@@ -162,7 +162,7 @@ impl Reader {
             }
             // Text to the end of the line (GNU one-line form included).
             'a' | 'i' | 'c' => {
-                self.to_line_end();
+                self.skip_line();
                 Some(())
             }
             // Labels end at a newline or a semicolon.
