@@ -317,6 +317,25 @@ fn read_deny_rules_cover_bash_reads() {
         deny: &["Read(.env)"],
     };
     let unsure = [AskRule, AskRule, AskRule, Deny, AskRule];
+    // A rule on a home path, reached through `~`.
+    if let Some(home) = std::env::var("HOME").ok().filter(|h| h.starts_with('/')) {
+        let rule = format!("Read(/{}/.baton-test-secret)", home.trim_end_matches('/'));
+        let home_rule = Rules {
+            allow: &[],
+            ask: &[],
+            deny: &[rule.as_str()],
+        };
+        table(
+            &work,
+            &home_rule,
+            &[
+                ("cat ~/.baton-test-secret", DENIED),
+                ("head -n1 < ~/.baton-test-secret", DENIED),
+                // The shell's HOME may differ from Baton's: other `~` paths ask.
+                ("cat ~/other", [AskRule, AskRule, AskRule, Deny, AskRule]),
+            ],
+        );
+    }
     table(
         &work,
         &deny,

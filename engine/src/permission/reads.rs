@@ -141,7 +141,14 @@ pub(crate) fn read_paths(commands: &[&SimpleCommand], ctx: &Context) -> Vec<Read
             (!text).then_some(r.target.as_ref()).flatten()
         });
         for word in words.into_iter().chain(redirects) {
-            let mut texts = candidates(word, &dirs);
+            let source = word.source();
+            let plain_tilde = (source == "~" || source.starts_with("~/"))
+                && !source.contains(['$', '`', '\'', '"', '\\', '*', '?', '[', '{']);
+            let mut texts = if plain_tilde {
+                vec![Some(source.to_string())]
+            } else {
+                candidates(word, &dirs)
+            };
             if let Some(glued) = word
                 .literal()
                 .filter(|v| v.starts_with('-') && !v.starts_with("--") && v.len() > 2)
@@ -154,6 +161,18 @@ pub(crate) fn read_paths(commands: &[&SimpleCommand], ctx: &Context) -> Vec<Read
                     continue;
                 };
                 if text.starts_with('~') {
+                    // `~` and `~/x` are most likely the home directory Baton
+                    // runs with; a rule covering that is certain enough to
+                    // deny, and anything else about `~` stays a question.
+                    let home = std::env::var_os("HOME").map(PathBuf::from);
+                    let rest = text
+                        .strip_prefix('~')
+                        .filter(|r| r.is_empty() || r.starts_with('/'));
+                    if let (Some(home), Some(rest)) = (home.filter(|h| h.is_absolute()), rest) {
+                        out.push(ReadPath::Known(lexical(
+                            &home.join(rest.trim_start_matches('/')),
+                        )));
+                    }
                     out.push(ReadPath::Unknown(text));
                     continue;
                 }
