@@ -420,3 +420,35 @@ fn hook_if_filters_run_when_the_git_subcommand_is_unknowable() {
         assert!(!fires(cmd), "{cmd:?}: the guard hook has nothing to guard");
     }
 }
+
+/// Holes 1, 2, 3 and 7 in every mode: lines that are no longer read-only
+/// ask in default and acceptEdits, are refused in plan and dontAsk, and
+/// run only in bypassPermissions.
+#[test]
+fn lines_that_are_not_read_only_are_refused_in_plan_mode() {
+    let (_dir, work) = layout();
+    let changes = [Ask, Ask, Deny, Deny, Allow];
+    table(
+        &work,
+        &NONE,
+        &[
+            ("test {-v,'a[$(touch F)]'}", changes),
+            ("[ {-v,'a[$(touch F)]'} ]", changes),
+            ("test -n $x", changes),
+            ("cat <<EOF\n$(echo \"\nEOF\ntouch F\n\")\nEOF\n", changes),
+            ("cat <<EOF\n$(echo '\nEOF\ntouch F\n')\nEOF\n", changes),
+            ("printf %n PATH", changes),
+            ("printf -v __baton_status x", changes),
+            ("for __baton_rc in 1; do :; done", changes),
+            ("read IFS < src/a.rs", changes),
+            ("{ ls; } > out.txt", changes),
+            ("while :; do break; done > out.txt", changes),
+            ("jq -n 'import \"x\" as $x {search: \"/\"}; $x'", changes),
+            ("sed 'r /etc/passwd' src/a.rs", changes),
+            ("sort -o out src/a.rs", changes),
+            ("wc --files0-from=list", changes),
+            ("sha256sum -c SUMS", changes),
+            ("git -c include.path=/dev/stdin log", changes),
+        ],
+    );
+}
