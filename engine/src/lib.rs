@@ -26,7 +26,8 @@ pub mod pool;
 pub mod process;
 pub mod schema;
 pub mod session;
-pub mod shell;
+/// Bash command lines, understood (the `baton-shell` crate).
+pub use baton_shell as shell;
 pub mod subagent;
 pub mod tool;
 pub mod wire;

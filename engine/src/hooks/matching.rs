@@ -15,8 +15,8 @@ use std::sync::Arc;
 use regex::Regex;
 
 use crate::permission::{
-    PermissionDecision, PermissionMode, PermissionPolicy, PermissionRequest, Rule, RuleKind,
-    RulePolicy,
+    AskSource, PermissionDecision, PermissionMode, PermissionPolicy, PermissionRequest, Rule,
+    RuleKind, RulePolicy,
 };
 
 /// Older tool names Claude Code still honours, with today's tool. Edit's
@@ -136,7 +136,17 @@ impl IfFilter {
             context: &context,
             ..*request
         };
-        matches!(self.policy.decide(&probe), PermissionDecision::Deny { .. })
+        // A rule-sourced question in bypass mode means the rule may match
+        // but the command hides what it runs (`git -c alias.x=push x`,
+        // `bash -c "$X"`): a guard hook must run then, not be skipped.
+        matches!(
+            self.policy.decide(&probe),
+            PermissionDecision::Deny { .. }
+                | PermissionDecision::Ask {
+                    source: AskSource::Rule,
+                    ..
+                }
+        )
     }
 }
 

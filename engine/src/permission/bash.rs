@@ -203,6 +203,16 @@ impl CommandParts {
         }
     }
 
+    /// Every simple command the parser found (with the commands they
+    /// run), even when the parse was incomplete.
+    pub(crate) fn every_command(&self) -> Vec<&crate::shell::SimpleCommand> {
+        self.seen
+            .iter()
+            .flat_map(Part::all)
+            .map(|p| &p.command)
+            .collect()
+    }
+
     /// Every text a deny or ask rule should be tried against.
     pub(crate) fn suspects(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.whole.as_str())

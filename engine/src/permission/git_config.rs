@@ -40,7 +40,6 @@ const INERT: &[&str] = &[
     "core.longpaths",
     "core.protecthfs",
     "core.protectntfs",
-    "core.worktree",
     "user.name",
     "user.email",
     "init.defaultbranch",
@@ -115,6 +114,22 @@ pub(crate) fn programs_configured(dir: &Path) -> Option<String> {
         }
     }
     None
+}
+
+/// Where git run in `dir` finds its repository: the top of the work tree
+/// (the directory holding `.git`, or the git directory itself when bare)
+/// and the git directory. `None` when `dir` is in no repository.
+pub(crate) fn repository(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    let gitdir = find_gitdir(dir)?;
+    let top = if gitdir.file_name().is_some_and(|n| n == ".git") || gitdir.join("HEAD").is_file() {
+        dir.ancestors()
+            .find(|a| a.join(".git").exists())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| gitdir.clone())
+    } else {
+        gitdir.clone()
+    };
+    Some((top, gitdir))
 }
 
 /// The git directory used from `dir`: `.git` (a directory, or a file

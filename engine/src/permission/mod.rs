@@ -23,6 +23,7 @@ pub mod policy;
 mod protected;
 mod reach;
 mod read_denies;
+mod reads;
 pub mod rules;
 pub mod sandbox_settings;
 pub mod settings;

@@ -106,6 +106,12 @@ impl PermissionPolicy for RulePolicy {
                 reason: format!("{} matches this call", rule.describe()),
             };
         }
+        // A read the deny rules cover is denied here, like any deny match;
+        // a read they may cover asks below, beside the other unknowns.
+        let reads = call.bash_reads_denied(&self.deny, request.context.permission_mode);
+        if let Some(decision @ PermissionDecision::Deny { .. }) = reads {
+            return decision;
+        }
         let mode = match request.context.permission_mode {
             // Refused when the engine is built; should the mode arrive some
             // other way, it is the default mode, never a bypass.
@@ -121,6 +127,9 @@ impl PermissionPolicy for RulePolicy {
         }
         if let Some(reason) = call.opaque_for(&self.deny) {
             return ask(mode, reason, AskSource::Rule, None);
+        }
+        if let Some(decision) = reads {
+            return decision;
         }
         if mode == PermissionMode::BypassPermissions {
             return PermissionDecision::Allow;
@@ -194,7 +203,7 @@ fn base_of(pattern: &PathPattern, working_dir: &Path) -> PathBuf {
 }
 
 /// Deny/ask lookup for a path: as written or as resolved, either counts.
-fn path_suspected(pattern: &PathPattern, path: &Path, working_dir: &Path) -> bool {
+pub(super) fn path_suspected(pattern: &PathPattern, path: &Path, working_dir: &Path) -> bool {
     let base = base_of(pattern, working_dir);
     pattern.matches_at(&normalize(path), &normalize(&base))
         || pattern.matches_at(&resolve(path), &resolve(&base))
@@ -304,6 +313,17 @@ impl<'a> Call<'a> {
             }
             _ => false,
         }
+    }
+
+    /// `Read(…)` deny rules against the files a shell command reads (see
+    /// `reads.rs`).
+    fn bash_reads_denied(&self, deny: &[Rule], mode: PermissionMode) -> Option<PermissionDecision> {
+        let parts = self.command.as_ref()?;
+        let verdict = super::reads::judge(parts, deny, self.request.context, &self.working_dir)?;
+        Some(match verdict {
+            super::reads::Verdict::Denied(reason) => PermissionDecision::Deny { reason },
+            super::reads::Verdict::Unsure(reason) => ask(mode, reason, AskSource::Rule, None),
+        })
     }
 
     /// Deny or ask rules for commands exist, but part of the command is

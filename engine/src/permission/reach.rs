@@ -19,7 +19,7 @@ use crate::context::Context;
 use crate::shell::{SimpleCommand, Word};
 
 /// Commands that take no file operands: their words are text, not paths.
-const NO_FILES: &[&str] = &[
+pub(super) const NO_FILES: &[&str] = &[
     "echo", "printf", "true", "false", "pwd", "seq", "sleep", "basename", "dirname", "uname",
     "whoami", "id", "nproc", "arch", "groups", "locale", "type", "which", "printenv", "hostname",
     "[[", "cal", "uptime", "expr", "getconf", "numfmt", "tty", "logname", "ps", "pgrep", "free",
@@ -53,27 +53,21 @@ pub(crate) fn reason_to_ask(commands: &[&SimpleCommand], ctx: &Context) -> Optio
     for cmd in commands {
         match cmd.name() {
             Some("cd" | "pushd") => {
-                let args: Vec<&Word> = cmd
-                    .args()
-                    .iter()
-                    .filter(|w| w.fixed() != Some("--"))
-                    .collect();
-                let target = match args.as_slice() {
-                    [] => return outside("~ (a bare cd goes home)"),
-                    [w] => match w.fixed() {
-                        Some("-") => return unknown("cd -"),
-                        Some(t) if !t.starts_with('~') => t,
-                        _ => return unknown(w.source()),
-                    },
-                    _ => return unknown(cmd.text()),
+                let target = match cd_target(cmd) {
+                    Ok(t) => t,
+                    Err(shown) => return unknown(&shown),
+                };
+                let Some(text) = target.path else {
+                    return outside("~ (a bare cd goes home)");
                 };
                 let mut next = Vec::new();
                 for base in &dirs {
-                    let path = physical(&base.join(target));
-                    if !inside(ctx, &path) {
-                        return outside(target);
+                    for dir in cd_lands(base, &text, target.physical) {
+                        if !inside(ctx, &physical(&dir)) {
+                            return outside(&text);
+                        }
+                        next.push(dir);
                     }
-                    next.push(path);
                 }
                 dirs.extend(next);
             }
@@ -85,6 +79,30 @@ pub(crate) fn reason_to_ask(commands: &[&SimpleCommand], ctx: &Context) -> Optio
         let name = cmd.name().unwrap_or("");
         if matches!(name, "cd" | "pushd") {
             continue;
+        }
+        let args: Option<Vec<String>> = cmd
+            .args()
+            .iter()
+            .map(
+                |w| match crate::shell::expand_args(std::slice::from_ref(w)) {
+                    Some(values) => Some(values),
+                    None => pwd_substituted(w.source(), &ctx.cwd).map(|v| vec![v]),
+                },
+            )
+            .collect::<Option<Vec<Vec<String>>>>()
+            .map(|v| v.into_iter().flatten().collect());
+        match args {
+            Some(args) if crate::shell::follows_links(name, &args) => {
+                return Some(format!(
+                    "`{}` follows symbolic links while it walks directories, so it may read anywhere a link in the workspace points",
+                    short(cmd.text())
+                ));
+            }
+            Some(_) => {}
+            None if crate::shell::may_follow_links(name) => {
+                return unknown(cmd.text());
+            }
+            None => {}
         }
         let words: Vec<&Word> = if NO_FILES.contains(&name) {
             Vec::new()
@@ -120,6 +138,9 @@ pub(crate) fn reason_to_ask(commands: &[&SimpleCommand], ctx: &Context) -> Optio
         }
         if name == "git" {
             for dir in &dirs {
+                if let Some(reason) = git_repository_outside(ctx, dir) {
+                    return Some(reason);
+                }
                 if let Some(reason) = super::git_config::programs_configured(dir) {
                     return Some(reason);
                 }
@@ -127,6 +148,140 @@ pub(crate) fn reason_to_ask(commands: &[&SimpleCommand], ctx: &Context) -> Optio
         }
     }
     None
+}
+
+/// Why git run in `dir` may read outside the workspace: its repository
+/// (the work tree's top, or the git directory) starts above the roots, so
+/// `git show HEAD:path`, `:/` pathspecs or `git log -p` read files that
+/// are not in the workspace. The environment's `GIT_DIR`/`GIT_WORK_TREE`
+/// point git elsewhere, which is not followed here.
+fn git_repository_outside(ctx: &Context, dir: &Path) -> Option<String> {
+    for var in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_COMMON_DIR",
+        "GIT_OBJECT_DIRECTORY",
+    ] {
+        if std::env::var_os(var).is_some() {
+            return Some(format!(
+                "`{var}` is set in the environment, so git may read a repository outside the workspace"
+            ));
+        }
+    }
+    let (top, gitdir) = super::git_config::repository(&physical(dir))?;
+    for place in [&top, &gitdir] {
+        if !inside(ctx, &physical(place)) {
+            return Some(format!(
+                "git reads the repository at `{}`, which is not inside the workspace ({}), so it can show files from outside it",
+                place.display(),
+                ctx.roots
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    None
+}
+
+/// Where a `cd`/`pushd` goes: its operand (`None` for home) and whether
+/// `-P` makes it physical. `Err` with the text to show when unknown.
+pub(super) struct CdTarget {
+    pub(super) path: Option<String>,
+    pub(super) physical: bool,
+}
+
+pub(super) fn cd_target(cmd: &SimpleCommand) -> Result<CdTarget, String> {
+    let mut physical = false;
+    let mut operands = Vec::new();
+    let mut options = true;
+    for word in cmd.args() {
+        let Some(arg) = word.fixed() else {
+            return Err(word.source().to_string());
+        };
+        if options && arg == "--" {
+            options = false;
+        } else if options && arg.len() > 1 && arg.starts_with('-') {
+            for flag in arg[1..].chars() {
+                match flag {
+                    'P' => physical = true,
+                    'L' => physical = false,
+                    'e' => {}
+                    _ => return Err(cmd.text().to_string()),
+                }
+            }
+        } else {
+            options = false;
+            operands.push(arg);
+        }
+    }
+    match operands.as_slice() {
+        [] => Ok(CdTarget {
+            path: None,
+            physical,
+        }),
+        ["-"] => Err("cd -".into()),
+        [t] if t.starts_with('~') => Err((*t).to_string()),
+        [t] => {
+            // With `CDPATH` set, a name not starting with `/`, `./` or `../`
+            // is looked up in those directories first.
+            let searched = !(t.starts_with('/')
+                || *t == "."
+                || *t == ".."
+                || t.starts_with("./")
+                || t.starts_with("../"));
+            if searched && std::env::var_os("CDPATH").is_some_and(|v| !v.is_empty()) {
+                return Err(format!("{t} (looked up in CDPATH)"));
+            }
+            Ok(CdTarget {
+                path: Some((*t).to_string()),
+                physical,
+            })
+        }
+        _ => Err(cmd.text().to_string()),
+    }
+}
+
+/// The directories `cd target` from `base` may land in. bash's `cd` is
+/// logical by default: `a/../b` drops `a/..` as text before the kernel
+/// sees it, whatever `a` links to; if that path does not work, it falls
+/// back to the physical one. `-P` is physical only. Both readings are
+/// returned (and each is then checked physically).
+pub(super) fn cd_lands(base: &Path, target: &str, physical_only: bool) -> Vec<PathBuf> {
+    let joined = base.join(target);
+    if physical_only {
+        return vec![physical(&joined)];
+    }
+    let logical = lexical(&joined);
+    vec![logical, physical(&joined)]
+}
+
+/// `path` with `.` and `..` folded as text (an absolute path stays under
+/// `/`).
+pub(super) fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Component::RootDir | Component::Prefix(_) => out = PathBuf::from("/"),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => out.push(name),
+        }
+    }
+    out
+}
+
+pub(super) fn short(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("");
+    if line.chars().count() > 80 || text.contains('\n') {
+        format!("{}…", line.chars().take(80).collect::<String>())
+    } else {
+        line.to_string()
+    }
 }
 
 /// Whether the physical path `path` is under a root (also resolved), or
@@ -180,7 +335,7 @@ fn is_device(text: &str) -> bool {
 }
 
 /// The texts a word may stand for as a path: `None` when unknown.
-fn candidates(word: &Word, dirs: &[PathBuf]) -> Vec<Option<String>> {
+pub(super) fn candidates(word: &Word, dirs: &[PathBuf]) -> Vec<Option<String>> {
     // A `cd` earlier on the line moves where `$PWD` points and where globs
     // match, so every directory the line may be in gives its own readings.
     let mut out = Vec::new();
@@ -214,13 +369,29 @@ fn candidates_in(word: &Word, cwd: &Path) -> Vec<Option<String>> {
     }
     let mut out = Vec::new();
     let mut budget = GLOB_BUDGET;
-    for alternative in expand_braces(&value, 0) {
+    for alternative in crate::shell::expand_braces(&value, 0) {
         match expand_glob(cwd, &alternative, &mut budget) {
-            Some(paths) => out.extend(
-                paths
-                    .into_iter()
-                    .map(|p| Some(cwd.join(p).to_string_lossy().into_owned())),
-            ),
+            Some(paths) => {
+                // A matched name that starts with `-` becomes an option of
+                // the program (`grep x *` with a file named `-R`), which
+                // no check here understands.
+                let relative = !alternative.starts_with('/');
+                if relative
+                    && paths.iter().any(|p| {
+                        p.strip_prefix(cwd)
+                            .ok()
+                            .and_then(|r| r.to_str())
+                            .is_some_and(|r| r.starts_with('-'))
+                    })
+                {
+                    return vec![None];
+                }
+                out.extend(
+                    paths
+                        .into_iter()
+                        .map(|p| Some(cwd.join(p).to_string_lossy().into_owned())),
+                )
+            }
             None => return vec![None],
         }
         // A pattern that matches nothing stays as written.
@@ -237,63 +408,6 @@ fn pwd_substituted(source: &str, cwd: &Path) -> Option<String> {
     let clean = replaced.replace('"', "");
     let plain = !clean.contains(['$', '`', '\'', '\\', '*', '?', '[', '{', '~']);
     plain.then_some(clean)
-}
-
-/// Brace expansion: `{a,b}` alternatives (nested), `{x..y}` sequences
-/// replaced by their first element (they produce no `/`).
-fn expand_braces(text: &str, depth: usize) -> Vec<String> {
-    if depth > 8 {
-        return vec![text.to_string()];
-    }
-    let bytes = text.as_bytes();
-    let Some(open) = text.find('{') else {
-        return vec![text.to_string()];
-    };
-    let mut level = 0usize;
-    let mut commas = Vec::new();
-    let mut close = None;
-    for (i, b) in bytes.iter().enumerate().skip(open) {
-        match b {
-            b'{' => level += 1,
-            b'}' => {
-                level -= 1;
-                if level == 0 {
-                    close = Some(i);
-                    break;
-                }
-            }
-            b',' if level == 1 => commas.push(i),
-            _ => {}
-        }
-    }
-    let Some(close) = close else {
-        return vec![text.to_string()];
-    };
-    let (head, inner, tail) = (&text[..open], &text[open + 1..close], &text[close + 1..]);
-    let alternatives: Vec<String> = if commas.is_empty() {
-        match inner.split_once("..") {
-            Some((first, _)) => vec![first.to_string()],
-            None => vec![format!("{{{inner}}}")],
-        }
-    } else {
-        let mut parts = Vec::new();
-        let mut start = open + 1;
-        for c in commas.iter().copied().chain([close]) {
-            parts.push(text[start..c].to_string());
-            start = c + 1;
-        }
-        parts
-    };
-    let mut out = Vec::new();
-    for alt in alternatives {
-        for expanded in expand_braces(&format!("{head}{alt}{tail}"), depth + 1) {
-            if out.len() >= 256 {
-                return out;
-            }
-            out.push(expanded);
-        }
-    }
-    out
 }
 
 /// Pathname expansion of `pattern` from `cwd`, as bash does it (no dot
@@ -337,18 +451,4 @@ fn expand_glob(cwd: &Path, pattern: &str, budget: &mut usize) -> Option<Vec<Path
         }
     }
     Some(current)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn braces_expand_like_bash() {
-        assert_eq!(expand_braces("a{b,c}d", 0), vec!["abd", "acd"]);
-        assert_eq!(expand_braces("{..,x}/s", 0), vec!["../s", "x/s"]);
-        assert_eq!(expand_braces("f{1..9}", 0), vec!["f1"]);
-        assert_eq!(expand_braces("{a,{b,c}}", 0), vec!["a", "b", "c"]);
-        assert_eq!(expand_braces("x{", 0), vec!["x{"]);
-    }
 }

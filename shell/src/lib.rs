@@ -1,11 +1,14 @@
-//! Understanding shell command lines.
+//! Understanding shell command lines (the `baton-shell` crate).
+//!
+//! Usable on its own: it depends on tree-sitter's bash grammar only, and
+//! `baton_engine::shell` re-exports it unchanged.
 //!
 //! Several parts of Baton must know what a `Bash` call will do before it
 //! runs: the scheduler (may it run beside others?), the permission rules
 //! (does `Bash(git push:*)` match any part of `make && git push`?), and
 //! sibling cancellation (is exit 1 of this line a failure?). Guessing with
 //! regexes on the raw string is how hosts get fooled by `echo $(rm -rf x)`,
-//! so this module parses with tree-sitter's bash grammar and answers from
+//! so this crate parses with tree-sitter's bash grammar and answers from
 //! the syntax tree. Every answer fails closed: when the line cannot be
 //! parsed or uses syntax the walk does not know, it is not read-only and a
 //! non-zero exit is a failure.
@@ -13,12 +16,16 @@
 mod allowlist;
 mod evaluated;
 mod exit;
+mod expand;
+mod flags;
 mod git;
 mod inspect;
 mod options;
+mod printf;
 mod programs;
 mod quirks;
 mod readonly;
+mod sed_script;
 mod syntax;
 mod walk;
 mod words;
@@ -29,6 +36,8 @@ mod tests;
 
 use std::cell::RefCell;
 
+pub use expand::{expand_args, expand_braces};
+pub use flags::{follows_links, may_follow_links, walks_contents};
 pub use syntax::{Construct, Placement, Redirect, Script, SimpleCommand, Word};
 
 /// Longer lines are not parsed (and so are never read-only): parsing is
@@ -125,7 +134,15 @@ pub fn parse(src: &str) -> Result<Script, ParseError> {
 /// Every simple command of `src`, in source order, including those inside
 /// lists, pipelines, subshells, loops and substitutions.
 pub fn split_commands(src: &str) -> Result<Vec<SimpleCommand>, ParseError> {
-    parse(src).map(Script::into_commands)
+    parse(src).map(|script| {
+        // Commands made only of redirections (`{ ...; } < f`) stand for
+        // redirections of compound commands; they run nothing.
+        script
+            .into_commands()
+            .into_iter()
+            .filter(|c| !c.words().is_empty() || !c.assignments().is_empty())
+            .collect()
+    })
 }
 
 /// Whether running `src` can have no side effect (see the `readonly`

@@ -8,7 +8,17 @@ use Arity::{None as Flag, Optional, Required};
 
 pub(crate) fn find(args: &[&str]) -> bool {
     const ACTIONS: &[&str] = &[
-        "-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls",
+        "-delete",
+        "-exec",
+        "-execdir",
+        "-ok",
+        "-okdir",
+        "-fprint",
+        "-fprint0",
+        "-fprintf",
+        "-fls",
+        // Reads the starting points from a file the text does not show.
+        "-files0-from",
     ];
     !args.iter().any(|a| ACTIONS.contains(a))
 }
@@ -56,13 +66,18 @@ pub(crate) fn sort(args: &[&str]) -> bool {
             let Some(opt) = resolve(arg, SORT) else {
                 return false;
             };
-            if matches!(opt.name, "--output" | "--compress-program") {
+            // `--files0-from` reads the names of its inputs from a file;
+            // `-T` writes temporary files into a directory of its choice.
+            if matches!(
+                opt.name,
+                "--output" | "--compress-program" | "--files0-from" | "--temporary-directory"
+            ) {
                 return false;
             }
             if opt.arity == Required && opt.value.is_none() {
                 iter.next();
             }
-        } else if short_has(arg, 'o') {
+        } else if short_has(arg, 'o') || short_has(arg, 'T') {
             return false;
         }
     }
@@ -250,16 +265,20 @@ pub(crate) fn sed(args: &[&str]) -> bool {
             None => return false,
         }
     }
-    // Without --sandbox, the `w`/`W` commands and the `e`/`w` flags of `s`
-    // write files or run programs. Finding them precisely needs a sed
-    // parser; refusing any script with those letters errs on the safe side.
-    sandbox || scripts.iter().all(|s| !s.contains(['w', 'W', 'e']))
+    // Without --sandbox, `r`/`R` read a file named inside the script
+    // (where no reach check sees it), `w`/`W` and the `w` flag of `s`
+    // write one, and `e` runs a program.
+    sandbox || scripts.iter().all(|s| super::sed_script::harmless(s))
 }
 
 pub(crate) fn file(args: &[&str]) -> bool {
-    // `-C` compiles a magic file; `-p` resets access times (a write).
+    // `-C` compiles a magic file; `-p` resets access times (a write);
+    // `-f` reads the names to examine from a file the text does not show.
     !args.iter().any(|a| {
-        short_has(a, 'C') || short_has(a, 'p') || may_be(a, &["--compile", "--preserve-date"])
+        short_has(a, 'C')
+            || short_has(a, 'p')
+            || short_has(a, 'f')
+            || may_be(a, &["--compile", "--preserve-date", "--files-from"])
     })
 }
 

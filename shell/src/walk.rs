@@ -158,7 +158,14 @@ impl Walker<'_> {
                     ));
                 }
                 let redirect = self.redirect(node);
-                self.script.redirects.push(redirect);
+                self.script.redirects.push(redirect.clone());
+                // A redirection that belongs to no simple command (`$(<f)`)
+                // still opens its file: it becomes a command of its own,
+                // with no words, so every check of commands sees it.
+                let owner = node.parent().map(|p| p.kind());
+                if !matches!(owner, Some("command" | "redirected_statement")) {
+                    self.redirect_only(node, vec![redirect], placement);
+                }
             }
             "variable_assignment" => {
                 let name = node
@@ -174,9 +181,12 @@ impl Walker<'_> {
                     let name = text(var, self.src);
                     // Lower-case loop variables cannot name anything bash or
                     // common programs read from the environment.
-                    if !name
-                        .chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                    // Names starting with `__` are kept for Baton's own
+                    // wrapper (`__baton_*`) and for shell internals.
+                    if name.starts_with("__")
+                        || !name
+                            .chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
                     {
                         self.construct(Construct::Assignment(name.to_string()));
                     }
@@ -275,9 +285,33 @@ impl Walker<'_> {
         }
         match body {
             Some(b) if b.kind() == "command" => self.command(b, &outer, placement, depth + 1),
-            Some(b) => self.visit(b, placement, Mode::default(), depth + 1),
-            None => {}
+            Some(b) => {
+                // `{ ...; } < f`, `while ...; done < f`, `if ...; fi > f`:
+                // the redirections apply to the whole compound command.
+                // They are recorded as a command of their own so that the
+                // reach check and the write check see their targets.
+                self.redirect_only(node, outer, placement);
+                self.visit(b, placement, Mode::default(), depth + 1);
+            }
+            None => self.redirect_only(node, outer, placement),
         }
+    }
+
+    /// A command made only of redirections, standing for redirections
+    /// that belong to a compound command or to no command at all.
+    fn redirect_only(&mut self, node: Node<'_>, redirects: Vec<Redirect>, placement: Placement) {
+        if redirects.is_empty() {
+            return;
+        }
+        let span = node.start_byte()..node.end_byte();
+        self.script.commands.push(SimpleCommand {
+            text: text(node, self.src).to_string(),
+            span,
+            assignments: Vec::new(),
+            words: Vec::new(),
+            redirects,
+            placement,
+        });
     }
 
     fn command(&mut self, node: Node<'_>, outer: &[Redirect], placement: Placement, depth: usize) {

@@ -123,6 +123,22 @@ pub(crate) fn heredoc_agrees(node: Node<'_>, src: &str) -> bool {
     // The grammar does not read backquotes in a body as substitutions.
     let quoted = raw.contains(['\'', '"', '\\']);
     let body = child("heredoc_body").map_or("", |b| super::words::text(b, src));
+    // bash reads a here-document line by line and stops at the first line
+    // equal to the delimiter, even one inside a quoted string of a `$(...)`
+    // in the body; the grammar parses the substitution and reads past it.
+    // A delimiter line anywhere before the grammar's end means the two
+    // disagree about where the document ends.
+    let delimiter_inside = body.split('\n').any(|line| {
+        let line = if strips_tabs {
+            line.trim_start_matches('\t')
+        } else {
+            line
+        };
+        line == delimiter
+    });
+    if delimiter_inside {
+        return false;
+    }
     quoted || !body.contains('`')
 }
 

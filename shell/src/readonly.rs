@@ -43,6 +43,11 @@ fn command_is_read_only(cmd: &SimpleCommand) -> bool {
     if cmd.redirects().iter().any(|r| r.writes_file()) {
         return false;
     }
+    // Only redirections (see `walk::redirect_only`): harmless unless they
+    // write, which was checked above.
+    if cmd.words().is_empty() && cmd.assignments().is_empty() {
+        return !cmd.redirects().is_empty();
+    }
     let Some(name) = cmd.name() else {
         return false;
     };

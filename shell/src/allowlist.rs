@@ -93,7 +93,19 @@ const ANY_ARGS: &[&str] = &[
 
 pub(crate) fn allows(name: &str, args: &[Word]) -> bool {
     if ANY_ARGS.contains(&name) {
-        return true;
+        if !super::flags::watched(name) {
+            return true;
+        }
+        // Words whose value is unknown are not judged here: the reach
+        // check asks about each of them before the command may run.
+        return super::flags::reads_only_named(name, &super::expand::known_args(args));
+    }
+    // `test` and `[` give meaning to each argument by its position and the
+    // number of arguments, so a word bash may turn into several (`{-v,x}`,
+    // a glob, an unquoted `$x`) changes what is evaluated: `test
+    // {-v,'a[$(touch F)]'}` evaluates a subscript.
+    if matches!(name, "test" | "[") && args.iter().any(super::expand::may_be_several) {
+        return false;
     }
     if name == "test" {
         return super::evaluated::test_args_ok(args);
@@ -118,11 +130,16 @@ pub(crate) fn allows(name: &str, args: &[Word]) -> bool {
         });
     }
     if name == "printf" {
-        // `printf -v NAME` assigns a shell variable (PATH, say); the format
-        // and values after the first word cannot.
-        return args
-            .first()
-            .is_none_or(|w| w.fixed().is_some_and(|f| !f.starts_with("-v")));
+        // `printf -v NAME` assigns a shell variable (PATH, say), and so
+        // does a `%n` conversion in the format (`printf %n PATH`).
+        let mut rest = args;
+        if rest.first().and_then(Word::fixed) == Some("--") {
+            rest = &rest[1..];
+        }
+        return rest.first().is_none_or(|w| {
+            w.fixed()
+                .is_some_and(|f| !f.starts_with("-v") && !super::printf::assigns(f))
+        });
     }
     let Some(args) = args.iter().map(Word::fixed).collect::<Option<Vec<&str>>>() else {
         return false;

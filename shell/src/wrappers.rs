@@ -371,13 +371,41 @@ pub fn git_normalized(cmd: &SimpleCommand) -> Option<Result<Vec<String>, ()>> {
             i += 1;
             arg.split_once('=').map(|(_, v)| v)
         };
-        if matches!(name, "-c" | "--config-env") || arg.starts_with("-c") {
-            // An alias defined on the command line renames a subcommand.
+        if name == "--config-env" {
+            // The value comes from the environment: any key, any value.
+            return Some(Err(()));
+        }
+        if name == "-c" || arg.starts_with("-c") {
+            // An alias or an include (`include.path=/dev/stdin` loads a
+            // config with aliases) renames a subcommand; only keys that
+            // cannot are understood.
             match value {
-                Some(v) if !v.trim_start().to_ascii_lowercase().starts_with("alias.") => {}
+                Some(v) if super::git::inert_command_line_key(v) => {}
                 _ => return Some(Err(())),
             }
+        } else if !super::git::known_global(name) {
+            return Some(Err(()));
         }
+    }
+    // `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`, `GIT_CONFIG_PARAMETERS` and
+    // `GIT_CONFIG_GLOBAL` load configuration (aliases included) from the
+    // environment; `GIT_EXEC_PATH` changes where subcommands are found.
+    if cmd.assignments().iter().any(|a| {
+        let var = a.split('=').next().unwrap_or(a);
+        var.starts_with("GIT_CONFIG")
+            || var == "GIT_EXEC_PATH"
+            || var == "HOME"
+            || var == "XDG_CONFIG_HOME"
+    }) {
+        return Some(Err(()));
+    }
+    // A name git does not have may be an alias from a config file (the
+    // user's or the repository's), which a rule cannot see through.
+    match args.get(i).and_then(Word::literal) {
+        Some(sub) if super::git::is_subcommand(sub) => {}
+        Some(_) => return Some(Err(())),
+        None if i < args.len() => return Some(Err(())),
+        None => {}
     }
     let mut out = vec!["git".to_string()];
     for word in args.get(i..).unwrap_or(&[]) {

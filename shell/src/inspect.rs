@@ -254,7 +254,7 @@ pub(crate) fn gh(args: &[&str]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::shell::is_read_only;
+    use crate::is_read_only;
 
     #[test]
     fn viewing_forms_are_read_only() {
