@@ -57,9 +57,10 @@ impl EngineBuilder {
             .cwd
             .clone()
             .unwrap_or_else(|| settings.project_dir.clone());
+        let sandbox = settings.sandbox_config(&cwd);
         let confinement = Confinement::detect()
-            .with_rules(settings.policy.clone())
-            .with_sandbox(settings.sandbox_config(&cwd));
+            .with_read_denies(sandbox.deny_read.clone())
+            .with_sandbox(sandbox);
         self.hooks(hooks)
             .policy(settings.policy.clone() as Arc<dyn PermissionPolicy>)
             .permission_mode(settings.mode)

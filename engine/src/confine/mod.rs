@@ -34,7 +34,8 @@ use serde_json::Value;
 
 use crate::context::Context;
 use crate::extensions::Extensions;
-use crate::permission::{RulePolicy, SandboxConfig};
+use crate::permission::sandbox_settings::PathSet;
+use crate::permission::SandboxConfig;
 pub use sandbox_mode::{Egress, SandboxPlan};
 
 /// How a call came to be allowed, as far as confinement cares.
@@ -69,8 +70,9 @@ pub const WAIVE_VAR: &str = "BATON_UNCONFINED_READ_ONLY";
 #[derive(Clone, Debug)]
 pub struct Confinement {
     floor: FloorState,
-    /// Read deny rules, carved out of what the floor may read.
-    rules: Option<Arc<RulePolicy>>,
+    /// `Read(…)` deny rules (and `denyRead`), carved out of what the floor
+    /// may read.
+    read_denies: PathSet,
     /// The `sandbox` settings, when enabled.
     sandbox: Option<Arc<SandboxConfig>>,
     /// Why the enabled sandbox cannot run here (`None`: it can).
@@ -79,15 +81,8 @@ pub struct Confinement {
     floor_cache: Arc<parking_lot::Mutex<Option<FloorEntry>>>,
 }
 
-/// `((roots, readable), built, floor)`.
-type FloorEntry = (
-    (Arc<Vec<PathBuf>>, Arc<Vec<PathBuf>>),
-    std::time::Instant,
-    Arc<Prepared>,
-);
-
-/// How long a floor with `Read(…)` carve-outs is reused.
-pub const FLOOR_REUSE: std::time::Duration = std::time::Duration::from_secs(1);
+/// `((roots, readable), floor)`.
+type FloorEntry = ((Arc<Vec<PathBuf>>, Arc<Vec<PathBuf>>), Arc<Prepared>);
 
 /// Whether and how one Bash call is sandboxed by the settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,7 +113,7 @@ impl Confinement {
         };
         Confinement {
             floor,
-            rules: None,
+            read_denies: PathSet::default(),
             sandbox: None,
             sandbox_unavailable: None,
             floor_cache: Default::default(),
@@ -207,10 +202,12 @@ impl Confinement {
         self
     }
 
-    /// Carve the files that these rules' `Read(…)` denies cover out of
-    /// what the floor may read.
-    pub fn with_rules(mut self, rules: Arc<RulePolicy>) -> Confinement {
-        self.rules = Some(rules);
+    /// Carve these paths out of what the floor may read: the `deny_read`
+    /// of [`crate::permission::Settings::sandbox_config`], which holds the
+    /// `Read(…)` deny rules (and `sandbox.filesystem.denyRead`) as paths
+    /// and patterns.
+    pub fn with_read_denies(mut self, denies: PathSet) -> Confinement {
+        self.read_denies = denies;
         self
     }
 
@@ -242,26 +239,22 @@ impl Confinement {
         read.extend(user_files());
         read.extend(program_dirs());
         let mut policy = Policy::read_only(read);
-        if let Some(rules) = &self.rules {
-            let working_dir = context.roots.first().unwrap_or(&context.cwd);
-            policy.deny_read = rules.read_denied_paths(&workspace, working_dir);
-        }
+        let mut denied = self.read_denies.paths.clone();
+        denied.extend(expand::expand(&self.read_denies.globs));
+        policy.deny_read = denied;
         policy
     }
 
     /// The floor, ready for [`crate::process::Launch::confine`]. Kept for
-    /// the next command in the same workspace: a prepared floor is only
-    /// read by the children that enter it. With `Read(…)` denies, whose
-    /// carve-outs name the entries that existed, it is rebuilt after
-    /// [`FLOOR_REUSE`].
+    /// the next command in the same workspace (a prepared floor is only
+    /// read by the children that enter it), unless `Read(…)` denies carve
+    /// entries out: those name the entries that existed when it was built,
+    /// and a denied file created since must not be readable, so such a
+    /// floor is built for every command.
     pub fn prepare_floor(&self, context: &Context) -> Result<Arc<Prepared>, String> {
         let key = (context.roots.clone(), context.readable.clone());
-        let reusable = |built: &std::time::Instant| {
-            !self.rules.as_ref().is_some_and(|r| r.has_read_denies())
-                || built.elapsed() < FLOOR_REUSE
-        };
-        if let Some((k, built, prepared)) = self.floor_cache.lock().as_ref() {
-            if *k == key && reusable(built) {
+        if let Some((k, prepared)) = self.floor_cache.lock().as_ref() {
+            if *k == key && self.read_denies.is_empty() {
                 return Ok(prepared.clone());
             }
         }
@@ -269,7 +262,7 @@ impl Confinement {
         let prepared = Prepared::new(&policy, baton_sandbox::support())
             .map(Arc::new)
             .map_err(|e| e.to_string())?;
-        *self.floor_cache.lock() = Some((key, std::time::Instant::now(), prepared.clone()));
+        *self.floor_cache.lock() = Some((key, prepared.clone()));
         Ok(prepared)
     }
 }

@@ -22,7 +22,6 @@ mod paths;
 pub mod policy;
 mod protected;
 mod reach;
-mod read_denies;
 mod reads;
 pub mod rules;
 pub mod sandbox_settings;
