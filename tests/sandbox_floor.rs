@@ -2,8 +2,10 @@
 //! unasked because it was judged read-only is confined by the kernel; one
 //! that an allow rule vouched for is not.
 
+#[path = "support/baton_run.rs"]
+mod baton_run;
+
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 
@@ -15,59 +17,11 @@ fn confinable() -> bool {
     ok
 }
 
-/// Runs `commands` as one message of Bash calls in `work`; returns each
-/// result's text and whether it was an error.
+/// Runs `commands` as one message of Bash calls in `work`.
 fn run(work: &Path, settings: Option<&Value>, commands: &[&str]) -> Vec<(String, bool)> {
     let state = tempfile::tempdir().expect("state dir");
-    let calls: Vec<Value> = commands
-        .iter()
-        .enumerate()
-        .map(|(i, c)| json!({"type": "tool_use", "id": format!("c{i}"), "name": "Bash", "input": {"command": c}}))
-        .collect();
-    let message = state.path().join("message.json");
-    std::fs::write(
-        &message,
-        json!({"role": "assistant", "content": calls}).to_string(),
-    )
-    .expect("message");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
-    cmd.args(["run", "--cwd"])
-        .arg(work)
-        .arg("--state-dir")
-        .arg(state.path())
-        // No user settings from the machine running the tests.
-        .env("HOME", state.path())
-        .env_remove(baton_engine::confine::WAIVE_VAR);
-    if let Some(settings) = settings {
-        let file = state.path().join("settings.json");
-        std::fs::write(&file, settings.to_string()).expect("settings");
-        cmd.arg("--settings").arg(file);
-    }
-    let out = cmd.arg(&message).output().expect("baton runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let reply: Value = serde_json::from_slice(&out.stdout).expect("json reply");
-    reply["content"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .map(|r| {
-            let text = r["content"]
-                .as_array()
-                .map(|parts| {
-                    parts
-                        .iter()
-                        .filter_map(|p| p["text"].as_str())
-                        .collect::<Vec<_>>()
-                        .join("")
-                })
-                .unwrap_or_default();
-            (text, r["is_error"].as_bool().unwrap_or(false))
-        })
-        .collect()
+    let inputs: Vec<Value> = commands.iter().map(|c| json!({"command": c})).collect();
+    baton_run::bash_calls(work, state.path(), settings, &[], &inputs)
 }
 
 struct Scene {

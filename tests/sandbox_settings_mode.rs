@@ -4,6 +4,9 @@
 //! `dangerouslyDisableSandbox`, `failIfUnavailable`, and the fallback when
 //! the kernel cannot confine.
 
+#[path = "support/baton_run.rs"]
+mod baton_run;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -42,59 +45,13 @@ fn scene() -> Scene {
     }
 }
 
-/// Runs each command as its own call (`|| echo FAILED`, so that a failure
-/// does not cancel the others); returns each result's text.
+/// Runs the calls in one message (each command ends in `|| echo FAILED`,
+/// so that a failure does not cancel the others); each result's text.
 fn run(s: &Scene, settings: &Value, env: &[(&str, &str)], calls: &[Value]) -> Vec<String> {
-    let state = s.root.join(format!("state-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&state);
-    std::fs::create_dir_all(&state).expect("state");
-    let settings_file = s.root.join("settings.json");
-    std::fs::write(&settings_file, settings.to_string()).expect("settings");
-    let message = s.root.join("message.json");
-    let content: Vec<Value> = calls
-        .iter()
-        .enumerate()
-        .map(|(i, input)| json!({"type": "tool_use", "id": format!("c{i}"), "name": "Bash", "input": input}))
-        .collect();
-    std::fs::write(
-        &message,
-        json!({"role": "assistant", "content": content}).to_string(),
-    )
-    .expect("message");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
-    cmd.args(["run", "--cwd"])
-        .arg(&s.work)
-        .arg("--state-dir")
-        .arg(&state)
-        .arg("--settings")
-        .arg(&settings_file)
-        .env("HOME", &s.root)
-        .env_remove(baton_engine::confine::WAIVE_VAR)
-        .env_remove(baton_engine::sandbox::PRETEND_UNAVAILABLE_VAR);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.arg(&message).output().expect("baton runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let reply: Value = serde_json::from_slice(&out.stdout).expect("json");
-    reply["content"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .map(|r| {
-            r["content"]
-                .as_array()
-                .map(|p| {
-                    p.iter()
-                        .filter_map(|p| p["text"].as_str())
-                        .collect::<String>()
-                })
-                .unwrap_or_default()
-        })
+    let state = tempfile::tempdir().expect("state dir");
+    baton_run::bash_calls(&s.work, state.path(), Some(settings), env, calls)
+        .into_iter()
+        .map(|(text, _)| text)
         .collect()
 }
 
