@@ -16,6 +16,7 @@ use serde::Deserialize;
 use super::background;
 use super::confine;
 use super::cwd::{self, CwdChange};
+use super::detach;
 use super::output::{Capture, CaptureSpec};
 use super::process;
 use super::process::Shell;
@@ -151,6 +152,7 @@ impl Bash {
             owner,
             &self.config,
             sandbox.as_ref(),
+            background::limit(&self.config, input.timeout),
         ) {
             Ok(task) => ToolOutput::text(format!(
                 "Started in the background as task {id}. Its output goes to {log}. \
@@ -206,10 +208,14 @@ impl Bash {
             log_max_bytes: self.config.log_max_bytes,
             eager_log: false,
         })));
+        // While the shell runs, the host may send the call to the background.
+        let registered = detach::register(&ctx.session, &ctx.call_id);
         let limits = Limits {
             timeout: Some(self.timeout(input)),
             stop_grace: self.config.stop_grace,
             drain: self.config.drain,
+            timeout_detaches: self.config.timeout_moves_to_background,
+            detach: Some(registered.signal()),
         };
         let reporter = Reporter::new(
             ctx.progress.clone(),
@@ -218,6 +224,21 @@ impl Bash {
         );
         let (ending, elapsed) =
             run::run(&mut shell, &capture, &ctx.cancel, &limits, Some(&reporter)).await;
+        drop(registered);
+        if let Ending::Detached(why) = ending {
+            // The shell (with its sandbox's proxy) goes on as a task; its
+            // final directory no longer matters.
+            let task = background::take_over(
+                &ctx.session,
+                shell,
+                capture,
+                &input.command,
+                background::TaskOwner::of(&ctx.context),
+                &self.config,
+                self.config.background_timeout,
+            );
+            return Ok(detach::moved_result(&task, why, input.timeout));
+        }
 
         let mut notes: Vec<String> = sandbox
             .as_ref()
