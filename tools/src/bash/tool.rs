@@ -35,6 +35,9 @@ pub struct BashInput {
     /// The command line to run, in bash syntax.
     pub command: String,
     /// Time limit in milliseconds (default 120000; larger than 600000 is cut to 600000).
+    /// A command still running then goes on in the background. With
+    /// run_in_background: how long it may run there before it is stopped
+    /// (default 1800000, at most 7200000).
     #[serde(default)]
     pub timeout: Option<u64>,
     /// What the command does, in a few words (shown to the user).
@@ -62,7 +65,8 @@ pub(crate) fn tool(config: &BashConfig) -> Result<Tool, baton_engine::schema::In
          returns its combined stdout and stderr. A `cd` carries over to later calls \
          (inside the workspace only); variables and other shell state do not. Long \
          output keeps its beginning and end, with the complete text in a file named \
-         in the result. Default time limit 2 minutes (`timeout`, at most 10 minutes); \
+         in the result. Default time limit 2 minutes (`timeout`, at most 10 minutes), \
+         after which a command still running goes on as a background task; \
          for servers and long jobs set `run_in_background` and use TaskOutput / \
          TaskStop. Prefer the Read, Grep and Glob tools over cat, grep and find.",
     )
