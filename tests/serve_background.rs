@@ -39,7 +39,11 @@ fn sleeping(marker: &str) -> usize {
             let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
             let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
             let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-            let zombie = stat.rsplit(')').next().and_then(|s| s.split_whitespace().next()) == Some("Z");
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().next())
+                == Some("Z");
             text.starts_with("sleep ") && text.contains(marker) && !zombie
         })
         .count()
@@ -74,16 +78,24 @@ fn the_host_sends_calls_to_the_background_by_id_and_by_batch() {
     let (one, two) = (marker(1), marker(2));
 
     // By call id (no batch named: it is found among the running ones).
-    s.send(json!({"type": "message", "batch": "A", "message": {"role": "assistant",
-        "content": [bash("b1", format!("echo early; sleep {one}"))]}}));
-    assert!(wait_for(|| sleeping(&one) == 1), "the command never started");
+    s.send(
+        json!({"type": "message", "batch": "A", "message": {"role": "assistant",
+        "content": [bash("b1", format!("echo early; sleep {one}"))]}}),
+    );
+    assert!(
+        wait_for(|| sleeping(&one) == 1),
+        "the command never started"
+    );
     s.send(json!({"type": "background", "call_id": "b1"}));
     let lines = s.until("done");
     let result = lines.iter().find(|l| l["type"] == "result").unwrap();
     assert_eq!(result["tool_use_id"], "b1");
     assert_eq!(result["outcome"]["kind"], "success", "{result}");
     let t = text(result);
-    assert!(t.contains("manually backgrounded by user with ID: shell-1"), "{t}");
+    assert!(
+        t.contains("manually backgrounded by user with ID: shell-1"),
+        "{t}"
+    );
     assert_eq!(sleeping(&one), 1, "the command goes on after its result");
 
     // Lines that reach no running shell are errors; the session goes on.
@@ -95,9 +107,14 @@ fn the_host_sends_calls_to_the_background_by_id_and_by_batch() {
     assert!(e["message"].as_str().unwrap().contains("callid"), "{e}");
 
     // By batch: all its running shell calls, results in order.
-    s.send(json!({"type": "message", "batch": "B", "message": {"role": "assistant",
-        "content": [bash("c1", format!("sleep {two}")), bash("c2", format!("sleep {two}"))]}}));
-    assert!(wait_for(|| sleeping(&two) == 2), "the commands never started");
+    s.send(
+        json!({"type": "message", "batch": "B", "message": {"role": "assistant",
+        "content": [bash("c1", format!("sleep {two}")), bash("c2", format!("sleep {two}"))]}}),
+    );
+    assert!(
+        wait_for(|| sleeping(&two) == 2),
+        "the commands never started"
+    );
     s.send(json!({"type": "background", "batch": "B"}));
     let lines = s.until("done");
     let results: Vec<&Value> = lines.iter().filter(|l| l["type"] == "result").collect();
@@ -111,5 +128,8 @@ fn the_host_sends_calls_to_the_background_by_id_and_by_batch() {
 
     // The session's end ends them all.
     s.finish();
-    assert!(wait_for(|| sleeping(&one) + sleeping(&two) == 0), "processes left behind");
+    assert!(
+        wait_for(|| sleeping(&one) + sleeping(&two) == 0),
+        "processes left behind"
+    );
 }

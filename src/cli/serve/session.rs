@@ -250,7 +250,10 @@ impl Session {
             .collect();
         if self.engine.send_to_background(&ids).is_empty() {
             let label = self.label(id);
-            return self.error(super::background::nothing_sent(line.call_id.as_deref(), &label));
+            return self.error(super::background::nothing_sent(
+                line.call_id.as_deref(),
+                &label,
+            ));
         }
         Ok(())
     }
