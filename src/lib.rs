@@ -114,6 +114,8 @@ impl Engine {
             handle,
             events,
             done: false,
+            engine: self.clone(),
+            calls: Default::default(),
         })
     }
 
@@ -129,7 +131,19 @@ impl Engine {
             handle,
             events,
             done: false,
+            engine: self.clone(),
+            calls: Default::default(),
         })
+    }
+
+    /// Sends the named calls, where they are foreground `Bash` commands
+    /// still running, to the background: each answers at once that its
+    /// command goes on as a background task (with its task id and output
+    /// file), and the command keeps running until it ends, `TaskStop`, its
+    /// background time limit or the end of the session. Returns the ids
+    /// that were sent; other calls are left alone.
+    pub fn send_to_background(&self, call_ids: &[String]) -> Vec<String> {
+        baton_tools::bash::send_to_background(self.runtime.session(), call_ids)
     }
 
     /// Session notifications (a background task ended) as events, from now on.
@@ -155,12 +169,36 @@ pub struct Batch {
     handle: BatchHandle,
     events: UnboundedReceiver<Event>,
     done: bool,
+    engine: Engine,
+    /// Ids of the calls added, for [`Batch::send_to_background`].
+    calls: std::sync::Mutex<Vec<String>>,
 }
 
 impl Batch {
     /// Adds a call as it streams in.
     pub fn add(&self, call: ToolUse) -> Result<(), BatchError> {
-        self.handle.add(call)
+        let id = call.id.clone();
+        self.handle.add(call)?;
+        self.calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(id);
+        Ok(())
+    }
+
+    /// Sends this batch's running foreground `Bash` calls to the background
+    /// (see [`Engine::send_to_background`]): the one named `call_id`, or
+    /// all of them. Returns the ids that were sent.
+    pub fn send_to_background(&self, call_id: Option<&str>) -> Vec<String> {
+        let ids: Vec<String> = self
+            .calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .filter(|id| call_id.is_none_or(|wanted| wanted == id.as_str()))
+            .cloned()
+            .collect();
+        self.engine.send_to_background(&ids)
     }
 
     /// Marks the end of the message.

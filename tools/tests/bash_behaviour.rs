@@ -72,7 +72,7 @@ async fn a_backgrounded_grandchild_does_not_hold_the_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timeout_stops_the_group_and_keeps_output() {
-    let h = Harness::new();
+    let h = Harness::killing_at_timeout();
     let m = marker();
     let r = h
         .bash(json!({"command": format!("echo before; sleep {m}"), "timeout": 500}))

@@ -53,6 +53,8 @@ struct Running {
     /// Deferred tools loaded before this message, so `done` can name the
     /// ones it loaded (the host's next request changes).
     loaded_mark: Mark,
+    /// Ids of the calls added, for the `background` line.
+    calls: Vec<String>,
 }
 
 impl Session {
@@ -194,6 +196,7 @@ impl Session {
                     Err(e) => self.error(e)?,
                 }
             }
+            "background" => self.background(&msg)?,
             "approve" => self.approve(&msg)?,
             "elicitation" => {
                 if let Err(e) = self.elicitor.answer(&msg) {
@@ -212,10 +215,47 @@ impl Session {
             "reset_tools" => self.engine.reset_loaded_tools(),
             "shutdown" => return Ok(false),
             other => self.error(format!(
-                "unknown message type `{other}` (expected add, message, stream, end, interrupt, approve, hook_answer, tools, reset_tools or shutdown)"
+                "unknown message type `{other}` (expected add, message, stream, end, interrupt, background, approve, hook_answer, tools, reset_tools or shutdown)"
             ))?,
         }
         Ok(true)
+    }
+
+    /// A `background` line (see [`super::background`]).
+    fn background(&mut self, msg: &Value) -> Result<(), CliError> {
+        let line = match super::background::parse(msg) {
+            Ok(line) => line,
+            Err(e) => return self.error(e),
+        };
+        // A call named without its batch is looked for in every running one.
+        let holder = match (&line.call_id, &line.batch) {
+            (Some(call), None) => self
+                .batches
+                .iter()
+                .find(|(_, b)| b.calls.contains(call))
+                .map(|(id, _)| *id),
+            _ => None,
+        };
+        let id = match holder.map_or_else(|| self.interrupt_target(line.batch.as_ref()), Ok) {
+            Ok(id) => id,
+            Err(problem) => return self.error(problem),
+        };
+        let ids: Vec<String> = self
+            .batches
+            .get(&id)
+            .map(|b| b.calls.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|c| line.call_id.as_ref().is_none_or(|wanted| wanted == c))
+            .collect();
+        if self.engine.send_to_background(&ids).is_empty() {
+            let label = self.label(id);
+            return self.error(super::background::nothing_sent(
+                line.call_id.as_deref(),
+                &label,
+            ));
+        }
+        Ok(())
     }
 
     /// Why an `add` naming `host_id` cannot go to the open message.
@@ -306,6 +346,7 @@ impl Session {
                 results: Vec::new(),
                 format: self.wire.fixed(),
                 loaded_mark: self.engine.loaded_mark(),
+                calls: Vec::new(),
             },
         );
         if let Some(host) = host_id {
@@ -330,9 +371,11 @@ impl Session {
             return Ok(());
         };
         self.set_format(format);
-        if let Some(b) = self.batches.get(&id) {
-            if let Err(e) = b.handle.add(call) {
-                self.error(e.to_string())?;
+        let call_id = call.id.clone();
+        if let Some(b) = self.batches.get_mut(&id) {
+            match b.handle.add(call) {
+                Ok(()) => b.calls.push(call_id),
+                Err(e) => self.error(e.to_string())?,
             }
         }
         Ok(())

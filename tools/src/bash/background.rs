@@ -152,7 +152,7 @@ pub(crate) fn registry(session: &Session) -> Arc<BackgroundTasks> {
 }
 
 /// Starts `command` in the background; the task is registered before this
-/// returns.
+/// returns. It is stopped after `limit`.
 pub(crate) fn start(
     session: &Arc<Session>,
     command: &str,
@@ -160,6 +160,7 @@ pub(crate) fn start(
     owner: Option<String>,
     config: &BashConfig,
     sandbox: Option<&super::confine::Confined>,
+    limit: Duration,
 ) -> std::io::Result<Arc<Task>> {
     let tasks = registry(session);
     let id = tasks.next_id();
@@ -169,12 +170,49 @@ pub(crate) fn start(
         .join(format!("{}.log", file_safe(&id)));
     let capture = Arc::new(Mutex::new(Capture::new(CaptureSpec {
         inline_chars: config.inline_chars(),
-        log_path: log_path.clone(),
+        log_path,
         log_max_bytes: config.log_max_bytes,
         eager_log: true,
     })));
     let env = baton_engine::env::SettingsEnv::of(session);
-    let mut shell = Shell::spawn(command, cwd, None, &env.0, sandbox)?;
+    let shell = Shell::spawn(command, cwd, None, &env.0, sandbox)?;
+    Ok(run_on(
+        session, id, shell, capture, command, owner, config, limit,
+    ))
+}
+
+/// Takes over a foreground call's running shell (its time limit ran out,
+/// or the host sent it away): from now on it is a task like any other, its
+/// output so far and from now on in its output file, stopped after `limit`.
+pub(crate) fn take_over(
+    session: &Arc<Session>,
+    shell: Shell,
+    capture: Arc<Mutex<Capture>>,
+    command: &str,
+    owner: Option<String>,
+    config: &BashConfig,
+    limit: Duration,
+) -> Arc<Task> {
+    // A foreground call's file is opened only for long output; the task's
+    // file must exist now, since the model is told to read it.
+    capture.lock().open_log();
+    let id = registry(session).next_id();
+    run_on(session, id, shell, capture, command, owner, config, limit)
+}
+
+/// Registers a task for `shell` and drives it to its end in a tokio task.
+#[allow(clippy::too_many_arguments)]
+fn run_on(
+    session: &Arc<Session>,
+    id: String,
+    mut shell: Shell,
+    capture: Arc<Mutex<Capture>>,
+    command: &str,
+    owner: Option<String>,
+    config: &BashConfig,
+    limit: Duration,
+) -> Arc<Task> {
+    let log_path = capture.lock().log_target().to_path_buf();
     let (done, _) = watch::channel(None);
     let task = Arc::new(Task {
         id,
@@ -186,11 +224,13 @@ pub(crate) fn start(
         stop: CancelScope::new(),
         done,
     });
-    tasks.insert(task.clone());
+    registry(session).insert(task.clone());
     let limits = Limits {
-        timeout: None,
+        timeout: Some(limit),
         stop_grace: config.stop_grace,
         drain: config.drain,
+        timeout_detaches: false,
+        detach: None,
     };
     let session = Arc::downgrade(session);
     let running = task.clone();
@@ -204,11 +244,22 @@ pub(crate) fn start(
                 }
             }
         }
+        // The sandbox's network proxy, if any, lives in the shell: it goes
+        // only now, with the command.
+        drop(shell);
         let finish = finish(&running.command, &ending, elapsed);
         running.done.send_replace(Some(finish.clone()));
-        notify(&session, &running, &finish, elapsed);
+        notify(&session, &running, &finish, running.started.elapsed());
     });
-    Ok(task)
+    task
+}
+
+/// The time limit of a background task: `requested` (the call's `timeout`
+/// with `run_in_background`) or the default, at most the maximum.
+pub(crate) fn limit(config: &BashConfig, requested: Option<u64>) -> Duration {
+    requested
+        .map_or(config.background_timeout, Duration::from_millis)
+        .min(config.max_background_timeout)
 }
 
 fn finish(command: &str, ending: &Ending, elapsed: Duration) -> Finish {
@@ -220,7 +271,8 @@ fn finish(command: &str, ending: &Ending, elapsed: Duration) -> Finish {
         ),
         Ending::Cancelled(_) => (None, "stopped"),
         Ending::TimedOut { .. } => (None, "timed_out"),
-        Ending::Lost(_) => (None, "failed"),
+        // A background run never detaches (see `run_on`); counted as lost.
+        Ending::Lost(_) | Ending::Detached(_) => (None, "failed"),
     };
     Finish {
         line: report::ending_line(command, ending, elapsed),
@@ -237,14 +289,22 @@ fn notify(session: &Weak<Session>, task: &Task, finish: &Finish, elapsed: Durati
     let code = finish
         .exit_code
         .map_or_else(String::new, |c| format!(" with exit code {c}"));
+    // Say why a task that did not end by itself was stopped.
+    let why = match finish.status {
+        "timed_out" => {
+            " (it reached its background time limit and was stopped with all its processes)"
+        }
+        _ => "",
+    };
     session.notify(Notification {
         kind: "background_task_finished".to_string(),
         message: format!(
-            "Background task {} ({}) {}{} after {:.1} s. Its output is in {}; read it with TaskOutput.",
+            "Background task {} ({}) {}{}{} after {:.1} s. Its output is in {}; read it with TaskOutput.",
             task.id,
             super::label(&task.command),
             finish.status.replace('_', " "),
             code,
+            why,
             elapsed.as_secs_f64(),
             task.log_path.display()
         ),
@@ -254,6 +314,7 @@ fn notify(session: &Weak<Session>, task: &Task, finish: &Finish, elapsed: Durati
             "status": finish.status,
             "exit_code": finish.exit_code,
             "output_file": task.log_path,
+            "reason": finish.line,
         })),
     });
 }

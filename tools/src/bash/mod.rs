@@ -12,6 +12,8 @@
 //! - [`progress`]: what the host sees while a command runs;
 //! - [`cwd`]: carrying `cd` over to later calls, within the roots;
 //! - [`report`]: the text the model reads, with exit-code semantics;
+//! - [`detach`]: a foreground command going on in the background, at its
+//!   time limit or on the host's word;
 //! - [`background`] and [`task_tools`]: `run_in_background`, `TaskOutput`,
 //!   `TaskStop`, [`stop_all`] for shutdown and [`stop_owned`] for the end of
 //!   a subagent.
@@ -23,6 +25,7 @@
 mod background;
 mod confine;
 mod cwd;
+mod detach;
 mod log_file;
 mod output;
 mod process;
@@ -38,6 +41,7 @@ use baton_engine::schema::InvalidSchema;
 use baton_engine::Tool;
 
 pub use background::{stop_all, stop_all_now, stop_owned, BackgroundTasks, TaskOwner};
+pub use detach::{send_to_background, TIMEOUT_KILLS_ENV};
 pub use task_tools::{TaskOutputInput, TaskStopInput};
 pub use tool::BashInput;
 
@@ -69,6 +73,15 @@ pub struct BashConfig {
     /// (`server &`): `true` keeps them until the session (or owner) ends,
     /// so a later call can use them; `false` stops them with the call.
     pub keep_background_jobs: bool,
+    /// What a foreground command that reaches its time limit becomes:
+    /// `true` (the default, as in Claude Code) moves it to the background,
+    /// still running, and the result names the task; `false` stops it, as
+    /// eval harnesses may want. [`TIMEOUT_KILLS_ENV`]` = 1` sets `false`.
+    pub timeout_moves_to_background: bool,
+    /// Time limit of a background task when the call gives none (30 min).
+    pub background_timeout: Duration,
+    /// Longer requested background limits are cut to this (2 h).
+    pub max_background_timeout: Duration,
 }
 
 impl Default for BashConfig {
@@ -84,6 +97,9 @@ impl Default for BashConfig {
             progress_every: Duration::from_secs(1),
             task_output_default_wait: Duration::from_secs(30),
             keep_background_jobs: true,
+            timeout_moves_to_background: !detach::timeout_kills_from_env(),
+            background_timeout: Duration::from_secs(30 * 60),
+            max_background_timeout: Duration::from_secs(2 * 60 * 60),
         }
     }
 }

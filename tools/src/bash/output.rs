@@ -118,6 +118,17 @@ impl Capture {
         self.log.is_open().then(|| self.log.path())
     }
 
+    /// Creates the output file now (a foreground command moved to the
+    /// background), with everything printed so far.
+    pub(crate) fn open_log(&mut self) {
+        self.log.open();
+    }
+
+    /// Where the output file is or would be, whether or not it exists.
+    pub(crate) fn log_target(&self) -> &std::path::Path {
+        self.log.path()
+    }
+
     pub(crate) fn log_problem(&self) -> Option<String> {
         self.log.problem()
     }

@@ -29,6 +29,8 @@ pub(crate) fn is_error(command: &str, ending: &Ending) -> bool {
             None => true,
         },
         Ending::TimedOut { .. } | Ending::Cancelled(_) | Ending::Lost(_) => true,
+        // Still running, as a background task: nothing failed yet.
+        Ending::Detached(_) => false,
     }
 }
 
@@ -62,6 +64,8 @@ pub(crate) fn ending_line(command: &str, ending: &Ending, elapsed: Duration) -> 
         Ending::Lost(err) => Some(format!(
             "Baton lost track of the shell ({err}) and stopped it after {secs:.1} s."
         )),
+        // The caller says where the command went (see `detach`).
+        Ending::Detached(_) => None,
     }
 }
 

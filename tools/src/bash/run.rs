@@ -37,8 +37,21 @@ pub(crate) enum Ending {
         stop: StopReport,
     },
     Cancelled(StopReport),
+    /// The shell goes on as a background task: its time limit ran out
+    /// (with `timeout_detaches`), or the host asked for it. Nothing was
+    /// stopped and the pipe was not drained; the caller hands the shell on.
+    Detached(Detach),
     /// The shell could not be waited for (it is stopped regardless).
     Lost(String),
+}
+
+/// Why a run handed its shell on instead of ending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Detach {
+    /// The call's time limit ran out; the value is that limit.
+    AtTimeout(Duration),
+    /// The host sent the call to the background.
+    ByHost,
 }
 
 pub(crate) struct Limits {
@@ -47,6 +60,11 @@ pub(crate) struct Limits {
     pub stop_grace: Duration,
     /// How long to keep reading after the shell exited.
     pub drain: Duration,
+    /// At the time limit, hand the shell on ([`Ending::Detached`]) rather
+    /// than stop it.
+    pub timeout_detaches: bool,
+    /// Fires when the host sends the call to the background.
+    pub detach: Option<CancelScope>,
 }
 
 /// Runs `shell` to its end, feeding `capture`. Returns the ending and how
@@ -89,6 +107,10 @@ pub(crate) async fn run(
                 };
             }
             _ = sleep_until(deadline) => {
+                if limits.timeout_detaches {
+                    let limit = limits.timeout.unwrap_or_default();
+                    return (Ending::Detached(Detach::AtTimeout(limit)), start.elapsed());
+                }
                 let (_, stop) = shell.stop(limits.stop_grace).await;
                 break Ending::TimedOut {
                     limit: limits.timeout.unwrap_or_default(),
@@ -98,6 +120,9 @@ pub(crate) async fn run(
             _ = cancel.cancelled() => {
                 let (_, stop) = shell.stop(limits.stop_grace).await;
                 break Ending::Cancelled(stop);
+            }
+            _ = detach_requested(limits.detach.as_ref()) => {
+                return (Ending::Detached(Detach::ByHost), start.elapsed());
             }
             _ = tick(&mut ticker) => {
                 if let Some(reporter) = reporter {
@@ -164,6 +189,13 @@ async fn read_chunk(output: &mut pipe::Receiver, buf: &mut Vec<u8>) -> std::io::
 async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn detach_requested(detach: Option<&CancelScope>) {
+    match detach {
+        Some(scope) => scope.cancelled().await,
         None => std::future::pending().await,
     }
 }

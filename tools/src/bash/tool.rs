@@ -16,6 +16,7 @@ use serde::Deserialize;
 use super::background;
 use super::confine;
 use super::cwd::{self, CwdChange};
+use super::detach;
 use super::output::{Capture, CaptureSpec};
 use super::process;
 use super::process::Shell;
@@ -34,6 +35,9 @@ pub struct BashInput {
     /// The command line to run, in bash syntax.
     pub command: String,
     /// Time limit in milliseconds (default 120000; larger than 600000 is cut to 600000).
+    /// A command still running then goes on in the background. With
+    /// run_in_background: how long it may run there before it is stopped
+    /// (default 1800000, at most 7200000).
     #[serde(default)]
     pub timeout: Option<u64>,
     /// What the command does, in a few words (shown to the user).
@@ -61,7 +65,8 @@ pub(crate) fn tool(config: &BashConfig) -> Result<Tool, baton_engine::schema::In
          returns its combined stdout and stderr. A `cd` carries over to later calls \
          (inside the workspace only); variables and other shell state do not. Long \
          output keeps its beginning and end, with the complete text in a file named \
-         in the result. Default time limit 2 minutes (`timeout`, at most 10 minutes); \
+         in the result. Default time limit 2 minutes (`timeout`, at most 10 minutes), \
+         after which a command still running goes on as a background task; \
          for servers and long jobs set `run_in_background` and use TaskOutput / \
          TaskStop. Prefer the Read, Grep and Glob tools over cat, grep and find.",
     )
@@ -151,6 +156,7 @@ impl Bash {
             owner,
             &self.config,
             sandbox.as_ref(),
+            background::limit(&self.config, input.timeout),
         ) {
             Ok(task) => ToolOutput::text(format!(
                 "Started in the background as task {id}. Its output goes to {log}. \
@@ -206,10 +212,14 @@ impl Bash {
             log_max_bytes: self.config.log_max_bytes,
             eager_log: false,
         })));
+        // While the shell runs, the host may send the call to the background.
+        let registered = detach::register(&ctx.session, &ctx.call_id);
         let limits = Limits {
             timeout: Some(self.timeout(input)),
             stop_grace: self.config.stop_grace,
             drain: self.config.drain,
+            timeout_detaches: self.config.timeout_moves_to_background,
+            detach: Some(registered.signal()),
         };
         let reporter = Reporter::new(
             ctx.progress.clone(),
@@ -218,6 +228,21 @@ impl Bash {
         );
         let (ending, elapsed) =
             run::run(&mut shell, &capture, &ctx.cancel, &limits, Some(&reporter)).await;
+        drop(registered);
+        if let Ending::Detached(why) = ending {
+            // The shell (with its sandbox's proxy) goes on as a task; its
+            // final directory no longer matters.
+            let task = background::take_over(
+                &ctx.session,
+                shell,
+                capture,
+                &input.command,
+                background::TaskOwner::of(&ctx.context),
+                &self.config,
+                self.config.background_timeout,
+            );
+            return Ok(detach::moved_result(&task, why, input.timeout));
+        }
 
         let mut notes: Vec<String> = sandbox
             .as_ref()

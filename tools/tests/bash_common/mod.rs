@@ -24,6 +24,15 @@ impl Harness {
         Self::with_config(BashConfig::default())
     }
 
+    /// A harness whose foreground commands are stopped at their time limit
+    /// (not moved to the background).
+    pub fn killing_at_timeout() -> Self {
+        Self::with_config(BashConfig {
+            timeout_moves_to_background: false,
+            ..BashConfig::default()
+        })
+    }
+
     pub fn with_config(config: BashConfig) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let work = std::fs::canonicalize(dir.path()).unwrap().join("work");

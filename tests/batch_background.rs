@@ -1,0 +1,108 @@
+//! The library's way to send running calls to the background
+//! (`Batch::send_to_background`): a running Bash call answers at once, in
+//! order beside its siblings, its command goes on, an interrupt of the
+//! batch no longer reaches it, and the engine's shutdown ends it.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use baton::engine::AllowAllUnsafe;
+use baton::{Engine, Event, InterruptKind, Outcome};
+use common::call;
+use serde_json::json;
+
+fn sleeping(marker: &str) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().next())
+                == Some("Z");
+            text.starts_with("sleep ") && text.contains(marker) && !zombie
+        })
+        .count()
+}
+
+async fn wait_for(what: impl Fn() -> bool) -> bool {
+    let until = Instant::now() + Duration::from_secs(20);
+    while !what() {
+        if Instant::now() > until {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_sends_its_running_shell_to_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
+        .cwd(dir.path())
+        .state_dir(dir.path().join(".state"))
+        .allow_all_unsafe()
+        .build()
+        .unwrap();
+    let m = format!("1000.{}77", std::process::id());
+    let mut batch = engine.open_batch().await.unwrap();
+    batch
+        .add(call("quick", "Bash", json!({"command": "echo first"})))
+        .unwrap();
+    batch
+        .add(call(
+            "long",
+            "Bash",
+            json!({"command": format!("echo started; sleep {m}")}),
+        ))
+        .unwrap();
+    batch.end();
+    assert!(
+        wait_for(|| sleeping(&m) == 1).await,
+        "the command never started"
+    );
+    // Only calls of this batch that run a shell now are sent.
+    assert!(batch.send_to_background(Some("other")).is_empty());
+    assert_eq!(batch.send_to_background(None), ["long"]);
+    let mut results = Vec::new();
+    while let Some(event) = batch.next_event().await {
+        if let Event::Result { result, .. } = event {
+            results.push(result);
+            if results.len() == 2 {
+                // Once the call answered, an interrupt of its batch no
+                // longer reaches the command.
+                batch.interrupt(InterruptKind::Cancel);
+            }
+        }
+    }
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0].text(), "first");
+    assert_eq!(
+        results[1].outcome,
+        Outcome::Success,
+        "{}",
+        results[1].text()
+    );
+    assert!(
+        results[1]
+            .text()
+            .contains("manually backgrounded by user with ID: shell-1"),
+        "{}",
+        results[1].text()
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(sleeping(&m), 1, "the interrupt must not stop the task");
+    engine.shutdown();
+    assert!(
+        wait_for(|| sleeping(&m) == 0).await,
+        "left behind after shutdown"
+    );
+}

@@ -1,0 +1,135 @@
+//! The serve `background` line: a running Bash call, named by its id or by
+//! its batch, answers at once and its command goes on until the session
+//! ends; lines that reach no running shell are errors.
+
+#[path = "support/serve_child.rs"]
+mod serve_child;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use serve_child::Serve;
+
+fn start(dir: &std::path::Path) -> Serve {
+    Serve::start(&[
+        "--cwd",
+        dir.to_str().unwrap(),
+        "--permission-mode",
+        "bypassPermissions",
+    ])
+}
+
+/// A `sleep` argument no other process uses.
+fn marker(n: u32) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("1000.{}{n}{nanos:09}", std::process::id())
+}
+
+/// Live `sleep` processes whose arguments name `marker`.
+fn sleeping(marker: &str) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().next())
+                == Some("Z");
+            text.starts_with("sleep ") && text.contains(marker) && !zombie
+        })
+        .count()
+}
+
+fn wait_for(what: impl Fn() -> bool) -> bool {
+    let until = Instant::now() + Duration::from_secs(20);
+    while !what() {
+        if Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    true
+}
+
+fn bash(id: &str, command: String) -> Value {
+    json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}})
+}
+
+fn text(result: &Value) -> String {
+    result["block"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn the_host_sends_calls_to_the_background_by_id_and_by_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = start(dir.path());
+    let (one, two) = (marker(1), marker(2));
+
+    // By call id (no batch named: it is found among the running ones).
+    s.send(
+        json!({"type": "message", "batch": "A", "message": {"role": "assistant",
+        "content": [bash("b1", format!("echo early; sleep {one}"))]}}),
+    );
+    assert!(
+        wait_for(|| sleeping(&one) == 1),
+        "the command never started"
+    );
+    s.send(json!({"type": "background", "call_id": "b1"}));
+    let lines = s.until("done");
+    let result = lines.iter().find(|l| l["type"] == "result").unwrap();
+    assert_eq!(result["tool_use_id"], "b1");
+    assert_eq!(result["outcome"]["kind"], "success", "{result}");
+    let t = text(result);
+    assert!(
+        t.contains("manually backgrounded by user with ID: shell-1"),
+        "{t}"
+    );
+    assert_eq!(sleeping(&one), 1, "the command goes on after its result");
+
+    // Lines that reach no running shell are errors; the session goes on.
+    s.send(json!({"type": "background", "call_id": "b1"}));
+    assert_eq!(s.next()["type"], "error");
+    s.send(json!({"type": "background", "callid": "b1"}));
+    let e = s.next();
+    assert_eq!(e["type"], "error");
+    assert!(e["message"].as_str().unwrap().contains("callid"), "{e}");
+
+    // By batch: all its running shell calls, results in order.
+    s.send(
+        json!({"type": "message", "batch": "B", "message": {"role": "assistant",
+        "content": [bash("c1", format!("sleep {two}")), bash("c2", format!("sleep {two}"))]}}),
+    );
+    assert!(
+        wait_for(|| sleeping(&two) == 2),
+        "the commands never started"
+    );
+    s.send(json!({"type": "background", "batch": "B"}));
+    let lines = s.until("done");
+    let results: Vec<&Value> = lines.iter().filter(|l| l["type"] == "result").collect();
+    assert_eq!(results.len(), 2, "{lines:?}");
+    assert_eq!(results[0]["tool_use_id"], "c1");
+    assert_eq!(results[1]["tool_use_id"], "c2");
+    for r in &results {
+        assert!(text(r).contains("manually backgrounded"), "{r}");
+    }
+    assert_eq!(sleeping(&two), 2);
+
+    // The session's end ends them all.
+    s.finish();
+    assert!(
+        wait_for(|| sleeping(&one) + sleeping(&two) == 0),
+        "processes left behind"
+    );
+}
