@@ -123,28 +123,21 @@ fn socket_rules(policy: &Policy) -> Result<Vec<SeccompRule>, PrepareError> {
             }
         }
         Network::Isolated { .. } => {
-            // Any IP socket (only loopback exists in the namespace); other
-            // families refused, Unix sockets as the policy says.
-            let mut others = vec![
-                cond(0, SeccompCmpOp::Ne, inet)?,
-                cond(0, SeccompCmpOp::Ne, inet6)?,
-            ];
-            if policy.unix_sockets {
-                others.push(cond(0, SeccompCmpOp::Ne, unix)?);
-            }
-            rules.push(rule(others)?);
+            // Any IP socket (only loopback exists in the namespace).
+            rules.push(other_families(policy)?);
         }
         Network::ProxyPorts { .. } => {
-            let mut others = vec![
-                cond(0, SeccompCmpOp::Ne, inet)?,
-                cond(0, SeccompCmpOp::Ne, inet6)?,
-            ];
-            if policy.unix_sockets {
-                others.push(cond(0, SeccompCmpOp::Ne, unix)?);
+            rules.push(other_families(policy)?);
+            // Inside the allowed families, only TCP streams: Landlock's TCP
+            // rules see neither UDP and raw sockets nor SCTP or MPTCP
+            // streams (a stream socket with a protocol other than 0 or TCP).
+            for family in [inet, inet6] {
+                rules.push(rule(vec![
+                    cond(0, SeccompCmpOp::Eq, family)?,
+                    cond(2, SeccompCmpOp::Ne, 0)?,
+                    cond(2, SeccompCmpOp::Ne, libc::IPPROTO_TCP as u64)?,
+                ])?);
             }
-            rules.push(rule(others)?);
-            // Inside the allowed families, only streams: Landlock's TCP
-            // rules do not see UDP, raw or SCTP sockets.
             for family in [inet, inet6] {
                 for refused in [libc::SOCK_DGRAM, libc::SOCK_RAW, libc::SOCK_SEQPACKET] {
                     rules.push(rule(vec![
@@ -164,6 +157,19 @@ fn socket_rules(policy: &Policy) -> Result<Vec<SeccompRule>, PrepareError> {
         }
     }
     Ok(rules)
+}
+
+/// Matches a socket of any family but IPv4 and IPv6 (and Unix, when the
+/// policy allows Unix sockets).
+fn other_families(policy: &Policy) -> Result<SeccompRule, PrepareError> {
+    let mut conditions = vec![
+        cond(0, SeccompCmpOp::Ne, libc::AF_INET as u64)?,
+        cond(0, SeccompCmpOp::Ne, libc::AF_INET6 as u64)?,
+    ];
+    if policy.unix_sockets {
+        conditions.push(cond(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?);
+    }
+    rule(conditions)
 }
 
 /// The main program: refuses what the policy does not allow.
