@@ -81,7 +81,8 @@ pub struct Confinement {
     floor_cache: Arc<parking_lot::Mutex<Option<FloorEntry>>>,
 }
 
-/// `((roots, readable), floor)`.
+/// `((roots, readable), floor)`; kept only when every root existed (a
+/// root that did not gets no rule, and may appear later).
 type FloorEntry = ((Arc<Vec<PathBuf>>, Arc<Vec<PathBuf>>), Arc<Prepared>);
 
 /// Whether and how one Bash call is sandboxed by the settings.
@@ -262,7 +263,8 @@ impl Confinement {
         let prepared = Prepared::new(&policy, baton_sandbox::support())
             .map(Arc::new)
             .map_err(|e| e.to_string())?;
-        *self.floor_cache.lock() = Some((key, prepared.clone()));
+        let complete = key.0.iter().chain(key.1.iter()).all(|p| p.exists());
+        *self.floor_cache.lock() = complete.then(|| (key, prepared.clone()));
         Ok(prepared)
     }
 }
