@@ -26,7 +26,9 @@ impl Confined {
         Confined {
             prepared,
             egress: Egress::None,
-            env: Vec::new(),
+            // git takes optional locks (`git status` refreshing the index)
+            // that the floor would refuse anyway: it is told not to try.
+            env: vec![("GIT_OPTIONAL_LOCKS".into(), "0".into())],
             hidden_env: Vec::new(),
             note: None,
         }
