@@ -10,9 +10,10 @@ mod mcp_like;
 use std::time::Duration;
 
 use baton::engine::deferred::{
-    estimate_tokens, request_tools, set_deferral, Deferral, ToolFormat, ToolSearchMode,
-    ToolSearchSettings, BYTES_PER_TOKEN,
+    estimate_tokens, request_tools, set_deferral, Deferral, ToolSearchMode, ToolSearchSettings,
+    BYTES_PER_TOKEN,
 };
+use baton::engine::wire::WireFormat;
 use baton::engine::{PoolSpec, Session, ToolPool};
 use baton_tools::tool_search::{search_linear, Query, SearchIndex};
 use std::hint::black_box;
@@ -82,9 +83,9 @@ fn request_size(_: &mut Criterion) {
     );
     println!("  all definitions (tool search off): ≈ {full} tokens");
     for (format, references) in [
-        (ToolFormat::Anthropic, true),
-        (ToolFormat::OpenAiChat, false),
-        (ToolFormat::OpenAiResponses, false),
+        (WireFormat::Anthropic, true),
+        (WireFormat::OpenAiChat, false),
+        (WireFormat::OpenAiResponses, false),
     ] {
         let settings = ToolSearchSettings::default()
             .format(format)

@@ -2,9 +2,9 @@
 //! deferred (SPEC §10): which definitions to send, which names to announce,
 //! and forgetting what the model loaded once the host compacted history.
 
-use baton_engine::deferred::{
-    self, deferral_of, Deferral, DiscoveredTools, Mark, RequestTools, ToolFormat,
-};
+use baton_engine::deferred::{self, deferral_of, Deferral, DiscoveredTools, Mark, RequestTools};
+
+use baton_engine::wire::WireFormat;
 
 use crate::Engine;
 
@@ -12,7 +12,7 @@ impl Engine {
     /// The `tools` of the next request in `format` (loaded tools in full,
     /// deferred ones marked or left out as the format requires), the names
     /// still deferred, and the reminder text announcing them.
-    pub fn request_tools(&self, format: ToolFormat) -> RequestTools {
+    pub fn request_tools(&self, format: WireFormat) -> RequestTools {
         deferred::request_tools(
             self.runtime.pipeline().pool(),
             self.runtime.session(),

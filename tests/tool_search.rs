@@ -6,8 +6,9 @@ mod mcp_like;
 
 use std::sync::Arc;
 
-use baton::engine::deferred::{ToolFormat, ToolSearchMode, ToolSearchSettings};
+use baton::engine::deferred::{ToolSearchMode, ToolSearchSettings};
 use baton::engine::wire::anthropic;
+use baton::engine::wire::WireFormat;
 use baton::engine::{
     async_trait, PoolSpec, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOrigin,
     ToolOutput, ToolPool,
@@ -70,12 +71,12 @@ async fn message(engine: &Engine, calls: Vec<(&str, Value)>) -> Vec<CallResult> 
     batch.finish().await.0
 }
 
-fn names(tools: &[Value], format: ToolFormat) -> Vec<String> {
+fn names(tools: &[Value], format: WireFormat) -> Vec<String> {
     tools
         .iter()
         .map(|t| {
             let name = match format {
-                ToolFormat::OpenAiChat => &t["function"]["name"],
+                WireFormat::OpenAiChat => &t["function"]["name"],
                 _ => &t["name"],
             };
             name.as_str().unwrap().to_string()
@@ -138,7 +139,7 @@ async fn invalid_call_then_select_then_valid_call_across_messages() {
 async fn anthropic_list_is_stable_and_marks_deferred_tools() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(dir.path(), ToolSearchSettings::default());
-    let before = engine.request_tools(ToolFormat::Anthropic);
+    let before = engine.request_tools(WireFormat::Anthropic);
     let deferred: Vec<String> = before
         .tools
         .iter()
@@ -175,7 +176,7 @@ async fn anthropic_list_is_stable_and_marks_deferred_tools() {
             {"type": "tool_reference", "tool_name": "mcp__jira__delete_issue"}
         ])
     );
-    let after = engine.request_tools(ToolFormat::Anthropic);
+    let after = engine.request_tools(WireFormat::Anthropic);
     // The tool list does not change (prompt cache); the names do.
     assert_eq!(after.tools, before.tools);
     assert_eq!(
@@ -188,7 +189,7 @@ async fn anthropic_list_is_stable_and_marks_deferred_tools() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openai_lists_grow_by_the_loaded_tools_at_the_end_and_reset() {
-    for format in [ToolFormat::OpenAiChat, ToolFormat::OpenAiResponses] {
+    for format in [WireFormat::OpenAiChat, WireFormat::OpenAiResponses] {
         let dir = tempfile::tempdir().unwrap();
         let settings = ToolSearchSettings::default().format(format);
         let engine = engine(dir.path(), settings);
@@ -239,21 +240,21 @@ async fn anthropic_without_references_behaves_like_openai() {
         dir.path(),
         ToolSearchSettings::default().tool_references(false),
     );
-    let before = engine.request_tools(ToolFormat::Anthropic);
+    let before = engine.request_tools(WireFormat::Anthropic);
     assert!(before
         .tools
         .iter()
         .all(|t| t.get("defer_loading").is_none()));
-    assert!(!names(&before.tools, ToolFormat::Anthropic).contains(&"WebFetch".into()));
+    assert!(!names(&before.tools, WireFormat::Anthropic).contains(&"WebFetch".into()));
     let r = message(
         &engine,
         vec![("ToolSearch", json!({"query": "select:WebFetch"}))],
     )
     .await;
     assert!(r[0].text().contains("\"input_schema\""), "{}", r[0].text());
-    let after = engine.request_tools(ToolFormat::Anthropic);
+    let after = engine.request_tools(WireFormat::Anthropic);
     assert_eq!(
-        names(&after.tools, ToolFormat::Anthropic).last().unwrap(),
+        names(&after.tools, WireFormat::Anthropic).last().unwrap(),
         "WebFetch"
     );
 }
@@ -265,8 +266,8 @@ async fn modes_decide_whether_anything_is_deferred() {
         dir.path(),
         ToolSearchSettings::default().mode(ToolSearchMode::Off),
     );
-    let list = off.request_tools(ToolFormat::OpenAiChat);
-    let listed = names(&list.tools, ToolFormat::OpenAiChat);
+    let list = off.request_tools(WireFormat::OpenAiChat);
+    let listed = names(&list.tools, WireFormat::OpenAiChat);
     assert!(!listed.contains(&"ToolSearch".into()), "nothing to search");
     assert!(listed.contains(&"mcp__jira__create_issue".into()));
     assert!(list.deferred.is_empty() && list.reminder.is_none());
@@ -319,10 +320,10 @@ async fn deferral_shrinks_the_request_tenfold_for_500_mcp_tools() {
             .map(|t| t.to_string().len())
             .sum()
     };
-    let full = build(ToolSearchMode::Off).request_tools(ToolFormat::OpenAiChat);
+    let full = build(ToolSearchMode::Off).request_tools(WireFormat::OpenAiChat);
     let on = build(ToolSearchMode::Always);
-    let chat = on.request_tools(ToolFormat::OpenAiChat);
-    let anthropic = on.request_tools(ToolFormat::Anthropic);
+    let chat = on.request_tools(WireFormat::OpenAiChat);
+    let anthropic = on.request_tools(WireFormat::Anthropic);
     // Off: the built-ins without ToolSearch, and the 500.
     let builtins = baton::builtins::builtin_tools().unwrap().len();
     assert_eq!(full.tools.len(), builtins - 1 + 500);

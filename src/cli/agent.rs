@@ -4,7 +4,6 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use baton::engine::deferred::ToolFormat;
 use baton::engine::nesting::NestedEvent;
 use baton::engine::wire::WireFormat;
 use baton::host::{run_agent, AgentEnd, AgentEvent, AgentOptions, LoopRunner, SubagentReporter};
@@ -48,8 +47,8 @@ pub struct AgentArgs {
 
 impl AgentArgs {
     /// The format ToolSearch renders definitions in: the provider's.
-    pub fn tool_format(&self) -> ToolFormat {
-        baton::host::turn::tool_format(self.provider)
+    pub fn tool_format(&self) -> WireFormat {
+        self.provider
     }
 
     fn options(&self) -> AgentOptions {

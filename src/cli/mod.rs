@@ -17,7 +17,6 @@ mod tools;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use baton::engine::deferred::ToolFormat;
 use baton::engine::permission::Settings;
 use baton::engine::wire::WireFormat;
 use baton::engine::{PermissionMode, ToolPool};
@@ -80,7 +79,7 @@ enum Command {
         common: Common,
         /// anthropic, openai (= openai-chat) or openai-responses.
         #[arg(long, default_value = "anthropic", value_parser = tool_search::parse_format)]
-        format: ToolFormat,
+        format: WireFormat,
         /// One line per tool: loaded or deferred, then the tool search mode.
         #[arg(long)]
         list: bool,
@@ -271,7 +270,7 @@ impl Setup {
     fn load_for(
         common: &Common,
         approvals: bool,
-        format: Option<ToolFormat>,
+        format: Option<WireFormat>,
     ) -> Result<Setup, CliError> {
         let cwd = match &common.cwd {
             Some(dir) => dir

@@ -1,6 +1,7 @@
 //! The tool search options every command shares (SPEC §10).
 
-use baton::engine::deferred::{ToolFormat, ToolSearchMode, ToolSearchSettings};
+use baton::engine::deferred::{ToolSearchMode, ToolSearchSettings};
+use baton::engine::wire::WireFormat;
 use clap::Args;
 
 use super::CliError;
@@ -18,7 +19,7 @@ pub struct ToolSearchArgs {
     /// The host's wire format, in which ToolSearch returns definitions:
     /// anthropic (default), openai-chat or openai-responses.
     #[arg(long, value_parser = parse_format)]
-    tool_format: Option<ToolFormat>,
+    tool_format: Option<WireFormat>,
     /// The host's API does not accept `defer_loading` / `tool_reference`
     /// (a proxy or another provider behind the Anthropic format).
     #[arg(long)]
@@ -29,13 +30,13 @@ fn parse_mode(s: &str) -> Result<ToolSearchMode, String> {
     s.parse()
 }
 
-pub fn parse_format(s: &str) -> Result<ToolFormat, String> {
+pub fn parse_format(s: &str) -> Result<WireFormat, String> {
     s.parse()
 }
 
 impl ToolSearchArgs {
     /// The settings: the environment, then these options.
-    pub fn settings(&self, format: Option<ToolFormat>) -> Result<ToolSearchSettings, CliError> {
+    pub fn settings(&self, format: Option<WireFormat>) -> Result<ToolSearchSettings, CliError> {
         let mut settings = ToolSearchSettings::from_env().map_err(CliError::Usage)?;
         if let Some(mode) = self.tool_search {
             settings.mode = mode;

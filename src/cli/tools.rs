@@ -3,7 +3,8 @@
 
 use std::io::Write;
 
-use baton::engine::deferred::{RequestTools, ToolFormat, TOOL_SEARCH};
+use baton::engine::deferred::{RequestTools, TOOL_SEARCH};
+use baton::engine::wire::WireFormat;
 use baton::engine::ToolPool;
 use baton::Engine;
 
@@ -14,7 +15,7 @@ use super::CliError;
 pub fn print(
     engine: &Engine,
     pool: &ToolPool,
-    format: ToolFormat,
+    format: WireFormat,
     list: bool,
 ) -> Result<(), CliError> {
     let request = engine.request_tools(format);

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::client::{backoff, Attempt, Client};
 use super::conversation::Conversation;
-use super::turn::{request_definitions, MainHost, TurnBatch, TurnEvent, TurnHost};
+use super::turn::{MainHost, TurnBatch, TurnEvent, TurnHost};
 use super::AgentOptions;
 use crate::Engine;
 
@@ -154,7 +154,7 @@ where
         host.refresh().await;
         let tools = host.wire();
         let tools = &*tools;
-        let body = conversation.request(options, request_definitions(tools, &host.request_tools()));
+        let body = conversation.request(options, Value::Array(host.request_tools().tools));
         let mut batch = match host.open().await {
             Ok(b) => b,
             Err(e) => {

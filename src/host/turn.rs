@@ -12,12 +12,10 @@
 use std::sync::Arc;
 
 use baton_actors::{Event, InterruptKind};
-use baton_engine::deferred::{self, RequestTools, ToolFormat};
 use baton_engine::nesting::{NestedBatch, NestedEvent};
 use baton_engine::subagent::SubagentBatches;
-use baton_engine::wire::{WireFormat, WireTools};
+use baton_engine::wire::{self, RequestTools, WireTools};
 use baton_engine::{async_trait, Session, ToolPool, ToolUse};
-use serde_json::Value;
 
 use crate::{Batch, Engine};
 
@@ -94,38 +92,10 @@ pub trait TurnHost: Send + Sync {
     /// Between turns: takes in tool lists that MCP servers changed.
     async fn refresh(&self) {}
     /// The next request's tool list as the session's deferred-tool state
-    /// says (loaded tools in full; deferred ones left out or marked).
+    /// says (loaded tools in full; deferred ones left out or marked), each
+    /// definition as the wire layer renders it (mapped names, strict
+    /// schemas): send its `tools` as they are.
     fn request_tools(&self) -> RequestTools;
-}
-
-pub fn tool_format(format: WireFormat) -> ToolFormat {
-    match format {
-        WireFormat::Anthropic => ToolFormat::Anthropic,
-        WireFormat::OpenAiChat => ToolFormat::OpenAiChat,
-        _ => ToolFormat::OpenAiResponses,
-    }
-}
-
-/// The `tools` of the next request: the entries [`RequestTools`] lists, in
-/// its order, each rendered by [`WireTools`] (so OpenAI gets strict schemas
-/// and names it accepts), with Anthropic's `defer_loading` mark kept.
-pub fn request_definitions(wire: &WireTools, next: &RequestTools) -> Value {
-    let defs = next
-        .tools
-        .iter()
-        .filter_map(|entry| {
-            let name = entry
-                .get("name")
-                .or_else(|| entry.pointer("/function/name"))
-                .and_then(Value::as_str)?;
-            let mut def = wire.definition_for(name)?;
-            if entry.get("defer_loading") == Some(&Value::Bool(true)) {
-                def["defer_loading"] = Value::Bool(true);
-            }
-            Some(def)
-        })
-        .collect();
-    Value::Array(defs)
 }
 
 /// The main agent: batches of the engine itself.
@@ -161,7 +131,7 @@ impl TurnHost for MainHost<'_> {
         }
     }
     fn request_tools(&self) -> RequestTools {
-        self.engine.request_tools(tool_format(self.wire().format()))
+        self.engine.request_tools(self.wire().format())
     }
 }
 
@@ -184,6 +154,6 @@ impl TurnHost for SubagentHost {
         self.wire.clone()
     }
     fn request_tools(&self) -> RequestTools {
-        deferred::request_tools(&self.pool, &self.session, tool_format(self.wire.format()))
+        wire::request_tools(&self.pool, &self.session, self.wire.format())
     }
 }

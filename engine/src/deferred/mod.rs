@@ -5,14 +5,14 @@
 //! request. Baton keeps the session's state for this in the session's slots:
 //! the resolved [`Deferral`] (is tool search on?) and the
 //! [`DiscoveredTools`]. From them it answers the two questions a host has
-//! before each request ([`request_tools`], [`deferred_names`]); the pipeline
+//! before each request ([`request_tools`], rendered by the wire layer, and
+//! [`deferred_names`]); the pipeline
 //! uses them for the "load it first" hint, and the ToolSearch tool (in the
 //! tools crate) for its results. The batch's pool reaches tools through
 //! [`PoolService`].
 
 mod discovered;
 mod mode;
-pub mod request;
 
 use std::sync::Arc;
 
@@ -21,7 +21,9 @@ pub use mode::{
     estimate_tokens, Deferral, ToolSearchMode, ToolSearchSettings, BYTES_PER_TOKEN,
     DEFAULT_AUTO_PERCENT, DEFAULT_CONTEXT_WINDOW_TOKENS,
 };
-pub use request::{deferred_names, definition, request_tools, RequestTools, ToolFormat};
+// The request list lives in the wire layer, beside the one renderer of
+// definitions; re-exported here where hosts looked for it before.
+pub use crate::wire::{request_tools, RequestTools};
 
 use crate::context::ToolContext;
 use crate::pool::ToolPool;
@@ -71,4 +73,27 @@ pub fn needs_load_hint(tool: &Tool, pool: &ToolPool, session: &Session) -> bool 
             .slots()
             .get_or_default::<DiscoveredTools>()
             .contains(tool.name())
+}
+
+/// Deferred tools the model has not loaded yet, in pool order.
+pub fn deferred_names(pool: &ToolPool, session: &Session) -> Vec<String> {
+    let deferral = deferral_of(session);
+    let discovered = session.slots().get_or_default::<DiscoveredTools>();
+    pool.tools()
+        .filter(|t| is_deferred_now(t, pool, &deferral) && !discovered.contains(t.name()))
+        .map(|t| t.name().to_string())
+        .collect()
+}
+
+/// The announcement of deferred tools by name.
+pub fn reminder(deferred: &[String]) -> Option<String> {
+    if deferred.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "<system-reminder>\nThese tools are available but their definitions are not loaded yet. \
+         To use one, first call ToolSearch with query \"select:<name>\" (several: \
+         \"select:A,B\"), or with keywords to find tools by what they do:\n{}\n</system-reminder>",
+        deferred.join("\n")
+    ))
 }

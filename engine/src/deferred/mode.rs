@@ -12,9 +12,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::request::ToolFormat;
 use crate::pool::ToolPool;
 use crate::tool::Tool;
+use crate::wire::WireFormat;
 
 /// Default share of the context window that `auto` allows definitions.
 pub const DEFAULT_AUTO_PERCENT: u8 = 10;
@@ -83,10 +83,10 @@ pub struct ToolSearchSettings {
     pub context_window_tokens: u64,
     /// The wire format the host sends requests in; ToolSearch renders
     /// definitions in it.
-    pub format: ToolFormat,
+    pub format: WireFormat,
     /// Whether the host's API accepts `defer_loading` and `tool_reference`
     /// (Anthropic's first-party API does; proxies and other providers may
-    /// not). Only meaningful for [`ToolFormat::Anthropic`].
+    /// not). Only meaningful for [`WireFormat::Anthropic`].
     pub tool_references: bool,
 }
 
@@ -95,7 +95,7 @@ impl Default for ToolSearchSettings {
         ToolSearchSettings {
             mode: ToolSearchMode::Always,
             context_window_tokens: DEFAULT_CONTEXT_WINDOW_TOKENS,
-            format: ToolFormat::Anthropic,
+            format: WireFormat::Anthropic,
             tool_references: true,
         }
     }
@@ -123,7 +123,7 @@ impl ToolSearchSettings {
         self
     }
 
-    pub fn format(mut self, format: ToolFormat) -> Self {
+    pub fn format(mut self, format: WireFormat) -> Self {
         self.format = format;
         self
     }
@@ -135,7 +135,7 @@ impl ToolSearchSettings {
 
     /// Whether this session uses `defer_loading` + `tool_reference`.
     pub fn uses_references(&self) -> bool {
-        self.format == ToolFormat::Anthropic && self.tool_references
+        self.format == WireFormat::Anthropic && self.tool_references
     }
 }
 
@@ -188,7 +188,7 @@ impl Deferral {
 
 /// Estimated tokens of a tool's full definition (see the module docs).
 pub fn estimate_tokens(tool: &Tool) -> u64 {
-    let bytes = crate::deferred::request::definition(tool, ToolFormat::Anthropic)
+    let bytes = crate::wire::definition(tool, WireFormat::Anthropic)
         .to_string()
         .len();
     bytes.div_ceil(BYTES_PER_TOKEN) as u64

@@ -19,13 +19,15 @@ pub mod detect;
 pub mod names;
 pub mod openai_chat;
 pub mod openai_responses;
+mod request;
 pub mod stream;
 pub mod strict;
 mod tools;
 
 pub use detect::{detect, parse};
+pub use request::{request_tools, RequestTools};
 pub use stream::{Completed, FnSink, StreamError, StreamParser, StreamSink};
-pub use tools::{WireTool, WireTools};
+pub use tools::{definition, WireTool, WireTools};
 
 use serde_json::Value;
 
@@ -43,18 +45,26 @@ pub enum WireError {
     BadToolCall { index: usize, reason: String },
 }
 
-/// Which wire format to speak. More formats may be added, so matches on it
-/// outside this crate need a wildcard arm; the methods below dispatch for
-/// callers that do not care which one it is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+/// Which wire format to speak: the one format type of every entry point
+/// (runs, serve, tool lists, ToolSearch results, `baton agent`). More
+/// formats may be added, so matches on it outside this crate need a
+/// wildcard arm; the methods below dispatch for callers that do not care
+/// which one it is.
+///
+/// Serialized (in `tools` lines and [`RequestTools`]) as `anthropic`,
+/// `openai_chat` or `openai_responses`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum WireFormat {
     /// Anthropic Messages.
     #[default]
     Anthropic,
     /// OpenAI Chat Completions.
+    #[serde(rename = "openai_chat")]
     OpenAiChat,
     /// OpenAI Responses.
+    #[serde(rename = "openai_responses")]
     OpenAiResponses,
 }
 
@@ -95,7 +105,8 @@ impl WireFormat {
         }
     }
 
-    /// The pool's tool definitions in this format.
+    /// Every tool definition of the pool in this format, nothing deferred
+    /// (see [`request_tools`] for the list a request should carry).
     pub fn tool_definitions(self, pool: &ToolPool) -> Value {
         match self {
             WireFormat::Anthropic => anthropic::tool_definitions(pool),
@@ -116,9 +127,12 @@ impl std::str::FromStr for WireFormat {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "anthropic" => Ok(WireFormat::Anthropic),
-            // `openai` was the only OpenAI format before Responses existed.
-            "openai-chat" | "openai" => Ok(WireFormat::OpenAiChat),
-            "openai-responses" => Ok(WireFormat::OpenAiResponses),
+            // `openai` was the only OpenAI format before Responses existed;
+            // the snake_case names are how the format is serialized.
+            "openai-chat" | "openai" | "openai_chat" => Ok(WireFormat::OpenAiChat),
+            "openai-responses" | "openai_responses" | "responses" => {
+                Ok(WireFormat::OpenAiResponses)
+            }
             other => Err(format!(
                 "unknown format `{other}` (expected anthropic, openai-chat or openai-responses)"
             )),

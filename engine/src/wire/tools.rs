@@ -1,10 +1,13 @@
-//! A pool as one wire format offers it, and the way back for its calls.
+//! The one renderer of tool definitions, and the way back for their calls.
 //!
-//! [`WireTools`] renders the definitions (names mapped where the format
-//! forbids them, strict schemas for OpenAI where they keep their meaning)
-//! and [`WireTools::resolve`] undoes both on each call the model makes: the
-//! pool's name comes back, and the `null`s a strict schema forced in for
-//! optional fields are removed before the pipeline validates the input.
+//! [`WireTool::of`] is the only place a tool becomes a definition: names
+//! mapped where the format forbids them, strict schemas for OpenAI where
+//! they keep their meaning. Every entry point goes through it: the request
+//! lists of [`super::request_tools`], ToolSearch's loaded definitions, the
+//! token estimate of deferral. [`WireTools::resolve`] undoes both on each
+//! call the model makes: the pool's name comes back, and the `null`s a
+//! strict schema forced in for optional fields are removed before the
+//! pipeline validates the input.
 
 use std::collections::HashSet;
 
@@ -15,6 +18,7 @@ use super::strict::{strip_optional_nulls, to_strict};
 use super::WireFormat;
 use crate::call::ToolUse;
 use crate::pool::ToolPool;
+use crate::tool::Tool;
 
 /// One tool as sent: its wire name, description, schema and strictness.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,6 +28,58 @@ pub struct WireTool {
     pub schema: Value,
     /// `Some(true)` when the schema is the strict form (OpenAI only).
     pub strict: Option<bool>,
+}
+
+impl WireTool {
+    /// `tool` as `format` sends it.
+    pub fn of(tool: &Tool, format: WireFormat) -> Self {
+        let openai = matches!(format, WireFormat::OpenAiChat | WireFormat::OpenAiResponses);
+        let (schema, strict) = match openai.then(|| to_strict(tool.input_schema())) {
+            Some(Some(s)) => (s, Some(true)),
+            Some(None) => (tool.input_schema().clone(), Some(false)),
+            None => (tool.input_schema().clone(), None),
+        };
+        WireTool {
+            name: wire_name(tool.name()).into_owned(),
+            description: tool.def().prompt_text().to_string(),
+            schema,
+            strict,
+        }
+    }
+
+    /// The definition in `format`'s shape. OpenAI always gets `strict`
+    /// (Responses requires the key; `false` where the schema cannot be made
+    /// strict without changing its meaning, Baton validates inputs itself).
+    pub fn to_json(&self, format: WireFormat) -> Value {
+        match format {
+            WireFormat::Anthropic => json!({
+                "name": self.name,
+                "description": self.description,
+                "input_schema": self.schema,
+            }),
+            WireFormat::OpenAiChat => json!({
+                "type": "function",
+                "function": {
+                    "name": self.name,
+                    "description": self.description,
+                    "parameters": self.schema,
+                    "strict": self.strict.unwrap_or(false),
+                }
+            }),
+            WireFormat::OpenAiResponses => json!({
+                "type": "function",
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.schema,
+                "strict": self.strict.unwrap_or(false),
+            }),
+        }
+    }
+}
+
+/// One tool's full definition in `format` (see [`WireTool::of`]).
+pub fn definition(tool: &Tool, format: WireFormat) -> Value {
+    WireTool::of(tool, format).to_json(format)
 }
 
 /// The tools of a pool in one format.
@@ -39,26 +95,12 @@ pub struct WireTools {
 
 impl WireTools {
     pub fn new(pool: &ToolPool, format: WireFormat) -> Self {
-        let openai = matches!(format, WireFormat::OpenAiChat | WireFormat::OpenAiResponses);
-        let mut strict = HashSet::new();
-        let tools = pool
+        let tools: Vec<WireTool> = pool.tools().map(|t| WireTool::of(t, format)).collect();
+        let strict = pool
             .tools()
-            .map(|t| {
-                let (schema, is_strict) = match openai.then(|| to_strict(t.input_schema())) {
-                    Some(Some(s)) => {
-                        strict.insert(t.name().to_string());
-                        (s, Some(true))
-                    }
-                    Some(None) => (t.input_schema().clone(), Some(false)),
-                    None => (t.input_schema().clone(), None),
-                };
-                WireTool {
-                    name: wire_name(t.name()).into_owned(),
-                    description: t.def().prompt_text().to_string(),
-                    schema,
-                    strict: is_strict,
-                }
-            })
+            .zip(&tools)
+            .filter(|(_, w)| w.strict == Some(true))
+            .map(|(t, _)| t.name().to_string())
             .collect();
         WireTools {
             format,
@@ -96,29 +138,7 @@ impl WireTools {
     }
 
     fn definition(&self, t: &WireTool) -> Value {
-        match self.format {
-            WireFormat::Anthropic => json!({
-                "name": t.name,
-                "description": t.description,
-                "input_schema": t.schema,
-            }),
-            WireFormat::OpenAiChat => json!({
-                "type": "function",
-                "function": {
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.schema,
-                    "strict": t.strict.unwrap_or(false),
-                }
-            }),
-            WireFormat::OpenAiResponses => json!({
-                "type": "function",
-                "name": t.name,
-                "description": t.description,
-                "parameters": t.schema,
-                "strict": t.strict.unwrap_or(false),
-            }),
-        }
+        t.to_json(self.format)
     }
 
     /// The call as the pool knows it: the tool's own name, and for a strict

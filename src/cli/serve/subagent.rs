@@ -16,11 +16,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use baton::engine::deferred::deferral_of;
 use baton::engine::nesting::{NestedBatch, NestedEvent};
 use baton::engine::subagent::{
     StopVerdict, SubagentBatches, SubagentReport, SubagentRunner, SubagentTask,
 };
-use baton::engine::wire::anthropic;
+use baton::engine::wire::{self, anthropic};
 use baton::engine::{async_trait, ToolUse};
 use baton::jsonl::result_json;
 use serde_json::{json, Value};
@@ -44,6 +45,9 @@ impl<T> Mutex<T> {
 
 struct Entry {
     batches: SubagentBatches,
+    /// Maps the names (and strict-schema nulls) of the definitions the
+    /// subagent's model was sent back to its pool's.
+    wire: Arc<wire::WireTools>,
     /// The message being streamed, if any.
     open: Option<mpsc::UnboundedSender<Command>>,
     next_batch: u64,
@@ -66,10 +70,17 @@ impl SubagentRunner for HostRunner {
         let (tx, rx) = oneshot::channel();
         let agent_id = task.agent_id.clone();
         let chain = task.chain();
+        // The subagent's request list as the top level's is made: its own
+        // (narrowed) pool, the session's tool search state and format, so
+        // deferred tools stay deferred and ToolSearch loads them.
+        let session = task.batches.parent().session.clone();
+        let format = deferral_of(&session).settings.format;
+        let tools = wire::request_tools(&task.tools, &session, format);
         self.agents.0.lock().insert(
             agent_id.clone(),
             Entry {
                 batches: task.batches.clone(),
+                wire: Arc::new(wire::WireTools::new(&task.tools, format)),
                 open: None,
                 next_batch: 1,
                 reply: Some(tx),
@@ -88,7 +99,10 @@ impl SubagentRunner for HostRunner {
             "permission_mode": task.context.permission_mode.as_str(),
             "cwd": task.context.cwd,
             "agent_chain": chain.call_ids(),
-            "tools": anthropic::tool_definitions(&task.tools),
+            "format": tools.format,
+            "tools": tools.tools,
+            "deferred": tools.deferred,
+            "reminder": tools.reminder,
             "additional_context": task.start_context,
         });
         if let Err(e) = write(&line) {
@@ -161,11 +175,11 @@ impl Agents {
             "add" => {
                 let block = msg.get("tool_use").unwrap_or(msg);
                 let call = anthropic::tool_use_from_block(block)?;
-                let open = self
+                let (open, call) = self
                     .0
                     .lock()
                     .get(&agent_id)
-                    .map(|e| e.open.clone())
+                    .map(|e| (e.open.clone(), e.wire.resolve(call)))
                     .ok_or_else(known)?;
                 let sender = match open {
                     Some(sender) => sender,

@@ -1,6 +1,7 @@
 //! What a ToolSearch result says, per what the host's API accepts.
 
-use baton_engine::deferred::{definition, ToolSearchSettings};
+use baton_engine::deferred::ToolSearchSettings;
+use baton_engine::wire::definition;
 use baton_engine::{ContentBlock, ToolOutput, ToolPool};
 
 use super::query::Query;

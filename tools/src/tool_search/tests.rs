@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use baton_engine::deferred::{
-    set_deferral, Deferral, DiscoveredTools, PoolService, ToolFormat, ToolSearchSettings,
+    set_deferral, Deferral, DiscoveredTools, PoolService, ToolSearchSettings,
 };
+use baton_engine::wire::WireFormat;
 use baton_engine::{
     async_trait, ContentBlock, Context, Pipeline, PoolSpec, Session, Tool, ToolContext, ToolDef,
     ToolError, ToolLogic, ToolOrigin, ToolOutput, ToolPool, ToolUse,
@@ -386,9 +387,9 @@ async fn no_match_says_so_clearly() {
 async fn without_references_the_result_carries_definitions_in_the_format() {
     let pool = sample_pool();
     for (format, needle) in [
-        (ToolFormat::Anthropic, "\"input_schema\""),
-        (ToolFormat::OpenAiChat, "\"function\":{"),
-        (ToolFormat::OpenAiResponses, "\"strict\":false"),
+        (WireFormat::Anthropic, "\"input_schema\""),
+        (WireFormat::OpenAiChat, "\"function\":{"),
+        (WireFormat::OpenAiResponses, "\"strict\":"),
     ] {
         let settings = ToolSearchSettings::default()
             .format(format)

@@ -79,8 +79,9 @@ pub fn tool_result_block(result: &CallResult) -> Value {
         .map(|block| match block {
             ContentBlock::Text { text } => json!({"type": "text", "text": text}),
             ContentBlock::Json { value } => json!({"type": "text", "text": value.to_string()}),
+            // The name its `defer_loading` definition was sent under.
             ContentBlock::ToolReference { tool_name } => {
-                json!({"type": "tool_reference", "tool_name": tool_name})
+                json!({"type": "tool_reference", "tool_name": crate::wire::names::wire_name(tool_name)})
             }
             ContentBlock::Image { media_type, data } => json!({
                 "type": "image",
