@@ -23,8 +23,11 @@ pub fn bash_calls(
         .map(|(i, input)| json!({"type": "tool_use", "id": format!("c{i}"), "name": "Bash", "input": input}))
         .collect();
     let message = state.join("message.json");
-    std::fs::write(&message, json!({"role": "assistant", "content": calls}).to_string())
-        .expect("message");
+    std::fs::write(
+        &message,
+        json!({"role": "assistant", "content": calls}).to_string(),
+    )
+    .expect("message");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
     cmd.args(["run", "--cwd"])
         .arg(work)
@@ -42,7 +45,11 @@ pub fn bash_calls(
         cmd.env(k, v);
     }
     let out = cmd.arg(&message).output().expect("baton runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let reply: Value = serde_json::from_slice(&out.stdout).expect("json reply");
     reply["content"]
         .as_array()
@@ -51,7 +58,12 @@ pub fn bash_calls(
         .map(|r| {
             let text = r["content"]
                 .as_array()
-                .map(|parts| parts.iter().filter_map(|p| p["text"].as_str()).collect::<String>())
+                .map(|parts| {
+                    parts
+                        .iter()
+                        .filter_map(|p| p["text"].as_str())
+                        .collect::<String>()
+                })
                 .unwrap_or_default();
             (text, r["is_error"].as_bool().unwrap_or(false))
         })
