@@ -2,9 +2,11 @@
 
 use std::str::FromStr;
 
-/// Default cap on concurrently running safe calls (SPEC §5).
-pub const DEFAULT_MAX_CONCURRENCY: usize = 10;
-/// Environment variable overriding the cap.
+use crate::limits::{Limits, DEFAULT_WAIT_SLOTS};
+
+/// Environment variable setting one cap on concurrently running safe calls
+/// of every kind (SPEC §5); without it the limits go by kind of work (see
+/// [`crate::limits`]).
 pub const CONCURRENCY_ENV: &str = "BATON_MAX_TOOL_CONCURRENCY";
 /// Fresh results of one message carry at most this many characters (SPEC §9).
 pub const DEFAULT_MESSAGE_BUDGET_CHARS: usize = 200_000;
@@ -86,7 +88,15 @@ impl FromStr for InterruptKind {
 /// Settings of a runtime; every batch it opens uses them.
 #[derive(Clone, Debug)]
 pub struct RuntimeConfig {
-    pub max_concurrency: usize,
+    /// One cap on running safe calls of every kind, when the user set one;
+    /// `None`: the limits by kind of work, [`Self::process_slots`] and
+    /// [`Self::wait_slots`].
+    pub max_concurrency: Option<usize>,
+    /// Safe calls that start processes or work the CPU, running at once in
+    /// one batch (default: sized to the machine, see [`crate::limits`]).
+    pub process_slots: usize,
+    /// Safe calls that only wait, running at once in one batch.
+    pub wait_slots: usize,
     pub sibling_policy: SiblingPolicy,
     pub message_budget_chars: usize,
     pub max_nesting_depth: usize,
@@ -106,7 +116,12 @@ pub struct RuntimeConfig {
 impl Default for RuntimeConfig {
     fn default() -> Self {
         RuntimeConfig {
-            max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            max_concurrency: None,
+            process_slots: match Limits::by_kind_for_machine() {
+                Limits::ByKind { process, .. } => process,
+                Limits::Uniform(n) => n,
+            },
+            wait_slots: DEFAULT_WAIT_SLOTS,
             sibling_policy: SiblingPolicy::default(),
             message_budget_chars: DEFAULT_MESSAGE_BUDGET_CHARS,
             max_nesting_depth: DEFAULT_MAX_NESTING_DEPTH,
@@ -127,14 +142,34 @@ impl RuntimeConfig {
             .and_then(|v| v.trim().parse::<usize>().ok())
             .filter(|n| *n > 0)
         {
-            config.max_concurrency = n;
+            config.max_concurrency = Some(n);
         }
         config
     }
 
+    /// One cap for every safe call, whatever its kind (the meaning
+    /// `--max-concurrency` always had).
     pub fn with_max_concurrency(mut self, n: usize) -> Self {
-        self.max_concurrency = n.max(1);
+        self.max_concurrency = Some(n.max(1));
         self
+    }
+
+    /// Sizes of the two pools used when no single cap is set.
+    pub fn with_slots(mut self, process: usize, wait: usize) -> Self {
+        self.process_slots = process.max(1);
+        self.wait_slots = wait.max(1);
+        self
+    }
+
+    /// The limits a batch schedules under.
+    pub fn limits(&self) -> Limits {
+        match self.max_concurrency {
+            Some(n) => Limits::Uniform(n.max(1)),
+            None => Limits::ByKind {
+                process: self.process_slots.max(1),
+                wait: self.wait_slots.max(1),
+            },
+        }
     }
 
     pub fn with_sibling_policy(mut self, policy: SiblingPolicy) -> Self {

@@ -49,7 +49,7 @@ pub use pipeline::{Pipeline, PreparedCall};
 pub use pool::{PoolSpec, ToolPool};
 pub use progress::{Progress, ProgressSink};
 pub use session::{Notification, Session};
-pub use tool::{InterruptBehavior, Tool, ToolDef, ToolLogic, ToolOrigin};
+pub use tool::{InterruptBehavior, Tool, ToolDef, ToolLogic, ToolOrigin, WorkKind};
 
 pub mod progress;
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use baton_engine::{
     async_trait, InterruptBehavior, Progress, Tool, ToolContext, ToolDef, ToolError, ToolLogic,
-    ToolOutput,
+    ToolOutput, WorkKind,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -39,7 +39,9 @@ pub fn tool(config: &BuiltinConfig) -> Result<Tool, baton_engine::schema::Invali
          shell. It stops early when the user interrupts.",
     )
     .search_hint("wait pause delay for some time")
-    .interrupt(InterruptBehavior::Cancel);
+    .interrupt(InterruptBehavior::Cancel)
+    // A timer: no process, no CPU.
+    .work_kind(WorkKind::Wait);
     Tool::typed::<SleepInput, _>(
         def,
         Sleep {

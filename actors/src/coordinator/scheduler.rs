@@ -1,172 +1,126 @@
 //! Which queued call may start now (SPEC §5), as plain logic.
 //!
-//! Calls start strictly in the order they were added: a safe call waits for a
-//! free slot under the cap and for no unsafe call to be running; an unsafe
-//! call waits for nothing to be running, then runs alone, so it is a barrier.
-//! Nothing is ever hoisted above an earlier call. Calls that were settled
-//! without running (cancelled while queued) are passed over. Keeping this
-//! free of actors lets it be tested exhaustively and cheaply.
+//! A safe call counts against the pool of its kind of work (see
+//! [`crate::limits`]) and waits for a free slot there and for no unsafe call
+//! to be running; an unsafe call waits for every earlier call to have
+//! started and for nothing to be running, then runs alone, so it is a
+//! barrier. Within a pool calls start strictly in the order they were added,
+//! so none starves; across pools a waiting call may start before an earlier
+//! safe call of the other pool that has no slot yet (both are safe, so their
+//! order of start changes nothing but time), never across a barrier. Calls
+//! that were settled without running (cancelled while queued) are passed
+//! over. Keeping this free of actors lets it be tested exhaustively and
+//! cheaply.
+
+use baton_engine::WorkKind;
+
+use crate::limits::Limits;
 
 /// Scheduling view of one call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Queued {
-    /// Waiting to start; `safe` as decided at add time.
-    Waiting { safe: bool },
+    /// Waiting to start; `safe` and `kind` as decided at add time.
+    Waiting { safe: bool, kind: WorkKind },
     /// Already started or already settled; never to be started again.
     Gone,
 }
 
+/// Pools a batch can have: one per kind of work.
+const POOLS: usize = 2;
+
 #[derive(Debug)]
 pub struct Scheduler {
-    cap: usize,
-    /// First call not yet started or passed over.
-    next: usize,
-    running_safe: usize,
+    limits: Limits,
+    /// Per pool: the first call not yet started or passed over by it. Each
+    /// only moves forward, so scheduling a batch costs O(calls) in all.
+    next: [usize; POOLS],
+    running_safe: [usize; POOLS],
     running_unsafe: bool,
 }
 
 impl Scheduler {
-    pub fn new(cap: usize) -> Self {
+    pub fn new(limits: Limits) -> Self {
         Scheduler {
-            cap: cap.max(1),
-            next: 0,
-            running_safe: 0,
+            limits,
+            next: [0; POOLS],
+            running_safe: [0; POOLS],
             running_unsafe: false,
-        }
-    }
-
-    /// Whether a call of this safety could start given what runs now.
-    pub fn admits(&self, safe: bool) -> bool {
-        if safe {
-            !self.running_unsafe && self.running_safe < self.cap
-        } else {
-            !self.running_unsafe && self.running_safe == 0
         }
     }
 
     /// The next call to start, if any may start now; it is counted as
     /// running. Call repeatedly until `None`.
     pub fn next_start(&mut self, calls: impl Fn(usize) -> Option<Queued>) -> Option<usize> {
+        if self.running_unsafe {
+            return None;
+        }
+        for pool in 0..POOLS {
+            if let Some(index) = self.next_safe(pool, &calls) {
+                return Some(index);
+            }
+        }
+        // No safe call may start. An unsafe call may, once every pool's
+        // cursor waits at it (every earlier call started or settled) and
+        // nothing runs.
+        let at = self.next[0];
+        if self.next.iter().any(|&n| n != at) || self.running() > 0 {
+            return None;
+        }
+        match calls(at)? {
+            Queued::Waiting { safe: false, .. } => {
+                self.running_unsafe = true;
+                self.next = [at + 1; POOLS];
+                Some(at)
+            }
+            _ => None,
+        }
+    }
+
+    /// Moves `pool`'s cursor over calls it has no part in and starts the
+    /// call it stops at if that call is safe, of this pool, and has a slot.
+    fn next_safe(
+        &mut self,
+        pool: usize,
+        calls: &impl Fn(usize) -> Option<Queued>,
+    ) -> Option<usize> {
         loop {
-            match calls(self.next)? {
-                Queued::Gone => self.next += 1,
-                Queued::Waiting { safe } => {
-                    if !self.admits(safe) {
+            let at = self.next[pool];
+            match calls(at)? {
+                Queued::Gone => self.next[pool] += 1,
+                // A barrier: no pool passes it before it has run.
+                Queued::Waiting { safe: false, .. } => return None,
+                Queued::Waiting { safe: true, kind } => {
+                    let (its_pool, cap) = self.limits.pool(kind);
+                    if its_pool != pool {
+                        self.next[pool] += 1;
+                        continue;
+                    }
+                    if self.running_safe[pool] >= cap {
                         return None;
                     }
-                    if safe {
-                        self.running_safe += 1;
-                    } else {
-                        self.running_unsafe = true;
-                    }
-                    self.next += 1;
-                    return Some(self.next - 1);
+                    self.running_safe[pool] += 1;
+                    self.next[pool] += 1;
+                    return Some(at);
                 }
             }
         }
     }
 
     /// A call started by [`Self::next_start`] finished.
-    pub fn finished(&mut self, safe: bool) {
+    pub fn finished(&mut self, safe: bool, kind: WorkKind) {
         if safe {
-            self.running_safe = self.running_safe.saturating_sub(1);
+            let (pool, _) = self.limits.pool(kind);
+            self.running_safe[pool] = self.running_safe[pool].saturating_sub(1);
         } else {
             self.running_unsafe = false;
         }
     }
 
     pub fn running(&self) -> usize {
-        self.running_safe + usize::from(self.running_unsafe)
+        self.running_safe.iter().sum::<usize>() + usize::from(self.running_unsafe)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Runs `safety` to completion, finishing every running call at once
-    /// each round; returns the groups that ran together.
-    fn waves(safety: &[bool], cap: usize) -> Vec<Vec<usize>> {
-        let mut sched = Scheduler::new(cap);
-        let mut state: Vec<Queued> = safety
-            .iter()
-            .map(|&safe| Queued::Waiting { safe })
-            .collect();
-        let mut out = Vec::new();
-        loop {
-            let mut wave = Vec::new();
-            while let Some(i) = sched.next_start(|i| state.get(i).copied()) {
-                state[i] = Queued::Gone;
-                wave.push(i);
-            }
-            if wave.is_empty() {
-                break;
-            }
-            for &i in &wave {
-                sched.finished(safety[i]);
-            }
-            out.push(wave);
-        }
-        out
-    }
-
-    #[test]
-    fn unsafe_call_is_a_barrier() {
-        let s = [true, true, false, true, true];
-        assert_eq!(waves(&s, 10), vec![vec![0, 1], vec![2], vec![3, 4]]);
-    }
-
-    #[test]
-    fn cap_limits_safe_calls() {
-        let s = [true; 25];
-        let w = waves(&s, 10);
-        assert_eq!(w.iter().map(Vec::len).collect::<Vec<_>>(), vec![10, 10, 5]);
-    }
-
-    #[test]
-    fn unsafe_calls_run_alone_in_order() {
-        let s = [false, false, true, false];
-        assert_eq!(waves(&s, 10), vec![vec![0], vec![1], vec![2], vec![3]]);
-    }
-
-    #[test]
-    fn settled_calls_are_passed_over() {
-        let mut sched = Scheduler::new(1);
-        let state = [
-            Queued::Gone,
-            Queued::Waiting { safe: true },
-            Queued::Gone,
-            Queued::Waiting { safe: true },
-        ];
-        assert_eq!(sched.next_start(|i| state.get(i).copied()), Some(1));
-        // Cap reached: the next waiting call stays queued.
-        assert_eq!(sched.next_start(|i| state.get(i).copied()), None);
-        sched.finished(true);
-        assert_eq!(sched.next_start(|i| state.get(i).copied()), Some(3));
-        assert_eq!(sched.running(), 1);
-        assert_eq!(sched.next_start(|i| state.get(i).copied()), None);
-    }
-
-    #[test]
-    fn a_safe_call_waits_behind_a_running_unsafe_one_even_with_room() {
-        let mut sched = Scheduler::new(10);
-        let state = [
-            Queued::Waiting { safe: false },
-            Queued::Waiting { safe: true },
-        ];
-        assert_eq!(sched.next_start(|i| state.get(i).copied()), Some(0));
-        assert_eq!(sched.next_start(|i| state.get(i).copied()), None);
-        sched.finished(false);
-        assert_eq!(sched.next_start(|i| state.get(i).copied()), Some(1));
-    }
-
-    #[test]
-    fn calls_added_later_start_when_allowed() {
-        let mut sched = Scheduler::new(10);
-        let mut state = vec![Queued::Waiting { safe: true }];
-        assert_eq!(sched.next_start(|i| state.get(i).copied()), Some(0));
-        assert_eq!(sched.next_start(|i| state.get(i).copied()), None);
-        state.push(Queued::Waiting { safe: true });
-        assert_eq!(sched.next_start(|i| state.get(i).copied()), Some(1));
-    }
-}
+#[path = "scheduler_tests.rs"]
+mod tests;

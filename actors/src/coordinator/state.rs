@@ -13,7 +13,7 @@ use baton_engine::extensions::Extensions;
 use baton_engine::pipeline::messages;
 use baton_engine::{
     CallResult, CancelReason, CancelScope, Context, InterruptBehavior, Outcome, Pipeline,
-    PreparedCall, ProgressSink, ToolContext, ToolUse,
+    PreparedCall, ProgressSink, ToolContext, ToolUse, WorkKind,
 };
 use ractor::{ActorId, ActorRef, ActorRuntime};
 
@@ -39,6 +39,7 @@ pub(crate) struct Slot {
     pub name: String,
     pub label: String,
     pub safe: bool,
+    pub work: WorkKind,
     pub read_only: bool,
     pub interrupt: InterruptBehavior,
     pub cancels_siblings: bool,
@@ -105,7 +106,7 @@ impl BatchState {
     pub fn new(spec: BatchSpec, services: Extensions, children: Arc<Children>) -> Self {
         let config = &spec.runtime.config;
         BatchState {
-            scheduler: Scheduler::new(config.max_concurrency),
+            scheduler: Scheduler::new(config.limits()),
             ordering: Ordering::new(
                 config.message_budget_chars,
                 spec.runtime.session.state_dir().to_path_buf(),
@@ -151,6 +152,7 @@ impl BatchState {
             name: prepared.call.name.clone(),
             label: prepared.label.clone(),
             safe: prepared.safe,
+            work: prepared.work,
             read_only: prepared.read_only,
             interrupt: prepared.interrupt,
             cancels_siblings: prepared.cancels_siblings,
@@ -215,14 +217,18 @@ impl BatchState {
             let slots = &self.slots;
             let next = self.scheduler.next_start(|i| {
                 slots.get(i).map(|s| match s.phase {
-                    Phase::Queued(_) => Queued::Waiting { safe: s.safe },
+                    Phase::Queued(_) => Queued::Waiting {
+                        safe: s.safe,
+                        kind: s.work,
+                    },
                     _ => Queued::Gone,
                 })
             });
             let Some(index) = next else { break };
             if let Some(reason) = self.refusal() {
                 // The scope was cancelled from above (a parent call, shutdown).
-                self.scheduler.finished(self.slots[index].safe);
+                let slot = &self.slots[index];
+                self.scheduler.finished(slot.safe, slot.work);
                 self.settle_unstarted(index, &reason);
                 continue;
             }
@@ -312,7 +318,7 @@ impl BatchState {
     fn finish_call(&mut self, index: usize, mut result: CallResult) {
         let safe = self.slots[index].safe;
         self.children.forget(&self.slots[index].call_id);
-        self.scheduler.finished(safe);
+        self.scheduler.finished(safe, self.slots[index].work);
         self.slots[index].phase = Phase::Settled;
         if let Some(modifier) = result.modifier.take() {
             if !safe {

@@ -34,7 +34,7 @@ use crate::hooks::{HookEvent, HookInput, HookRegistry};
 use crate::permission::{AllowAllUnsafe, Approver, PermissionPolicy, RulePolicy};
 use crate::pool::ToolPool;
 use crate::schema::SchemaProblem;
-use crate::tool::{InterruptBehavior, ParsedInput, Tool};
+use crate::tool::{InterruptBehavior, ParsedInput, Tool, WorkKind};
 
 /// A stage finished the call early with this result.
 pub(crate) struct Early(Box<CallResult>);
@@ -148,6 +148,7 @@ impl Pipeline {
             _ => (false, false, call.name.clone()),
         };
         PreparedCall {
+            work: tool.as_ref().map_or(WorkKind::Process, |t| t.def().work()),
             interrupt: tool
                 .as_ref()
                 .map_or(InterruptBehavior::Block, |t| t.def().interrupt_behavior()),
@@ -254,6 +255,9 @@ pub struct PreparedCall {
     parsed: Option<Result<ParsedInput, Vec<SchemaProblem>>>,
     /// May run beside other safe calls (false for unknown tools and bad input).
     pub safe: bool,
+    /// Which concurrency pool the call counts against when safe (SPEC §5);
+    /// `Process` for unknown tools.
+    pub work: WorkKind,
     pub read_only: bool,
     pub interrupt: InterruptBehavior,
     /// An error result of this call may cancel its siblings (SPEC §8).
@@ -282,6 +286,7 @@ impl PreparedCall {
             tool: None,
             parsed: None,
             safe: false,
+            work: WorkKind::Process,
             read_only: false,
             prepared_at: std::time::Instant::now(),
         }

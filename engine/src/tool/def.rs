@@ -23,6 +23,22 @@ pub enum ToolOrigin {
     Host,
 }
 
+/// What a running call mostly spends its time on; picks the concurrency
+/// pool it counts against (SPEC §5). Declared per tool, not per input, so a
+/// rewritten input (an approval, a hook) cannot move a call between pools
+/// after it was scheduled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum WorkKind {
+    /// Starts processes or works the CPU and disk: counts against the small,
+    /// machine-sized pool. The default, so a tool that says nothing cannot
+    /// overload the machine.
+    #[default]
+    Process,
+    /// Mostly waits on something outside the machine's CPU (a network
+    /// request, a timer, a model): counts against the large pool.
+    Wait,
+}
+
 /// Default size, in characters, above which a result is spilled to a file.
 pub const DEFAULT_MAX_RESULT_SIZE_CHARS: usize = 100_000;
 
@@ -42,6 +58,7 @@ pub struct ToolDef {
     pub(crate) max_result_size_chars: Option<usize>,
     pub(crate) origin: ToolOrigin,
     pub(crate) cancels_siblings_on_error: bool,
+    pub(crate) work: WorkKind,
 }
 
 impl ToolDef {
@@ -61,6 +78,7 @@ impl ToolDef {
             max_result_size_chars: Some(DEFAULT_MAX_RESULT_SIZE_CHARS),
             origin: ToolOrigin::BuiltIn,
             cancels_siblings_on_error: false,
+            work: WorkKind::Process,
         }
     }
 
@@ -118,6 +136,14 @@ impl ToolDef {
         self
     }
 
+    /// Which concurrency pool this tool's calls count against (default
+    /// [`WorkKind::Process`]). Mark a tool [`WorkKind::Wait`] only when its
+    /// calls start no process and do little CPU work of their own.
+    pub fn work_kind(mut self, kind: WorkKind) -> Self {
+        self.work = kind;
+        self
+    }
+
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -157,6 +183,10 @@ impl ToolDef {
 
     pub fn is_mcp(&self) -> bool {
         matches!(self.origin, ToolOrigin::Mcp { .. })
+    }
+
+    pub fn work(&self) -> WorkKind {
+        self.work
     }
 
     pub fn triggers_sibling_cancel(&self) -> bool {

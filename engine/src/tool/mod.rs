@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use def::{InterruptBehavior, ToolDef, ToolOrigin, DEFAULT_MAX_RESULT_SIZE_CHARS};
+pub use def::{InterruptBehavior, ToolDef, ToolOrigin, WorkKind, DEFAULT_MAX_RESULT_SIZE_CHARS};
 pub use erased::ParsedInput;
 pub use logic::ToolLogic;
 

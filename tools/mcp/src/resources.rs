@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use baton_engine::{
     async_trait, ContentBlock, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOrigin,
-    ToolOutput,
+    ToolOutput, WorkKind,
 };
 use rmcp::model::{PaginatedRequestParams, ReadResourceRequestParams};
 use serde_json::{json, Value};
@@ -133,7 +133,8 @@ pub(crate) fn tools(servers: &[Arc<Server>]) -> Vec<Tool> {
             "ListMcpResources",
             "Lists the resources the connected MCP servers offer (uri, name, mimeType, server). Give `server` to list only one server's.",
         )
-        .origin(ToolOrigin::Host),
+        .origin(ToolOrigin::Host)
+        .work_kind(WorkKind::Wait),
         json!({"type": "object", "properties": {"server": {"type": "string", "description": "Only this server's resources"}}, "additionalProperties": false}),
         ListResources { servers: servers.to_vec() },
     );
@@ -142,7 +143,8 @@ pub(crate) fn tools(servers: &[Arc<Server>]) -> Vec<Tool> {
             "ReadMcpResource",
             "Reads one resource of an MCP server by its URI (see ListMcpResources).",
         )
-        .origin(ToolOrigin::Host),
+        .origin(ToolOrigin::Host)
+        .work_kind(WorkKind::Wait),
         json!({"type": "object", "properties": {"server": {"type": "string"}, "uri": {"type": "string"}}, "required": ["server", "uri"], "additionalProperties": false}),
         ReadResource {
             servers: servers.to_vec(),

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use baton_engine::{
-    async_trait, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOrigin, ToolOutput,
+    async_trait, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOrigin, ToolOutput, WorkKind,
 };
 use serde_json::Value;
 
@@ -95,7 +95,10 @@ pub(crate) fn build(
         })
         .should_defer(true)
         .always_load(server.spec.always_load)
-        .max_result_size_chars(Some(max_chars));
+        .max_result_size_chars(Some(max_chars))
+        // A request to a server that is already running (a stdio server was
+        // started at connect time): the call itself only waits.
+        .work_kind(WorkKind::Wait);
     if let Some(schema) = tool.get("outputSchema").filter(|v| v.is_object()) {
         def = def.output_schema(schema.clone());
     }

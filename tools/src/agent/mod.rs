@@ -18,7 +18,9 @@ mod worktree;
 use std::sync::Arc;
 
 use baton_engine::schema::InvalidSchema;
-use baton_engine::{async_trait, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput};
+use baton_engine::{
+    async_trait, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput, WorkKind,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -95,7 +97,10 @@ pub fn tool(catalog: AgentCatalog) -> Result<Tool, InvalidSchema> {
     );
     let def = ToolDef::new("Agent", description)
         .alias("Task")
-        .search_hint("delegate a task to a subagent");
+        .search_hint("delegate a task to a subagent")
+        // The call waits on a model; the subagent's own tool calls count
+        // against the pools of its nested batch.
+        .work_kind(WorkKind::Wait);
     Tool::typed::<AgentInput, _>(
         def,
         AgentTool {

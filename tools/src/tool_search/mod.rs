@@ -21,7 +21,7 @@ use baton_engine::deferred::{
 };
 use baton_engine::{
     async_trait, InterruptBehavior, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
-    ToolPool,
+    ToolPool, WorkKind,
 };
 use parking_lot::Mutex;
 use schemars::JsonSchema;
@@ -85,7 +85,9 @@ pub fn tool() -> Result<Tool, baton_engine::schema::InvalidSchema> {
     )
     .search_hint("find load deferred tools by name or keyword")
     .interrupt(InterruptBehavior::Cancel)
-    .always_load(true);
+    .always_load(true)
+    // Microseconds of in-memory matching over the tool pool; no process.
+    .work_kind(WorkKind::Wait);
     Tool::typed::<ToolSearchInput, _>(def, ToolSearch::default())
 }
 

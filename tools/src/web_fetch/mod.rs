@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use baton_engine::{
     async_trait, PermissionTarget, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
+    WorkKind,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -50,7 +51,9 @@ pub fn tool(config: &BuiltinConfig) -> Result<Tool, baton_engine::schema::Invali
          limit and requests over the time limit fail with a message.",
     )
     .search_hint("fetch web page url http download read website")
-    .should_defer(true);
+    .should_defer(true)
+    // Waits on the network; converting a bounded page to text is cheap.
+    .work_kind(WorkKind::Wait);
     Tool::typed::<WebFetchInput, _>(
         def,
         WebFetch {
