@@ -61,10 +61,25 @@ fn confined_engine(cap: usize, confine: Confine) -> Engine {
     builder.build().expect("the engine builds")
 }
 
-/// Mean time of N `true` calls through `engine`, one batch.
+/// N `true` calls through `engine`, one batch; every one must succeed (a
+/// sandbox that failed to start would be fast and prove nothing).
 fn fan_out(rt: &tokio::runtime::Runtime, engine: &Engine, n: usize) {
     let calls = common::calls("Bash", n, json!({"command": "true"}));
-    assert_eq!(rt.block_on(common::run_batch(engine, calls)), n);
+    let results = rt.block_on(async {
+        let mut batch = engine.open_batch().await.unwrap();
+        for c in calls {
+            batch.add(c).unwrap();
+        }
+        batch.finish().await.0
+    });
+    assert_eq!(results.len(), n);
+    if let Some(r) = results
+        .iter()
+        .find(|r| r.is_error && !r.text().contains("Cancelled automatically"))
+    {
+        panic!("a call failed: {}", r.text());
+    }
+    assert!(results.iter().all(|r| !r.is_error));
 }
 
 fn shell_engine(cap: usize) -> Engine {

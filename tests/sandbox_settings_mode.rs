@@ -387,3 +387,33 @@ fn allowed_domains_are_reached_through_the_proxy_and_nothing_else() {
         "through SOCKS: {results:?}"
     );
 }
+
+/// Many sandboxed shells starting at once (descriptor numbers climb past
+/// the wrapper's report descriptor, 100): every one starts and succeeds.
+#[test]
+fn many_sandboxed_commands_start_at_once() {
+    if !confinable() {
+        return;
+    }
+    let s = scene();
+    let state = tempfile::tempdir().expect("state dir");
+    let calls: Vec<Value> = (0..96)
+        .map(|i| json!({"command": format!("echo started-{i}")}))
+        .collect();
+    // Vouched for by a rule, so the settings' sandbox (a new one per
+    // command) applies, and read-only, so they run together.
+    let settings = sandbox(json!({"permissions": {"allow": ["Bash(echo:*)"]}}));
+    let results = baton_run::bash_calls(
+        &s.work,
+        state.path(),
+        Some(&settings),
+        &[("BATON_MAX_TOOL_CONCURRENCY", "96")],
+        &calls,
+    );
+    for (i, (text, error)) in results.iter().enumerate() {
+        assert!(
+            !error && text.contains(&format!("started-{i}")),
+            "{i}: {text}"
+        );
+    }
+}

@@ -75,7 +75,7 @@ impl Prepared {
             }
             _ => None,
         };
-        let ruleset = landlock_rules::build(policy, support.abi())?;
+        let ruleset = above_stdio(landlock_rules::build(policy, support.abi())?)?;
         let mut programs = vec![seccomp::program(policy)?, seccomp::clone3_program()?];
         let x32 = seccomp::x32_program();
         if !x32.is_empty() {
@@ -223,4 +223,23 @@ pub unsafe fn enter(entry: &Entry) -> Result<(), EnterError> {
         }
     }
     Ok(())
+}
+
+/// `fd` numbered 3 or above: a host that closed its standard streams could
+/// get 0–2 for a ruleset, which the child's own `dup2` onto its standard
+/// streams would then replace before the sandbox is entered.
+pub(crate) fn above_stdio(fd: OwnedFd) -> Result<OwnedFd, PrepareError> {
+    if fd.as_raw_fd() > 2 {
+        return Ok(fd);
+    }
+    // SAFETY: duplicating a descriptor we own; the copy is owned below.
+    let dup = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+    if dup < 0 {
+        return Err(PrepareError::Unsupported(format!(
+            "could not move a descriptor above the standard streams: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    // SAFETY: a fresh descriptor nobody else owns.
+    Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(dup) })
 }

@@ -531,6 +531,17 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 return fail(STEP_STDIO);
             }
         }
+        if !args.cwd.is_null() && libc::chdir(args.cwd) != 0 {
+            return fail(STEP_CWD);
+        }
+        if let Some(entry) = &args.confine {
+            if let Err(err) = baton_sandbox::enter(entry) {
+                *libc::__errno_location() = err.errno();
+                return fail(STEP_CONFINE);
+            }
+        }
+        // After the sandbox: the extra descriptor's number may be one the
+        // sandbox still needed (its ruleset, its channel).
         let (source, target) = args.extra;
         if source >= 0 {
             // Same number: dup2 does nothing, and close-on-exec would
@@ -542,15 +553,6 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             };
             if placed < 0 {
                 return fail(STEP_STDIO);
-            }
-        }
-        if !args.cwd.is_null() && libc::chdir(args.cwd) != 0 {
-            return fail(STEP_CWD);
-        }
-        if let Some(entry) = &args.confine {
-            if let Err(err) = baton_sandbox::enter(entry) {
-                *libc::__errno_location() = err.errno();
-                return fail(STEP_CONFINE);
             }
         }
         let mut none: libc::sigset_t = std::mem::zeroed();
