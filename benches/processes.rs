@@ -66,7 +66,7 @@ fn confined_engine(cap: usize, confine: Confine) -> Engine {
 fn fan_out(rt: &tokio::runtime::Runtime, engine: &Engine, n: usize) {
     let calls = common::calls("Bash", n, json!({"command": "true"}));
     let results = rt.block_on(async {
-        let mut batch = engine.open_batch().await.unwrap();
+        let batch = engine.open_batch().await.unwrap();
         for c in calls {
             batch.add(c).unwrap();
         }
