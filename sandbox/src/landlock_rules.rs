@@ -49,8 +49,13 @@ pub(crate) fn build(policy: &Policy, abi: ABI) -> Result<OwnedFd, PrepareError> 
         Network::Unrestricted | Network::Isolated { .. }
     );
     if !own_namespace && abi >= ABI::V4 {
+        // Binding stays unhandled (so allowed) only where the policy says.
+        let handled = match policy.network {
+            Network::ProxyPorts { bind: true, .. } => AccessNet::ConnectTcp.into(),
+            _ => AccessNet::from_all(abi),
+        };
         ruleset = ruleset
-            .handle_access(AccessNet::from_all(abi))
+            .handle_access(handled)
             .map_err(PrepareError::landlock)?;
     }
     if abi >= ABI::V6 {

@@ -37,7 +37,7 @@ impl PrepareError {
 #[derive(Debug)]
 pub struct Prepared {
     ruleset: OwnedFd,
-    programs: Vec<BpfProgram>,
+    programs: std::sync::Arc<Vec<BpfProgram>>,
     mounts: Plan,
     net: Option<Channel>,
 }
@@ -76,11 +76,7 @@ impl Prepared {
             _ => None,
         };
         let ruleset = above_stdio(landlock_rules::build(policy, support.abi())?)?;
-        let mut programs = vec![seccomp::program(policy)?, seccomp::clone3_program()?];
-        let x32 = seccomp::x32_program();
-        if !x32.is_empty() {
-            programs.push(x32);
-        }
+        let programs = seccomp::programs(policy)?;
         Ok(Prepared {
             ruleset,
             programs,
@@ -114,7 +110,7 @@ impl Prepared {
     /// What the child needs, as plain numbers and pointers into `self`.
     pub fn entry(&self) -> Entry {
         let mut filters = [(std::ptr::null(), 0u16); MAX_PROGRAMS];
-        for (slot, program) in filters.iter_mut().zip(&self.programs) {
+        for (slot, program) in filters.iter_mut().zip(self.programs.iter()) {
             *slot = (program.as_ptr(), program.len() as u16);
         }
         Entry {

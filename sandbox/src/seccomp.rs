@@ -15,6 +15,7 @@
 //! architecture tag and would otherwise slip past every rule above.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -172,8 +173,39 @@ fn other_families(policy: &Policy) -> Result<SeccompRule, PrepareError> {
     rule(conditions)
 }
 
+/// Every program a command under `policy` enters: the main one, the
+/// `clone3` one and (on x86-64) the x32 one. They depend only on the kind
+/// of network, Unix sockets and whether anything is writable, so each
+/// combination is compiled once and shared (a command's programs are only
+/// read, by the kernel, when it enters them).
+pub(crate) fn programs(policy: &Policy) -> Result<Arc<Vec<BpfProgram>>, PrepareError> {
+    type Key = (u8, bool, bool);
+    static COMPILED: Mutex<Vec<(Key, Arc<Vec<BpfProgram>>)>> = Mutex::new(Vec::new());
+    let network = match policy.network {
+        Network::Denied => 0,
+        Network::ProxyPorts { .. } => 1,
+        Network::Isolated { .. } => 2,
+        Network::Unrestricted => 3,
+    };
+    let key = (network, policy.unix_sockets, policy.write.is_empty());
+    let mut compiled = COMPILED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, programs)) = compiled.iter().find(|(k, _)| *k == key) {
+        return Ok(programs.clone());
+    }
+    let mut programs = vec![program(policy)?, clone3_program()?];
+    let x32 = x32_program();
+    if !x32.is_empty() {
+        programs.push(x32);
+    }
+    let programs = Arc::new(programs);
+    compiled.push((key, programs.clone()));
+    Ok(programs)
+}
+
 /// The main program: refuses what the policy does not allow.
-pub(crate) fn program(policy: &Policy) -> Result<BpfProgram, PrepareError> {
+fn program(policy: &Policy) -> Result<BpfProgram, PrepareError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for &nr in REFUSED {
         rules.insert(nr, Vec::new());
@@ -210,7 +242,7 @@ fn namespace_bits() -> impl Iterator<Item = u64> {
 
 /// `clone3` passes its flags in memory, out of a filter's reach: it fails
 /// with `ENOSYS`, and libc falls back to `clone`.
-pub(crate) fn clone3_program() -> Result<BpfProgram, PrepareError> {
+fn clone3_program() -> Result<BpfProgram, PrepareError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     rules.insert(libc::SYS_clone3, Vec::new());
     let filter = SeccompFilter::new(
@@ -231,7 +263,7 @@ fn arch() -> Result<TargetArch, PrepareError> {
 
 /// On x86-64, refuses the x32 numbers (bit 30 set), which carry the same
 /// architecture tag as native calls. Elsewhere, an empty program.
-pub(crate) fn x32_program() -> BpfProgram {
+fn x32_program() -> BpfProgram {
     if cfg!(not(target_arch = "x86_64")) {
         return Vec::new();
     }

@@ -139,19 +139,15 @@ impl Confinement {
         Some((why, config.fail_if_unavailable))
     }
 
-    /// How the settings sandbox a Bash call with this input.
-    pub fn choose(&self, input: &Value) -> SandboxChoice {
+    /// How the settings sandbox a Bash call running `command`, which asked
+    /// to leave the sandbox when `asked_out` (`dangerouslyDisableSandbox`).
+    pub fn choose(&self, command: &str, asked_out: bool) -> SandboxChoice {
         let Some(config) = &self.sandbox else {
             return SandboxChoice::Unsandboxed;
         };
-        let command = input.get("command").and_then(Value::as_str).unwrap_or("");
         if config.is_excluded(command) {
             return SandboxChoice::Unsandboxed;
         }
-        let asked_out = input
-            .get("dangerouslyDisableSandbox")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
         let note = match (asked_out, config.allow_unsandboxed_commands) {
             (true, true) => return SandboxChoice::Unsandboxed,
             (true, false) => Some(
@@ -171,12 +167,23 @@ impl Confinement {
     /// Whether a Bash call with this input runs sandboxed and the settings
     /// let sandboxed commands run unasked (`autoAllowBashIfSandboxed`).
     pub fn auto_allows(&self, tool_name: &str, input: &Value) -> bool {
-        tool_name == "Bash"
-            && self
+        if tool_name != "Bash"
+            || !self
                 .sandbox
                 .as_ref()
                 .is_some_and(|c| c.auto_allow_bash_if_sandboxed)
-            && matches!(self.choose(input), SandboxChoice::Sandboxed { .. })
+        {
+            return false;
+        }
+        let command = input.get("command").and_then(Value::as_str).unwrap_or("");
+        let asked_out = input
+            .get("dangerouslyDisableSandbox")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        matches!(
+            self.choose(command, asked_out),
+            SandboxChoice::Sandboxed { .. }
+        )
     }
 
     /// The sandbox for one command under the settings, ready to enter.

@@ -6,7 +6,6 @@ use baton_engine::confine::{Approval, Confinement, Egress, FloorState, SandboxCh
 use baton_engine::sandbox::proxy::Proxy;
 use baton_engine::sandbox::Prepared;
 use baton_engine::ToolContext;
-use serde_json::json;
 
 use super::tool::BashInput;
 
@@ -65,11 +64,8 @@ pub(crate) fn sandbox_for(
     if ctx.approval == Approval::ReadOnlyJudgement {
         return floor(&confinement, ctx).map(|p| p.map(Confined::floor));
     }
-    let raw = json!({
-        "command": input.command,
-        "dangerouslyDisableSandbox": input.dangerously_disable_sandbox.unwrap_or(false),
-    });
-    match confinement.choose(&raw) {
+    let asked_out = input.dangerously_disable_sandbox.unwrap_or(false);
+    match confinement.choose(&input.command, asked_out) {
         SandboxChoice::Unsandboxed => Ok(None),
         SandboxChoice::Unavailable { why, fail: true } => Err(format!(
             "The sandbox settings require every command to run sandboxed (sandbox.failIfUnavailable), but the sandbox is unavailable here ({why}), so the command was not run."

@@ -172,7 +172,7 @@ pub(crate) fn report_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 /// background job may hold the write end open forever), at most a path's
 /// worth.
 pub(crate) fn read_report(read: &OwnedFd) -> String {
-    let mut buf = vec![0u8; 8192];
+    let mut buf = [0u8; 4096];
     let mut len = 0;
     while len < buf.len() {
         // SAFETY: reading into our own buffer from our own descriptor.
@@ -188,6 +188,5 @@ pub(crate) fn read_report(read: &OwnedFd) -> String {
         }
         len += n as usize;
     }
-    buf.truncate(len);
-    String::from_utf8_lossy(&buf).into_owned()
+    String::from_utf8_lossy(&buf[..len]).into_owned()
 }
