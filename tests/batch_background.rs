@@ -3,6 +3,10 @@
 //! order beside its siblings, its command goes on, an interrupt of the
 //! batch no longer reaches it, and the engine's shutdown ends it.
 
+#[path = "support/sleeping.rs"]
+mod sleeping;
+use sleeping::sleeping;
+
 mod common;
 
 use std::time::{Duration, Instant};
@@ -11,26 +15,6 @@ use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event, InterruptKind, Outcome};
 use common::call;
 use serde_json::json;
-
-fn sleeping(marker: &str) -> usize {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .filter(|e| {
-            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .and_then(|s| s.split_whitespace().next())
-                == Some("Z");
-            text.starts_with("sleep ") && text.contains(marker) && !zombie
-        })
-        .count()
-}
 
 async fn wait_for(what: impl Fn() -> bool) -> bool {
     let until = Instant::now() + Duration::from_secs(20);

@@ -2,6 +2,10 @@
 //! its batch, answers at once and its command goes on until the session
 //! ends; lines that reach no running shell are errors.
 
+#[path = "support/sleeping.rs"]
+mod sleeping;
+use sleeping::sleeping;
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 
@@ -26,27 +30,6 @@ fn marker(n: u32) -> String {
         .unwrap()
         .subsec_nanos();
     format!("1000.{}{n}{nanos:09}", std::process::id())
-}
-
-/// Live `sleep` processes whose arguments name `marker`.
-fn sleeping(marker: &str) -> usize {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .filter(|e| {
-            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .and_then(|s| s.split_whitespace().next())
-                == Some("Z");
-            text.starts_with("sleep ") && text.contains(marker) && !zombie
-        })
-        .count()
 }
 
 fn wait_for(what: impl Fn() -> bool) -> bool {
