@@ -168,6 +168,17 @@ impl BatchState {
             self.settle_unstarted(index, &reason);
         }
         self.pump(myself);
+        // A call that could not start at once may wait long, behind many
+        // others: it keeps its classification but not a parsed copy of its
+        // input (see `PreparedCall::compact`). Calls that start at once are
+        // not touched, so they are parsed once.
+        if let Some(Slot {
+            phase: Phase::Queued(prepared),
+            ..
+        }) = self.slots.get_mut(index)
+        {
+            prepared.compact();
+        }
     }
 
     /// Why a queued call may no longer start, if so. (A new-message

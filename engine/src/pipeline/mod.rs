@@ -317,6 +317,18 @@ impl PreparedCall {
     pub fn tool(&self) -> Option<&Arc<Tool>> {
         self.tool.as_ref()
     }
+
+    /// Lets go of the parsed input of a call that has to wait in the queue.
+    /// Its classification (safe, read-only, label) is kept; the input is
+    /// parsed again, from the same unchanged JSON, when the call starts. A
+    /// 10,000-call message would otherwise hold a second (and for `Value`
+    /// tools a third) copy of every input while it waits. Schema problems
+    /// are kept: they are small and are the call's result.
+    pub fn compact(&mut self) {
+        if matches!(self.parsed, Some(Ok(_))) {
+            self.parsed = None;
+        }
+    }
 }
 
 /// What the stages share while one call runs.

@@ -13,12 +13,20 @@ use crate::output::{ToolError, ToolOutput};
 use crate::permission::{PermissionTarget, ToolPermission};
 
 /// An input that passed the schema and was converted to the tool's type.
-/// Parsed once, at add time; the same value decides safety and is handed to
-/// `call`, so classification and execution cannot disagree.
+/// Parsed at add time (and again, from the same unchanged input, when a call
+/// that waited in the queue starts); the same value decides safety and is
+/// handed to `call`, so classification and execution cannot disagree.
 pub struct ParsedInput {
     raw: Value,
+    /// The typed input, or [`SameAsRaw`] for tools whose input type is
+    /// `Value` itself: those would otherwise hold the JSON twice (a small
+    /// object costs hundreds of bytes, per call, for as long as it waits).
     value: Box<dyn Any + Send + Sync>,
 }
+
+/// Marks a [`ParsedInput`] whose typed value is its raw JSON. Zero-sized, so
+/// boxing it allocates nothing.
+struct SameAsRaw;
 
 impl std::fmt::Debug for ParsedInput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -35,7 +43,20 @@ impl ParsedInput {
     }
 
     fn get<I: 'static>(&self) -> Option<&I> {
+        if self.value.is::<SameAsRaw>() {
+            return (&self.raw as &dyn Any).downcast_ref::<I>();
+        }
         self.value.downcast_ref::<I>()
+    }
+
+    /// The typed input, by value (for `call`).
+    fn into_typed<I: 'static>(self) -> Option<I> {
+        let value = if self.value.is::<SameAsRaw>() {
+            Box::new(self.raw) as Box<dyn Any>
+        } else {
+            self.value as Box<dyn Any>
+        };
+        value.downcast::<I>().ok().map(|typed| *typed)
     }
 }
 
@@ -78,6 +99,12 @@ where
     L: ToolLogic<I>,
 {
     fn parse(&self, input: &Value) -> Result<ParsedInput, String> {
+        if std::any::TypeId::of::<I>() == std::any::TypeId::of::<Value>() {
+            return Ok(ParsedInput {
+                raw: input.clone(),
+                value: Box::new(SameAsRaw),
+            });
+        }
         let value: I = I::deserialize(input).map_err(|e| e.to_string())?;
         Ok(ParsedInput {
             raw: input.clone(),
@@ -125,9 +152,9 @@ where
         }
     }
     async fn call(&self, input: ParsedInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        match input.value.downcast::<I>() {
-            Ok(i) => self.logic.call(*i, ctx).await,
-            Err(_) => Err(ToolError::new(WRONG_INPUT)),
+        match input.into_typed::<I>() {
+            Some(i) => self.logic.call(i, ctx).await,
+            None => Err(ToolError::new(WRONG_INPUT)),
         }
     }
 }
