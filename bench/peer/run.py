@@ -1,5 +1,8 @@
-"""The peer harness: the same workloads through `baton agent` and `codex exec`
-against one local mock Responses server (mock_responses.py).
+"""The peer harness: the same workloads through `baton agent`, `codex exec`
+and Claude Code (`claude -p`), each against a local mock of its own wire:
+mock_responses.py (OpenAI Responses: baton, codex) and mock_messages.py
+(Anthropic Messages: claude, and `baton agent --provider anthropic` as
+baton-a, so Baton is measured on both wires).
 
 Each run starts the agent with a prompt; the mock answers turn 1 with the
 workload's shell calls and measures the turn gap: from the moment the last
@@ -9,10 +12,12 @@ the interrupt workload sends SIGINT (as a terminal's Ctrl-C does, to the
 agent's process group) one second after turn 1 and measures the time to
 exit and the `sleep` processes left behind.
 
-    python3 bench/peer/run.py [--runs 5] [--only baton|codex] [--workloads a,b]
+    python3 bench/peer/run.py [--runs 5] [--agents baton,codex,claude,baton-a]
+                              [--workloads a,b]
 
 Needs a release `baton` (BATON, default target/release/baton or
-$CARGO_TARGET_DIR/release/baton) and codex from ./install-codex.sh.
+$CARGO_TARGET_DIR/release/baton), codex from ./install-codex.sh and Claude
+Code from ./install-claude.sh.
 Prints one JSON line per run and a summary table (medians) at the end.
 """
 
@@ -28,7 +33,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import mock_messages  # noqa: E402
 import mock_responses  # noqa: E402
+
+AGENTS = ["baton", "codex", "claude", "baton-a"]
+# Agents that speak Anthropic's Messages wire (the others speak Responses).
+ANTHROPIC = {"claude", "baton-a"}
 
 MARK = "30.0417"  # the interrupt workload's sleeps, found again by this
 
@@ -40,7 +50,9 @@ WORKLOADS = {
     "rrwrr": ["sleep 0.3; cat marks.txt"] * 2
     + ["sleep 0.3; echo WROTE-MARK >> marks.txt"]
     + ["sleep 0.3; cat marks.txt"] * 2,
-    "interrupt": ["sleep " + MARK] * 4,
+    # Not a leading `sleep`: Claude Code refuses a command that starts with
+    # one (it says to use Monitor or run_in_background instead).
+    "interrupt": ["true && sleep " + MARK] * 4,
 }
 
 
@@ -55,8 +67,20 @@ def codex_bin():
     return os.path.join(HERE, "node", "node_modules", ".bin", "codex")
 
 
+def claude_bin():
+    return os.path.join(HERE, "node", "node_modules", ".bin", "claude")
+
+
 def command(agent, url, workdir, home):
     prompt = "Run the commands you are given."
+    if agent == "claude":
+        return [claude_bin(), "-p", prompt, "--dangerously-skip-permissions", "--model",
+                "claude-sonnet-4-5", "--max-turns", "3", "--output-format", "json"]
+    if agent == "baton-a":
+        return [baton_bin(), "agent", "--provider", "anthropic", "--base-url", url,
+                "--model", "claude-sonnet-4-5", "--cwd", workdir, "--permission-mode",
+                "bypassPermissions", "--max-turns", "3", "--state-dir",
+                os.path.join(home, "state"), prompt]
     if agent == "baton":
         return [baton_bin(), "agent", "--provider", "openai-responses", "--base-url", url,
                 "--model", "gpt-5-codex", "--cwd", workdir, "--permission-mode",
@@ -92,11 +116,23 @@ def marked_processes():
     return found
 
 
-def one_run(server, agent, workload):
+def text_of(output):
+    """The text of a function_call_output's output or a tool_result's content."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):
+        return "".join(b.get("text", "") for b in output if isinstance(b, dict))
+    return None
+
+
+def one_run(servers, agent, workload):
     commands = WORKLOADS[workload]
     run = mock_responses.Run(commands)
+    server = servers["messages" if agent in ANTHROPIC else "responses"]
     server.current = run
-    url = "http://127.0.0.1:%d/v1" % server.server_address[1]
+    url = "http://127.0.0.1:%d" % server.server_address[1]
+    if agent not in ANTHROPIC:
+        url += "/v1"
     with tempfile.TemporaryDirectory(prefix="peer-") as home:
         workdir = os.path.join(home, "work")
         os.makedirs(workdir)
@@ -105,6 +141,11 @@ def one_run(server, agent, workload):
         open(os.path.join(workdir, "marks.txt"), "w").close()
         env = dict(os.environ, MOCK_API_KEY="mock", CODEX_HOME=os.path.join(home, "codex"),
                    HOME=home, NO_COLOR="1")
+        if agent in ANTHROPIC:
+            # Claude Code: the mock, no update checks or telemetry, and its
+            # permission bypass allowed as root (IS_SANDBOX).
+            env.update(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="mock", IS_SANDBOX="1",
+                       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1")
         os.makedirs(env["CODEX_HOME"])
         env.pop("OPENAI_API_KEY", None)
         started = time.monotonic()
@@ -117,7 +158,13 @@ def one_run(server, agent, workload):
                 proc.kill()
                 result["error"] = "turn 1 never streamed"
                 return result
-            time.sleep(1.0)
+            # Wait until the sleeps run (a slow agent may take seconds to
+            # start them), then give them a moment more.
+            deadline = time.monotonic() + 60
+            while (len(marked_processes()) < len(commands)
+                   and time.monotonic() < deadline):
+                time.sleep(0.05)
+            time.sleep(0.5)
             running = len(marked_processes())
             sent = time.monotonic()
             os.killpg(proc.pid, signal.SIGINT)
@@ -158,10 +205,11 @@ def one_run(server, agent, workload):
         result["tool"] = run.tool
         result["gap_ms"] = round((run.turn2_at - run.turn1_end) * 1000, 1)
         ids = [cid for cid, _ in run.outputs]
+        result["outputs_ok"] = all(text_of(o) is not None for _, o in run.outputs)
         result["outputs"] = len(ids)
         result["in_order"] = ids == run.call_ids
         if workload == "rrwrr":
-            texts = [str(o) for _, o in run.outputs]
+            texts = [str(text_of(o)) for _, o in run.outputs]
             reads = [texts[i] for i in (0, 1, 3, 4)] if len(texts) == 5 else []
             # Reads before the write do not see it; reads after it do.
             seen = ["WROTE-MARK" in t for t in reads]
@@ -173,16 +221,20 @@ def one_run(server, agent, workload):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--only", choices=["baton", "codex"])
+    p.add_argument("--agents", default="baton,codex",
+                   help="comma-separated, of %s" % ",".join(AGENTS))
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     a = p.parse_args()
-    agents = [a.only] if a.only else ["baton", "codex"]
-    server = mock_responses.serve()
+    agents = a.agents.split(",")
+    for agent in agents:
+        if agent not in AGENTS:
+            p.error("unknown agent %r (known: %s)" % (agent, ", ".join(AGENTS)))
+    servers = {"responses": mock_responses.serve(), "messages": mock_messages.serve()}
     results = []
     for workload in a.workloads.split(","):
         for _ in range(a.runs):
             for agent in agents:  # alternate, so load drifts hit both alike
-                r = one_run(server, agent, workload)
+                r = one_run(servers, agent, workload)
                 print(json.dumps(r), flush=True)
                 results.append(r)
     print("\nmedians of %d runs" % a.runs)
