@@ -13,7 +13,11 @@ agent's process group) one second after turn 1 and measures the time to
 exit and the `sleep` processes left behind.
 
     python3 bench/peer/run.py [--runs 5] [--agents baton,codex,claude,baton-a]
-                              [--workloads a,b]
+                              [--workloads a,b] [--hog N]
+
+`--hog N` runs N busy processes (normal priority) for the whole run: the
+contention mode, for the turn gap on a machine that is busy with other
+work (CI, eval fleets, a laptop building).
 
 Needs a release `baton` (BATON, default target/release/baton or
 $CARGO_TARGET_DIR/release/baton), codex from ./install-codex.sh and Claude
@@ -218,18 +222,41 @@ def one_run(servers, agent, workload):
         return result
 
 
+def start_hog(n):
+    """N processes that spin at normal priority until killed."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(n)]
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--agents", default="baton,codex",
                    help="comma-separated, of %s" % ",".join(AGENTS))
     p.add_argument("--workloads", default=",".join(WORKLOADS))
+    p.add_argument("--hog", type=int, default=0,
+                   help="busy processes running beside the agents (contention mode)")
     a = p.parse_args()
     agents = a.agents.split(",")
     for agent in agents:
         if agent not in AGENTS:
             p.error("unknown agent %r (known: %s)" % (agent, ", ".join(AGENTS)))
     servers = {"responses": mock_responses.serve(), "messages": mock_messages.serve()}
+    hog = start_hog(a.hog)
+    try:
+        results = run_all(servers, agents, a)
+    finally:
+        for proc in hog:
+            proc.kill()
+            proc.wait()
+    print("\nmedians of %d runs%s (load average at the end: %s)" % (
+        a.runs, " beside %d busy processes" % a.hog if a.hog else "",
+        " ".join("%.2f" % x for x in os.getloadavg())))
+    summarise(results, agents, a)
+
+
+def run_all(servers, agents, a):
     results = []
     for workload in a.workloads.split(","):
         for _ in range(a.runs):
@@ -237,7 +264,10 @@ def main():
                 r = one_run(servers, agent, workload)
                 print(json.dumps(r), flush=True)
                 results.append(r)
-    print("\nmedians of %d runs" % a.runs)
+    return results
+
+
+def summarise(results, agents, a):
     for workload in a.workloads.split(","):
         row = [workload]
         for agent in agents:
