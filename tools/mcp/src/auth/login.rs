@@ -93,9 +93,8 @@ impl Authorizer {
         if !self.store.has_tokens().await {
             return Ok(manager);
         }
-        if let Some(metadata) = self.pinned_metadata().await? {
-            manager.set_metadata(metadata);
-        }
+        let metadata = self.discover(&manager, None).await?;
+        manager.set_metadata(metadata);
         match manager.initialize_from_store().await {
             Ok(true) => {}
             Ok(false) => return Ok(manager),
@@ -166,16 +165,7 @@ impl Authorizer {
         challenge: Option<&str>,
         scopes: Vec<String>,
     ) -> Result<(), String> {
-        let metadata = match self.pinned_metadata().await? {
-            Some(metadata) => metadata,
-            None => {
-                manager
-                    .resolve_metadata_from_challenge(challenge)
-                    .await
-                    .map_err(|e| format!("OAuth discovery for {}: {e}", self.url))?
-                    .metadata
-            }
-        };
+        let metadata = self.discover(manager, challenge).await?;
         let cimd = metadata
             .additional_fields
             .get("client_id_metadata_document_supported")
@@ -285,22 +275,49 @@ impl Authorizer {
         outcome.map_err(|e| format!("OAuth login for \"{}\": {e}", self.server))
     }
 
+    /// The authorization server's metadata: `oauth.authServerMetadataUrl`,
+    /// else rmcp's discovery, else (2025-03-26 servers without resource
+    /// metadata) the document at the server's own root even when its
+    /// `issuer` names a path below it — accepted only on the server's own
+    /// origin, so no other party can slip in endpoints.
+    async fn discover(
+        &self,
+        manager: &AuthorizationManager,
+        challenge: Option<&str>,
+    ) -> Result<AuthorizationMetadata, String> {
+        if let Some(metadata) = self.pinned_metadata().await? {
+            return Ok(metadata);
+        }
+        let error = match manager.resolve_metadata_from_challenge(challenge).await {
+            Ok(resolution) => return Ok(resolution.metadata),
+            Err(e) => format!("OAuth discovery for {}: {e}", self.url),
+        };
+        if !error.contains("issuer mismatch") {
+            return Err(error);
+        }
+        let origin = |u: &str| reqwest::Url::parse(u).ok().map(|u| u.origin());
+        let Some(own) = origin(&self.url) else {
+            return Err(error);
+        };
+        let root = format!("{}/.well-known/oauth-authorization-server", own.ascii_serialization());
+        let Ok(metadata) = fetch_metadata(&root).await else {
+            return Err(error);
+        };
+        let same = |u: &str| origin(u).is_some_and(|o| o == own);
+        let issuer_ok = metadata.issuer.as_deref().is_some_and(same);
+        if issuer_ok && same(&metadata.authorization_endpoint) && same(&metadata.token_endpoint) {
+            Ok(metadata)
+        } else {
+            Err(error)
+        }
+    }
+
     /// `oauth.authServerMetadataUrl`, fetched, instead of discovery.
     async fn pinned_metadata(&self) -> Result<Option<AuthorizationMetadata>, String> {
         let Some(url) = &self.settings.auth_server_metadata_url else {
             return Ok(None);
         };
-        let response = reqwest::Client::new()
-            .get(url)
-            .timeout(Duration::from_secs(30))
-            .send()
-            .await
-            .and_then(reqwest::Response::error_for_status)
-            .map_err(|e| format!("{url}: {e}"))?;
-        let bytes = response.bytes().await.map_err(|e| format!("{url}: {e}"))?;
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| format!("{url}: not authorization-server metadata: {e}"))
+        fetch_metadata(url).await.map(Some)
     }
 
     fn client_credentials(&self) -> Result<ClientCredentialsConfig, String> {
@@ -321,16 +338,29 @@ impl Authorizer {
                 signing_algorithm,
                 token_endpoint_audience: None,
                 scopes,
-                resource: None,
+                resource: Some(self.url.clone()),
             });
         }
         Ok(ClientCredentialsConfig::ClientSecret {
             client_id,
             client_secret: self.settings.client_secret.clone().unwrap_or_default(),
             scopes,
-            resource: None,
+            resource: Some(self.url.clone()),
         })
     }
+}
+
+async fn fetch_metadata(url: &str) -> Result<AuthorizationMetadata, String> {
+    let response = reqwest::Client::new()
+        .get(url)
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .map_err(|e| format!("{url}: {e}"))?;
+    let bytes = response.bytes().await.map_err(|e| format!("{url}: {e}"))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{url}: not authorization-server metadata: {e}"))
 }
 
 /// The scopes to ask for on a 403 `insufficient_scope`: those already
