@@ -58,7 +58,9 @@ impl Server {
     /// The OAuth side of a streamable-HTTP server, unless its entry sets
     /// its own `Authorization` header.
     async fn oauth_link(&self) -> Result<Option<Arc<Link>>, String> {
-        let TransportSpec::Http { url, headers } = &self.spec.transport else {
+        let (TransportSpec::Http { url, headers } | TransportSpec::Sse { url, headers }) =
+            &self.spec.transport
+        else {
             return Ok(None);
         };
         if headers
@@ -227,7 +229,11 @@ impl Server {
                 (service, None)
             }
             TransportSpec::Sse { url, headers } => {
-                let headers = crate::sse::header_map(headers).map_err(Failure::NotStarted)?;
+                let mut headers = crate::sse::header_map(headers).map_err(Failure::NotStarted)?;
+                let seen = link.map(|l| l.auth.generation());
+                if let Some(bearer) = crate::auth::sse_bearer(link).await {
+                    headers.insert(http::header::AUTHORIZATION, bearer);
+                }
                 let service = tokio::time::timeout(limit, async {
                     let transport = crate::sse::SseTransport::connect(url, headers, limit).await?;
                     handler
@@ -243,7 +249,15 @@ impl Server {
                     )
                 })
                 .and_then(|served| served)
-                .map_err(Failure::Failed)?;
+                .map_err(|why| {
+                    // A 401 on the event stream: log in, as for HTTP.
+                    if let (Some(link), Some(seen)) = (link, seen) {
+                        if why.contains("answered HTTP 401") {
+                            link.refuse(seen);
+                        }
+                    }
+                    Failure::Failed(why)
+                })?;
                 (service, None)
             }
         };

@@ -62,12 +62,22 @@ impl Link {
         self.refusal.lock().is_some()
     }
 
+    /// A refusal without a challenge (the SSE event stream answered 401).
+    pub fn refuse(&self, seen: u64) {
+        *self.refusal.lock() = Some(Refusal {
+            challenge: String::new(),
+            more_scope: false,
+            seen,
+        });
+    }
+
     /// Logs in after `refusal` (outside any connect limit).
     pub async fn settle(&self, refusal: Refusal) -> Result<(), String> {
+        let challenge = Some(refusal.challenge.as_str()).filter(|c| !c.is_empty());
         self.auth
             .reauthorize(
                 &self.client.auth_manager,
-                Some(&refusal.challenge),
+                challenge,
                 refusal.more_scope,
                 refusal.seen,
             )
@@ -78,6 +88,16 @@ impl Link {
     pub fn connected(&self) {
         self.connecting.store(false, Ordering::Release);
     }
+}
+
+/// The `Authorization` value for a legacy SSE connection: the stored
+/// access token (refreshed when it has expired), if there is one.
+pub async fn sse_bearer(link: Option<&Arc<Link>>) -> Option<HeaderValue> {
+    let token = link?.client.get_access_token().await.ok()?;
+    let mut value = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
+    // Kept out of any debug output of the header map.
+    value.set_sensitive(true);
+    Some(value)
 }
 
 /// reqwest alone, or with a [`Link`].

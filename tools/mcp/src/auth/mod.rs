@@ -16,7 +16,7 @@ mod settings;
 mod store;
 
 pub use challenge::challenge_of;
-pub use client::{Guarded, Link, Refusal};
+pub use client::{sse_bearer, Guarded, Link, Refusal};
 pub use login::Authorizer;
 pub use opener::{FnOpener, UrlOpener};
 pub use settings::{Grant, OAuthSettings};
