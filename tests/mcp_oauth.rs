@@ -84,14 +84,20 @@ impl Drop for Protected {
     }
 }
 
-/// The work directory: `mcp.json` naming the protected server (and a
-/// second, stdio one that needs no login), settings allowing both.
-fn workdir(dir: &Path, url: &str) {
+/// The work directory: `mcp.json` naming the protected server (over
+/// streamable HTTP, or the legacy SSE transport with `sse`) and a second,
+/// stdio one that needs no login; settings allowing both.
+fn workdir(dir: &Path, url: &str, sse: bool) {
     let fixture = Path::new(ROOT).join("tests/fixtures/oauth/echo_stdio.py");
+    let prot = if sse {
+        json!({"type": "sse", "url": url.replace("/mcp", "/sse")})
+    } else {
+        json!({"type": "http", "url": url})
+    };
     std::fs::write(
         dir.join("mcp.json"),
         json!({"mcpServers": {
-            "prot": {"type": "http", "url": url},
+            "prot": prot,
             "plain": {"command": "python3", "args": [fixture]},
         }})
         .to_string(),
@@ -150,8 +156,10 @@ impl Serve {
     /// Calls `tool` and returns its result block, acting as the host
     /// (fetching login URLs as a browser would) until the batch is done.
     fn call(&mut self, tool: &str) -> (Value, bool) {
-        self.send(json!({"type": "message", "message": {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "t1", "name": tool, "input": {}}]}}));
+        self.send(
+            json!({"type": "message", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": tool, "input": {}}]}}),
+        );
         let mut result = (Value::Null, false);
         while let Some(Ok(line)) = self.lines.next() {
             self.printed.push_str(&line);
@@ -170,10 +178,7 @@ impl Serve {
                     });
                 }
                 Some("result") => {
-                    result = (
-                        msg["block"].clone(),
-                        msg["outcome"]["kind"] == "success",
-                    );
+                    result = (msg["block"].clone(), msg["outcome"]["kind"] == "success");
                 }
                 Some("done") => break,
                 _ => {}
@@ -200,7 +205,7 @@ impl Serve {
 fn login_through_the_host_refresh_and_restart() {
     let dir = tempfile::tempdir().unwrap();
     let server = Protected::start(dir.path());
-    workdir(dir.path(), &server.url);
+    workdir(dir.path(), &server.url, false);
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
 
@@ -209,7 +214,9 @@ fn login_through_the_host_refresh_and_restart() {
     let mut serve = Serve::start(dir.path(), &home);
     let (block, ok) = serve.call("mcp__prot__whoami");
     assert!(ok, "first call failed: {block}\n{}", serve.printed);
-    assert!(block.to_string().contains("hello from the protected server"));
+    assert!(block
+        .to_string()
+        .contains("hello from the protected server"));
     assert_eq!(serve.logins, 1, "one login expected");
     assert_eq!(server.count("token", Some("authorization_code")), 1);
     let resource = server
@@ -224,7 +231,10 @@ fn login_through_the_host_refresh_and_restart() {
     let (block, ok) = serve.call("mcp__prot__whoami");
     assert!(ok, "call after expiry failed: {block}\n{}", serve.printed);
     assert_eq!(serve.logins, 1, "no second login");
-    assert!(server.count("token", Some("refresh_token")) >= 1, "refreshed");
+    assert!(
+        server.count("token", Some("refresh_token")) >= 1,
+        "refreshed"
+    );
     let mut printed = serve.finish();
 
     // Tokens are kept per server, readable by the user only.
@@ -242,7 +252,10 @@ fn login_through_the_host_refresh_and_restart() {
     let (block, ok) = serve.call("mcp__prot__whoami");
     assert!(ok, "call after restart failed: {block}\n{}", serve.printed);
     assert_eq!(serve.logins, 0, "the stored token was used");
-    assert_eq!(server.count("token", Some("authorization_code")), codes_before);
+    assert_eq!(
+        server.count("token", Some("authorization_code")),
+        codes_before
+    );
     printed.push_str(&serve.finish());
 
     // No token in anything Baton printed (with debug logging on).
@@ -257,7 +270,7 @@ fn login_through_the_host_refresh_and_restart() {
 fn without_a_host_the_server_says_how_to_log_in_and_others_work() {
     let dir = tempfile::tempdir().unwrap();
     let server = Protected::start(dir.path());
-    workdir(dir.path(), &server.url);
+    workdir(dir.path(), &server.url, false);
     let out = Command::new(BATON)
         .args(["mcp", "list", "--json", "--strict-mcp-config"])
         .args(["--mcp-config", "mcp.json", "--cwd"])
@@ -285,4 +298,29 @@ fn without_a_host_the_server_says_how_to_log_in_and_others_work() {
     );
     assert_eq!(state("plain"), "ready");
     assert_eq!(server.count("token", None), 0);
+}
+
+#[test]
+fn legacy_sse_server_logs_in_the_same_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Protected::start(dir.path());
+    workdir(dir.path(), &server.url, true);
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut serve = Serve::start(dir.path(), &home);
+    let (block, ok) = serve.call("mcp__prot__whoami");
+    assert!(ok, "call failed: {block}\n{}", serve.printed);
+    assert_eq!(serve.logins, 1);
+    let mut printed = serve.finish();
+    // A restart after expiry: refreshed before connecting, no new login.
+    std::thread::sleep(Duration::from_secs(EXPIRY + 1));
+    let mut serve = Serve::start(dir.path(), &home);
+    let (block, ok) = serve.call("mcp__prot__whoami");
+    assert!(ok, "call after restart failed: {block}\n{}", serve.printed);
+    assert_eq!(serve.logins, 0);
+    assert!(server.count("token", Some("refresh_token")) >= 1);
+    printed.push_str(&serve.finish());
+    for token in server.tokens() {
+        assert!(!printed.contains(&token), "a token leaked:\n{printed}");
+    }
 }

@@ -200,14 +200,24 @@ impl StreamableHttpClient for Guarded {
                 match client {
                     Some(c) => {
                         c.post_message_with_response_limits(
-                            uri, message, session_id, auth_header, headers, limits,
+                            uri,
+                            message,
+                            session_id,
+                            auth_header,
+                            headers,
+                            limits,
                         )
                         .await
                     }
                     None => {
                         plain
                             .post_message_with_response_limits(
-                                uri, message, session_id, auth_header, headers, limits,
+                                uri,
+                                message,
+                                session_id,
+                                auth_header,
+                                headers,
+                                limits,
                             )
                             .await
                     }
@@ -259,7 +269,10 @@ impl StreamableHttpClient for Guarded {
             let client = client.cloned();
             async move {
                 match client {
-                    Some(c) => c.get_stream(uri, session_id, last, auth_header, headers).await,
+                    Some(c) => {
+                        c.get_stream(uri, session_id, last, auth_header, headers)
+                            .await
+                    }
                     None => {
                         plain
                             .get_stream(uri, session_id, last, auth_header, headers)

@@ -92,7 +92,9 @@ impl Redirect {
         if let Some(error) = get("error") {
             respond(&mut stream, "400 Bad Request", "Login failed; see Baton.").await;
             let detail = get("error_description").unwrap_or_default();
-            return Some(Err(format!("the authorization server refused: {error} {detail}")));
+            return Some(Err(format!(
+                "the authorization server refused: {error} {detail}"
+            )));
         }
         if get("code").is_none() {
             respond(&mut stream, "400 Bad Request", "No authorization code.").await;

@@ -112,7 +112,9 @@ impl Authorizer {
             let secret = self.settings.client_secret.clone().or(stored_secret);
             if let (Some(secret), Some(redirect)) = (secret, redirect) {
                 let config = OAuthClientConfig::new(client_id, redirect).with_client_secret(secret);
-                manager.configure_client(config).map_err(|e| e.to_string())?;
+                manager
+                    .configure_client(config)
+                    .map_err(|e| e.to_string())?;
             }
         }
         Ok(manager)
@@ -165,6 +167,11 @@ impl Authorizer {
         challenge: Option<&str>,
         scopes: Vec<String>,
     ) -> Result<(), String> {
+        // Nobody to show a URL to: say how to log in, without asking the
+        // network anything.
+        if self.settings.grant == Grant::AuthorizationCode && self.opener.is_none() {
+            return Err(self.login_hint());
+        }
         let metadata = self.discover(manager, challenge).await?;
         let cimd = metadata
             .additional_fields
@@ -195,8 +202,7 @@ impl Authorizer {
             .await
             .map_err(|e| format!("client credentials: {e}"))?;
             *manager = back;
-            return result
-                .map_err(|e| format!("client credentials for \"{}\": {e}", self.server));
+            return result.map_err(|e| format!("client credentials for \"{}\": {e}", self.server));
         }
         let Some(opener) = self.opener.clone() else {
             return Err(self.login_hint());
@@ -299,7 +305,10 @@ impl Authorizer {
         let Some(own) = origin(&self.url) else {
             return Err(error);
         };
-        let root = format!("{}/.well-known/oauth-authorization-server", own.ascii_serialization());
+        let root = format!(
+            "{}/.well-known/oauth-authorization-server",
+            own.ascii_serialization()
+        );
         let Ok(metadata) = fetch_metadata(&root).await else {
             return Err(error);
         };
@@ -370,7 +379,9 @@ async fn step_up_scopes(
     challenge: Option<&str>,
     url: &str,
 ) -> Vec<String> {
-    let asked = challenge.map(|c| challenge_scope(c, url)).unwrap_or_default();
+    let asked = challenge
+        .map(|c| challenge_scope(c, url))
+        .unwrap_or_default();
     let mut scopes = old.get_current_scopes().await;
     for scope in asked.split_whitespace() {
         if !scopes.iter().any(|s| s == scope) {

@@ -53,7 +53,10 @@ impl std::fmt::Debug for OAuthSettings {
             .field("scopes", &self.scopes)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("grant", &self.grant)
-            .field("private_key_pem", &self.private_key_pem.as_ref().map(|_| "***"))
+            .field(
+                "private_key_pem",
+                &self.private_key_pem.as_ref().map(|_| "***"),
+            )
             .finish()
     }
 }
@@ -104,8 +107,7 @@ impl OAuthSettings {
             client_id: text("clientId")?,
             client_secret: text("clientSecret")?,
             callback_port,
-            scopes: text("scopes")?
-                .map(|s| s.split_whitespace().map(str::to_string).collect()),
+            scopes: text("scopes")?.map(|s| s.split_whitespace().map(str::to_string).collect()),
             auth_server_metadata_url: text("authServerMetadataUrl")?,
             client_metadata_url: text("clientMetadataUrl")?,
             grant,
@@ -116,9 +118,11 @@ impl OAuthSettings {
             && (settings.client_id.is_none()
                 || (settings.client_secret.is_none() && settings.private_key_pem.is_none()))
         {
-            return Err("client_credentials needs \"oauth.clientId\" and \"oauth.clientSecret\" \
+            return Err(
+                "client_credentials needs \"oauth.clientId\" and \"oauth.clientSecret\" \
                         or \"oauth.privateKeyFile\""
-                .into());
+                    .into(),
+            );
         }
         if let Some(url) = &settings.auth_server_metadata_url {
             if !url.starts_with("https://") && !url.starts_with("http://localhost") {

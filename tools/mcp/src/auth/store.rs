@@ -21,7 +21,11 @@ pub fn default_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let absolute = |v: String| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
     env("XDG_STATE_HOME")
         .and_then(absolute)
-        .or_else(|| env("HOME").and_then(absolute).map(|h| h.join(".local/state")))
+        .or_else(|| {
+            env("HOME")
+                .and_then(absolute)
+                .map(|h| h.join(".local/state"))
+        })
         .map(|state| state.join("baton/mcp-oauth"))
 }
 
