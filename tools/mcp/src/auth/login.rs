@@ -178,6 +178,16 @@ impl Authorizer {
             .get("client_id_metadata_document_supported")
             .and_then(serde_json::Value::as_bool)
             .unwrap_or(false);
+        if self.settings.grant == Grant::IdentityAssertion {
+            super::enterprise::exchange(&self.settings, &metadata, &self.url, &self.store)
+                .await
+                .map_err(|e| format!("\"{}\": {e}", self.server))?;
+            let client_id = self.settings.client_id.clone().unwrap_or_default();
+            manager.set_metadata(metadata);
+            return manager
+                .configure_client_id(&client_id)
+                .map_err(|e| e.to_string());
+        }
         manager.set_metadata(metadata);
         if self.settings.grant == Grant::ClientCredentials {
             let config = self.client_credentials()?;

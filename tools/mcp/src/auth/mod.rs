@@ -9,6 +9,7 @@
 
 mod challenge;
 mod client;
+mod enterprise;
 mod listener;
 mod login;
 mod opener;
@@ -19,5 +20,5 @@ pub use challenge::challenge_of;
 pub use client::{sse_bearer, Guarded, Link, Refusal};
 pub use login::Authorizer;
 pub use opener::{FnOpener, UrlOpener};
-pub use settings::{Grant, OAuthSettings};
+pub use settings::{Grant, IdentityProvider, OAuthSettings};
 pub use store::{default_dir, TokenStore};

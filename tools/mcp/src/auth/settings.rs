@@ -18,6 +18,20 @@ pub enum Grant {
     AuthorizationCode,
     /// Machine-to-machine: the client's own credentials (SEP-1046).
     ClientCredentials,
+    /// Enterprise-managed (SEP-990): an ID token from the company's
+    /// identity provider, exchanged for an ID-JAG, then for an access token.
+    IdentityAssertion,
+}
+
+/// The identity provider of [`Grant::IdentityAssertion`].
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct IdentityProvider {
+    pub issuer: String,
+    pub token_endpoint: String,
+    pub client_id: String,
+    pub client_secret: Option<String>,
+    /// The user's OIDC ID token (usually `${VAR}`).
+    pub id_token: String,
 }
 
 /// OAuth settings of one server; all optional.
@@ -41,6 +55,7 @@ pub struct OAuthSettings {
     pub private_key_pem: Option<String>,
     /// `ES256` (default), `ES384`, `RS256`, `RS384` or `RS512`.
     pub signing_algorithm: Option<String>,
+    pub identity_provider: Option<IdentityProvider>,
 }
 
 // Secrets never reach logs through a `{:?}`.
@@ -90,9 +105,10 @@ impl OAuthSettings {
         let grant = match text("grantType")?.as_deref() {
             None | Some("authorization_code") => Grant::AuthorizationCode,
             Some("client_credentials") => Grant::ClientCredentials,
+            Some("identity_assertion") => Grant::IdentityAssertion,
             Some(other) => {
                 return Err(format!(
-                    "\"oauth.grantType\" must be authorization_code or client_credentials, not {other:?}"
+                    "\"oauth.grantType\" must be authorization_code, client_credentials or identity_assertion, not {other:?}"
                 ))
             }
         };
@@ -113,7 +129,24 @@ impl OAuthSettings {
             grant,
             private_key_pem,
             signing_algorithm: text("signingAlgorithm")?,
+            identity_provider: None,
         };
+        let mut settings = settings;
+        if settings.grant == Grant::IdentityAssertion {
+            let need = |key: &str| -> Result<String, String> {
+                text(key)?.ok_or_else(|| format!("identity_assertion needs \"oauth.{key}\""))
+            };
+            settings.identity_provider = Some(IdentityProvider {
+                issuer: need("idpIssuer")?,
+                token_endpoint: need("idpTokenEndpoint")?,
+                client_id: need("idpClientId")?,
+                client_secret: text("idpClientSecret")?,
+                id_token: need("idpIdToken")?,
+            });
+            if settings.client_id.is_none() {
+                return Err("identity_assertion needs \"oauth.clientId\"".into());
+            }
+        }
         if settings.grant == Grant::ClientCredentials
             && (settings.client_id.is_none()
                 || (settings.client_secret.is_none() && settings.private_key_pem.is_none()))
