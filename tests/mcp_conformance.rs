@@ -4,9 +4,10 @@
 //!
 //! - **server**: every active server scenario against `baton mcp serve
 //!   --http 127.0.0.1:0` with default flags;
-//! - **client**: the client scenarios that need no OAuth, each against
-//!   Baton's MCP client inside `baton serve`, driven by
-//!   `tests/fixtures/conformance_client.py` (which only plays the host).
+//! - **client**: every client scenario, OAuth (`auth/*`) included, each
+//!   against Baton's MCP client inside `baton serve`, driven by
+//!   `tests/fixtures/conformance_client.py` (which only plays the host,
+//!   and the browser of a login).
 //!
 //! A scenario passes when its checks include a success and no failure
 //! (warnings, the suite's "SHOULD" and timing notes, are printed). Every
@@ -24,13 +25,35 @@ use serde_json::Value;
 const BATON: &str = env!("CARGO_BIN_EXE_baton");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// The client scenarios that need no OAuth (the `auth/*` ones are not
-/// claimed: Baton has no OAuth client yet).
-const CLIENT_SCENARIOS: [&str; 4] = [
+/// The client scenarios Baton is run against: the plain ones and every
+/// `auth/*` one (OAuth, driven through the serve host's login lines).
+const CLIENT_SCENARIOS: [&str; 26] = [
     "initialize",
     "tools_call",
     "sse-retry",
     "elicitation-sep1034-client-defaults",
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/client-credentials-jwt",
+    "auth/client-credentials-basic",
+    "auth/cross-app-access-complete-flow",
 ];
 
 /// Upper bound for one run of the suite; it has its own per-scenario
@@ -115,19 +138,26 @@ fn scenario_of(dir_name: &str) -> Option<String> {
     looks_right.then(|| name.strip_prefix("server-").unwrap_or(name).to_string())
 }
 
-/// Verdicts of every scenario the suite wrote results for under `out`.
+/// Verdicts of every scenario the suite wrote results for under `out`
+/// (`auth/NAME` scenarios go to an `auth/` subdirectory).
 fn verdicts(out: &Path) -> BTreeMap<String, Verdict> {
     let mut all = BTreeMap::new();
+    collect(out, "", &mut all);
+    all
+}
+
+fn collect(dir: &Path, prefix: &str, all: &mut BTreeMap<String, Verdict>) {
     let entries =
-        std::fs::read_dir(out).unwrap_or_else(|e| panic!("no results in {}: {e}", out.display()));
+        std::fs::read_dir(dir).unwrap_or_else(|e| panic!("no results in {}: {e}", dir.display()));
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
         let checks = entry.path().join("checks.json");
         if let (Some(scenario), true) = (scenario_of(&name), checks.exists()) {
-            all.insert(scenario, verdict(&checks));
+            all.insert(format!("{prefix}{scenario}"), verdict(&checks));
+        } else if prefix.is_empty() && name == "auth" && entry.path().is_dir() {
+            collect(&entry.path(), "auth/", all);
         }
     }
-    all
 }
 
 /// Runs `cmd` to its end, killed after [`RUN_LIMIT`].

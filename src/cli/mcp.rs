@@ -53,6 +53,7 @@ pub fn start(cwd: &Path, settings_file: Option<&Path>, args: &McpArgs) -> Arc<Mc
             Arc::new(LateElicitor)
         },
     );
+    opts.oauth_opener = OAUTH_OPENER.lock().ok().and_then(|o| o.clone());
     let clients = if loaded.servers.is_empty() {
         McpClients::empty()
     } else {
@@ -141,6 +142,16 @@ pub fn list(clients: &McpClients, as_json: bool) -> Result<(), CliError> {
     };
     println!("{text}");
     Ok(())
+}
+
+/// Who shows OAuth login URLs (`baton serve`: its host); none: servers
+/// that need a login say how to log in from a terminal.
+static OAUTH_OPENER: Mutex<Option<Arc<dyn baton::mcp::auth::UrlOpener>>> = Mutex::new(None);
+
+pub fn set_oauth_opener(opener: Option<Arc<dyn baton::mcp::auth::UrlOpener>>) {
+    if let Ok(mut slot) = OAUTH_OPENER.lock() {
+        *slot = opener;
+    }
 }
 
 /// Whether elicitations are asked on the terminal (`baton run` with a

@@ -5,6 +5,7 @@ mod agent;
 mod approve;
 mod logging;
 mod mcp;
+mod mcp_login;
 mod mcp_serve;
 mod run;
 mod serve;
@@ -95,6 +96,19 @@ enum McpCommand {
         common: Common,
         #[command(flatten)]
         args: mcp_serve::ServeArgs,
+    },
+    /// Log in to a remote MCP server with OAuth (prints the URL to open).
+    Login {
+        #[command(flatten)]
+        common: Common,
+        /// The server's name in the MCP configuration.
+        name: String,
+    },
+    /// Forget the stored OAuth tokens of a remote MCP server.
+    Logout {
+        #[command(flatten)]
+        common: Common,
+        name: String,
     },
     /// The configured MCP servers: state, transport, protocol version, tools.
     List {
@@ -208,6 +222,7 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
         }
         Command::Serve { common, format } => {
             signals::guard_against_sudden_death();
+            serve::oauth::install();
             let setup = Setup::load(&common, true)?;
             runtime.block_on(serve::serve(setup, format))
         }
@@ -222,6 +237,22 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             signals::guard_against_sudden_death();
             runtime.block_on(agent::agent(setup, args))
         }
+        Command::Mcp {
+            command: McpCommand::Login { common, name },
+        } => runtime.block_on(mcp_login::login(
+            &common.cwd.clone().unwrap_or_else(|| PathBuf::from(".")),
+            common.settings.as_deref(),
+            &common.mcp,
+            &name,
+        )),
+        Command::Mcp {
+            command: McpCommand::Logout { common, name },
+        } => runtime.block_on(mcp_login::logout(
+            &common.cwd.clone().unwrap_or_else(|| PathBuf::from(".")),
+            common.settings.as_deref(),
+            &common.mcp,
+            &name,
+        )),
         Command::Mcp {
             command: McpCommand::List { common, json },
         } => {

@@ -17,6 +17,7 @@ mod background;
 mod elicit;
 mod input;
 mod model_hooks;
+pub mod oauth;
 mod output;
 mod session;
 mod subagent;

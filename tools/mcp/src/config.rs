@@ -101,6 +101,8 @@ pub struct ServerSpec {
     pub scope: Scope,
     /// The file (or "api") the entry came from, for messages.
     pub source: String,
+    /// OAuth settings (HTTP and SSE servers; see [`crate::auth`]).
+    pub oauth: crate::auth::OAuthSettings,
 }
 
 impl ServerSpec {
@@ -118,6 +120,7 @@ impl ServerSpec {
             read_only: ReadOnlyOverride::default(),
             scope: Scope::Api,
             source: "api".into(),
+            oauth: crate::auth::OAuthSettings::default(),
         }
     }
 
@@ -245,6 +248,7 @@ fn parse_entry(
         read_only: read_only(obj.get("readOnly"))?,
         scope,
         source: source.to_string(),
+        oauth: crate::auth::OAuthSettings::parse(obj.get("oauth"), env)?,
     })
 }
 

@@ -2,6 +2,7 @@
 //! `server/discover` probe and its fallbacks, see [`crate::probe`]) and
 //! opening the transport (stdio process, streamable HTTP, legacy SSE).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::ProtocolVersion;
@@ -11,6 +12,9 @@ use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::ClientServiceExt;
 use std::sync::atomic::Ordering;
 
+use rmcp::transport::auth::AuthClient;
+
+use crate::auth::{Authorizer, Guarded, Link, TokenStore};
 use crate::config::TransportSpec;
 use crate::handler::Handler;
 use crate::probe::{OnSilence, ProbeGuard, ProbeNote, ProbeRecord, DISCOVER_PROBE};
@@ -27,24 +31,85 @@ impl Server {
     /// modern server still starting up may leave it — with `server/discover`
     /// alone, all within `MCP_TIMEOUT`.
     pub(crate) async fn connect(&self) -> Result<Live, String> {
+        let link = self.oauth_link().await?;
+        let mut logins = 0;
+        loop {
+            let result = self.connect_once(link.as_ref()).await;
+            let Some(link) = &link else {
+                return result;
+            };
+            if result.is_ok() {
+                link.connected();
+                return result;
+            }
+            // The server refused: log in (no connect limit applies to the
+            // user) and start over with the new token.
+            let Some(refusal) = link.take_refusal() else {
+                return result;
+            };
+            logins += 1;
+            if logins > 3 {
+                return result;
+            }
+            link.settle(refusal).await?;
+        }
+    }
+
+    /// The OAuth side of a streamable-HTTP server, unless its entry sets
+    /// its own `Authorization` header.
+    async fn oauth_link(&self) -> Result<Option<Arc<Link>>, String> {
+        let (TransportSpec::Http { url, headers } | TransportSpec::Sse { url, headers }) =
+            &self.spec.transport
+        else {
+            return Ok(None);
+        };
+        if headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("authorization"))
+        {
+            return Ok(None);
+        }
+        let opts = self.options();
+        let store = TokenStore::new(opts.oauth_dir.as_deref(), &self.spec.name, url);
+        let auth = Arc::new(Authorizer::new(
+            &self.spec.name,
+            url,
+            self.spec.oauth.clone(),
+            store,
+            opts.oauth_opener.clone(),
+            opts.oauth_limit,
+        ));
+        let manager = auth.manager().await?;
+        let client = AuthClient::new(reqwest::Client::new(), manager);
+        Ok(Some(Arc::new(Link::new(auth, client))))
+    }
+
+    async fn connect_once(&self, link: Option<&Arc<Link>>) -> Result<Live, String> {
         if matches!(self.spec.transport, TransportSpec::Sse { .. }) {
             // HTTP+SSE belongs to the `initialize` generation; a
             // `server/discover` probe would only cost a round trip.
             return self
-                .connect_with(Start::Initialize, self.options().connect_timeout)
+                .connect_with(Start::Initialize, self.options().connect_timeout, link)
                 .await
                 .map_err(Failure::into_message);
         }
         let started = Instant::now();
         let record = ProbeRecord::default();
         let first = self
-            .connect_with(Start::Probe(record.clone()), self.options().connect_timeout)
+            .connect_with(
+                Start::Probe(record.clone()),
+                self.options().connect_timeout,
+                link,
+            )
             .await;
         let why = match first {
             Ok(live) => return Ok(live),
             Err(Failure::NotStarted(why)) => return Err(why),
             Err(Failure::Failed(why)) => why,
         };
+        if link.is_some_and(|l| l.refused()) {
+            return Err(why);
+        }
         let note = record.lock().clone();
         let mut retries = match note {
             Some(ProbeNote::Discovered) => return Err(why),
@@ -60,15 +125,23 @@ impl Server {
             if left.is_zero() {
                 break;
             }
-            match self.connect_with(start, left).await {
+            match self.connect_with(start, left, link).await {
                 Ok(live) => return Ok(live),
                 Err(failure) => last = failure.into_message(),
+            }
+            if link.is_some_and(|l| l.refused()) {
+                break;
             }
         }
         Err(last)
     }
 
-    async fn connect_with(&self, start: Start, limit: Duration) -> Result<Live, Failure> {
+    async fn connect_with(
+        &self,
+        start: Start,
+        limit: Duration,
+        link: Option<&Arc<Link>>,
+    ) -> Result<Live, Failure> {
         let handler = Handler::new(&self.spec.name, self.options().elicitor.clone());
         let (lifecycle, record, probe_limit) = match start {
             Start::Probe(record) => (
@@ -137,7 +210,7 @@ impl Server {
                     .custom_headers(map)
                     .max_concurrent_requests(256);
                 let transport = ProbeGuard::new(
-                    StreamableHttpClientTransport::with_client(reqwest::Client::new(), config),
+                    StreamableHttpClientTransport::with_client(Guarded::new(link.cloned()), config),
                     preferred_versions(),
                     probe_limit,
                     OnSilence::GiveUp,
@@ -156,7 +229,11 @@ impl Server {
                 (service, None)
             }
             TransportSpec::Sse { url, headers } => {
-                let headers = crate::sse::header_map(headers).map_err(Failure::NotStarted)?;
+                let mut headers = crate::sse::header_map(headers).map_err(Failure::NotStarted)?;
+                let seen = link.map(|l| l.auth.generation());
+                if let Some(bearer) = crate::auth::sse_bearer(link).await {
+                    headers.insert(http::header::AUTHORIZATION, bearer);
+                }
                 let service = tokio::time::timeout(limit, async {
                     let transport = crate::sse::SseTransport::connect(url, headers, limit).await?;
                     handler
@@ -172,7 +249,15 @@ impl Server {
                     )
                 })
                 .and_then(|served| served)
-                .map_err(Failure::Failed)?;
+                .map_err(|why| {
+                    // A 401 on the event stream: log in, as for HTTP.
+                    if let (Some(link), Some(seen)) = (link, seen) {
+                        if why.contains("answered HTTP 401") {
+                            link.refuse(seen);
+                        }
+                    }
+                    Failure::Failed(why)
+                })?;
                 (service, None)
             }
         };

@@ -7,6 +7,7 @@
 //! plus `ListMcpResources` / `ReadMcpResource`. A server that fails to start
 //! is a diagnostic; the others work. See docs/mcp.md.
 
+pub mod auth;
 mod call;
 mod config;
 mod connect;

@@ -35,6 +35,14 @@ pub struct ClientOptions {
     /// Per-call limits when a server sets none.
     pub limits: crate::call::CallLimits,
     pub elicitor: Option<Arc<dyn Elicitor>>,
+    /// Shows OAuth authorization URLs to the user; `None`: servers that
+    /// need a login are reported with how to log in (`baton mcp login`).
+    pub oauth_opener: Option<Arc<dyn crate::auth::UrlOpener>>,
+    /// Where tokens are kept (`None`: in memory only).
+    pub oauth_dir: Option<PathBuf>,
+    /// How long the user has to finish a login (`MCP_OAUTH_TIMEOUT`, ms;
+    /// default 5 minutes).
+    pub oauth_limit: Duration,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -43,6 +51,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("project_dir", &self.project_dir)
             .field("connect_timeout", &self.connect_timeout)
             .field("limits", &self.limits)
+            .field("oauth_dir", &self.oauth_dir)
             .finish()
     }
 }
@@ -65,6 +74,9 @@ impl ClientOptions {
             connect_timeout: ms("MCP_TIMEOUT").unwrap_or(Duration::from_secs(30)),
             limits,
             elicitor: None,
+            oauth_opener: None,
+            oauth_dir: crate::auth::default_dir(env),
+            oauth_limit: ms("MCP_OAUTH_TIMEOUT").unwrap_or(Duration::from_secs(300)),
         }
     }
 }

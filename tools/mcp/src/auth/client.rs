@@ -1,0 +1,286 @@
+//! The HTTP client of a streamable-HTTP connection, with OAuth when the
+//! server asks for it. rmcp's `AuthClient` adds the bearer token and
+//! refreshes it once on a 401; this layer handles what is left:
+//!
+//! - while connecting, a refusal (401 without usable tokens, or 403
+//!   `insufficient_scope`) is recorded and the attempt fails at once, so
+//!   the login runs outside the connect time limit (see
+//!   [`crate::connect`]);
+//! - once connected, a refusal starts the login (or the step-up) at once
+//!   and the request is sent again with the new token.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use futures::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::auth::{AuthClient, AuthError};
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use sse_stream::{Error as SseError, Sse};
+
+use super::login::Authorizer;
+
+type HttpError = StreamableHttpError<reqwest::Error>;
+
+/// A refusal seen while connecting, for the login that follows.
+#[derive(Clone, Debug)]
+pub struct Refusal {
+    pub challenge: String,
+    pub more_scope: bool,
+    pub seen: u64,
+}
+
+/// The OAuth side of one server's connections (shared by its attempts).
+pub struct Link {
+    pub auth: Arc<Authorizer>,
+    pub client: AuthClient<reqwest::Client>,
+    connecting: AtomicBool,
+    refusal: parking_lot::Mutex<Option<Refusal>>,
+}
+
+impl Link {
+    pub fn new(auth: Arc<Authorizer>, client: AuthClient<reqwest::Client>) -> Link {
+        Link {
+            auth,
+            client,
+            connecting: AtomicBool::new(true),
+            refusal: parking_lot::Mutex::new(None),
+        }
+    }
+
+    /// The refusal of the last attempt, if the server refused it.
+    pub fn take_refusal(&self) -> Option<Refusal> {
+        self.refusal.lock().take()
+    }
+
+    pub fn refused(&self) -> bool {
+        self.refusal.lock().is_some()
+    }
+
+    /// A refusal without a challenge (the SSE event stream answered 401).
+    pub fn refuse(&self, seen: u64) {
+        *self.refusal.lock() = Some(Refusal {
+            challenge: String::new(),
+            more_scope: false,
+            seen,
+        });
+    }
+
+    /// Logs in after `refusal` (outside any connect limit).
+    pub async fn settle(&self, refusal: Refusal) -> Result<(), String> {
+        let challenge = Some(refusal.challenge.as_str()).filter(|c| !c.is_empty());
+        self.auth
+            .reauthorize(
+                &self.client.auth_manager,
+                challenge,
+                refusal.more_scope,
+                refusal.seen,
+            )
+            .await
+    }
+
+    /// Connected: later refusals are handled in place.
+    pub fn connected(&self) {
+        self.connecting.store(false, Ordering::Release);
+    }
+}
+
+/// The `Authorization` value for a legacy SSE connection: the stored
+/// access token (refreshed when it has expired), if there is one.
+pub async fn sse_bearer(link: Option<&Arc<Link>>) -> Option<HeaderValue> {
+    let token = link?.client.get_access_token().await.ok()?;
+    let mut value = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
+    // Kept out of any debug output of the header map.
+    value.set_sensitive(true);
+    Some(value)
+}
+
+/// reqwest alone, or with a [`Link`].
+#[derive(Clone)]
+pub struct Guarded {
+    plain: reqwest::Client,
+    link: Option<Arc<Link>>,
+}
+
+impl Guarded {
+    pub fn new(link: Option<Arc<Link>>) -> Guarded {
+        Guarded {
+            plain: reqwest::Client::new(),
+            link,
+        }
+    }
+
+    async fn run<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
+    where
+        F: Fn(Option<&AuthClient<reqwest::Client>>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, HttpError>>,
+    {
+        let Some(link) = &self.link else {
+            return call(None).await;
+        };
+        loop {
+            let seen = link.auth.generation();
+            let error = match call(Some(&link.client)).await {
+                Ok(value) => {
+                    link.auth.succeeded();
+                    return Ok(value);
+                }
+                Err(error) => error,
+            };
+            let (challenge, more_scope) = match &error {
+                StreamableHttpError::AuthRequired(e) => (e.www_authenticate_header.clone(), false),
+                StreamableHttpError::InsufficientScope(e) => {
+                    (e.www_authenticate_header.clone(), true)
+                }
+                _ => return Err(error),
+            };
+            let refusal = Refusal {
+                challenge,
+                more_scope,
+                seen,
+            };
+            if link.connecting.load(Ordering::Acquire) {
+                *link.refusal.lock() = Some(refusal);
+                return Err(error);
+            }
+            if let Err(why) = link.settle(refusal).await {
+                return Err(AuthError::AuthorizationFailed(why).into());
+            }
+        }
+    }
+}
+
+impl StreamableHttpClient for Guarded {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        self.run(|client| {
+            let (uri, message, session_id, auth_header, headers) = (
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+            );
+            let plain = self.plain.clone();
+            let client = client.cloned();
+            async move {
+                match client {
+                    Some(c) => {
+                        c.post_message_with_response_limits(
+                            uri,
+                            message,
+                            session_id,
+                            auth_header,
+                            headers,
+                            limits,
+                        )
+                        .await
+                    }
+                    None => {
+                        plain
+                            .post_message_with_response_limits(
+                                uri,
+                                message,
+                                session_id,
+                                auth_header,
+                                headers,
+                                limits,
+                            )
+                            .await
+                    }
+                }
+            }
+        })
+        .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), HttpError> {
+        // Ending a session never starts a login.
+        match &self.link {
+            Some(link) => {
+                link.client
+                    .delete_session(uri, session_id, auth_header, custom_headers)
+                    .await
+            }
+            None => {
+                self.plain
+                    .delete_session(uri, session_id, auth_header, custom_headers)
+                    .await
+            }
+        }
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
+        self.run(|client| {
+            let (uri, session_id, last, auth_header, headers) = (
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+            );
+            let plain = self.plain.clone();
+            let client = client.cloned();
+            async move {
+                match client {
+                    Some(c) => {
+                        c.get_stream(uri, session_id, last, auth_header, headers)
+                            .await
+                    }
+                    None => {
+                        plain
+                            .get_stream(uri, session_id, last, auth_header, headers)
+                            .await
+                    }
+                }
+            }
+        })
+        .await
+    }
+}
