@@ -59,8 +59,10 @@ impl Default for BuiltinConfig {
 pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> {
     let mut tools = crate::bash::tools(&config.bash)?;
     tools.extend(crate::files::try_tools(config.read)?);
+    tools.extend(crate::plan::tools()?);
     tools.extend([
         crate::agent::tool(config.agents.clone())?,
+        crate::ask::tool()?,
         crate::glob::tool(config)?,
         crate::grep::tool(config)?,
         crate::sleep::tool(config)?,

@@ -13,6 +13,7 @@ pub mod background;
 pub mod catalog;
 pub mod definitions;
 mod run;
+pub mod tool_names;
 mod worktree;
 
 use std::sync::Arc;

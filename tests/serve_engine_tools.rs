@@ -1,0 +1,180 @@
+//! Claude Code's engine-level tools through real `baton serve` processes
+//! (issue 22): plan mode with its approval line, `AskUserQuestion` with its
+//! question line, and old tool names in calls.
+
+#[path = "support/serve_child.rs"]
+mod serve_child;
+
+use serde_json::{json, Value};
+use serve_child::Serve;
+
+fn start(dir: &std::path::Path) -> Serve {
+    Serve::start(&["--cwd", dir.to_str().unwrap()])
+}
+
+fn use_(id: &str, name: &str, input: Value) -> Value {
+    json!({"type": "tool_use", "id": id, "name": name, "input": input})
+}
+
+fn message(calls: Vec<Value>) -> Value {
+    json!({"type": "message", "message": {"role": "assistant", "content": calls}})
+}
+
+fn text(result: &Value) -> String {
+    result["block"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn results(lines: &[Value]) -> Vec<&Value> {
+    lines.iter().filter(|l| l["type"] == "result").collect()
+}
+
+#[test]
+fn plan_mode_blocks_writes_until_the_host_approves_the_plan_into_a_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut s = start(d);
+    let write = |id: &str, file: &str| {
+        use_(id, "Write", json!({"file_path": d.join(file), "content": "x"}))
+    };
+    s.send(message(vec![
+        use_("enter", "EnterPlanMode", json!({})),
+        write("w1", "during.txt"),
+        use_("ls", "Bash", json!({"command": "ls"})),
+        use_("exit", "ExitPlanMode", json!({"plan": "# Plan\n1. write after.txt"})),
+        write("w2", "after.txt"),
+    ]));
+    let mut asked = Vec::new();
+    let lines = s.answering(|req| {
+        asked.push(req.clone());
+        json!({"decision": "allow", "mode": "acceptEdits"})
+    });
+    let r = results(&lines);
+    assert_eq!(r.len(), 5, "{lines:?}");
+    let kinds: Vec<&str> = r
+        .iter()
+        .map(|l| l["outcome"]["kind"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["success", "denied", "success", "success", "success"],
+        "{lines:?}"
+    );
+    assert!(text(r[1]).contains("plan mode"), "{}", r[1]);
+    assert!(text(r[3]).contains("acceptEdits"), "{}", r[3]);
+    // Only the plan was asked about, as a plan approval with the plan.
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["kind"], "plan_approval");
+    assert_eq!(asked[0]["tool_name"], "ExitPlanMode");
+    assert_eq!(asked[0]["input"]["plan"], "# Plan\n1. write after.txt");
+    assert!(!d.join("during.txt").exists());
+    assert!(d.join("after.txt").exists());
+    s.finish();
+}
+
+#[test]
+fn a_rejected_plan_keeps_plan_mode_and_a_bad_mode_is_an_error_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut s = start(d);
+    s.send(message(vec![
+        use_("enter", "EnterPlanMode", json!({})),
+        use_("exit", "ExitPlanMode", json!({"plan": "p"})),
+    ]));
+    let request = s.next_of("permission_request");
+    s.send(json!({"type": "approve", "request_id": request["request_id"],
+        "decision": "allow", "mode": "sideways"}));
+    assert_eq!(s.next_of("error")["type"], "error");
+    s.send(json!({"type": "approve", "request_id": request["request_id"],
+        "decision": "deny", "reason": "too vague"}));
+    let lines = s.until("done");
+    let r = results(&lines);
+    assert_eq!(r[1]["outcome"]["kind"], "denied", "{lines:?}");
+    assert!(text(r[1]).contains("too vague"));
+    // Still in plan mode in the next message.
+    s.send(message(vec![use_(
+        "w",
+        "Write",
+        json!({"file_path": d.join("x.txt"), "content": "x"}),
+    )]));
+    let lines = s.until("done");
+    let r = results(&lines);
+    assert_eq!(r[0]["outcome"]["kind"], "denied", "{lines:?}");
+    assert!(text(r[0]).contains("plan mode"));
+    assert!(!d.join("x.txt").exists());
+    s.finish();
+}
+
+fn question() -> Value {
+    json!({"questions": [
+        {"question": "Which database?", "header": "Database", "multiSelect": false,
+         "options": [{"label": "Postgres", "description": "server"}, {"label": "SQLite", "description": "file"}]},
+        {"question": "Which extras?", "header": "Extras", "multiSelect": true,
+         "options": [{"label": "auth", "description": "a"}, {"label": "cache", "description": "c"}, {"label": "logs", "description": "l"}]}
+    ]})
+}
+
+#[test]
+fn ask_user_question_goes_to_the_host_and_comes_back_in_claude_codes_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = start(dir.path());
+    s.send(message(vec![
+        use_("q", "AskUserQuestion", question()),
+        use_("bad", "AskUserQuestion", json!({"questions": [
+            {"question": "X?", "header": "far too long a header", "multiSelect": false,
+             "options": [{"label": "a", "description": "a"}, {"label": "b", "description": "b"}]}]})),
+    ]));
+    let request = s.next_of("question_request");
+    assert_eq!(request["tool_use_id"], "q");
+    assert_eq!(request["questions"], question()["questions"]);
+    // A malformed answer is an error line; the question still waits.
+    s.send(json!({"type": "question_answer", "request_id": request["request_id"],
+        "decision": "answer", "answers": {"Which database?": 1}}));
+    assert_eq!(s.next_of("error")["type"], "error");
+    s.send(json!({"type": "question_answer", "request_id": request["request_id"],
+        "decision": "answer",
+        "answers": {"Which database?": "SQLite", "Which extras?": "auth, logs"}}));
+    let lines = s.until("done");
+    let r = results(&lines);
+    assert_eq!(r.len(), 2, "{lines:?}");
+    let by_id = |id: &str| *r.iter().find(|l| l["tool_use_id"] == id).unwrap();
+    let answered = by_id("q");
+    assert_eq!(answered["outcome"]["kind"], "success", "{answered}");
+    assert!(text(answered).contains("\"Which database?\"=\"SQLite\""), "{answered}");
+    assert!(text(answered).contains("\"Which extras?\"=\"auth, logs\""));
+    let bad = by_id("bad");
+    assert_eq!(bad["outcome"]["kind"], "validation_failed", "{bad}");
+    assert!(text(bad).contains("at most 12"), "{bad}");
+    s.finish();
+}
+
+#[test]
+fn with_input_closed_a_question_tells_the_model_to_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = start(dir.path());
+    s.send(message(vec![use_("q", "AskUserQuestion", question())]));
+    let request = s.next_of("question_request");
+    s.send(json!({"type": "question_answer", "request_id": request["request_id"],
+        "decision": "decline", "reason": "pick for me"}));
+    let lines = s.until("done");
+    let r = results(&lines);
+    assert!(text(r[0]).contains("declined"), "{lines:?}");
+    assert!(text(r[0]).contains("pick for me"));
+    assert!(text(r[0]).contains("Go on without"));
+    s.finish();
+}
+
+#[test]
+fn old_tool_names_reach_todays_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = start(dir.path());
+    // KillShell is TaskStop's old name: an unknown task id is the tool's
+    // own error, not "no such tool".
+    s.send(message(vec![use_("k", "KillShell", json!({"task_id": "nope"}))]));
+    let lines = s.until("done");
+    let r = results(&lines);
+    assert_ne!(r[0]["outcome"]["kind"], "unknown_tool", "{lines:?}");
+    s.finish();
+}
