@@ -90,9 +90,12 @@ fn a_rejected_plan_keeps_plan_mode_and_a_bad_mode_is_an_error_line() {
     s.send(json!({"type": "approve", "request_id": request["request_id"],
         "decision": "deny", "reason": "too vague"}));
     let lines = s.until("done");
-    let r = results(&lines);
-    assert_eq!(r[1]["outcome"]["kind"], "denied", "{lines:?}");
-    assert!(text(r[1]).contains("too vague"));
+    let exit = results(&lines)
+        .into_iter()
+        .find(|l| l["tool_use_id"] == "exit")
+        .expect("the ExitPlanMode result");
+    assert_eq!(exit["outcome"]["kind"], "denied", "{lines:?}");
+    assert!(text(exit).contains("too vague"));
     // Still in plan mode in the next message.
     s.send(message(vec![use_(
         "w",
@@ -151,7 +154,7 @@ fn ask_user_question_goes_to_the_host_and_comes_back_in_claude_codes_shape() {
 }
 
 #[test]
-fn with_input_closed_a_question_tells_the_model_to_go_on() {
+fn a_declined_question_tells_the_model_to_go_on() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = start(dir.path());
     s.send(message(vec![use_("q", "AskUserQuestion", question())]));
@@ -173,8 +176,29 @@ fn old_tool_names_reach_todays_tools() {
     // KillShell is TaskStop's old name: an unknown task id is the tool's
     // own error, not "no such tool".
     s.send(message(vec![use_("k", "KillShell", json!({"task_id": "nope"}))]));
-    let lines = s.until("done");
+    let mut asked = Vec::new();
+    let lines = s.answering(|req| {
+        asked.push(req["tool_name"].clone());
+        json!({"decision": "deny"})
+    });
+    assert_eq!(asked, [json!("TaskStop")], "{lines:?}");
+    // A rule naming the old tool holds for the new one.
+    let dir2 = tempfile::tempdir().unwrap();
+    let settings = dir2.path().join("settings.json");
+    std::fs::write(&settings, json!({"permissions": {"deny": ["KillBash"]}}).to_string()).unwrap();
+    let mut s2 = Serve::start(&[
+        "--cwd",
+        dir2.path().to_str().unwrap(),
+        "--settings",
+        settings.to_str().unwrap(),
+    ]);
+    s2.send(message(vec![use_("k", "TaskStop", json!({"task_id": "nope"}))]));
+    let lines = s2.until("done");
     let r = results(&lines);
-    assert_ne!(r[0]["outcome"]["kind"], "unknown_tool", "{lines:?}");
+    assert!(
+        matches!(r[0]["outcome"]["kind"].as_str(), Some("denied" | "unknown_tool")),
+        "{lines:?}"
+    );
+    s2.finish();
     s.finish();
 }
