@@ -12,6 +12,7 @@ pub mod glob;
 pub mod grep;
 pub mod plan;
 pub mod registry;
+pub mod skill;
 pub mod sleep;
 pub mod todo;
 pub mod tool_search;

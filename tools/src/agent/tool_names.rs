@@ -24,6 +24,7 @@ pub const BATON_TOOLS: &[&str] = &[
     "NotebookEdit",
     "Read",
     "ReadMcpResourceTool",
+    "Skill",
     "Sleep",
     "TaskOutput",
     "TaskStop",
