@@ -202,3 +202,40 @@ fn old_tool_names_reach_todays_tools() {
     s2.finish();
     s.finish();
 }
+
+#[test]
+fn a_project_skill_is_offered_and_returns_its_instructions() {
+    let dir = tempfile::tempdir().unwrap();
+    let skill = dir.path().join(".claude/skills/release-notes");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\ndescription: Writes release notes\nallowed-tools: Read, Bash(git log:*)\n---\nWrite notes for version $0 from `git log`.\n",
+    )
+    .unwrap();
+    let mut s = start(dir.path());
+    s.send(json!({"type": "tools"}));
+    let tools = s.next_of("tools");
+    let skill_tool = tools["tools"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == "Skill"))
+        .unwrap_or_else(|| panic!("no Skill tool: {tools}"));
+    assert!(
+        skill_tool["description"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("- release-notes: Writes release notes"),
+        "{skill_tool}"
+    );
+    s.send(message(vec![
+        use_("k", "Skill", json!({"skill": "release-notes", "args": "2.1"})),
+        use_("u", "Skill", json!({"skill": "nope"})),
+    ]));
+    let lines = s.until("done");
+    let r = results(&lines);
+    assert_eq!(r[0]["outcome"]["kind"], "success", "{lines:?}");
+    assert!(text(r[0]).contains("Write notes for version 2.1 from"), "{}", r[0]);
+    assert_eq!(r[1]["outcome"]["kind"], "validation_failed", "{}", r[1]);
+    assert!(text(r[1]).contains("release-notes"), "{}", r[1]);
+    s.finish();
+}
