@@ -239,3 +239,50 @@ fn a_project_skill_is_offered_and_returns_its_instructions() {
     assert!(text(r[1]).contains("release-notes"), "{}", r[1]);
     s.finish();
 }
+
+#[test]
+fn read_only_mcp_tools_run_in_plan_mode_and_mcp_writers_wait_for_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/demo/mcp/notes_server.py");
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"notes": {"command": "python3", "args": [server], "timeout": 60000}}})
+            .to_string(),
+    )
+    .unwrap();
+    // Every tool of the server is allowed by rule: only plan mode stops
+    // the writer.
+    let settings = dir.path().join("settings.json");
+    std::fs::write(&settings, json!({"permissions": {"allow": ["mcp__notes"]}}).to_string())
+        .unwrap();
+    let mut s = Serve::start(&[
+        "--cwd",
+        dir.path().to_str().unwrap(),
+        "--settings",
+        settings.to_str().unwrap(),
+        "--strict-mcp-config",
+        "--mcp-config",
+        config.to_str().unwrap(),
+        "--permission-mode",
+        "plan",
+    ]);
+    s.send(message(vec![
+        use_("s", "mcp__notes__search", json!({"query": "call"})),
+        use_("a", "mcp__notes__add", json!({"text": "during plan"})),
+        use_("x", "ExitPlanMode", json!({"plan": "add a note"})),
+        use_("b", "mcp__notes__add", json!({"text": "after plan"})),
+    ]));
+    let lines = s.answering(|_| json!({"decision": "allow", "mode": "default"}));
+    let r = results(&lines);
+    let kinds: Vec<&str> = r
+        .iter()
+        .map(|l| l["outcome"]["kind"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(kinds, ["success", "denied", "success", "success"], "{lines:?}");
+    assert!(text(r[0]).contains("exactly one result"), "{}", r[0]);
+    assert!(text(r[1]).contains("plan mode"), "{}", r[1]);
+    assert!(text(r[3]).contains("added note"), "{}", r[3]);
+    s.finish();
+}
