@@ -9,8 +9,8 @@ use std::sync::Arc;
 use baton::engine::permission::RulePolicy;
 use baton::engine::{ApprovalRequest, Approver, PermissionMode};
 use baton::{Approval, Engine, Outcome, ToolUse};
-use std::sync::Mutex;
 use serde_json::{json, Value};
+use std::sync::Mutex;
 
 /// Answers every question with one answer and keeps the requests.
 struct Host {
@@ -78,7 +78,11 @@ async fn a_mode_change_holds_for_the_later_calls_of_the_message_in_order() {
             write("w1", d, "during.txt"),
             call("read", "Read", json!({"file_path": d.join("notes.txt")})),
             call("bash", "Bash", json!({"command": "touch bash.txt"})),
-            call("exit", "ExitPlanMode", json!({"plan": "1. write after.txt"})),
+            call(
+                "exit",
+                "ExitPlanMode",
+                json!({"plan": "1. write after.txt"}),
+            ),
             write("w2", d, "after.txt"),
         ],
     )
@@ -86,11 +90,19 @@ async fn a_mode_change_holds_for_the_later_calls_of_the_message_in_order() {
     let outcome = |i: usize| results[i].outcome.clone();
     assert_eq!(outcome(0), Outcome::Success, "{}", results[0].text());
     assert_eq!(outcome(1), Outcome::Denied, "{}", results[1].text());
-    assert!(results[1].text().contains("plan mode"), "{}", results[1].text());
+    assert!(
+        results[1].text().contains("plan mode"),
+        "{}",
+        results[1].text()
+    );
     assert_eq!(outcome(2), Outcome::Success, "{}", results[2].text());
     assert_eq!(outcome(3), Outcome::Denied, "{}", results[3].text());
     assert_eq!(outcome(4), Outcome::Success, "{}", results[4].text());
-    assert!(results[4].text().contains("acceptEdits"), "{}", results[4].text());
+    assert!(
+        results[4].text().contains("acceptEdits"),
+        "{}",
+        results[4].text()
+    );
     assert!(results[4].text().contains("write after.txt"));
     // acceptEdits lets the write inside the workspace run unasked.
     assert_eq!(outcome(5), Outcome::Success, "{}", results[5].text());
@@ -126,8 +138,17 @@ async fn a_plain_approval_restores_the_mode_before_plan_and_a_denial_keeps_plan(
         ],
     )
     .await;
-    assert!(results[1].text().contains("acceptEdits"), "{}", results[1].text());
-    assert_eq!(results[2].outcome, Outcome::Success, "{}", results[2].text());
+    assert!(
+        results[1].text().contains("acceptEdits"),
+        "{}",
+        results[1].text()
+    );
+    assert_eq!(
+        results[2].outcome,
+        Outcome::Success,
+        "{}",
+        results[2].text()
+    );
 
     let no = Arc::new(Host {
         answer: Approval::Deny {
@@ -163,13 +184,26 @@ async fn exit_outside_plan_mode_and_bad_input_are_refused_before_asking() {
         &engine,
         vec![
             call("exit", "ExitPlanMode", json!({"plan": "p"})),
-            call("enter", "EnterPlanMode", json!({"mode": "bypassPermissions"})),
+            call(
+                "enter",
+                "EnterPlanMode",
+                json!({"mode": "bypassPermissions"}),
+            ),
             call("enter2", "EnterPlanMode", json!({})),
-            call("bad", "ExitPlanMode", json!({"allowedPrompts": [{"tool": "Write", "prompt": "x"}]})),
+            call(
+                "bad",
+                "ExitPlanMode",
+                json!({"allowedPrompts": [{"tool": "Write", "prompt": "x"}]}),
+            ),
         ],
     )
     .await;
-    assert_eq!(results[0].outcome, Outcome::ValidationFailed, "{}", results[0].text());
+    assert_eq!(
+        results[0].outcome,
+        Outcome::ValidationFailed,
+        "{}",
+        results[0].text()
+    );
     assert!(results[0].text().contains("not in plan mode"));
     assert_eq!(results[1].outcome, Outcome::InvalidInput);
     assert_eq!(results[2].outcome, Outcome::Success);
@@ -193,11 +227,52 @@ async fn read_only_mcp_like_and_search_tools_still_run_in_plan_mode() {
             call("g", "Glob", json!({"pattern": "*.rs"})),
             call("r", "Grep", json!({"pattern": "main"})),
             call("b", "Bash", json!({"command": "ls"})),
-            call("e", "Edit", json!({"file_path": d.join("a.rs"), "old_string": "main", "new_string": "x"})),
+            call(
+                "e",
+                "Edit",
+                json!({"file_path": d.join("a.rs"), "old_string": "main", "new_string": "x"}),
+            ),
         ],
     )
     .await;
-    assert_eq!(results[0].outcome, Outcome::Success, "{}", results[0].text());
-    assert_eq!(results[1].outcome, Outcome::Success, "{}", results[1].text());
+    assert_eq!(
+        results[0].outcome,
+        Outcome::Success,
+        "{}",
+        results[0].text()
+    );
+    assert_eq!(
+        results[1].outcome,
+        Outcome::Success,
+        "{}",
+        results[1].text()
+    );
     assert_eq!(results[3].outcome, Outcome::Denied, "{}", results[3].text());
+}
+
+/// Plain stdout of a UserPromptSubmit hook is context for the model, as in
+/// Claude Code (a real shell hook through the library's `fire_hook`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_stdout_of_a_user_prompt_submit_hook_is_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("settings.json");
+    std::fs::write(
+        &settings,
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": "echo \"it is $(printf late)\""}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let (builder, _settings) = Engine::configured(dir.path(), Some(settings.as_path())).unwrap();
+    let engine = builder
+        .state_dir(dir.path().join(".state"))
+        .build()
+        .unwrap();
+    let mut fields = serde_json::Map::new();
+    fields.insert("prompt".into(), json!("hello"));
+    let outcome = engine
+        .fire_hook(baton::engine::HookEvent::UserPromptSubmit, fields)
+        .await;
+    assert_eq!(outcome.additional_context, ["it is late"], "{outcome:?}");
 }

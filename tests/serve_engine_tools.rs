@@ -37,13 +37,21 @@ fn plan_mode_blocks_writes_until_the_host_approves_the_plan_into_a_mode() {
     let d = dir.path();
     let mut s = start(d);
     let write = |id: &str, file: &str| {
-        use_(id, "Write", json!({"file_path": d.join(file), "content": "x"}))
+        use_(
+            id,
+            "Write",
+            json!({"file_path": d.join(file), "content": "x"}),
+        )
     };
     s.send(message(vec![
         use_("enter", "EnterPlanMode", json!({})),
         write("w1", "during.txt"),
         use_("ls", "Bash", json!({"command": "ls"})),
-        use_("exit", "ExitPlanMode", json!({"plan": "# Plan\n1. write after.txt"})),
+        use_(
+            "exit",
+            "ExitPlanMode",
+            json!({"plan": "# Plan\n1. write after.txt"}),
+        ),
         write("w2", "after.txt"),
     ]));
     let mut asked = Vec::new();
@@ -84,11 +92,15 @@ fn a_rejected_plan_keeps_plan_mode_and_a_bad_mode_is_an_error_line() {
         use_("exit", "ExitPlanMode", json!({"plan": "p"})),
     ]));
     let request = s.next_of("permission_request");
-    s.send(json!({"type": "approve", "request_id": request["request_id"],
-        "decision": "allow", "mode": "sideways"}));
+    s.send(
+        json!({"type": "approve", "request_id": request["request_id"],
+        "decision": "allow", "mode": "sideways"}),
+    );
     assert_eq!(s.next_of("error")["type"], "error");
-    s.send(json!({"type": "approve", "request_id": request["request_id"],
-        "decision": "deny", "reason": "too vague"}));
+    s.send(
+        json!({"type": "approve", "request_id": request["request_id"],
+        "decision": "deny", "reason": "too vague"}),
+    );
     let lines = s.until("done");
     let exit = results(&lines)
         .into_iter()
@@ -133,19 +145,26 @@ fn ask_user_question_goes_to_the_host_and_comes_back_in_claude_codes_shape() {
     assert_eq!(request["tool_use_id"], "q");
     assert_eq!(request["questions"], question()["questions"]);
     // A malformed answer is an error line; the question still waits.
-    s.send(json!({"type": "question_answer", "request_id": request["request_id"],
-        "decision": "answer", "answers": {"Which database?": 1}}));
+    s.send(
+        json!({"type": "question_answer", "request_id": request["request_id"],
+        "decision": "answer", "answers": {"Which database?": 1}}),
+    );
     assert_eq!(s.next_of("error")["type"], "error");
-    s.send(json!({"type": "question_answer", "request_id": request["request_id"],
+    s.send(
+        json!({"type": "question_answer", "request_id": request["request_id"],
         "decision": "answer",
-        "answers": {"Which database?": "SQLite", "Which extras?": "auth, logs"}}));
+        "answers": {"Which database?": "SQLite", "Which extras?": "auth, logs"}}),
+    );
     let lines = s.until("done");
     let r = results(&lines);
     assert_eq!(r.len(), 2, "{lines:?}");
     let by_id = |id: &str| *r.iter().find(|l| l["tool_use_id"] == id).unwrap();
     let answered = by_id("q");
     assert_eq!(answered["outcome"]["kind"], "success", "{answered}");
-    assert!(text(answered).contains("\"Which database?\"=\"SQLite\""), "{answered}");
+    assert!(
+        text(answered).contains("\"Which database?\"=\"SQLite\""),
+        "{answered}"
+    );
     assert!(text(answered).contains("\"Which extras?\"=\"auth, logs\""));
     let bad = by_id("bad");
     assert_eq!(bad["outcome"]["kind"], "validation_failed", "{bad}");
@@ -159,8 +178,10 @@ fn a_declined_question_tells_the_model_to_go_on() {
     let mut s = start(dir.path());
     s.send(message(vec![use_("q", "AskUserQuestion", question())]));
     let request = s.next_of("question_request");
-    s.send(json!({"type": "question_answer", "request_id": request["request_id"],
-        "decision": "decline", "reason": "pick for me"}));
+    s.send(
+        json!({"type": "question_answer", "request_id": request["request_id"],
+        "decision": "decline", "reason": "pick for me"}),
+    );
     let lines = s.until("done");
     let r = results(&lines);
     assert!(text(r[0]).contains("declined"), "{lines:?}");
@@ -175,7 +196,11 @@ fn old_tool_names_reach_todays_tools() {
     let mut s = start(dir.path());
     // KillShell is TaskStop's old name: an unknown task id is the tool's
     // own error, not "no such tool".
-    s.send(message(vec![use_("k", "KillShell", json!({"task_id": "nope"}))]));
+    s.send(message(vec![use_(
+        "k",
+        "KillShell",
+        json!({"task_id": "nope"}),
+    )]));
     let mut asked = Vec::new();
     let lines = s.answering(|req| {
         asked.push(req["tool_name"].clone());
@@ -185,18 +210,29 @@ fn old_tool_names_reach_todays_tools() {
     // A rule naming the old tool holds for the new one.
     let dir2 = tempfile::tempdir().unwrap();
     let settings = dir2.path().join("settings.json");
-    std::fs::write(&settings, json!({"permissions": {"deny": ["KillBash"]}}).to_string()).unwrap();
+    std::fs::write(
+        &settings,
+        json!({"permissions": {"deny": ["KillBash"]}}).to_string(),
+    )
+    .unwrap();
     let mut s2 = Serve::start(&[
         "--cwd",
         dir2.path().to_str().unwrap(),
         "--settings",
         settings.to_str().unwrap(),
     ]);
-    s2.send(message(vec![use_("k", "TaskStop", json!({"task_id": "nope"}))]));
+    s2.send(message(vec![use_(
+        "k",
+        "TaskStop",
+        json!({"task_id": "nope"}),
+    )]));
     let lines = s2.until("done");
     let r = results(&lines);
     assert!(
-        matches!(r[0]["outcome"]["kind"].as_str(), Some("denied" | "unknown_tool")),
+        matches!(
+            r[0]["outcome"]["kind"].as_str(),
+            Some("denied" | "unknown_tool")
+        ),
         "{lines:?}"
     );
     s2.finish();
@@ -228,13 +264,21 @@ fn a_project_skill_is_offered_and_returns_its_instructions() {
         "{skill_tool}"
     );
     s.send(message(vec![
-        use_("k", "Skill", json!({"skill": "release-notes", "args": "2.1"})),
+        use_(
+            "k",
+            "Skill",
+            json!({"skill": "release-notes", "args": "2.1"}),
+        ),
         use_("u", "Skill", json!({"skill": "nope"})),
     ]));
     let lines = s.until("done");
     let r = results(&lines);
     assert_eq!(r[0]["outcome"]["kind"], "success", "{lines:?}");
-    assert!(text(r[0]).contains("Write notes for version 2.1 from"), "{}", r[0]);
+    assert!(
+        text(r[0]).contains("Write notes for version 2.1 from"),
+        "{}",
+        r[0]
+    );
     assert_eq!(r[1]["outcome"]["kind"], "validation_failed", "{}", r[1]);
     assert!(text(r[1]).contains("release-notes"), "{}", r[1]);
     s.finish();
@@ -243,20 +287,23 @@ fn a_project_skill_is_offered_and_returns_its_instructions() {
 #[test]
 fn read_only_mcp_tools_run_in_plan_mode_and_mcp_writers_wait_for_the_plan() {
     let dir = tempfile::tempdir().unwrap();
-    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/demo/mcp/notes_server.py");
+    let server =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo/mcp/notes_server.py");
     let config = dir.path().join("mcp.json");
     std::fs::write(
         &config,
-        json!({"mcpServers": {"notes": {"command": "python3", "args": [server], "timeout": 60000}}})
-            .to_string(),
+        // The form plugins ship: no `mcpServers` wrapper.
+        json!({"notes": {"command": "python3", "args": [server], "timeout": 60000}}).to_string(),
     )
     .unwrap();
     // Every tool of the server is allowed by rule: only plan mode stops
     // the writer.
     let settings = dir.path().join("settings.json");
-    std::fs::write(&settings, json!({"permissions": {"allow": ["mcp__notes"]}}).to_string())
-        .unwrap();
+    std::fs::write(
+        &settings,
+        json!({"permissions": {"allow": ["mcp__notes"]}}).to_string(),
+    )
+    .unwrap();
     let mut s = Serve::start(&[
         "--cwd",
         dir.path().to_str().unwrap(),
@@ -280,9 +327,41 @@ fn read_only_mcp_tools_run_in_plan_mode_and_mcp_writers_wait_for_the_plan() {
         .iter()
         .map(|l| l["outcome"]["kind"].as_str().unwrap_or(""))
         .collect();
-    assert_eq!(kinds, ["success", "denied", "success", "success"], "{lines:?}");
+    assert_eq!(
+        kinds,
+        ["success", "denied", "success", "success"],
+        "{lines:?}"
+    );
     assert!(text(r[0]).contains("exactly one result"), "{}", r[0]);
     assert!(text(r[1]).contains("plan mode"), "{}", r[1]);
     assert!(text(r[3]).contains("added note"), "{}", r[3]);
+    s.finish();
+}
+
+#[test]
+fn plain_stdout_of_a_session_start_hook_is_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("settings.json");
+    std::fs::write(
+        &settings,
+        json!({"hooks": {"SessionStart": [{"hooks": [
+            {"type": "command", "command": "printf 'Team rule: tabs, not spaces.\\n'"}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let mut s = Serve::start(&[
+        "--cwd",
+        dir.path().to_str().unwrap(),
+        "--settings",
+        settings.to_str().unwrap(),
+    ]);
+    let line = s.next_of("session_hook");
+    assert_eq!(line["event"], "SessionStart");
+    assert_eq!(
+        line["additional_context"],
+        json!(["Team rule: tabs, not spaces."]),
+        "{line}"
+    );
     s.finish();
 }

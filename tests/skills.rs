@@ -36,7 +36,9 @@ async fn inline_and_forked_skills_run_through_the_engine() {
     write_skill(
         d,
         "research",
-        &format!("---\ndescription: Research in a subagent\ncontext: fork\nmodel: haiku\n---\n{body}\n"),
+        &format!(
+            "---\ndescription: Research in a subagent\ncontext: fork\nmodel: haiku\n---\n{body}\n"
+        ),
     );
     let skills = SkillCatalog::load(d, None, &[]);
     assert!(skills.diagnostics.is_empty(), "{:?}", skills.diagnostics);
@@ -61,16 +63,42 @@ async fn inline_and_forked_skills_run_through_the_engine() {
         .unwrap();
     let batch = engine.open_batch().await.unwrap();
     batch
-        .add(call("g", "Skill", json!({"skill": "greet", "args": "Ada French"})))
+        .add(call(
+            "g",
+            "Skill",
+            json!({"skill": "greet", "args": "Ada French"}),
+        ))
         .unwrap();
     batch
-        .add(call("r", "Skill", json!({"skill": "/research", "args": "caching"})))
+        .add(call(
+            "r",
+            "Skill",
+            json!({"skill": "/research", "args": "caching"}),
+        ))
         .unwrap();
     let (results, _) = batch.finish().await;
-    assert_eq!(results[0].outcome, Outcome::Success, "{}", results[0].text());
-    assert!(results[0].text().contains("Say hello to Ada in French."), "{}", results[0].text());
-    assert_eq!(results[1].outcome, Outcome::Success, "{}", results[1].text());
-    assert!(results[1].text().contains("research done"), "{}", results[1].text());
+    assert_eq!(
+        results[0].outcome,
+        Outcome::Success,
+        "{}",
+        results[0].text()
+    );
+    assert!(
+        results[0].text().contains("Say hello to Ada in French."),
+        "{}",
+        results[0].text()
+    );
+    assert_eq!(
+        results[1].outcome,
+        Outcome::Success,
+        "{}",
+        results[1].text()
+    );
+    assert!(
+        results[1].text().contains("research done"),
+        "{}",
+        results[1].text()
+    );
     let records = runner.all();
     assert_eq!(records.len(), 1, "one subagent ran");
     assert_eq!(records[0].agent_type, "general-purpose");

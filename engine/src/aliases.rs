@@ -50,7 +50,10 @@ mod tests {
     fn old_names_map_one_hop_and_others_stay() {
         assert_eq!(canonical_tool_name("Task"), "Agent");
         assert_eq!(canonical_tool_name("KillBash"), "TaskStop");
-        assert_eq!(canonical_tool_name("ReadMcpResource"), "ReadMcpResourceTool");
+        assert_eq!(
+            canonical_tool_name("ReadMcpResource"),
+            "ReadMcpResourceTool"
+        );
         assert_eq!(canonical_tool_name("Bash"), "Bash");
         assert!(same_tool("KillShell", "KillBash"));
         assert!(!same_tool("Edit", "Write"));

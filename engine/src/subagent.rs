@@ -389,9 +389,16 @@ mod tests {
     fn a_bypass_parent_wins_otherwise_the_definitions_mode() {
         use PermissionMode::*;
         for wanted in PermissionMode::ALL {
-            assert_eq!(child_mode(BypassPermissions, Some(wanted)), BypassPermissions);
+            assert_eq!(
+                child_mode(BypassPermissions, Some(wanted)),
+                BypassPermissions
+            );
             for parent in [Default, AcceptEdits, Plan, DontAsk] {
-                assert_eq!(child_mode(parent, Some(wanted)), wanted, "{parent} {wanted}");
+                assert_eq!(
+                    child_mode(parent, Some(wanted)),
+                    wanted,
+                    "{parent} {wanted}"
+                );
             }
         }
         for parent in PermissionMode::ALL {

@@ -251,7 +251,9 @@ pub enum Approval {
     /// Allow, and switch the session to `mode` (Claude Code's `setMode`
     /// permission update). Approving `ExitPlanMode` this way picks the mode
     /// the session leaves plan mode for.
-    AllowAndSetMode { mode: PermissionMode },
+    AllowAndSetMode {
+        mode: PermissionMode,
+    },
     /// Deny, and interrupt the whole batch as a `cancel` interrupt would
     /// (the user wants to stop the turn, not just this call).
     DenyAndInterrupt {

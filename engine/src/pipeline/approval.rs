@@ -42,7 +42,8 @@ pub(super) async fn apply(
             ),
         )),
         Approval::AllowAndSetMode { mode } => {
-            let update = json!({"type": "setMode", "mode": mode.as_str(), "destination": "session"});
+            let update =
+                json!({"type": "setMode", "mode": mode.as_str(), "destination": "session"});
             let problems = permission::update_session(state, &[update]);
             state.diagnostics.extend(problems);
             Ok(())

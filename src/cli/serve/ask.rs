@@ -138,7 +138,9 @@ mod tests {
     #[test]
     fn answer_lines_parse_strictly() {
         let ok = parse(&json!({"decision": "answer", "answers": {"A?": "x, y"}})).unwrap();
-        assert!(matches!(ok, QuestionAnswer::Answered { ref answers, .. } if answers["A?"] == "x, y"));
+        assert!(
+            matches!(ok, QuestionAnswer::Answered { ref answers, .. } if answers["A?"] == "x, y")
+        );
         assert_eq!(
             parse(&json!({"decision": "decline"})).unwrap(),
             QuestionAnswer::Declined { reason: None }

@@ -207,13 +207,23 @@ mod tests {
         };
         std::fs::write(user_dir.join("rev.md"), file("reviewer", "Read")).unwrap();
         std::fs::write(proj_dir.join("a.md"), file("reviewer", "Read, Grep")).unwrap();
-        std::fs::write(proj_dir.join("b.md"), file("reviewer", "Read, Raed, WebSearch")).unwrap();
+        std::fs::write(
+            proj_dir.join("b.md"),
+            file("reviewer", "Read, Raed, WebSearch"),
+        )
+        .unwrap();
         let c = AgentCatalog::load(project.path(), Some(home.path()));
         let d = c.diagnostics.join("\n");
         assert!(d.contains("b.md (project) wins over"), "{d}");
-        assert!(d.contains("a.md (project) wins over") && d.contains("rev.md (user)"), "{d}");
+        assert!(
+            d.contains("a.md (project) wins over") && d.contains("rev.md (user)"),
+            "{d}"
+        );
         assert!(d.contains("b.md: `tools` names `Raed`"), "{d}");
-        assert!(d.contains("b.md: `tools` names `WebSearch`, a Claude Code tool"), "{d}");
+        assert!(
+            d.contains("b.md: `tools` names `WebSearch`, a Claude Code tool"),
+            "{d}"
+        );
         let winner = c.find(Some("reviewer")).unwrap();
         assert!(matches!(&winner.source, DefinitionSource::Project(p) if p.ends_with("b.md")));
         // The description lists only what the agent gets.

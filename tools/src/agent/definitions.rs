@@ -125,8 +125,15 @@ pub fn parse(text: &str, source: DefinitionSource) -> Parsed {
     def.disallowed_tools = get("disallowedTools")
         .and_then(|v| tool_list(v, "disallowedTools", &label, &mut diagnostics))
         .unwrap_or_default();
-    for (key, list) in [("tools", def.tools.as_deref()), ("disallowedTools", Some(&def.disallowed_tools[..]))] {
-        diagnostics.extend(super::tool_names::check(list.unwrap_or_default(), key, &label));
+    for (key, list) in [
+        ("tools", def.tools.as_deref()),
+        ("disallowedTools", Some(&def.disallowed_tools[..])),
+    ] {
+        diagnostics.extend(super::tool_names::check(
+            list.unwrap_or_default(),
+            key,
+            &label,
+        ));
     }
     def.model = get("model")
         .and_then(scalar)

@@ -37,16 +37,60 @@ pub const BATON_TOOLS: &[&str] = &[
 /// Claude Code's `BUILTIN_TOOL_NAMES` (`@anthropic-ai/claude-agent-sdk`
 /// 0.3.332, `sdk.d.ts`).
 pub const CLAUDE_CODE_TOOLS: &[&str] = &[
-    "Agent", "Artifact", "AskUserQuestion", "Bash", "ClaudeDesign", "CronCreate", "CronDelete",
-    "CronList", "Edit", "EndConversation", "EnterPlanMode", "EnterWorktree", "ExitPlanMode",
-    "ExitWorktree", "Glob", "Grep", "ListAgents", "ListMcpResourcesTool", "LSP", "Monitor",
-    "NotebookEdit", "OfferChromeSetup", "PowerShell", "Projects", "propose_skills",
-    "PushNotification", "Read", "ReadMcpResourceDirTool", "ReadMcpResourceTool",
-    "ReadNotifications", "RemoteTrigger", "ReportFindings", "ScheduleWakeup", "SendFeedback",
-    "SendMessage", "SendUserFile", "SendUserMessage", "SetGoal", "ShareOnboardingGuide",
-    "ShowOnboardingRolePicker", "Skill", "SubagentHandback", "TaskCreate", "TaskGet", "TaskList",
-    "TaskStop", "TaskUpdate", "TodoWrite", "ToolSearch", "WaitForMcpServers", "WebFetch",
-    "WebSearch", "Workflow", "Write",
+    "Agent",
+    "Artifact",
+    "AskUserQuestion",
+    "Bash",
+    "ClaudeDesign",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "Edit",
+    "EndConversation",
+    "EnterPlanMode",
+    "EnterWorktree",
+    "ExitPlanMode",
+    "ExitWorktree",
+    "Glob",
+    "Grep",
+    "ListAgents",
+    "ListMcpResourcesTool",
+    "LSP",
+    "Monitor",
+    "NotebookEdit",
+    "OfferChromeSetup",
+    "PowerShell",
+    "Projects",
+    "propose_skills",
+    "PushNotification",
+    "Read",
+    "ReadMcpResourceDirTool",
+    "ReadMcpResourceTool",
+    "ReadNotifications",
+    "RemoteTrigger",
+    "ReportFindings",
+    "ScheduleWakeup",
+    "SendFeedback",
+    "SendMessage",
+    "SendUserFile",
+    "SendUserMessage",
+    "SetGoal",
+    "ShareOnboardingGuide",
+    "ShowOnboardingRolePicker",
+    "Skill",
+    "SubagentHandback",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskStop",
+    "TaskUpdate",
+    "TodoWrite",
+    "ToolSearch",
+    "WaitForMcpServers",
+    "WebFetch",
+    "WebSearch",
+    "Workflow",
+    "Write",
 ];
 
 /// A warning for each entry of `names` (a `tools:`-style list, entries may
@@ -68,7 +112,9 @@ pub fn check(names: &[String], key: &str, label: &str) -> Vec<String> {
         } else {
             "not a tool Baton or Claude Code knows (a typo?)"
         };
-        out.push(format!("{label}: `{key}` names `{tool}`, {why}; it is ignored"));
+        out.push(format!(
+            "{label}: `{key}` names `{tool}`, {why}; it is ignored"
+        ));
     }
     out
 }
@@ -80,8 +126,14 @@ mod tests {
     #[test]
     fn known_old_and_mcp_names_pass_and_others_are_named() {
         let names: Vec<String> = [
-            "Read", "Bash(git log:*)", "Task", "KillShell", "mcp__github__search", "WebSearch",
-            "Raed", "*",
+            "Read",
+            "Bash(git log:*)",
+            "Task",
+            "KillShell",
+            "mcp__github__search",
+            "WebSearch",
+            "Raed",
+            "*",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -96,7 +148,11 @@ mod tests {
     #[test]
     fn every_builtin_is_listed() {
         for tool in crate::builtins(&crate::BuiltinConfig::default()) {
-            assert!(BATON_TOOLS.contains(&tool.name()), "{} missing", tool.name());
+            assert!(
+                BATON_TOOLS.contains(&tool.name()),
+                "{} missing",
+                tool.name()
+            );
         }
     }
 }

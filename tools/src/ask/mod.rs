@@ -88,10 +88,9 @@ impl ToolLogic<Value> for AskUserQuestion {
                 }
                 unanswered(&questions, &text)
             }
-            QuestionAnswer::Unavailable => unanswered(
-                &questions,
-                "No one was available to answer the questions.",
-            ),
+            QuestionAnswer::Unavailable => {
+                unanswered(&questions, "No one was available to answer the questions.")
+            }
         })
     }
 }
@@ -135,7 +134,9 @@ fn check(input: &Value) -> Result<(), String> {
             if label.trim().is_empty() {
                 problems.push(format!("question {n}: an option has an empty `label`"));
             } else if !labels.insert(label) {
-                problems.push(format!("question {n}: option label {label:?} appears twice"));
+                problems.push(format!(
+                    "question {n}: option label {label:?} appears twice"
+                ));
             }
         }
     }

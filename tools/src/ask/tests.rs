@@ -61,7 +61,11 @@ async fn without_an_asker_the_model_is_told_to_go_on() {
     let r = h.run("AskUserQuestion", input, h.dir.path()).await;
     assert_eq!(r.outcome, Outcome::Success);
     assert!(r.text().contains("No one can answer"), "{}", r.text());
-    assert!(r.text().contains("Go on without the answers"), "{}", r.text());
+    assert!(
+        r.text().contains("Go on without the answers"),
+        "{}",
+        r.text()
+    );
 }
 
 #[tokio::test]
@@ -84,7 +88,11 @@ async fn answers_come_back_in_claude_codes_shape() {
         q("Which extras?", "Extras", &["auth", "cache", "logs"], true)
     ]);
     let r = h
-        .run("AskUserQuestion", json!({"questions": questions}), h.dir.path())
+        .run(
+            "AskUserQuestion",
+            json!({"questions": questions}),
+            h.dir.path(),
+        )
         .await;
     assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
     assert!(r.text().contains("\"Which db?\"=\"pg\""), "{}", r.text());

@@ -131,7 +131,10 @@ impl ToolLogic<Value> for ExitPlanMode {
     }
 
     async fn call(&self, input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let plan = input.get("plan").and_then(Value::as_str).map(str::to_string);
+        let plan = input
+            .get("plan")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let (mode, modifier) = plan_mode::leave_plan(&ctx);
         let mut text = format!(
             "The user approved the plan. The session left plan mode and is now in {mode} mode: \

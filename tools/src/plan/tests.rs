@@ -1,6 +1,8 @@
 use super::*;
 use crate::test_support::Harness;
-use baton_engine::{Approval, ApprovalRequest, Approver, Context, Outcome, Pipeline, ToolContext, ToolPool};
+use baton_engine::{
+    Approval, ApprovalRequest, Approver, Context, Outcome, Pipeline, ToolContext, ToolPool,
+};
 
 struct Yes;
 
@@ -41,13 +43,19 @@ async fn exit_restores_the_mode_before_plan_and_refuses_outside_plan() {
         .extensions
         .with(ModeBeforePlan(PermissionMode::DontAsk));
     let ctx = ToolContext::standalone("call-1", context.clone(), h.session.clone());
-    let r = h.run_with("ExitPlanMode", json!({"plan": "do it"}), ctx).await;
+    let r = h
+        .run_with("ExitPlanMode", json!({"plan": "do it"}), ctx)
+        .await;
     assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
     let after = r.modifier.expect("a context change").apply(context);
     assert_eq!(after.permission_mode, PermissionMode::DontAsk);
 
     let r = h
-        .run_with("ExitPlanMode", json!({}), in_mode(&h, PermissionMode::Default))
+        .run_with(
+            "ExitPlanMode",
+            json!({}),
+            in_mode(&h, PermissionMode::Default),
+        )
         .await;
     assert_eq!(r.outcome, Outcome::ValidationFailed, "{}", r.text());
 }
@@ -60,9 +68,21 @@ async fn the_schemas_are_claude_codes() {
         ("EnterPlanMode", json!({}), true),
         ("EnterPlanMode", json!({"x": 1}), false),
         ("ExitPlanMode", json!({"plan": "p", "anything": [1]}), true),
-        ("ExitPlanMode", json!({"allowedPrompts": [{"tool": "Bash", "prompt": "run tests"}]}), true),
-        ("ExitPlanMode", json!({"allowedPrompts": [{"tool": "Write", "prompt": "x"}]}), false),
-        ("ExitPlanMode", json!({"allowedPrompts": [{"tool": "Bash"}]}), false),
+        (
+            "ExitPlanMode",
+            json!({"allowedPrompts": [{"tool": "Bash", "prompt": "run tests"}]}),
+            true,
+        ),
+        (
+            "ExitPlanMode",
+            json!({"allowedPrompts": [{"tool": "Write", "prompt": "x"}]}),
+            false,
+        ),
+        (
+            "ExitPlanMode",
+            json!({"allowedPrompts": [{"tool": "Bash"}]}),
+            false,
+        ),
     ] {
         let r = h.run_with(name, input.clone(), plan()).await;
         assert_eq!(

@@ -100,12 +100,24 @@ mod tests {
     #[test]
     fn placeholders_are_replaced_like_claude_code() {
         let s = |body: &str, args: &str| substitute(body, args, "/skills/x", "sess");
-        assert_eq!(s("Fix issue $ARGUMENTS now", "42 fast"), "Fix issue 42 fast now");
-        assert_eq!(s("a=$0 b=$1 c=$2", "one 'two words'"), "a=one b=two words c=");
+        assert_eq!(
+            s("Fix issue $ARGUMENTS now", "42 fast"),
+            "Fix issue 42 fast now"
+        );
+        assert_eq!(
+            s("a=$0 b=$1 c=$2", "one 'two words'"),
+            "a=one b=two words c="
+        );
         assert_eq!(s("$ARGUMENTS[1]/$ARGUMENTS[0]", "x y"), "y/x");
-        assert_eq!(s("run ${CLAUDE_SKILL_DIR}/go.sh in ${CLAUDE_SESSION_ID}", ""), "run /skills/x/go.sh in sess");
+        assert_eq!(
+            s("run ${CLAUDE_SKILL_DIR}/go.sh in ${CLAUDE_SESSION_ID}", ""),
+            "run /skills/x/go.sh in sess"
+        );
         assert_eq!(s("cost: $ and $$", ""), "cost: $ and $$");
-        assert_eq!(s("No placeholder.", "extra words"), "No placeholder.\n\nARGUMENTS: extra words");
+        assert_eq!(
+            s("No placeholder.", "extra words"),
+            "No placeholder.\n\nARGUMENTS: extra words"
+        );
         assert_eq!(s("No placeholder.", "  "), "No placeholder.");
         assert_eq!(s("$ARGUMENTS[x]", "a"), "a[x]");
     }

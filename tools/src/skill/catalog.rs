@@ -133,7 +133,11 @@ fn parse(text: &str, file: &Path, plugin: Option<&str>) -> Result<(Skill, Vec<St
     let map = match serde_yaml::from_str::<Value>(front) {
         Ok(Value::Mapping(map)) => map,
         Ok(Value::Null) => serde_yaml::Mapping::new(),
-        Ok(_) => return Err(format!("{label}: the frontmatter is not a mapping; skipped")),
+        Ok(_) => {
+            return Err(format!(
+                "{label}: the frontmatter is not a mapping; skipped"
+            ))
+        }
         Err(e) => key_by_key(front)
             .ok_or_else(|| format!("{label}: the frontmatter is not valid YAML ({e}); skipped"))?,
     };

@@ -45,10 +45,17 @@ struct SkillTool {
     agents: Arc<AgentCatalog>,
 }
 
-pub fn tool(skills: SkillCatalog, agents: AgentCatalog) -> Result<Tool, baton_engine::schema::InvalidSchema> {
+pub fn tool(
+    skills: SkillCatalog,
+    agents: AgentCatalog,
+) -> Result<Tool, baton_engine::schema::InvalidSchema> {
     let mut listed = String::new();
     for s in skills.skills().iter().filter(|s| !s.user_only) {
-        listed.push_str(&format!("- {}: {}\n", s.name, s.description.replace('\n', " ")));
+        listed.push_str(&format!(
+            "- {}: {}\n",
+            s.name,
+            s.description.replace('\n', " ")
+        ));
     }
     if listed.is_empty() {
         listed.push_str("(no skills are installed in this session)\n");

@@ -10,7 +10,12 @@ fn write_skill(root: &Path, dir: &str, text: &str) {
     std::fs::write(d.join("SKILL.md"), text).unwrap();
 }
 
-fn fixture() -> (tempfile::TempDir, tempfile::TempDir, tempfile::TempDir, SkillCatalog) {
+fn fixture() -> (
+    tempfile::TempDir,
+    tempfile::TempDir,
+    tempfile::TempDir,
+    SkillCatalog,
+) {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let plugin = tempfile::tempdir().unwrap();
@@ -26,8 +31,16 @@ fn fixture() -> (tempfile::TempDir, tempfile::TempDir, tempfile::TempDir, SkillC
         "shared",
         "---\ndescription: project's copy\n---\nproject body\n",
     );
-    write_skill(&user, "shared", "---\ndescription: personal copy\n---\npersonal body\n");
-    write_skill(&proj, "nodesc", "First paragraph is the description.\n\nMore text.\n");
+    write_skill(
+        &user,
+        "shared",
+        "---\ndescription: personal copy\n---\npersonal body\n",
+    );
+    write_skill(
+        &proj,
+        "nodesc",
+        "First paragraph is the description.\n\nMore text.\n",
+    );
     write_skill(&proj, "broken", "---\n: [\n---\nbody\n");
     write_skill(
         &proj,
@@ -39,7 +52,11 @@ fn fixture() -> (tempfile::TempDir, tempfile::TempDir, tempfile::TempDir, SkillC
         "research",
         "---\ndescription: Research in a fork\ncontext: fork\nagent: Explore\n---\nResearch $0 thoroughly.\n",
     );
-    write_skill(&plugin.path().join("skills"), "lint", "---\ndescription: Lint\n---\nLint all.\n");
+    write_skill(
+        &plugin.path().join("skills"),
+        "lint",
+        "---\ndescription: Lint\n---\nLint all.\n",
+    );
     let catalog = SkillCatalog::load(
         project.path(),
         Some(home.path()),
@@ -52,7 +69,14 @@ fn fixture() -> (tempfile::TempDir, tempfile::TempDir, tempfile::TempDir, SkillC
 fn skills_load_from_every_place_with_claude_codes_precedence() {
     let (_h, _p, _pl, c) = fixture();
     let names: Vec<&str> = c.skills().iter().map(|s| s.name.as_str()).collect();
-    for name in ["fix-issue", "shared", "nodesc", "deploy", "research", "tidy:lint"] {
+    for name in [
+        "fix-issue",
+        "shared",
+        "nodesc",
+        "deploy",
+        "research",
+        "tidy:lint",
+    ] {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }
     assert_eq!(c.find("shared").unwrap().description, "personal copy");
@@ -78,21 +102,34 @@ async fn invoking_returns_the_body_with_arguments_and_claude_codes_response() {
     let described = tool.def().prompt_text().to_string();
     assert!(described.contains("- fix-issue: Fix a GitHub issue by number"));
     assert!(described.contains("- tidy:lint: Lint"));
-    assert!(!described.contains("deploy"), "user-only skills are not offered");
+    assert!(
+        !described.contains("deploy"),
+        "user-only skills are not offered"
+    );
     let h = Harness::new(vec![tool]);
     let r = h
-        .run("Skill", json!({"skill": "fix-issue", "args": "123"}), h.dir.path())
+        .run(
+            "Skill",
+            json!({"skill": "fix-issue", "args": "123"}),
+            h.dir.path(),
+        )
         .await;
     assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
     let text = r.text();
-    assert!(text.contains("Fix issue 123 following our standards."), "{text}");
+    assert!(
+        text.contains("Fix issue 123 following our standards."),
+        "{text}"
+    );
     let dir = c.find("fix-issue").unwrap().dir.display().to_string();
     assert!(text.contains(&format!("Scripts: {dir}/scripts")), "{text}");
     let response = r.response.expect("a structured response");
     assert_eq!(response["commandName"], "fix-issue");
     assert_eq!(response["status"], "inline");
     assert_eq!(response["model"], "haiku");
-    assert_eq!(response["allowedTools"], json!(["Read", "Grep", "Bash(git:*)"]));
+    assert_eq!(
+        response["allowedTools"],
+        json!(["Read", "Grep", "Bash(git:*)"])
+    );
 }
 
 #[tokio::test]
@@ -101,13 +138,23 @@ async fn unknown_user_only_and_forked_skills() {
     let h = Harness::new(vec![tool(c, AgentCatalog::builtin()).unwrap()]);
     let r = h.run("Skill", json!({"skill": "nope"}), h.dir.path()).await;
     assert_eq!(r.outcome, Outcome::ValidationFailed);
-    assert!(r.text().contains("Available skills: ") && r.text().contains("fix-issue"), "{}", r.text());
-    let r = h.run("Skill", json!({"skill": "deploy"}), h.dir.path()).await;
+    assert!(
+        r.text().contains("Available skills: ") && r.text().contains("fix-issue"),
+        "{}",
+        r.text()
+    );
+    let r = h
+        .run("Skill", json!({"skill": "deploy"}), h.dir.path())
+        .await;
     assert_eq!(r.outcome, Outcome::ValidationFailed);
     assert!(r.text().contains("only be invoked by the user"));
     // A forked skill goes to the subagent machinery (here: no runner).
     let r = h
-        .run("Skill", json!({"skill": "research", "args": "caching"}), h.dir.path())
+        .run(
+            "Skill",
+            json!({"skill": "research", "args": "caching"}),
+            h.dir.path(),
+        )
         .await;
     assert_eq!(r.outcome, Outcome::ToolError, "{}", r.text());
     assert!(r.text().contains("No subagent runner"), "{}", r.text());
