@@ -109,11 +109,10 @@ async fn a_mode_change_holds_for_the_later_calls_of_the_message_in_order() {
     assert!(!d.join("during.txt").exists());
     assert!(!d.join("bash.txt").exists());
     assert!(d.join("after.txt").exists());
-    let asked = host.asked.lock().unwrap();
+    let asked = host.asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 1, "only the plan was asked about: {asked:?}");
     assert_eq!(asked[0].tool_name, "ExitPlanMode");
     assert_eq!(asked[0].input["plan"], "1. write after.txt");
-    drop(asked);
     // The mode outlives the message.
     let later = run(&engine, vec![write("w3", d, "later.txt")]).await;
     assert_eq!(later[0].outcome, Outcome::Success, "{}", later[0].text());

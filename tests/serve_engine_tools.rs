@@ -350,7 +350,7 @@ fn plain_stdout_of_a_session_start_hook_is_context() {
         .to_string(),
     )
     .unwrap();
-    let mut s = Serve::start(&[
+    let s = Serve::start(&[
         "--cwd",
         dir.path().to_str().unwrap(),
         "--settings",
