@@ -40,8 +40,17 @@ pub fn agent_catalog(project_dir: &Path) -> AgentCatalog {
 /// The skills of a project: `~/.claude/skills` (from `$HOME`), then the
 /// project's `.claude/skills`; with the loading problems.
 pub fn skill_catalog(project_dir: &Path) -> SkillCatalog {
+    skill_catalog_with_plugins(project_dir, &[])
+}
+
+/// [`skill_catalog`], plus the skills of `plugins` (`(name, root)`, e.g.
+/// `Settings::plugin_roots`), named `plugin:skill`.
+pub fn skill_catalog_with_plugins(
+    project_dir: &Path,
+    plugins: &[(String, std::path::PathBuf)],
+) -> SkillCatalog {
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    SkillCatalog::load(project_dir, home.as_deref(), &[])
+    SkillCatalog::load(project_dir, home.as_deref(), plugins)
 }
 
 /// Every built-in tool, with `agents` offered by `Agent`.

@@ -105,3 +105,64 @@ async fn inline_and_forked_skills_run_through_the_engine() {
     assert_eq!(records[0].model.as_deref(), Some("haiku"));
     assert_eq!(records[0].batches[0][0].3, Outcome::Success);
 }
+
+/// A skill shipped by an enabled plugin, through the command line
+/// (`baton run`, a real process): named `plugin:skill`.
+#[test]
+fn an_enabled_plugins_skill_is_offered_by_the_command() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let plugin = tempfile::tempdir().unwrap();
+    let skill = plugin.path().join("skills/lint");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\ndescription: Lints the code\n---\nLint every file under $ARGUMENTS.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.path().join(".claude/plugins")).unwrap();
+    std::fs::write(
+        home.path().join(".claude/plugins/installed_plugins.json"),
+        json!({"version": 2, "plugins": {"tidy@market": [
+            {"scope": "user", "installPath": plugin.path(), "version": "1.0.0"}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let settings = project.path().join("s.json");
+    std::fs::write(
+        &settings,
+        json!({"enabledPlugins": {"tidy@market": true}}).to_string(),
+    )
+    .unwrap();
+    let message = json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "s", "name": "Skill", "input": {"skill": "tidy:lint", "args": "src/"}}
+    ]});
+    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["run", "--cwd"])
+        .arg(project.path())
+        .arg("--settings")
+        .arg(&settings)
+        .arg("-")
+        .env("HOME", home.path())
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(message.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Lint every file under src/."),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -290,7 +290,7 @@ impl Setup {
             token: std::env::var("BATON_WORKER_TOKEN").ok(),
             tools: common.remote_tools.clone(),
         };
-        let skills = baton::builtins::skill_catalog(&cwd);
+        let skills = baton::builtins::skill_catalog_with_plugins(&cwd, &settings.plugin_roots);
         for warning in &skills.diagnostics {
             eprintln!("baton: skills: {warning}");
         }
