@@ -365,3 +365,28 @@ fn plain_stdout_of_a_session_start_hook_is_context() {
     );
     s.finish();
 }
+
+#[test]
+fn an_interrupted_question_is_withdrawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = start(dir.path());
+    s.send(message(vec![use_("q", "AskUserQuestion", question())]));
+    let request = s.next_of("question_request");
+    s.send(json!({"type": "interrupt", "kind": "cancel"}));
+    let withdrawn = s.next_of("question_cancelled");
+    assert_eq!(withdrawn["request_id"], request["request_id"]);
+    assert_eq!(withdrawn["tool_use_id"], "q");
+    let lines = s.until("done");
+    assert_eq!(
+        results(&lines)[0]["outcome"]["kind"],
+        "cancelled",
+        "{lines:?}"
+    );
+    // Answering it now is an error line.
+    s.send(
+        json!({"type": "question_answer", "request_id": request["request_id"],
+        "decision": "decline"}),
+    );
+    assert_eq!(s.next_of("error")["type"], "error");
+    s.finish();
+}

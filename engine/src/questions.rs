@@ -55,6 +55,10 @@ pub enum QuestionAnswer {
 #[async_trait]
 pub trait QuestionAsker: Send + Sync {
     async fn ask(&self, request: QuestionRequest) -> QuestionAnswer;
+
+    /// The call `call_id` was interrupted while its question waited: the
+    /// host should close it (an answer now would reach nobody).
+    fn withdraw(&self, _call_id: &str) {}
 }
 
 /// The asker, as a session slot or a per-batch service.

@@ -1,6 +1,7 @@
 //! `AskUserQuestion` in `baton serve`: the model's questions become a
 //! `question_request` line, and the host answers with a `question_answer`
-//! line (`decision`: `answer` with `answers`, or `decline`). When nobody
+//! line (`decision`: `answer` with `answers`, or `decline`); a question
+//! whose call is interrupted is withdrawn with `question_cancelled`. When nobody
 //! can answer any more (end of input, shutdown), pending and later
 //! questions get "no one can answer", so the model goes on without.
 
@@ -18,6 +19,8 @@ use super::output::write_line;
 #[derive(Default)]
 pub struct HostQuestions {
     pending: Mutex<HashMap<u64, oneshot::Sender<QuestionAnswer>>>,
+    /// Which call asked each pending question, to withdraw it.
+    asked_by: Mutex<HashMap<String, u64>>,
     next: AtomicU64,
     closed: AtomicBool,
 }
@@ -107,10 +110,14 @@ impl QuestionAsker for HostQuestions {
             }
             pending.insert(id, tx);
         }
+        self.asked_by
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(request.call_id.clone(), id);
         let mut line = json!({
             "type": "question_request",
             "request_id": id,
-            "tool_use_id": request.call_id,
+            "tool_use_id": &request.call_id,
             "questions": request.questions,
         });
         if !request.agent_chain.is_empty() {
@@ -120,7 +127,27 @@ impl QuestionAsker for HostQuestions {
             self.pending().remove(&id);
             return QuestionAnswer::Unavailable;
         }
-        rx.await.unwrap_or(QuestionAnswer::Unavailable)
+        let answer = rx.await.unwrap_or(QuestionAnswer::Unavailable);
+        self.asked_by
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&request.call_id);
+        answer
+    }
+
+    fn withdraw(&self, call_id: &str) {
+        let id = self
+            .asked_by
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(call_id);
+        if let Some(id) = id.filter(|id| self.pending().remove(id).is_some()) {
+            let _ = write_line(&json!({
+                "type": "question_cancelled",
+                "request_id": id,
+                "tool_use_id": call_id,
+            }));
+        }
     }
 }
 

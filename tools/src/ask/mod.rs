@@ -72,6 +72,7 @@ impl ToolLogic<Value> for AskUserQuestion {
         let answer = tokio::select! {
             answer = asker.ask(request) => answer,
             _ = ctx.cancel.cancelled() => {
+                asker.withdraw(&ctx.call_id);
                 return Err(ToolError::new("The question was withdrawn: the call was interrupted before the user answered."));
             }
         };
