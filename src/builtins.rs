@@ -9,6 +9,7 @@ use std::sync::Arc;
 use baton_engine::pool::{PoolSpec, ToolPool};
 use baton_engine::{PermissionPolicy, Tool};
 use baton_tools::agent::AgentCatalog;
+use baton_tools::skill::SkillCatalog;
 use baton_tools::BuiltinConfig;
 
 /// Every built-in tool with default limits.
@@ -36,10 +37,36 @@ pub fn agent_catalog(project_dir: &Path) -> AgentCatalog {
     AgentCatalog::load(project_dir, home.as_deref())
 }
 
+/// The skills of a project: `~/.claude/skills` (from `$HOME`), then the
+/// project's `.claude/skills`; with the loading problems.
+pub fn skill_catalog(project_dir: &Path) -> SkillCatalog {
+    skill_catalog_with_plugins(project_dir, &[])
+}
+
+/// [`skill_catalog`], plus the skills of `plugins` (`(name, root)`, e.g.
+/// `Settings::plugin_roots`), named `plugin:skill`.
+pub fn skill_catalog_with_plugins(
+    project_dir: &Path,
+    plugins: &[(String, std::path::PathBuf)],
+) -> SkillCatalog {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    SkillCatalog::load(project_dir, home.as_deref(), plugins)
+}
+
 /// Every built-in tool, with `agents` offered by `Agent`.
 pub fn builtin_tools_with_agents(agents: AgentCatalog) -> Result<Vec<Arc<Tool>>, String> {
+    builtin_tools_with(agents, SkillCatalog::default())
+}
+
+/// Every built-in tool, with `agents` offered by `Agent` and `skills` by
+/// `Skill` (offered only when there is a skill).
+pub fn builtin_tools_with(
+    agents: AgentCatalog,
+    skills: SkillCatalog,
+) -> Result<Vec<Arc<Tool>>, String> {
     let config = BuiltinConfig {
         agents,
+        skills,
         ..Default::default()
     };
     baton_tools::try_builtins(&config)

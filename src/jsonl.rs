@@ -41,6 +41,12 @@ pub fn event_json(event: &Event, request_id: Option<u64>) -> Value {
                 "suggestion": prompt.request.suggestion,
                 "summary": prompt.request.summary,
             });
+            // A plan to approve (ExitPlanMode) rather than a call to allow:
+            // the plan is in `input.plan`; an `approve` with `mode` picks the
+            // mode the session continues in.
+            if prompt.request.tool_name == "ExitPlanMode" {
+                line["kind"] = json!("plan_approval");
+            }
             // Asked from inside a nested batch: the call that opened it.
             if let Some(parent) = &prompt.request.parent_call_id {
                 line["parent_tool_use_id"] = json!(parent);

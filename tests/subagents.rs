@@ -341,8 +341,9 @@ async fn a_definition_restricts_tools_and_mode() {
     let records = s.runner.all();
     let reader = records.iter().find(|r| r.agent_type == "reader").unwrap();
     assert_eq!(reader.tools, vec!["Grep", "Read"]);
-    // bypassPermissions asked for, the parent's default kept.
-    assert_eq!(reader.mode, PermissionMode::Default);
+    // The definition's own mode (Claude Code's precedence: only a
+    // bypassPermissions parent overrides it).
+    assert_eq!(reader.mode, PermissionMode::BypassPermissions);
     assert_eq!(reader.model.as_deref(), Some("haiku"));
     assert_eq!(reader.system_prompt, "You read.");
     let b = &reader.batches[0];

@@ -44,10 +44,15 @@ fn every_builtin_tool_gets_a_strict_schema_for_openai() {
             .iter()
             .filter(|t| t.strict != Some(true))
             .map(|t| t.name.as_str())
+            // Claude Code's own schemas for these hold open maps
+            // (`answers`, `annotations`; ExitPlanMode's any-member object),
+            // which the strict subset cannot express; they are sent as
+            // they are, with `strict: false`.
+            .filter(|name| !["AskUserQuestion", "ExitPlanMode"].contains(name))
             .collect();
         assert!(loose.is_empty(), "{format}: not strict: {loose:?}");
         // Each strict schema compiles, with every property required.
-        for t in tools.tools() {
+        for t in tools.tools().iter().filter(|t| t.strict == Some(true)) {
             assert!(jsonschema::validator_for(&t.schema).is_ok(), "{}", t.name);
             let required = t.schema["required"].as_array().unwrap();
             assert_eq!(

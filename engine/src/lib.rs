@@ -6,6 +6,7 @@
 //! hooks as pluggable stages ([`permission`], [`hooks`]). The actor runtime
 //! decides when calls run; the tools crate provides the built-ins.
 
+pub mod aliases;
 pub mod call;
 pub mod cancel;
 pub mod confine;
@@ -22,8 +23,10 @@ pub mod output;
 pub mod paths;
 pub mod permission;
 pub mod pipeline;
+pub mod plan_mode;
 pub mod pool;
 pub mod process;
+pub mod questions;
 pub mod schema;
 pub mod session;
 /// Bash command lines, understood (the `baton-shell` crate).

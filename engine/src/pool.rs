@@ -126,7 +126,11 @@ impl ToolPool {
             .inner
             .by_name
             .get(name)
-            .or_else(|| self.inner.by_alias.get(name))?;
+            .or_else(|| self.inner.by_alias.get(name))
+            .or_else(|| {
+                let today = crate::aliases::canonical_tool_name(name);
+                self.inner.by_name.get(today)
+            })?;
         let tool = &self.inner.tools[*i];
         self.permitted(tool).then_some(tool)
     }

@@ -61,7 +61,7 @@ pub struct AgentDefinition {
     pub read_only: bool,
     /// `sonnet`, `opus`, `haiku`, `inherit`, or a full model name.
     pub model: Option<String>,
-    /// The mode it asks for; never looser than its parent's.
+    /// The mode it asks for (see [`child_mode`]).
     pub permission_mode: Option<PermissionMode>,
     pub max_turns: Option<u32>,
     /// The Markdown body: the subagent's system prompt.
@@ -133,25 +133,17 @@ impl AgentChain {
     }
 }
 
-/// How strict a mode is, for "never looser than the parent": a higher rank
-/// allows more without asking. `plan` and `dontAsk` restrict in different
-/// ways and are not comparable with each other.
-fn looseness(mode: PermissionMode) -> u8 {
-    match mode {
-        PermissionMode::Plan | PermissionMode::DontAsk => 0,
-        PermissionMode::Default => 1,
-        PermissionMode::AcceptEdits => 2,
-        PermissionMode::BypassPermissions => 3,
-    }
-}
-
-/// The mode a subagent runs in: the one its definition asks for when that
-/// is stricter than its parent's, else the parent's. When the two cannot
-/// be compared (plan against dontAsk), the parent's stays.
+/// The mode a subagent runs in, with Claude Code's documented precedence:
+/// a parent in bypassPermissions keeps it for its subagents (the definition
+/// cannot override it); otherwise the definition's own mode when it gives
+/// one, else the parent's. Definitions are the user's files (protected
+/// from the model's writes) or the host's, so the mode they ask for is the
+/// user's choice, looser or stricter than the parent's.
 pub fn child_mode(parent: PermissionMode, wanted: Option<PermissionMode>) -> PermissionMode {
-    match wanted {
-        Some(w) if looseness(w) < looseness(parent) => w,
-        _ => parent,
+    match (parent, wanted) {
+        (PermissionMode::BypassPermissions, _) => PermissionMode::BypassPermissions,
+        (_, Some(wanted)) => wanted,
+        (parent, None) => parent,
     }
 }
 
@@ -394,20 +386,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_child_is_never_looser_than_its_parent() {
+    fn a_bypass_parent_wins_otherwise_the_definitions_mode() {
         use PermissionMode::*;
-        for parent in PermissionMode::ALL {
-            for wanted in PermissionMode::ALL {
-                let got = child_mode(parent, Some(wanted));
-                assert!(looseness(got) <= looseness(parent), "{parent} {wanted}");
-                assert!(got == parent || got == wanted);
+        for wanted in PermissionMode::ALL {
+            assert_eq!(
+                child_mode(BypassPermissions, Some(wanted)),
+                BypassPermissions
+            );
+            for parent in [Default, AcceptEdits, Plan, DontAsk] {
+                assert_eq!(
+                    child_mode(parent, Some(wanted)),
+                    wanted,
+                    "{parent} {wanted}"
+                );
             }
+        }
+        for parent in PermissionMode::ALL {
             assert_eq!(child_mode(parent, None), parent);
         }
-        assert_eq!(child_mode(BypassPermissions, Some(Plan)), Plan);
-        assert_eq!(child_mode(Default, Some(BypassPermissions)), Default);
-        assert_eq!(child_mode(Plan, Some(DontAsk)), Plan);
-        assert_eq!(child_mode(DontAsk, Some(Default)), DontAsk);
+        // The case issue 22 names: an acceptEdits agent under a default
+        // parent edits without asking.
+        assert_eq!(child_mode(Default, Some(AcceptEdits)), AcceptEdits);
     }
 
     struct Nothing;

@@ -321,7 +321,12 @@ impl Setup {
             token: std::env::var("BATON_WORKER_TOKEN").ok(),
             tools: common.remote_tools.clone(),
         };
-        let tools = baton::builtins::builtin_tools_with_agents(agents).map_err(CliError::Failed)?;
+        let skills = baton::builtins::skill_catalog_with_plugins(&cwd, &settings.plugin_roots);
+        for warning in &skills.diagnostics {
+            eprintln!("baton: skills: {warning}");
+        }
+        let tools =
+            baton::builtins::builtin_tools_with(agents, skills).map_err(CliError::Failed)?;
         let session_key = format!("{}:{}", cwd.display(), std::process::id());
         let tools = baton::remote::route(tools, &remote, &session_key)
             .map_err(|e| CliError::Usage(e.to_string()))?;

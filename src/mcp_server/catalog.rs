@@ -22,8 +22,8 @@ const READ_ONLY_FOR_EVERY_INPUT: &[&str] = &[
     "ToolSearch",
     "TaskOutput",
     "Sleep",
-    "ListMcpResources",
-    "ReadMcpResource",
+    "ListMcpResourcesTool",
+    "ReadMcpResourceTool",
 ];
 
 /// Writers whose changes are confined to the session's own state (not the

@@ -5,11 +5,14 @@
 //! nothing outside this crate needs to know which tools exist.
 
 pub mod agent;
+pub mod ask;
 pub mod bash;
 pub mod files;
 pub mod glob;
 pub mod grep;
+pub mod plan;
 pub mod registry;
+pub mod skill;
 pub mod sleep;
 pub mod todo;
 pub mod tool_search;

@@ -34,6 +34,8 @@ pub struct BuiltinConfig {
     pub web_fetch_max_redirects: usize,
     /// The agent types `Agent` offers (default: the two built-ins).
     pub agents: crate::agent::AgentCatalog,
+    /// The skills `Skill` offers; without any, `Skill` is not offered.
+    pub skills: crate::skill::SkillCatalog,
 }
 
 impl Default for BuiltinConfig {
@@ -48,6 +50,7 @@ impl Default for BuiltinConfig {
             web_fetch_timeout: Duration::from_secs(30),
             web_fetch_max_redirects: 10,
             agents: crate::agent::AgentCatalog::builtin(),
+            skills: crate::skill::SkillCatalog::default(),
         }
     }
 }
@@ -59,8 +62,16 @@ impl Default for BuiltinConfig {
 pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> {
     let mut tools = crate::bash::tools(&config.bash)?;
     tools.extend(crate::files::try_tools(config.read)?);
+    tools.extend(crate::plan::tools()?);
+    if !config.skills.skills().is_empty() {
+        tools.push(crate::skill::tool(
+            config.skills.clone(),
+            config.agents.clone(),
+        )?);
+    }
     tools.extend([
         crate::agent::tool(config.agents.clone())?,
+        crate::ask::tool()?,
         crate::glob::tool(config)?,
         crate::grep::tool(config)?,
         crate::sleep::tool(config)?,

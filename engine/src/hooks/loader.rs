@@ -14,7 +14,7 @@ use super::config::{parse_hooks, HookSource};
 use super::handlers::command::HookEnv;
 use super::handlers::host::ModelHookSlot;
 use super::handlers::mcp_tool::McpToolSlot;
-use super::plugins::{config_dir, enabled_plugin_hooks};
+use super::plugins::{config_dir, enabled_plugin_hooks, enabled_plugin_roots};
 use super::Hook;
 
 /// Hook-related settings gathered file by file.
@@ -35,6 +35,8 @@ pub struct LoadedHooks {
     pub models: ModelHookSlot,
     pub mcp: McpToolSlot,
     pub warnings: Vec<String>,
+    /// Enabled, installed plugins: `(name, root)`.
+    pub plugin_roots: Vec<(String, PathBuf)>,
 }
 
 impl HookLayers {
@@ -136,6 +138,7 @@ impl HookLayers {
             .filter(|(_, on)| *on)
             .map(|(id, _)| id.clone())
             .collect();
+        let plugin_roots = enabled_plugin_roots(&enabled, config_dir(home).as_deref(), project);
         let (plugins, plugin_warnings) =
             enabled_plugin_hooks(&enabled, config_dir(home).as_deref(), project);
         warnings.extend(plugin_warnings);
@@ -157,6 +160,7 @@ impl HookLayers {
             models,
             mcp,
             warnings,
+            plugin_roots,
         }
     }
 }

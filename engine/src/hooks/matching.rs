@@ -19,25 +19,8 @@ use crate::permission::{
     RuleKind, RulePolicy,
 };
 
-/// Older tool names Claude Code still honours, with today's tool. Edit's
-/// multi-edit form replaced `MultiEdit`; a `MultiEdit` hook therefore sees
-/// every Edit call (a guard that runs too often is the safe direction).
-pub const TOOL_ALIASES: &[(&str, &str)] = &[
-    ("BashOutput", "TaskOutput"),
-    ("KillShell", "TaskStop"),
-    ("KillBash", "TaskStop"),
-    ("MultiEdit", "Edit"),
-    ("LS", "Glob"),
-    ("Task", "Agent"),
-];
-
-/// Today's name for `name` (itself when it is not an old name).
-pub fn canonical_tool_name(name: &str) -> &str {
-    TOOL_ALIASES
-        .iter()
-        .find(|(old, _)| *old == name)
-        .map_or(name, |(_, new)| new)
-}
+// The alias table is shared with rules, calls and agent definitions.
+pub use crate::aliases::{canonical_tool_name, TOOL_ALIASES};
 
 /// Which tools (or, for other events, which `source`/`trigger`…) a hook
 /// wants: a regex matched against the whole name, or everything for `*`

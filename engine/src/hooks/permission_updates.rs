@@ -71,6 +71,13 @@ impl SessionPermissions {
         out
     }
 
+    /// The mode a permission update set for the session, if any, removed
+    /// so that the context's mode is the session's again (plan mode moves
+    /// the mode through the context, in call order).
+    pub fn take_mode(&self) -> Option<PermissionMode> {
+        self.state.write().mode.take()
+    }
+
     /// The session rules' decision, when one of them matches.
     pub fn decide(&self, request: &PermissionRequest<'_>) -> Option<PermissionDecision> {
         let s = self.state.read();

@@ -77,6 +77,30 @@ pub fn enabled_plugin_hooks(
     (found, warnings)
 }
 
+/// Where each enabled plugin is installed, as `(plugin name, root)` (the
+/// name is the id before `@`): what skills and other per-plugin content
+/// are read from. Plugins that are not installed are left out (the hook
+/// loading already warns about them).
+pub fn enabled_plugin_roots(
+    enabled: &[String],
+    config_dir: Option<&Path>,
+    project: &Path,
+) -> Vec<(String, PathBuf)> {
+    let Some(config_dir) = config_dir.filter(|_| !enabled.is_empty()) else {
+        return Vec::new();
+    };
+    let plugins_dir = config_dir.join("plugins");
+    let installed = read_installed(&plugins_dir.join("installed_plugins.json"));
+    enabled
+        .iter()
+        .filter_map(|id| {
+            let root = locate(id, &installed, &plugins_dir, project)?;
+            let name = id.split_once('@').map_or(id.as_str(), |(n, _)| n);
+            Some((name.to_string(), root))
+        })
+        .collect()
+}
+
 /// `installed_plugins.json`: `{id: [{installPath, projectPath?…}]}` (v2) or
 /// `{id: {installPath}}` (v1), under `plugins`.
 fn read_installed(file: &Path) -> Vec<(String, PathBuf, Option<PathBuf>)> {

@@ -143,12 +143,20 @@ fn text_of(obj: &Map<String, Value>, key: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Exit 0: stdout may be a JSON object with decisions; plain text is only
-/// for the transcript and is ignored here.
+/// Exit 0: stdout may be a JSON object with decisions. Plain text is
+/// context for the model after SessionStart and UserPromptSubmit (as in
+/// Claude Code, where many hooks just `cat` a file or `echo` a reminder);
+/// for other events it is only for the transcript and is ignored here.
 fn read_json(event: HookEvent, label: &str, on_failure: OnFailure, stdout: &str) -> HookOutcome {
     let text = stdout.trim();
     if !(text.starts_with('{') || text.starts_with('[')) {
-        return HookOutcome::default();
+        let mut out = HookOutcome::default();
+        if matches!(event, HookEvent::SessionStart | HookEvent::UserPromptSubmit)
+            && !text.is_empty()
+        {
+            out.additional_context.push(text.to_string());
+        }
+        return out;
     }
     let obj: Map<String, Value> = match serde_json::from_str(text) {
         Ok(Value::Object(obj)) => obj,

@@ -248,6 +248,12 @@ pub enum Approval {
         #[serde(default)]
         remember: bool,
     },
+    /// Allow, and switch the session to `mode` (Claude Code's `setMode`
+    /// permission update). Approving `ExitPlanMode` this way picks the mode
+    /// the session leaves plan mode for.
+    AllowAndSetMode {
+        mode: PermissionMode,
+    },
     /// Deny, and interrupt the whole batch as a `cancel` interrupt would
     /// (the user wants to stop the turn, not just this call).
     DenyAndInterrupt {
@@ -259,7 +265,10 @@ pub enum Approval {
 impl Approval {
     /// Whether the call may run.
     pub fn allows(&self) -> bool {
-        matches!(self, Approval::Allow | Approval::AllowWith { .. })
+        matches!(
+            self,
+            Approval::Allow | Approval::AllowWith { .. } | Approval::AllowAndSetMode { .. }
+        )
     }
 }
 

@@ -81,6 +81,8 @@ pub struct Settings {
     pub files: Vec<PathBuf>,
     /// Things ignored on purpose that the user may want to know about.
     pub warnings: Vec<String>,
+    /// Enabled, installed plugins as `(name, root)`: where their skills are.
+    pub plugin_roots: Vec<(String, PathBuf)>,
 }
 
 impl Settings {
@@ -176,6 +178,7 @@ impl Settings {
             home: home.map(Path::to_path_buf),
             files: layers.iter().map(|(f, _)| f.clone()).collect(),
             warnings: merged.warnings,
+            plugin_roots: loaded.plugin_roots,
         })
     }
 

@@ -41,6 +41,13 @@ pub(super) async fn apply(
                 messages::user_rejected(tool.name(), reason.as_deref())
             ),
         )),
+        Approval::AllowAndSetMode { mode } => {
+            let update =
+                json!({"type": "setMode", "mode": mode.as_str(), "destination": "session"});
+            let problems = permission::update_session(state, &[update]);
+            state.diagnostics.extend(problems);
+            Ok(())
+        }
         Approval::AllowWith {
             updated_input,
             remember,

@@ -4,7 +4,8 @@
 //! input to run instead; Baton checks it again as if the model had sent it)
 //! and `remember` (add the request's `suggestion` as a session allow rule).
 //! A deny may carry `reason` (shown to the model) and `interrupt` (also
-//! interrupt the batch, as a `cancel` interrupt). A field that does not
+//! interrupt the batch, as a `cancel` interrupt). An allow may instead
+//! carry `mode`: allow and switch the session to that permission mode. A field that does not
 //! belong to the decision, or has the wrong type, makes the whole line an
 //! error: a host that meant something else must not get a plain allow.
 
@@ -35,6 +36,20 @@ pub fn approval(msg: &Value) -> Result<Approval, String> {
                     return Err("`updated_input` must be an object (the tool's input)".into())
                 }
             };
+            // `mode`: allow and switch the session to that mode (how a host
+            // approves `ExitPlanMode` into, say, acceptEdits).
+            if let Some(mode) = msg.get("mode").filter(|v| !v.is_null()) {
+                let mode = mode
+                    .as_str()
+                    .ok_or("`mode` must be a permission mode name")?
+                    .parse::<baton::engine::PermissionMode>()?;
+                if updated_input.is_some() || remember {
+                    return Err(
+                        "`mode` cannot be combined with `updated_input` or `remember`".into(),
+                    );
+                }
+                return Ok(Approval::AllowAndSetMode { mode });
+            }
             Ok(if updated_input.is_none() && !remember {
                 Approval::Allow
             } else {
@@ -45,7 +60,7 @@ pub fn approval(msg: &Value) -> Result<Approval, String> {
             })
         }
         Some("deny") => {
-            if let Some(field) = ["updated_input", "remember"]
+            if let Some(field) = ["updated_input", "remember", "mode"]
                 .into_iter()
                 .find(|f| present(f))
             {
@@ -98,6 +113,12 @@ mod tests {
             })
         );
         assert_eq!(
+            a(json!({"decision": "allow", "mode": "acceptEdits"})),
+            Ok(Approval::AllowAndSetMode {
+                mode: baton::engine::PermissionMode::AcceptEdits
+            })
+        );
+        assert_eq!(
             a(json!({"decision": "deny"})),
             Ok(Approval::Deny { reason: None })
         );
@@ -113,6 +134,9 @@ mod tests {
             json!({"decision": "allow", "updated_input": "ls"}),
             json!({"decision": "allow", "remember": "yes"}),
             json!({"decision": "deny", "reason": 3}),
+            json!({"decision": "deny", "mode": "plan"}),
+            json!({"decision": "allow", "mode": "sideways"}),
+            json!({"decision": "allow", "mode": "acceptEdits", "remember": true}),
             json!({"decision": "maybe"}),
         ] {
             assert!(approval(&bad).is_err(), "{bad}");

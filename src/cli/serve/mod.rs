@@ -13,6 +13,7 @@
 //!   the format the calls came in.
 
 mod approve;
+mod ask;
 mod background;
 mod elicit;
 mod input;

@@ -32,6 +32,7 @@ pub struct Session {
     /// The host closed its input: nobody can answer questions any more.
     input_closed: bool,
     elicitor: std::sync::Arc<super::elicit::HostElicitor>,
+    questions: std::sync::Arc<super::ask::HostQuestions>,
     /// The number of the input line being handled, for error lines.
     line: u64,
     events: mpsc::UnboundedSender<(Option<u64>, Event)>,
@@ -64,6 +65,7 @@ impl Session {
         wire: Wire,
         agents: super::subagent::Agents,
     ) -> Self {
+        let questions = super::ask::install(engine.runtime().session());
         Session {
             engine,
             next_batch: 1,
@@ -75,6 +77,7 @@ impl Session {
             next_prompt: 1,
             input_closed: false,
             elicitor: super::elicit::install(),
+            questions,
             line: 0,
             events,
             wire,
@@ -200,6 +203,11 @@ impl Session {
             "approve" => self.approve(&msg)?,
             "elicitation" => {
                 if let Err(e) = self.elicitor.answer(&msg) {
+                    self.error(e)?;
+                }
+            }
+            "question_answer" => {
+                if let Err(e) = self.questions.answer(&msg) {
                     self.error(e)?;
                 }
             }
@@ -419,6 +427,7 @@ impl Session {
     pub fn close_input(&mut self) {
         self.input_closed = true;
         self.elicitor.close();
+        self.questions.close();
         self.agents.close();
         self.model_hooks.close();
         self.end_open();

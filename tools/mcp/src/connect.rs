@@ -191,7 +191,7 @@ impl Server {
                             }
                         };
                         process.stop(Duration::from_millis(200)).await;
-                        let tail = process.stderr.tail(5);
+                        let tail = process.stderr.cause(5);
                         *self.last_stderr.lock() = process.stderr.tail(20);
                         return Err(Failure::Failed(with_tail(
                             format!("could not connect: {why}"),

@@ -4,7 +4,7 @@
 //! ([`load`]); [`McpClients::start`] connects to all of them in parallel
 //! (stdio, streamable HTTP, legacy HTTP+SSE), and [`McpClients::tools`] gives one
 //! [`baton_engine::Tool`] per server tool, named `mcp__<server>__<tool>`,
-//! plus `ListMcpResources` / `ReadMcpResource`. A server that fails to start
+//! plus `ListMcpResourcesTool` / `ReadMcpResourceTool`. A server that fails to start
 //! is a diagnostic; the others work. See docs/mcp.md.
 
 pub mod auth;

@@ -111,7 +111,7 @@ pub fn load(opts: &LoadOptions, env: EnvLookup<'_>) -> Loaded {
         let mcp_json = opts.project_dir.join(".mcp.json");
         if let Some(project) = read_json(&mcp_json, &mut out.diagnostics) {
             let source = mcp_json.display().to_string();
-            let servers = project.get("mcpServers").cloned().unwrap_or(Value::Null);
+            let servers = servers_of(&project);
             let (specs, problems) = parse_servers(&servers, Scope::Project, &source, env);
             out.diagnostics.extend(problems);
             let mut allowed = Vec::new();
@@ -151,7 +151,7 @@ pub fn load(opts: &LoadOptions, env: EnvLookup<'_>) -> Loaded {
                     .diagnostics
                     .push(format!("--mcp-config {source}: not valid JSON: {e}")),
                 Ok(v) => {
-                    let servers = v.get("mcpServers").cloned().unwrap_or(Value::Null);
+                    let servers = servers_of(&v);
                     let (specs, problems) = parse_servers(&servers, Scope::Flag, &source, env);
                     add(specs, &mut by_name);
                     out.diagnostics.extend(problems);
@@ -161,6 +161,26 @@ pub fn load(opts: &LoadOptions, env: EnvLookup<'_>) -> Loaded {
     }
     out.servers = by_name.into_values().collect();
     out
+}
+
+/// The server entries of a configuration file: its `mcpServers`, or, in
+/// the form plugins ship (`{"name": {"command": …}}`, no wrapper), the
+/// top-level object when each of its values is a server entry.
+fn servers_of(file: &Value) -> Value {
+    if let Some(servers) = file.get("mcpServers") {
+        return servers.clone();
+    }
+    let is_entry = |v: &Value| {
+        v.as_object().is_some_and(|e| {
+            ["command", "url", "type"]
+                .iter()
+                .any(|k| e.contains_key(*k))
+        })
+    };
+    match file.as_object() {
+        Some(map) if !map.is_empty() && map.values().all(is_entry) => file.clone(),
+        _ => Value::Null,
+    }
 }
 
 /// The process environment, for [`load`].
@@ -197,5 +217,26 @@ fn read_json(path: &Path, diagnostics: &mut Vec<String>) -> Option<Value> {
                 None
             }
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_plugin_form_without_a_wrapper_is_read() {
+        let wrapped = json!({"mcpServers": {"a": {"command": "x"}}});
+        assert_eq!(servers_of(&wrapped), json!({"a": {"command": "x"}}));
+        let plugin = json!({"a": {"command": "x"}, "b": {"type": "http", "url": "http://h"}});
+        assert_eq!(servers_of(&plugin), plugin);
+        // Anything else is not taken for servers.
+        assert_eq!(
+            servers_of(&json!({"a": {"command": "x"}, "other": 1})),
+            Value::Null
+        );
+        assert_eq!(servers_of(&json!({})), Value::Null);
+        assert_eq!(servers_of(&json!([1])), Value::Null);
     }
 }

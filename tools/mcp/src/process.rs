@@ -60,6 +60,55 @@ impl StderrRing {
     }
 }
 
+impl StderrRing {
+    /// At most `n` lines that say why a server failed: package managers'
+    /// notices (`npm notice`, `npm warn`) and blank lines left out; the
+    /// first lines that read as errors (they name the cause, e.g. npm's
+    /// `E404`), then the last lines. The plain last lines alone often hold
+    /// only an upgrade notice and a log path.
+    pub fn cause(&self, n: usize) -> Vec<String> {
+        let kept: Vec<String> = self
+            .tail(RING_LINES)
+            .into_iter()
+            .filter(|l| !is_noise(l))
+            .collect();
+        let errors: Vec<&String> = kept.iter().filter(|l| reads_as_error(l)).collect();
+        let from_errors = errors.len().min(n.div_ceil(2));
+        let mut out: Vec<String> = errors[..from_errors]
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        let rest = n - from_errors;
+        for line in kept.iter().skip(kept.len().saturating_sub(rest)) {
+            if !out.contains(line) {
+                out.push(line.clone());
+            }
+        }
+        out
+    }
+}
+
+fn is_noise(line: &str) -> bool {
+    let l = line.trim().to_ascii_lowercase();
+    l.is_empty() || l.starts_with("npm notice") || l.starts_with("npm warn")
+}
+
+fn reads_as_error(line: &str) -> bool {
+    let l = line.to_ascii_lowercase();
+    [
+        "error",
+        "fatal",
+        "traceback",
+        "exception",
+        "not found",
+        "no such file",
+        "permission denied",
+        "e404",
+    ]
+    .iter()
+    .any(|w| l.contains(w))
+}
+
 /// A running stdio server.
 #[derive(Debug)]
 pub struct ServerProcess {
@@ -311,5 +360,35 @@ mod tests {
         }
         assert_eq!(ring.tail(2), vec!["line 498", "line 499"]);
         assert_eq!(ring.tail(10_000).len(), RING_LINES);
+    }
+
+    #[test]
+    fn the_cause_survives_npm_notices() {
+        let ring = StderrRing::default();
+        for line in [
+            "npm error code E404",
+            "npm error 404 Not Found - GET https://registry.npmjs.org/@acme%2fnope - Not found",
+            "npm error 404",
+            "npm error 404  '@acme/nope@*' is not in this registry.",
+            "npm notice",
+            "npm notice New major version of npm available! 10.8.2 -> 11.6.0",
+            "npm notice Changelog: https://github.com/npm/cli/releases/tag/v11.6.0",
+            "npm notice To update run: npm install -g npm@11.6.0",
+            "npm notice",
+            "npm error A complete log of this run can be found in: /root/.npm/_logs/x.log",
+        ] {
+            ring.push(line);
+        }
+        let cause = ring.cause(5);
+        assert_eq!(cause.len(), 5, "{cause:?}");
+        assert_eq!(cause[0], "npm error code E404");
+        assert!(cause[1].contains("404 Not Found"), "{cause:?}");
+        assert!(!cause.iter().any(|l| l.contains("npm notice")), "{cause:?}");
+        // With no error-looking line, the last lines as before.
+        let quiet = StderrRing::default();
+        for i in 0..10 {
+            quiet.push(&format!("line {i}"));
+        }
+        assert_eq!(quiet.cause(2), vec!["line 8", "line 9"]);
     }
 }

@@ -1,4 +1,5 @@
-//! `ListMcpResources` and `ReadMcpResource`: the servers' resources as two
+//! `ListMcpResourcesTool` and `ReadMcpResourceTool` (Claude Code's names;
+//! the older `ListMcpResources`/`ReadMcpResource` are aliases): the servers' resources as two
 //! read-only tools.
 
 use std::sync::Arc;
@@ -130,7 +131,7 @@ impl ToolLogic<Value> for ReadResource {
 pub(crate) fn tools(servers: &[Arc<Server>]) -> Vec<Tool> {
     let list = Tool::raw(
         ToolDef::new(
-            "ListMcpResources",
+            "ListMcpResourcesTool",
             "Lists the resources the connected MCP servers offer (uri, name, mimeType, server). Give `server` to list only one server's.",
         )
         .origin(ToolOrigin::Host)
@@ -140,8 +141,8 @@ pub(crate) fn tools(servers: &[Arc<Server>]) -> Vec<Tool> {
     );
     let read = Tool::raw(
         ToolDef::new(
-            "ReadMcpResource",
-            "Reads one resource of an MCP server by its URI (see ListMcpResources).",
+            "ReadMcpResourceTool",
+            "Reads one resource of an MCP server by its URI (see ListMcpResourcesTool).",
         )
         .origin(ToolOrigin::Host)
         .work_kind(WorkKind::Wait),

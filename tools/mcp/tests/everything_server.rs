@@ -119,7 +119,7 @@ async fn exercise(clients: &McpClients, name: &str, dir: &std::path::Path) {
     // Resources through the two resource tools.
     let out = call(
         &tools,
-        "ReadMcpResource",
+        "ReadMcpResourceTool",
         json!({"server": name, "uri": "demo://resource/dynamic/text/3"}),
         dir,
     )
@@ -130,7 +130,7 @@ async fn exercise(clients: &McpClients, name: &str, dir: &std::path::Path) {
         "{}",
         text(&out)
     );
-    let out = call(&tools, "ListMcpResources", json!({"server": name}), dir)
+    let out = call(&tools, "ListMcpResourcesTool", json!({"server": name}), dir)
         .await
         .unwrap();
     assert!(

@@ -26,7 +26,7 @@ async fn tools_are_named_hinted_and_described() {
     assert!(problems.is_empty(), "{problems:?}");
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     assert!(names.contains(&"mcp__py__slow_read"), "{names:?}");
-    assert!(names.contains(&"ListMcpResources") && names.contains(&"ReadMcpResource"));
+    assert!(names.contains(&"ListMcpResourcesTool") && names.contains(&"ReadMcpResourceTool"));
     let read = find(&tools, "mcp__py__slow_read");
     let parsed = read.parse(&json!({"ms": 1})).unwrap();
     assert!(read.is_concurrency_safe(&parsed) && read.is_read_only(&parsed));
@@ -305,13 +305,13 @@ async fn results_errors_huge_output_env_and_resources() {
         t.contains(&format!("project={canonical}")) && t.contains("from_config=yes"),
         "{t}"
     );
-    let out = call(&tools, "ListMcpResources", json!({}), dir.path())
+    let out = call(&tools, "ListMcpResourcesTool", json!({}), dir.path())
         .await
         .unwrap();
     assert!(text(&out).contains("test://greeting"), "{}", text(&out));
     let out = call(
         &tools,
-        "ReadMcpResource",
+        "ReadMcpResourceTool",
         json!({"server": "py", "uri": "test://greeting"}),
         dir.path(),
     )
@@ -324,7 +324,7 @@ async fn results_errors_huge_output_env_and_resources() {
     );
     let err = call(
         &tools,
-        "ReadMcpResource",
+        "ReadMcpResourceTool",
         json!({"server": "nope", "uri": "x"}),
         dir.path(),
     )

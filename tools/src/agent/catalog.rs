@@ -86,12 +86,33 @@ impl AgentCatalog {
         if let Some(home) = home {
             let (defs, diags) = load_dir(&home.join(".claude").join("agents"), false);
             catalog.diagnostics.extend(diags);
-            defs.into_iter().for_each(|d| catalog.insert(d));
+            defs.into_iter().for_each(|d| catalog.insert_reporting(d));
         }
         let (defs, diags) = load_dir(&project_dir.join(".claude").join("agents"), true);
         catalog.diagnostics.extend(diags);
-        defs.into_iter().for_each(|d| catalog.insert(d));
+        defs.into_iter().for_each(|d| catalog.insert_reporting(d));
         catalog
+    }
+
+    /// [`AgentCatalog::insert`], with a warning when a file's definition
+    /// hides another of the same name. Claude Code's precedence: the
+    /// host's (`--agents`, the API) over the project's over the user's
+    /// over the built-ins; within one directory files are read in name
+    /// order and the later file wins.
+    pub fn insert_reporting(&mut self, def: AgentDefinition) {
+        let key = normalize(&def.name);
+        if let Some(old) = self.defs.iter().find(|d| normalize(&d.name) == key) {
+            // Replacing a built-in on purpose is not a duplicate.
+            if old.source != DefinitionSource::BuiltIn {
+                self.diagnostics.push(format!(
+                    "agent `{}` is defined twice: {} wins over {}",
+                    def.name,
+                    where_from(&def.source),
+                    where_from(&old.source)
+                ));
+            }
+        }
+        self.insert(def);
     }
 
     /// Adds a definition, replacing one whose name matches.
@@ -143,7 +164,14 @@ impl AgentCatalog {
                 match &d.tools {
                     None if d.disallowed_tools.is_empty() => "*".to_string(),
                     None => format!("all tools except {}", d.disallowed_tools.join(", ")),
-                    Some(t) => t.join(", "),
+                    // Only what the agent really gets (unknown names
+                    // were reported when the file was loaded).
+                    Some(t) => t
+                        .iter()
+                        .filter(|n| super::tool_names::check(&[n.to_string()], "", "").is_empty())
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 }
             };
             let description = d.description.replace('\n', " ");
@@ -153,9 +181,55 @@ impl AgentCatalog {
     }
 }
 
+fn where_from(source: &DefinitionSource) -> String {
+    match source {
+        DefinitionSource::BuiltIn => "the built-in".into(),
+        DefinitionSource::User(p) => format!("{} (user)", p.display()),
+        DefinitionSource::Project(p) => format!("{} (project)", p.display()),
+        DefinitionSource::Host => "the host's definition".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn duplicates_warn_naming_the_winner_and_unknown_tools_name_the_file() {
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let user_dir = home.path().join(".claude/agents");
+        let proj_dir = project.path().join(".claude/agents");
+        std::fs::create_dir_all(&user_dir).unwrap();
+        std::fs::create_dir_all(&proj_dir).unwrap();
+        let file = |name: &str, tools: &str| {
+            format!("---\nname: {name}\ndescription: d\ntools: {tools}\n---\nbody\n")
+        };
+        std::fs::write(user_dir.join("rev.md"), file("reviewer", "Read")).unwrap();
+        std::fs::write(proj_dir.join("a.md"), file("reviewer", "Read, Grep")).unwrap();
+        std::fs::write(
+            proj_dir.join("b.md"),
+            file("reviewer", "Read, Raed, WebSearch"),
+        )
+        .unwrap();
+        let c = AgentCatalog::load(project.path(), Some(home.path()));
+        let d = c.diagnostics.join("\n");
+        assert!(d.contains("b.md (project) wins over"), "{d}");
+        assert!(
+            d.contains("a.md (project) wins over") && d.contains("rev.md (user)"),
+            "{d}"
+        );
+        assert!(d.contains("b.md: `tools` names `Raed`"), "{d}");
+        assert!(
+            d.contains("b.md: `tools` names `WebSearch`, a Claude Code tool"),
+            "{d}"
+        );
+        let winner = c.find(Some("reviewer")).unwrap();
+        assert!(matches!(&winner.source, DefinitionSource::Project(p) if p.ends_with("b.md")));
+        // The description lists only what the agent gets.
+        let described = c.describe();
+        assert!(described.contains("(Tools: Read)"), "{described}");
+    }
 
     #[test]
     fn types_match_ignoring_case_and_separators() {

@@ -125,6 +125,16 @@ pub fn parse(text: &str, source: DefinitionSource) -> Parsed {
     def.disallowed_tools = get("disallowedTools")
         .and_then(|v| tool_list(v, "disallowedTools", &label, &mut diagnostics))
         .unwrap_or_default();
+    for (key, list) in [
+        ("tools", def.tools.as_deref()),
+        ("disallowedTools", Some(&def.disallowed_tools[..])),
+    ] {
+        diagnostics.extend(super::tool_names::check(
+            list.unwrap_or_default(),
+            key,
+            &label,
+        ));
+    }
     def.model = get("model")
         .and_then(scalar)
         .map(|m| m.trim().to_string())
@@ -156,7 +166,7 @@ pub fn parse(text: &str, source: DefinitionSource) -> Parsed {
 
 /// The frontmatter and the body, when the text starts with a `---` line
 /// and has a closing `---` line.
-fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
+pub(crate) fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
     let rest = text
         .strip_prefix("---\n")
         .or_else(|| text.strip_prefix("---\r\n"))?;
@@ -177,7 +187,7 @@ fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
 /// starts an entry; indented lines continue it. A value that is valid YAML
 /// on its own keeps its YAML meaning (lists stay lists); any other is
 /// taken as plain text. `None` when no line looks like a key.
-fn key_by_key(front: &str) -> Option<serde_yaml::Mapping> {
+pub(crate) fn key_by_key(front: &str) -> Option<serde_yaml::Mapping> {
     let mut entries: Vec<(String, String)> = Vec::new();
     for line in front.lines() {
         let starts_key = line.split_once(':').filter(|(k, _)| {
@@ -212,7 +222,7 @@ fn key_by_key(front: &str) -> Option<serde_yaml::Mapping> {
 }
 
 /// A string, number or boolean as text (YAML reads `model: 4` as a number).
-fn scalar(v: &Value) -> Option<String> {
+pub(crate) fn scalar(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -222,7 +232,7 @@ fn scalar(v: &Value) -> Option<String> {
 }
 
 /// `tools: Read, Grep` or a YAML list; empty entries dropped.
-fn tool_list(
+pub(crate) fn tool_list(
     v: &Value,
     key: &str,
     label: &str,

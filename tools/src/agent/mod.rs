@@ -13,6 +13,9 @@ pub mod background;
 pub mod catalog;
 pub mod definitions;
 mod run;
+/// Runs an `Agent` call's work for another tool (a forked skill).
+pub(crate) use run::run as run_agent;
+pub mod tool_names;
 mod worktree;
 
 use std::sync::Arc;

@@ -22,12 +22,11 @@ use crate::bash::TaskOwner;
 /// cancelled, before the call stops waiting for it.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
-/// Old names Claude Code's definitions may still use.
-fn canonical(name: &str) -> &str {
-    match name {
-        "Task" => "Agent",
-        other => other.split('(').next().unwrap_or(other).trim(),
-    }
+/// The tool a `tools:` entry names: a rule's tool part, old names mapped
+/// through the engine's one alias table.
+pub(crate) fn canonical(name: &str) -> &str {
+    let tool = name.split('(').next().unwrap_or(name).trim();
+    baton_engine::aliases::canonical_tool_name(tool)
 }
 
 /// The subagent's tools: the parent's, narrowed by the definition. The

@@ -177,8 +177,11 @@ fn the_project_hides_the_user_and_both_hide_builtins() {
     assert_eq!(c.find(Some("helper")).unwrap().description, "project's");
     assert_eq!(c.find(Some("only-user")).unwrap().description, "u");
     assert_eq!(c.find(None).unwrap().description, "mine");
-    assert_eq!(c.diagnostics.len(), 1, "{:?}", c.diagnostics);
+    // The broken file, and the user's `helper` hidden by the project's
+    // (overriding a built-in is not a duplicate worth a warning).
+    assert_eq!(c.diagnostics.len(), 2, "{:?}", c.diagnostics);
     assert!(c.diagnostics[0].contains("broken.md"));
+    assert!(c.diagnostics[1].contains("agent `Helper` is defined twice"));
     let (defs, diags) = load_dir(&project.path().join("missing"), true);
     assert!(defs.is_empty() && diags.is_empty());
 }

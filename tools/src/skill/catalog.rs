@@ -1,0 +1,204 @@
+//! Skills on disk: `<dir>/<name>/SKILL.md`, a Markdown file whose YAML
+//! frontmatter says what the skill is for and how it runs.
+//!
+//! Claude Code reads them from `~/.claude/skills` (personal),
+//! `.claude/skills` of the project, and enabled plugins' `skills/`
+//! directories (named `plugin:skill`). When a personal and a project skill
+//! share a name, the personal one wins, as Claude Code documents; the
+//! other is reported. A broken file is reported and skipped, never hides
+//! the others.
+
+use std::path::{Path, PathBuf};
+
+use serde_yaml::Value;
+
+use crate::agent::definitions::{key_by_key, scalar, split_frontmatter, tool_list};
+
+/// One skill.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Skill {
+    /// What the model passes as `skill`.
+    pub name: String,
+    pub description: String,
+    /// `allowed-tools`: tools the skill expects to use.
+    pub allowed_tools: Vec<String>,
+    /// `model`: the model the host should use while the skill runs.
+    pub model: Option<String>,
+    /// `context: fork`: run as a subagent rather than inline.
+    pub fork: bool,
+    /// `agent`: the subagent type a forked skill runs as.
+    pub agent: Option<String>,
+    /// `disable-model-invocation: true`: only the user may invoke it.
+    pub user_only: bool,
+    /// The directory holding SKILL.md (`${CLAUDE_SKILL_DIR}`).
+    pub dir: PathBuf,
+    /// The instructions below the frontmatter.
+    pub body: String,
+}
+
+/// The skills a session offers, with what went wrong loading them.
+#[derive(Clone, Debug, Default)]
+pub struct SkillCatalog {
+    skills: Vec<Skill>,
+    pub diagnostics: Vec<String>,
+}
+
+impl SkillCatalog {
+    /// Personal skills (`home`), then the project's, then each plugin's
+    /// (`(plugin name, plugin root)`).
+    pub fn load(project: &Path, home: Option<&Path>, plugins: &[(String, PathBuf)]) -> Self {
+        let mut catalog = SkillCatalog::default();
+        if let Some(home) = home {
+            catalog.add_dir(&home.join(".claude").join("skills"), None);
+        }
+        catalog.add_dir(&project.join(".claude").join("skills"), None);
+        for (plugin, root) in plugins {
+            catalog.add_dir(&root.join("skills"), Some(plugin));
+        }
+        catalog
+    }
+
+    /// The skills of one directory (`<dir>/<name>/SKILL.md`), in name order.
+    pub fn add_dir(&mut self, dir: &Path, plugin: Option<&str>) {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(e) => {
+                self.diagnostics
+                    .push(format!("{}: cannot list skills: {e}", dir.display()));
+                return;
+            }
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path().join("SKILL.md")))
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        for file in files {
+            match std::fs::read_to_string(&file) {
+                Ok(text) => match parse(&text, &file, plugin) {
+                    Ok((skill, notes)) => {
+                        self.diagnostics.extend(notes);
+                        self.insert(skill, &file);
+                    }
+                    Err(problem) => self.diagnostics.push(problem),
+                },
+                Err(e) => self
+                    .diagnostics
+                    .push(format!("{}: cannot read: {e}", file.display())),
+            }
+        }
+    }
+
+    /// Adds `skill` unless one of its name is there already (the earlier
+    /// source wins: personal before project).
+    fn insert(&mut self, skill: Skill, file: &Path) {
+        if let Some(old) = self.skills.iter().find(|s| s.name == skill.name) {
+            self.diagnostics.push(format!(
+                "skill `{}` is defined twice: {} wins over {}",
+                skill.name,
+                old.dir.join("SKILL.md").display(),
+                file.display()
+            ));
+            return;
+        }
+        self.skills.push(skill);
+    }
+
+    /// A skill the host defines itself.
+    pub fn with(mut self, skill: Skill) -> Self {
+        self.skills.retain(|s| s.name != skill.name);
+        self.skills.push(skill);
+        self
+    }
+
+    pub fn skills(&self) -> &[Skill] {
+        &self.skills
+    }
+
+    /// The skill `name` names; a leading `/` (as a user types it) is
+    /// accepted.
+    pub fn find(&self, name: &str) -> Option<&Skill> {
+        let name = name.trim().trim_start_matches('/');
+        self.skills.iter().find(|s| s.name == name)
+    }
+}
+
+/// One SKILL.md; `Err` says why it is skipped.
+fn parse(text: &str, file: &Path, plugin: Option<&str>) -> Result<(Skill, Vec<String>), String> {
+    let label = file.display().to_string();
+    let mut notes = Vec::new();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (front, body) = split_frontmatter(text).unwrap_or(("", text));
+    let map = match serde_yaml::from_str::<Value>(front) {
+        Ok(Value::Mapping(map)) => map,
+        Ok(Value::Null) => serde_yaml::Mapping::new(),
+        Ok(_) => {
+            return Err(format!(
+                "{label}: the frontmatter is not a mapping; skipped"
+            ))
+        }
+        Err(e) => key_by_key(front)
+            .ok_or_else(|| format!("{label}: the frontmatter is not valid YAML ({e}); skipped"))?,
+    };
+    let get = |key: &str| map.get(Value::String(key.into()));
+    let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let dir_name = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_string();
+    let base = get("name")
+        .and_then(scalar)
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .unwrap_or(dir_name);
+    if base.is_empty() {
+        return Err(format!("{label}: no name; skipped"));
+    }
+    let name = match plugin {
+        Some(p) => format!("{p}:{base}"),
+        None => base,
+    };
+    let body = body.trim().to_string();
+    // Without a description Claude Code shows the body's first paragraph.
+    let description = get("description")
+        .and_then(scalar)
+        .map(|d| d.trim().to_string())
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| body.split("\n\n").next().unwrap_or("").trim().to_string());
+    let allowed_tools = get("allowed-tools")
+        .and_then(|v| tool_list(v, "allowed-tools", &label, &mut notes))
+        .unwrap_or_default();
+    let fork = match get("context").and_then(scalar).as_deref().map(str::trim) {
+        None | Some("") | Some("inline") => false,
+        Some("fork") => true,
+        Some(other) => {
+            notes.push(format!(
+                "{label}: context `{other}` is not `fork`; the skill runs inline"
+            ));
+            false
+        }
+    };
+    let flag = |key: &str| get(key).and_then(Value::as_bool).unwrap_or(false);
+    let text_of = |key: &str| {
+        get(key)
+            .and_then(scalar)
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty() && m != "inherit")
+    };
+    Ok((
+        Skill {
+            name,
+            description,
+            allowed_tools,
+            model: text_of("model"),
+            fork,
+            agent: text_of("agent"),
+            user_only: flag("disable-model-invocation"),
+            dir,
+            body,
+        },
+        notes,
+    ))
+}
