@@ -80,7 +80,7 @@ pub use baton_actors::{
     PermissionPrompt, RuntimeConfig, SiblingPolicy,
 };
 pub use baton_engine as engine;
-pub use baton_engine::{Approval, CallResult, Notification, Outcome, ToolUse};
+pub use baton_engine::{Approval, CallResult, Notification, Outcome, ToolUse, Unasked};
 /// The MCP client: configured MCP servers as tools ([`baton_mcp`]).
 pub use baton_mcp as mcp;
 pub use builder::{BuildError, EngineBuilder};

@@ -42,7 +42,7 @@ pub use hooks::{
 };
 pub use output::{ToolError, ToolOutput};
 pub use permission::{
-    AllowAllUnsafe, Approval, ApprovalRequest, Approver, PermissionDecision, PermissionMode,
+    AllowAllUnsafe, Approval, ApprovalRequest, Unasked, Approver, PermissionDecision, PermissionMode,
     PermissionPolicy, PermissionTarget, RulePolicy, Settings, SettingsError, ToolPermission,
 };
 pub use pipeline::{Pipeline, PreparedCall};

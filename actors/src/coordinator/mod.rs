@@ -8,6 +8,7 @@
 
 mod actor;
 mod batch_hooks;
+mod cancel_one;
 mod control;
 pub mod messages;
 pub mod scheduler;
@@ -15,3 +16,4 @@ pub(crate) mod state;
 
 pub(crate) use actor::Coordinator;
 pub use messages::CoordMsg;
+pub(crate) use cancel_one::host_cancelled;

@@ -41,6 +41,10 @@ pub(super) async fn apply(
                 messages::user_rejected(tool.name(), reason.as_deref())
             ),
         )),
+        Approval::Unanswered { cause, detail } => Err(denied(
+            state,
+            messages::unasked(tool.name(), cause, detail.as_deref()),
+        )),
         Approval::AllowWith {
             updated_input,
             remember,

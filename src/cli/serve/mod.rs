@@ -19,6 +19,7 @@ mod input;
 mod model_hooks;
 mod output;
 mod session;
+mod strict;
 mod subagent;
 mod wire;
 
