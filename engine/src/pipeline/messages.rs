@@ -169,3 +169,29 @@ pub fn cancelled(reason: &CancelReason, started: bool) -> String {
 pub fn empty_output(tool: &str) -> String {
     format!("({tool} completed with no output)")
 }
+
+#[cfg(test)]
+mod unasked_tests {
+    use super::*;
+
+    /// Every cause has its own text, and none of them blames a person.
+    #[test]
+    fn each_cause_has_its_own_words() {
+        let texts: Vec<String> = [
+            Unasked::Headless,
+            Unasked::ClientCannotAsk,
+            Unasked::SessionClosing,
+        ]
+        .into_iter()
+        .map(|c| unasked("Bash", c, Some("ask rule")))
+        .collect();
+        assert!(texts[0].contains("without anyone to approve it"));
+        assert!(texts[1].contains("cannot ask its user"));
+        assert!(texts[2].contains("session is closing"));
+        for t in &texts {
+            assert!(!t.contains("declined"), "{t}");
+            assert!(t.contains("(ask rule)"), "{t}");
+        }
+        assert!(user_rejected("Bash", None).contains("The user declined"));
+    }
+}
