@@ -186,6 +186,28 @@ impl Batch {
         Ok(())
     }
 
+    /// Adds a call with the host's own deadline for it (see
+    /// [`BatchHandle::add_with_deadline`]).
+    pub fn add_with_deadline(
+        &self,
+        call: ToolUse,
+        deadline: std::time::Duration,
+    ) -> Result<(), BatchError> {
+        let id = call.id.clone();
+        self.handle.add_with_deadline(call, deadline)?;
+        self.calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(id);
+        Ok(())
+    }
+
+    /// Cancels the one call `id`; its siblings run on (see
+    /// [`BatchHandle::cancel_call`]).
+    pub fn cancel_call(&self, id: &str) {
+        self.handle.cancel_call(id)
+    }
+
     /// Sends this batch's running foreground `Bash` calls to the background
     /// (see [`Engine::send_to_background`]): the one named `call_id`, or
     /// all of them. Returns the ids that were sent.
