@@ -222,9 +222,7 @@ impl Session {
             },
             "reset_tools" => self.engine.reset_loaded_tools(),
             "shutdown" => return Ok(false),
-            other => self.error(format!(
-                "unknown message type `{other}` (expected add, message, stream, end, interrupt, cancel, background, approve, hook_answer, tools, reset_tools or shutdown)"
-            ))?,
+            other => self.error(super::strict::unknown_type(other))?,
         }
         Ok(true)
     }

@@ -19,6 +19,37 @@ use serde::de::{self, DeserializeOwned, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 
+/// Every line type the host may send without an `agent_id`, as the
+/// unknown-type error lists them (tests/docs_true.rs holds
+/// docs/serve-protocol.md to this list). A new type is added here too.
+pub const HOST_LINES: &[&str] = &[
+    "add",
+    "message",
+    "stream",
+    "end",
+    "interrupt",
+    "cancel",
+    "background",
+    "approve",
+    "elicitation",
+    "hook_answer",
+    "tools",
+    "reset_tools",
+    "shutdown",
+];
+
+/// The line types that name an `agent_id` (a subagent's message).
+pub const AGENT_LINES: &[&str] = &["add", "end", "subagent_result"];
+
+/// The error for a line of no known type.
+pub fn unknown_type(kind: &str) -> String {
+    format!(
+        "unknown message type `{kind}` (expected one of: {}; with `agent_id`: {})",
+        HOST_LINES.join(", "),
+        AGENT_LINES.join(", ")
+    )
+}
+
 /// Checks line `msg` of type `kind` against its struct. Types not listed
 /// are left to the dispatcher (which reports unknown ones).
 pub fn check(kind: &str, msg: &Value) -> Result<(), String> {
