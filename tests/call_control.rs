@@ -34,7 +34,11 @@ async fn a_cloned_handle_cancels_one_call_and_its_siblings_finish() {
         .add(call("long", "Bash", json!({"command": "sleep 60"})))
         .unwrap();
     handle
-        .add(call("sibling", "Bash", json!({"command": "sleep 1; echo sibling-done"})))
+        .add(call(
+            "sibling",
+            "Bash",
+            json!({"command": "sleep 1; echo sibling-done"}),
+        ))
         .unwrap();
     handle.end();
     // Another task holds a clone and cancels once the call runs.
@@ -55,9 +59,22 @@ async fn a_cloned_handle_cancels_one_call_and_its_siblings_finish() {
         }
     }
     assert_eq!(results.len(), 2);
-    assert!(matches!(results[0].outcome, Outcome::Cancelled { .. }), "{:?}", results[0].outcome);
-    assert!(text(&results[0]).contains("host cancelled this one call"), "{}", text(&results[0]));
-    assert_eq!(results[1].outcome, Outcome::Success, "{}", text(&results[1]));
+    assert!(
+        matches!(results[0].outcome, Outcome::Cancelled { .. }),
+        "{:?}",
+        results[0].outcome
+    );
+    assert!(
+        text(&results[0]).contains("host cancelled this one call"),
+        "{}",
+        text(&results[0])
+    );
+    assert_eq!(
+        results[1].outcome,
+        Outcome::Success,
+        "{}",
+        text(&results[1])
+    );
     assert!(text(&results[1]).contains("sibling-done"));
 }
 
@@ -73,13 +90,25 @@ async fn a_host_deadline_cancels_only_its_call() {
         )
         .unwrap();
     batch
-        .add(call("quick", "Bash", json!({"command": "sleep 1; echo quick-done"})))
+        .add(call(
+            "quick",
+            "Bash",
+            json!({"command": "sleep 1; echo quick-done"}),
+        ))
         .unwrap();
     let (results, summary) = tokio::time::timeout(Duration::from_secs(60), batch.finish())
         .await
         .unwrap();
-    assert!(matches!(results[0].outcome, Outcome::Cancelled { .. }), "{:?}", results[0].outcome);
-    assert!(text(&results[0]).contains("deadline of 500 ms"), "{}", text(&results[0]));
+    assert!(
+        matches!(results[0].outcome, Outcome::Cancelled { .. }),
+        "{:?}",
+        results[0].outcome
+    );
+    assert!(
+        text(&results[0]).contains("deadline of 500 ms"),
+        "{}",
+        text(&results[0])
+    );
     assert_eq!(results[1].outcome, Outcome::Success);
     assert!(summary.interrupted.is_none());
 }

@@ -23,7 +23,12 @@ fn text(result: &Value) -> String {
 }
 
 fn serve(dir: &std::path::Path, extra: &[&str]) -> Serve {
-    let mut args = vec!["--cwd", dir.to_str().unwrap(), "--state-dir", dir.to_str().unwrap()];
+    let mut args = vec![
+        "--cwd",
+        dir.to_str().unwrap(),
+        "--state-dir",
+        dir.to_str().unwrap(),
+    ];
     args.extend_from_slice(extra);
     Serve::start(&args)
 }

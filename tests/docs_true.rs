@@ -74,7 +74,10 @@ fn every_flag_of_every_command_is_in_cli_md() {
     for command in &commands {
         let args: Vec<&str> = command.iter().map(String::as_str).collect();
         let name = args.join(" ");
-        assert!(cli.contains(&format!("baton {name}")), "`baton {name}` is not in cli.md");
+        assert!(
+            cli.contains(&format!("baton {name}")),
+            "`baton {name}` is not in cli.md"
+        );
         for flag in flags(&help(&args)) {
             // Written as `--flag` or `--flag VALUE` in a table cell.
             if !cli.contains(&format!("`{flag}`")) && !cli.contains(&format!("`{flag} ")) {
@@ -82,7 +85,10 @@ fn every_flag_of_every_command_is_in_cli_md() {
             }
         }
     }
-    assert!(missing.is_empty(), "flags missing from docs/cli.md: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "flags missing from docs/cli.md: {missing:?}"
+    );
 }
 
 /// The first-column names of the table in section `heading`, in order.
@@ -104,7 +110,10 @@ fn table_types(doc: &str, heading: &str) -> Vec<String> {
 fn once(names: &[String], what: &str) -> BTreeSet<String> {
     let mut seen = HashSet::new();
     for n in names {
-        assert!(seen.insert(n.clone()), "`{n}` appears twice in the {what} table");
+        assert!(
+            seen.insert(n.clone()),
+            "`{n}` appears twice in the {what} table"
+        );
     }
     names.iter().cloned().collect()
 }
@@ -129,7 +138,10 @@ fn the_host_table_lists_exactly_the_lines_serve_accepts() {
         .filter(|w| !w.is_empty() && !w.contains('`') && *w != "with")
         .map(str::to_string)
         .collect();
-    assert_eq!(documented, accepted, "docs/serve-protocol.md vs serve ({text})");
+    assert_eq!(
+        documented, accepted,
+        "docs/serve-protocol.md vs serve ({text})"
+    );
 }
 
 /// Line types written by the serve code: `"type": "x"` literals outside
@@ -139,7 +151,11 @@ fn written_types() -> BTreeSet<String> {
         .unwrap()
         .map(|e| e.unwrap().path().to_string_lossy().into_owned())
         .collect();
-    for f in ["src/jsonl.rs", "src/cli/session.rs", "src/cli/tool_search.rs"] {
+    for f in [
+        "src/jsonl.rs",
+        "src/cli/session.rs",
+        "src/cli/tool_search.rs",
+    ] {
         files.push(root().join(f).to_string_lossy().into_owned());
     }
     let mut found = BTreeSet::new();
@@ -173,13 +189,21 @@ fn the_baton_table_lists_exactly_the_lines_serve_writes() {
     assert!(written.len() > 15, "{written:?}");
     let undocumented: Vec<_> = written.difference(&documented).collect();
     let stale: Vec<_> = documented.difference(&written).collect();
-    assert!(undocumented.is_empty(), "written but not documented: {undocumented:?}");
+    assert!(
+        undocumented.is_empty(),
+        "written but not documented: {undocumented:?}"
+    );
     assert!(stale.is_empty(), "documented but never written: {stale:?}");
 }
 
 #[test]
 fn the_readme_links_only_files_in_the_repository() {
-    for doc in ["README.md", "docs/cli.md", "docs/serve-protocol.md", "docs/contract.md"] {
+    for doc in [
+        "README.md",
+        "docs/cli.md",
+        "docs/serve-protocol.md",
+        "docs/contract.md",
+    ] {
         let text = read(doc);
         let base = root().join(doc).parent().unwrap().to_path_buf();
         for part in text.split("](").skip(1) {

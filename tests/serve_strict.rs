@@ -41,7 +41,11 @@ fn a_misspelled_batch_on_interrupt_does_not_cancel_the_latest_batch() {
     s.send(json!({"type": "add", "batch": "A", "tool_use": sleep_call("a1", 1500)}));
     assert_eq!(s.next()["type"], "batch_started");
     s.send(json!({"type": "end"}));
-    refused(&mut s, json!({"type": "interrupt", "batchh": "A"}), "batchh");
+    refused(
+        &mut s,
+        json!({"type": "interrupt", "batchh": "A"}),
+        "batchh",
+    );
     // The batch ran to completion: the interrupt did nothing.
     let lines = s.until("done");
     let result = lines.iter().find(|l| l["type"] == "result").unwrap();
@@ -57,37 +61,79 @@ fn every_line_type_refuses_unknown_and_mistyped_fields() {
     let call = sleep_call("x", 1);
     let cases = [
         // Unknown (misspelled) fields.
-        (json!({"type": "add", "tool_use": call, "bach": "A"}), "bach"),
+        (
+            json!({"type": "add", "tool_use": call, "bach": "A"}),
+            "bach",
+        ),
         (json!({"type": "end", "batchh": "A"}), "batchh"),
         (json!({"type": "message", "mesage": {}}), "mesage"),
         (json!({"type": "stream", "evnt": "[DONE]"}), "evnt"),
         (json!({"type": "interrupt", "knd": "cancel"}), "knd"),
         (json!({"type": "cancel", "id": "x", "bacth": 1}), "bacth"),
         (json!({"type": "background", "callid": "x"}), "callid"),
-        (json!({"type": "approve", "request_id": 1, "decision": "allow", "remmber": true}), "remmber"),
-        (json!({"type": "elicitation", "request_id": 1, "action": "decline", "contnet": {}}), "contnet"),
-        (json!({"type": "hook_answer", "request_id": "hook-1", "answr": {}}), "answr"),
+        (
+            json!({"type": "approve", "request_id": 1, "decision": "allow", "remmber": true}),
+            "remmber",
+        ),
+        (
+            json!({"type": "elicitation", "request_id": 1, "action": "decline", "contnet": {}}),
+            "contnet",
+        ),
+        (
+            json!({"type": "hook_answer", "request_id": "hook-1", "answr": {}}),
+            "answr",
+        ),
         (json!({"type": "tools", "fromat": "anthropic"}), "fromat"),
         (json!({"type": "reset_tools", "all": true}), "all"),
         (json!({"type": "shutdown", "now": true}), "now"),
-        (json!({"type": "add", "agent_id": "agent-1", "tool_use": call, "batch": "A"}), "batch"),
-        (json!({"type": "end", "agent_id": "agent-1", "force": true}), "force"),
-        (json!({"type": "subagent_result", "agent_id": "agent-1", "txt": "hi"}), "txt"),
+        (
+            json!({"type": "add", "agent_id": "agent-1", "tool_use": call, "batch": "A"}),
+            "batch",
+        ),
+        (
+            json!({"type": "end", "agent_id": "agent-1", "force": true}),
+            "force",
+        ),
+        (
+            json!({"type": "subagent_result", "agent_id": "agent-1", "txt": "hi"}),
+            "txt",
+        ),
         // Fields of the wrong type.
-        (json!({"type": "add", "tool_use": call, "batch": 7}), "batch"),
-        (json!({"type": "add", "tool_use": call, "timeout_ms": "5"}), "timeout_ms"),
+        (
+            json!({"type": "add", "tool_use": call, "batch": 7}),
+            "batch",
+        ),
+        (
+            json!({"type": "add", "tool_use": call, "timeout_ms": "5"}),
+            "timeout_ms",
+        ),
         (json!({"type": "add", "tool_use": "Sleep"}), "tool_use"),
         (json!({"type": "end", "batch": 1}), "batch"),
-        (json!({"type": "message", "message": {}, "format": 3}), "format"),
+        (
+            json!({"type": "message", "message": {}, "format": 3}),
+            "format",
+        ),
         (json!({"type": "interrupt", "kind": 1}), "kind"),
         (json!({"type": "cancel", "id": 5}), "id"),
         (json!({"type": "background", "call_id": ["x"]}), "call_id"),
-        (json!({"type": "approve", "request_id": "1", "decision": "allow"}), "request_id"),
-        (json!({"type": "elicitation", "request_id": 1, "action": true}), "action"),
-        (json!({"type": "hook_answer", "request_id": 1, "error": "x"}), "request_id"),
+        (
+            json!({"type": "approve", "request_id": "1", "decision": "allow"}),
+            "request_id",
+        ),
+        (
+            json!({"type": "elicitation", "request_id": 1, "action": true}),
+            "action",
+        ),
+        (
+            json!({"type": "hook_answer", "request_id": 1, "error": "x"}),
+            "request_id",
+        ),
         (json!({"type": "tools", "format": ["anthropic"]}), "format"),
         (json!({"type": "end", "agent_id": 3}), "agent_id"),
-        (json!({"type": "subagent_result", "agent_id": "a", "usage": {"input_tokens": "many"}}), "usage.input_tokens"),
+        (
+            json!({"type": "subagent_result", "agent_id": "a", "usage": {"input_tokens": "many"}}),
+            "usage.input_tokens",
+        ),
     ];
     for (line, field) in cases {
         refused(&mut s, line, field);
@@ -104,10 +150,12 @@ fn every_line_type_refuses_unknown_and_mistyped_fields() {
 fn cancel_stops_one_call_and_leaves_its_siblings_alone() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = start(dir.path());
-    s.send(json!({"type": "message", "batch": "B", "message": {"role": "assistant", "content": [
-        sleep_call("long", 60_000),
-        sleep_call("short", 1500),
-    ]}}));
+    s.send(
+        json!({"type": "message", "batch": "B", "message": {"role": "assistant", "content": [
+            sleep_call("long", 60_000),
+            sleep_call("short", 1500),
+        ]}}),
+    );
     assert_eq!(s.next()["type"], "batch_started");
     // Wait until the long call runs, then cancel it alone.
     loop {

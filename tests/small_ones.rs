@@ -31,16 +31,41 @@ fn an_mcp_config_that_cannot_be_used_is_an_error() {
     for file in [&missing, &broken, &shapeless] {
         let out = baton(
             dir.path(),
-            &["tools", "--cwd", cwd, "--mcp-config", file.to_str().unwrap()],
+            &[
+                "tools",
+                "--cwd",
+                cwd,
+                "--mcp-config",
+                file.to_str().unwrap(),
+            ],
         );
-        assert_eq!(out.status.code(), Some(2), "{}: {}", file.display(), stderr(&out));
-        assert!(stderr(&out).contains(file.to_str().unwrap()), "{}", stderr(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}: {}",
+            file.display(),
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).contains(file.to_str().unwrap()),
+            "{}",
+            stderr(&out)
+        );
         assert!(out.stdout.is_empty());
     }
     // A usable file with no servers is fine.
     let empty = dir.path().join("empty.json");
     std::fs::write(&empty, "{\"mcpServers\": {}}").unwrap();
-    let out = baton(dir.path(), &["tools", "--cwd", cwd, "--mcp-config", empty.to_str().unwrap()]);
+    let out = baton(
+        dir.path(),
+        &[
+            "tools",
+            "--cwd",
+            cwd,
+            "--mcp-config",
+            empty.to_str().unwrap(),
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
@@ -53,15 +78,29 @@ fn settings_problems_are_one_per_line() {
     std::fs::write(&extra, "[1]").unwrap();
     let out = baton(
         dir.path(),
-        &["tools", "--cwd", dir.path().to_str().unwrap(), "--settings", extra.to_str().unwrap()],
+        &[
+            "tools",
+            "--cwd",
+            dir.path().to_str().unwrap(),
+            "--settings",
+            extra.to_str().unwrap(),
+        ],
     );
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     let lines: Vec<&str> = err.lines().collect();
     assert!(lines.iter().all(|l| l.starts_with("baton: ")), "{err}");
     assert!(!err.contains("; "), "{err}");
-    assert_eq!(lines.iter().filter(|l| l.contains("settings.json")).count(), 1, "{err}");
-    assert_eq!(lines.iter().filter(|l| l.contains("extra.json")).count(), 1, "{err}");
+    assert_eq!(
+        lines.iter().filter(|l| l.contains("settings.json")).count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(
+        lines.iter().filter(|l| l.contains("extra.json")).count(),
+        1,
+        "{err}"
+    );
 }
 
 #[test]
@@ -75,7 +114,12 @@ fn the_readmes_first_command_prints_no_warning_on_a_fresh_machine() {
     let _ = std::fs::remove_dir_all("/tmp/baton-demo");
     let out = Command::new(env!("CARGO_BIN_EXE_baton"))
         .current_dir(root)
-        .args(["run", "--settings", "examples/demo/settings.json", "--state-dir"])
+        .args([
+            "run",
+            "--settings",
+            "examples/demo/settings.json",
+            "--state-dir",
+        ])
         .arg(&state)
         .arg("examples/demo/message.json")
         .env("HOME", home.path())
@@ -91,7 +135,10 @@ fn the_readmes_first_command_prints_no_warning_on_a_fresh_machine() {
 #[test]
 fn sleep_is_deferred_in_the_default_pool() {
     let dir = tempfile::tempdir().unwrap();
-    let out = baton(dir.path(), &["tools", "--list", "--cwd", dir.path().to_str().unwrap()]);
+    let out = baton(
+        dir.path(),
+        &["tools", "--list", "--cwd", dir.path().to_str().unwrap()],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text.lines().find(|l| l.ends_with(" Sleep")).unwrap_or("");
@@ -112,7 +159,10 @@ fn run_on_a_message_without_calls_says_so() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "null");
     assert!(stderr(&out).contains("no tool calls"), "{}", stderr(&out));
-    let out = baton(dir.path(), &["run", "--events", "--cwd", cwd, file.to_str().unwrap()]);
+    let out = baton(
+        dir.path(),
+        &["run", "--events", "--cwd", cwd, file.to_str().unwrap()],
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     let done: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(done["type"], "done");

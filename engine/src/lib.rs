@@ -42,8 +42,9 @@ pub use hooks::{
 };
 pub use output::{ToolError, ToolOutput};
 pub use permission::{
-    AllowAllUnsafe, Approval, ApprovalRequest, Unasked, Approver, PermissionDecision, PermissionMode,
+    AllowAllUnsafe, Approval, ApprovalRequest, Approver, PermissionDecision, PermissionMode,
     PermissionPolicy, PermissionTarget, RulePolicy, Settings, SettingsError, ToolPermission,
+    Unasked,
 };
 pub use pipeline::{Pipeline, PreparedCall};
 pub use pool::{PoolSpec, ToolPool};

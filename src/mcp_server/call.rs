@@ -120,10 +120,7 @@ pub(super) async fn run(
                         // End this round: the call is not run now; the
                         // client's retry carries the answer.
                         question = shared.rounds.ask(&prompt.request);
-                        prompt.answer(cannot_ask(
-                            &prompt.request,
-                            "a question could not be built",
-                        ));
+                        prompt.answer(cannot_ask(&prompt.request, "a question could not be built"));
                     }
                 }
             }

@@ -17,8 +17,7 @@ use super::state::{BatchState, Phase};
 /// Why the host stopped a call, as the model reads it.
 pub fn host_cancelled() -> CancelReason {
     CancelReason::Other(
-        "the host cancelled this one call; the other calls of the message were not affected"
-            .into(),
+        "the host cancelled this one call; the other calls of the message were not affected".into(),
     )
 }
 

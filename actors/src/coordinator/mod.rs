@@ -15,5 +15,5 @@ pub mod scheduler;
 pub(crate) mod state;
 
 pub(crate) use actor::Coordinator;
-pub use messages::CoordMsg;
 pub(crate) use cancel_one::host_cancelled;
+pub use messages::CoordMsg;

@@ -4,8 +4,8 @@
 //! detects are wrapped in `<tool_use_error>`, the convention models are
 //! trained on; permission denials and a tool's own failures are plain text.
 
-use crate::permission::Unasked;
 use crate::cancel::CancelReason;
+use crate::permission::Unasked;
 use crate::schema::SchemaProblem;
 
 pub fn wrap(text: &str) -> String {

@@ -103,7 +103,10 @@ pub fn parse<T: DeserializeOwned>(kind: &str, msg: &Value) -> Result<(), String>
 
 /// A batch as lines name it: Baton's number or the host's own name.
 #[derive(Debug, Deserialize)]
-#[serde(untagged, expecting = "a batch number or the host's batch name (a string)")]
+#[serde(
+    untagged,
+    expecting = "a batch number or the host's batch name (a string)"
+)]
 pub enum BatchRef {
     Number(u64),
     Name(String),
@@ -194,7 +197,10 @@ pub struct MessageLine {
 
 /// A whole message (an object) or a Responses output (a list of items).
 #[derive(Debug, Deserialize)]
-#[serde(untagged, expecting = "an assistant message (an object) or a list of output items")]
+#[serde(
+    untagged,
+    expecting = "an assistant message (an object) or a list of output items"
+)]
 pub enum MessageBody {
     Object(Object),
     Items(Vec<Object>),
@@ -338,21 +344,40 @@ mod tests {
 
     #[test]
     fn a_mistyped_field_is_named() {
-        let e = check("approve", &json!({"type": "approve", "request_id": "1", "decision": "allow"}))
-            .unwrap_err();
+        let e = check(
+            "approve",
+            &json!({"type": "approve", "request_id": "1", "decision": "allow"}),
+        )
+        .unwrap_err();
         assert!(e.contains("`request_id`"), "{e}");
-        let e = check("add", &json!({"type": "add", "tool_use": {}, "timeout_ms": -1})).unwrap_err();
+        let e = check(
+            "add",
+            &json!({"type": "add", "tool_use": {}, "timeout_ms": -1}),
+        )
+        .unwrap_err();
         assert!(e.contains("`timeout_ms`"), "{e}");
     }
 
     #[test]
     fn good_lines_pass() {
         for (kind, line) in [
-            ("add", json!({"type": "add", "id": "t", "name": "Read", "input": "{}"})),
-            ("add", json!({"type": "add", "tool_use": {"id": "t"}, "batch": "A", "timeout_ms": 5})),
-            ("message", json!({"type": "message", "message": [{"type": "function_call"}]})),
+            (
+                "add",
+                json!({"type": "add", "id": "t", "name": "Read", "input": "{}"}),
+            ),
+            (
+                "add",
+                json!({"type": "add", "tool_use": {"id": "t"}, "batch": "A", "timeout_ms": 5}),
+            ),
+            (
+                "message",
+                json!({"type": "message", "message": [{"type": "function_call"}]}),
+            ),
             ("stream", json!({"type": "stream", "event": "[DONE]"})),
-            ("interrupt", json!({"type": "interrupt", "kind": "cancel", "batch": 2})),
+            (
+                "interrupt",
+                json!({"type": "interrupt", "kind": "cancel", "batch": 2}),
+            ),
             ("cancel", json!({"type": "cancel", "id": "t", "batch": "A"})),
             ("shutdown", json!({"type": "shutdown"})),
         ] {
