@@ -7,6 +7,7 @@
 //! decides when calls run; the tools crate provides the built-ins.
 
 pub mod call;
+pub mod call_details;
 pub mod cancel;
 pub mod confine;
 /// The kernel confinement layer (its own crate, usable alone).
