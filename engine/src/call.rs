@@ -118,8 +118,9 @@ pub struct CallResult {
     /// This call's entry for PostToolBatch hooks (only when there are any).
     pub batch_record: Option<Value>,
     /// Facts for the host beside the model's block (duration, spill file,
-    /// files written); see [`crate::call_details`].
-    pub details: crate::call_details::CallDetails,
+    /// files written); see [`crate::call_details`]. Boxed: results move
+    /// through channels and most calls have few details.
+    pub details: Box<crate::call_details::CallDetails>,
 }
 
 impl CallResult {
