@@ -192,6 +192,7 @@ mod tests {
             deferred,
             [
                 "NotebookEdit",
+                "Sleep",
                 "TaskOutput",
                 "TaskStop",
                 "TodoWrite",
