@@ -99,6 +99,11 @@ pub fn result_json(index: usize, result: &CallResult) -> Value {
         "block": anthropic::tool_result_block(result),
         "diagnostics": result.diagnostics,
     });
+    // Facts for the host beside the block (duration, spill file, files
+    // written); the block itself is unchanged.
+    if !result.details.is_empty() {
+        line["details"] = json!(result.details);
+    }
     // Hook `systemMessage`s: for the user, never sent to the model.
     if !result.system_messages.is_empty() {
         line["system_messages"] = json!(result.system_messages);

@@ -80,7 +80,7 @@ pub use baton_actors::{
     PermissionPrompt, RuntimeConfig, SiblingPolicy,
 };
 pub use baton_engine as engine;
-pub use baton_engine::{Approval, CallResult, Notification, Outcome, ToolUse};
+pub use baton_engine::{Approval, CallResult, Notification, Outcome, ToolUse, Unasked};
 /// The MCP client: configured MCP servers as tools ([`baton_mcp`]).
 pub use baton_mcp as mcp;
 pub use builder::{BuildError, EngineBuilder};
@@ -184,6 +184,28 @@ impl Batch {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(id);
         Ok(())
+    }
+
+    /// Adds a call with the host's own deadline for it (see
+    /// [`BatchHandle::add_with_deadline`]).
+    pub fn add_with_deadline(
+        &self,
+        call: ToolUse,
+        deadline: std::time::Duration,
+    ) -> Result<(), BatchError> {
+        let id = call.id.clone();
+        self.handle.add_with_deadline(call, deadline)?;
+        self.calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(id);
+        Ok(())
+    }
+
+    /// Cancels the one call `id`; its siblings run on (see
+    /// [`BatchHandle::cancel_call`]).
+    pub fn cancel_call(&self, id: &str) {
+        self.handle.cancel_call(id)
     }
 
     /// Sends this batch's running foreground `Bash` calls to the background

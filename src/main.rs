@@ -12,9 +12,11 @@ fn main() -> ExitCode {
     match cli::main(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            // One line: hosts read it as a message, not a report.
-            let text = err.to_string().replace('\n', "; ");
-            eprintln!("baton: {text}");
+            // One line per problem, each standing alone (several settings
+            // problems used to be joined with `;` into one long line).
+            for line in err.to_string().lines().filter(|l| !l.trim().is_empty()) {
+                eprintln!("baton: {}", line.trim());
+            }
             ExitCode::from(err.exit_code())
         }
     }

@@ -5,6 +5,9 @@
 //! every way a shell can: background jobs, `nohup`, `disown`, `setsid`,
 //! `set -m`, `setpgid`, a double fork (issue 9).
 
+#[path = "support/procs.rs"]
+mod procs;
+use procs::running;
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -42,29 +45,6 @@ fn needle() -> String {
             .unwrap()
             .subsec_nanos()
     )
-}
-
-/// Live (non-zombie) processes whose command line mentions `needle`.
-fn running(needle: &str) -> usize {
-    let mut n = 0;
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let zombie = std::fs::read_to_string(entry.path().join("stat"))
-            .map(|s| {
-                s.rsplit(')')
-                    .next()
-                    .unwrap_or("")
-                    .trim_start()
-                    .starts_with('Z')
-            })
-            .unwrap_or(true);
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(needle) {
-            n += 1;
-        }
-    }
-    n
 }
 
 fn wait_for(what: &str, mut ok: impl FnMut() -> bool, within: Duration) {

@@ -28,6 +28,7 @@ fn tools_marks_deferred_tools_per_format_and_mode() {
         marked,
         [
             "NotebookEdit",
+            "Sleep",
             "TaskOutput",
             "TaskStop",
             "TodoWrite",

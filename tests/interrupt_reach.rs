@@ -4,7 +4,10 @@
 //! with nothing left running (issue 9).
 
 mod common;
+#[path = "support/procs.rs"]
+mod procs;
 
+use procs::running;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,29 +29,6 @@ fn marker() -> String {
             .unwrap()
             .subsec_nanos()
     )
-}
-
-/// Live processes whose command line mentions `needle`.
-fn running(needle: &str) -> usize {
-    let mut n = 0;
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let zombie = std::fs::read_to_string(entry.path().join("stat"))
-            .map(|s| {
-                s.rsplit(')')
-                    .next()
-                    .unwrap_or("")
-                    .trim_start()
-                    .starts_with('Z')
-            })
-            .unwrap_or(true);
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(needle) {
-            n += 1;
-        }
-    }
-    n
 }
 
 async fn wait_running(needle: &str, n: usize) {

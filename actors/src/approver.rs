@@ -44,8 +44,9 @@ impl Approver for HostApprover {
             call_id,
         };
         self.sink.send(Event::PermissionRequest(prompt));
-        let approval = answer.await.unwrap_or(Approval::Deny {
-            reason: Some("the host dropped the permission request without answering".into()),
+        let approval = answer.await.unwrap_or(Approval::Unanswered {
+            cause: baton_engine::Unasked::SessionClosing,
+            detail: Some("the host dropped the permission request without answering".into()),
         });
         pending.prompt = None;
         if let Approval::DenyAndInterrupt { .. } = approval {

@@ -26,7 +26,15 @@ pub enum BatchError {
     Spawn(String),
 }
 
+/// Cheap to clone: clones share one batch (a UI task can cancel a call
+/// while another task adds calls). The batch stops when the last clone is
+/// dropped before `end`.
+#[derive(Clone)]
 pub struct BatchHandle {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     actor: ActorRef<CoordMsg>,
     intake: Arc<Intake>,
     quiet: Arc<Quiescence>,
@@ -37,7 +45,7 @@ pub struct BatchHandle {
 impl std::fmt::Debug for BatchHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BatchHandle")
-            .field("ended", &self.ended)
+            .field("ended", &self.inner.ended)
             .finish()
     }
 }
@@ -50,72 +58,101 @@ impl BatchHandle {
         scope: CancelScope,
     ) -> Self {
         BatchHandle {
-            actor,
-            intake,
-            quiet,
-            ended: AtomicBool::new(false),
-            scope,
+            inner: Arc::new(Inner {
+                actor,
+                intake,
+                quiet,
+                ended: AtomicBool::new(false),
+                scope,
+            }),
         }
     }
 
     /// Adds a call (as it streams in); it starts as soon as the rules allow.
     pub fn add(&self, call: ToolUse) -> Result<(), BatchError> {
-        if self.ended.load(Ordering::Acquire) {
+        let inner = &*self.inner;
+        if inner.ended.load(Ordering::Acquire) {
             return Err(BatchError::Ended);
         }
         // Once admitted, the call gets a result even if the coordinator dies
         // before reading it (its cleanup answers every admitted call), so a
         // failed send needs no error here.
-        let actor = &self.actor;
+        let actor = &inner.actor;
         let id = call.id.clone();
-        self.intake
+        inner
+            .intake
             .admit(&id, move |id| {
                 let _ = actor.cast(CoordMsg::Add(call, id));
             })
             .ok_or(BatchError::Gone)
     }
 
+    /// Adds a call with the host's own deadline: if it has not finished
+    /// `deadline` after it was added (queued or running), it is cancelled
+    /// alone, and its result says the host's deadline passed. Separate from
+    /// the tool's own timeout, which still applies.
+    pub fn add_with_deadline(
+        &self,
+        call: ToolUse,
+        deadline: std::time::Duration,
+    ) -> Result<(), BatchError> {
+        let id = call.id.clone();
+        self.add(call)?;
+        let _ = self.inner.actor.cast(CoordMsg::Deadline(id, deadline));
+        Ok(())
+    }
+
+    /// Cancels the one call `id` (running: stopped; queued: never started).
+    /// Its result says the host cancelled it; its siblings are untouched. An
+    /// unknown or finished id does nothing.
+    pub fn cancel_call(&self, id: &str) {
+        let _ = self.inner.actor.cast(CoordMsg::CancelCall(
+            id.to_string(),
+            crate::coordinator::host_cancelled(),
+        ));
+    }
+
     /// The message is complete: no more calls. Idempotent.
     pub fn end(&self) {
-        if !self.ended.swap(true, Ordering::AcqRel) {
-            let _ = self.actor.cast(CoordMsg::End);
+        if !self.inner.ended.swap(true, Ordering::AcqRel) {
+            let _ = self.inner.actor.cast(CoordMsg::End);
         }
     }
 
     /// Interrupts the batch (SPEC §7). Idempotent; harmless after the end.
     pub fn interrupt(&self, kind: InterruptKind) {
-        let _ = self.actor.cast(CoordMsg::Interrupt(kind));
+        let _ = self.inner.actor.cast(CoordMsg::Interrupt(kind));
     }
 
     /// Resolves when every call has its result and every invocation stopped.
     pub async fn quiescent(&self) {
-        self.quiet.wait().await
+        self.inner.quiet.wait().await
     }
 
     /// Blocking variant of [`Self::quiescent`], for hosts without a runtime.
     pub fn wait_quiescent(&self) {
-        self.quiet.wait_blocking()
+        self.inner.quiet.wait_blocking()
     }
 
     pub fn wait_quiescent_timeout(&self, timeout: std::time::Duration) -> bool {
-        self.quiet.wait_blocking_timeout(timeout)
+        self.inner.quiet.wait_blocking_timeout(timeout)
     }
 
     pub fn is_quiescent(&self) -> bool {
-        self.quiet.is_reached()
+        self.inner.quiet.is_reached()
     }
 
     pub(crate) fn actor(&self) -> &ActorRef<CoordMsg> {
-        &self.actor
+        &self.inner.actor
     }
 
     /// The batch's cancellation scope (a child of the turn).
     pub fn scope(&self) -> &CancelScope {
-        &self.scope
+        &self.inner.scope
     }
 }
 
-impl Drop for BatchHandle {
+impl Drop for Inner {
     fn drop(&mut self) {
         if !self.ended.load(Ordering::Acquire) {
             let _ = self.actor.cast(CoordMsg::HostGone);

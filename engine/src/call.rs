@@ -117,6 +117,10 @@ pub struct CallResult {
     pub system_messages: Vec<String>,
     /// This call's entry for PostToolBatch hooks (only when there are any).
     pub batch_record: Option<Value>,
+    /// Facts for the host beside the model's block (duration, spill file,
+    /// files written); see [`crate::call_details`]. Boxed: results move
+    /// through channels and most calls have few details.
+    pub details: Box<crate::call_details::CallDetails>,
 }
 
 impl CallResult {
@@ -141,6 +145,7 @@ impl CallResult {
             response: None,
             system_messages: Vec::new(),
             batch_record: None,
+            details: Default::default(),
         }
     }
 

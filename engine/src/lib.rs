@@ -8,6 +8,7 @@
 
 pub mod aliases;
 pub mod call;
+pub mod call_details;
 pub mod cancel;
 pub mod confine;
 /// The kernel confinement layer (its own crate, usable alone).
@@ -47,6 +48,7 @@ pub use output::{ToolError, ToolOutput};
 pub use permission::{
     AllowAllUnsafe, Approval, ApprovalRequest, Approver, PermissionDecision, PermissionMode,
     PermissionPolicy, PermissionTarget, RulePolicy, Settings, SettingsError, ToolPermission,
+    Unasked,
 };
 pub use pipeline::{Pipeline, PreparedCall};
 pub use pool::{PoolSpec, ToolPool};

@@ -25,6 +25,34 @@ pub struct McpArgs {
     pub strict: bool,
 }
 
+/// Every `--mcp-config` file must be readable and hold a configuration
+/// (`{"mcpServers": {...}}`): a host that named a file and got no servers
+/// from it would run without the tools it expects, so this is an error
+/// (exit 2), not a warning. Servers that fail to start stay warnings.
+pub fn check_config_files(args: &McpArgs) -> Result<(), CliError> {
+    for file in &args.config {
+        let shown = file.display();
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| CliError::Usage(format!("--mcp-config {shown}: {e}")))?;
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| CliError::Usage(format!("--mcp-config {shown}: not JSON: {e}")))?;
+        match value.get("mcpServers") {
+            Some(serde_json::Value::Object(_)) => {}
+            Some(_) => {
+                return Err(CliError::Usage(format!(
+                    "--mcp-config {shown}: `mcpServers` must be an object (server name → configuration)"
+                )))
+            }
+            None => {
+                return Err(CliError::Usage(format!(
+                    "--mcp-config {shown}: no `mcpServers` object; the file must look like {{\"mcpServers\": {{...}}}}"
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Client sets started by this process, stopped by [`shutdown_all`].
 static STARTED: Mutex<Vec<Arc<McpClients>>> = Mutex::new(Vec::new());
 

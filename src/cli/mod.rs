@@ -330,6 +330,7 @@ impl Setup {
         let session_key = format!("{}:{}", cwd.display(), std::process::id());
         let tools = baton::remote::route(tools, &remote, &session_key)
             .map_err(|e| CliError::Usage(e.to_string()))?;
+        mcp::check_config_files(&common.mcp)?;
         let mcp = mcp::start(&cwd, common.settings.as_deref(), &common.mcp);
         // `mcp_tool` hooks call the same servers.
         settings.mcp_hooks.set(mcp.clone());

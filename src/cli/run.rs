@@ -85,6 +85,11 @@ pub async fn run(
             if let Event::Done(s) = &event {
                 let mut line = json!({"type": "done", "summary": summary_json(s)});
                 line["message"] = results_message_with_context(format, results.iter(), s);
+                if results.is_empty() {
+                    // As in serve: the model APIs reject an empty user message.
+                    line["message"] = serde_json::Value::Null;
+                    line["reason"] = json!(NO_CALLS);
+                }
                 write_line(&mut out, &line)?;
             } else if !matches!(event, Event::PermissionRequest(_)) {
                 write_line(&mut out, &event_json(&event, None))?;
@@ -135,12 +140,20 @@ pub async fn run(
             "the batch ended without reporting done".into(),
         ));
     };
-    if !events {
+    if !events && results.is_empty() {
+        // Nothing to answer: `null` on stdout, and why on stderr.
+        eprintln!("baton: {NO_CALLS}");
+        write_line(&mut out, &serde_json::Value::Null)?;
+    } else if !events {
         let message = results_message_with_context(format, results.iter(), &summary);
         write_line(&mut out, &message)?;
     }
     Ok(())
 }
+
+/// What `run` says about a message without tool calls.
+const NO_CALLS: &str = "the message has no tool calls, so there are no results to send; \
+                        do not send an empty user message";
 
 fn write_line(out: &mut impl Write, value: &serde_json::Value) -> Result<(), CliError> {
     writeln!(out, "{value}")

@@ -101,12 +101,10 @@ pub(super) async fn run(
                 }
             }
             Some(Event::PermissionRequest(prompt)) if !can_be_asked => {
-                prompt.answer(Approval::Deny {
-                    reason: Some(cannot_ask(
-                        &prompt.request,
-                        "it does not support elicitation",
-                    )),
-                });
+                prompt.answer(cannot_ask(
+                    &prompt.request,
+                    "it does not support elicitation",
+                ));
             }
             Some(Event::PermissionRequest(prompt)) if in_rounds => {
                 let answer = shared.rounds.answer(
@@ -122,12 +120,7 @@ pub(super) async fn run(
                         // End this round: the call is not run now; the
                         // client's retry carries the answer.
                         question = shared.rounds.ask(&prompt.request);
-                        prompt.answer(Approval::Deny {
-                            reason: Some(cannot_ask(
-                                &prompt.request,
-                                "a question could not be built",
-                            )),
-                        });
+                        prompt.answer(cannot_ask(&prompt.request, "a question could not be built"));
                     }
                 }
             }
@@ -155,13 +148,15 @@ pub(super) async fn run(
 }
 
 /// The denial text when the client cannot be asked, and why.
-fn cannot_ask(request: &ApprovalRequest, why: &str) -> String {
-    format!(
-        "{} needs approval ({}), but the MCP client cannot be asked ({why}). Allow it with \
-         a permission rule in the server's settings, or use a client that supports \
-         elicitation.",
-        request.tool_name, request.reason
-    )
+fn cannot_ask(request: &ApprovalRequest, why: &str) -> Approval {
+    Approval::Unanswered {
+        cause: baton_engine::Unasked::ClientCannotAsk,
+        detail: Some(format!(
+            "{}; the MCP client cannot be asked: {why}; a permission rule in the server's \
+             settings can allow it",
+            request.reason
+        )),
+    }
 }
 
 /// Whether `call` may run beside others (decided as the coordinator would:
@@ -200,10 +195,11 @@ async fn notify_progress(peer: &Peer<RoleServer>, token: &ProgressToken, n: u64,
 async fn ask_client(peer: Peer<RoleServer>, prompt: PermissionPrompt) {
     let approval = match elicit(&peer, &prompt).await {
         Ok(approval) => approval,
-        Err(why) => Approval::Deny {
-            reason: Some(format!(
-                "{} needs approval ({}), and asking the MCP client failed: {why}",
-                prompt.request.tool_name, prompt.request.reason
+        Err(why) => Approval::Unanswered {
+            cause: baton_engine::Unasked::ClientCannotAsk,
+            detail: Some(format!(
+                "{}; asking the MCP client failed: {why}",
+                prompt.request.reason
             )),
         },
     };

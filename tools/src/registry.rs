@@ -203,6 +203,7 @@ mod tests {
             deferred,
             [
                 "NotebookEdit",
+                "Sleep",
                 "TaskOutput",
                 "TaskStop",
                 "TodoWrite",

@@ -39,6 +39,9 @@ pub fn tool(config: &BuiltinConfig) -> Result<Tool, baton_engine::schema::Invali
          shell. It stops early when the user interrupts.",
     )
     .search_hint("wait pause delay for some time")
+    // Rarely needed: offered by name until the model loads it, so its
+    // definition does not cost every request.
+    .should_defer(true)
     .interrupt(InterruptBehavior::Cancel)
     // A timer: no process, no CPU.
     .work_kind(WorkKind::Wait);

@@ -42,6 +42,8 @@ impl Actor for Coordinator {
             }
             CoordMsg::Interrupt(kind) => state.interrupt(&myself, kind),
             CoordMsg::HostGone => state.host_gone(&myself),
+            CoordMsg::CancelCall(id, reason) => state.cancel_call(&myself, &id, reason),
+            CoordMsg::Deadline(id, after) => BatchState::arm_deadline(&myself, id, after),
         }
         Ok(())
     }

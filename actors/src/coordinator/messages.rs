@@ -16,4 +16,8 @@ pub enum CoordMsg {
     /// The host dropped its handle before ending the batch: stop everything
     /// and finish, so nothing is left running for nobody.
     HostGone,
+    /// Stop one call (by id), leaving its siblings alone.
+    CancelCall(String, baton_engine::CancelReason),
+    /// The host's deadline for one call: stop it if it runs that long.
+    Deadline(String, std::time::Duration),
 }

@@ -8,10 +8,12 @@
 
 mod actor;
 mod batch_hooks;
+mod cancel_one;
 mod control;
 pub mod messages;
 pub mod scheduler;
 pub(crate) mod state;
 
 pub(crate) use actor::Coordinator;
+pub(crate) use cancel_one::host_cancelled;
 pub use messages::CoordMsg;

@@ -260,6 +260,28 @@ pub enum Approval {
         #[serde(default)]
         reason: Option<String>,
     },
+    /// Nobody answered, and no person decided: the model is told why (see
+    /// [`Unasked`]) instead of "the user declined".
+    Unanswered {
+        cause: Unasked,
+        /// Extra words for the model (which client, what failed).
+        #[serde(default)]
+        detail: Option<String>,
+    },
+}
+
+/// Why a question that needed a person got no answer. Each cause tells the
+/// model something different to do next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unasked {
+    /// The session runs without anyone to ask (no approver, a batch run).
+    Headless,
+    /// The client running the session cannot put questions to its user
+    /// (an MCP client without elicitation).
+    ClientCannotAsk,
+    /// The session is closing: the host stopped reading or went away.
+    SessionClosing,
 }
 
 impl Approval {

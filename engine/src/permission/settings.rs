@@ -338,9 +338,15 @@ impl Merged {
         for dir in self.strings(file, perms, "additionalDirectories") {
             match expand_dir(&dir, project, home) {
                 Ok(path) => {
-                    if !path.is_dir() {
+                    // A root that one `mkdir` will create (its parent
+                    // exists) is a normal first-run state, e.g. a scratch
+                    // directory the first call makes; rules are judged when
+                    // calls come, so it needs no warning. A root whose
+                    // parent is missing too is more likely a typo.
+                    let parent_exists = path.parent().is_some_and(Path::is_dir);
+                    if !path.is_dir() && !parent_exists {
                         self.warnings.push(format!(
-                            "{}: additional directory `{}` does not exist (yet)",
+                            "{}: additional directory `{}` does not exist, nor does its parent",
                             file.display(),
                             path.display()
                         ));

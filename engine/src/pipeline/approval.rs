@@ -48,6 +48,10 @@ pub(super) async fn apply(
             state.diagnostics.extend(problems);
             Ok(())
         }
+        Approval::Unanswered { cause, detail } => Err(denied(
+            state,
+            messages::unasked(tool.name(), cause, detail.as_deref()),
+        )),
         Approval::AllowWith {
             updated_input,
             remember,

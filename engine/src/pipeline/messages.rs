@@ -5,6 +5,7 @@
 //! trained on; permission denials and a tool's own failures are plain text.
 
 use crate::cancel::CancelReason;
+use crate::permission::Unasked;
 use crate::schema::SchemaProblem;
 
 pub fn wrap(text: &str) -> String {
@@ -82,16 +83,37 @@ pub fn denied(tool: &str, reason: &str) -> String {
     format!("Permission to use `{tool}` was denied: {reason}. Do not retry the same call; choose another approach or ask the user.")
 }
 
+/// No approver at all: the headless case (a batch run, a host without one).
 pub fn needs_approval(tool: &str, reason: &str, suggestion: Option<&str>) -> String {
-    let mut text = format!(
-        "This `{tool}` call needs the user's approval ({reason}), and no one is available to approve it, so it did not run."
-    );
+    let mut text = unasked(tool, Unasked::Headless, Some(reason));
     if let Some(rule) = suggestion {
         text.push_str(&format!(
             " Adding the rule `{rule}` to permissions.allow would let calls like it run."
         ));
     }
     text
+}
+
+/// A question that needed a person got no answer; `cause` says why, and
+/// each cause tells the model what to do next. No person declined, so none
+/// of these texts says "the user declined".
+pub fn unasked(tool: &str, cause: Unasked, detail: Option<&str>) -> String {
+    let detail = detail
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| format!(" ({d})"))
+        .unwrap_or_default();
+    match cause {
+        Unasked::Headless => format!(
+            "This `{tool}` call needs approval{detail}, but this session runs without anyone to approve it, so it did not run. Do not retry it: continue with calls that need no approval, or finish and say which permission the task needs."
+        ),
+        Unasked::ClientCannotAsk => format!(
+            "This `{tool}` call needs approval{detail}, but the client running this session cannot ask its user, so it did not run. Do not retry it: use calls that need no approval, or tell the user which permission to grant in the settings."
+        ),
+        Unasked::SessionClosing => format!(
+            "The session is closing, so this `{tool}` call was not approved and did not run{detail}. Start no new work; the session ends after this message."
+        ),
+    }
 }
 
 pub fn user_rejected(tool: &str, reason: Option<&str>) -> String {
@@ -146,4 +168,30 @@ pub fn cancelled(reason: &CancelReason, started: bool) -> String {
 
 pub fn empty_output(tool: &str) -> String {
     format!("({tool} completed with no output)")
+}
+
+#[cfg(test)]
+mod unasked_tests {
+    use super::*;
+
+    /// Every cause has its own text, and none of them blames a person.
+    #[test]
+    fn each_cause_has_its_own_words() {
+        let texts: Vec<String> = [
+            Unasked::Headless,
+            Unasked::ClientCannotAsk,
+            Unasked::SessionClosing,
+        ]
+        .into_iter()
+        .map(|c| unasked("Bash", c, Some("ask rule")))
+        .collect();
+        assert!(texts[0].contains("without anyone to approve it"));
+        assert!(texts[1].contains("cannot ask its user"));
+        assert!(texts[2].contains("session is closing"));
+        for t in &texts {
+            assert!(!t.contains("declined"), "{t}");
+            assert!(t.contains("(ask rule)"), "{t}");
+        }
+        assert!(user_rejected("Bash", None).contains("The user declined"));
+    }
 }

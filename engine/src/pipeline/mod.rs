@@ -170,7 +170,14 @@ impl Pipeline {
     pub async fn run(&self, call: PreparedCall, ctx: ToolContext) -> CallResult {
         use tracing::Instrument;
         let span = trace::call_span(&call.call, call.prepared_at.elapsed());
-        self.run_stages(call, ctx).instrument(span).await
+        let started = std::time::Instant::now();
+        let written = crate::call_details::files_written(&call.call);
+        let mut result = self.run_stages(call, ctx).instrument(span).await;
+        result.details.duration_ms = Some(started.elapsed().as_millis() as u64);
+        if result.outcome == Outcome::Success {
+            result.details.files_written = written;
+        }
+        result
     }
 
     async fn run_stages(&self, call: PreparedCall, ctx: ToolContext) -> CallResult {

@@ -58,6 +58,7 @@ pub fn spill_result(result: &mut CallResult, state_dir: &Path) -> bool {
     match write_spill(state_dir, &result.call_id, ext, &text) {
         Ok(path) => {
             result.content = vec![ContentBlock::text(spill_notice(&path, &text))];
+            result.details.spilled = Some(path.clone());
             true
         }
         Err(err) => {

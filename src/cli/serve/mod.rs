@@ -21,6 +21,7 @@ mod model_hooks;
 pub mod oauth;
 mod output;
 mod session;
+mod strict;
 mod subagent;
 mod wire;
 

@@ -112,13 +112,19 @@ impl Session {
             Ok(v) => v,
             Err(e) => return self.error(format!("not JSON: {e}")).map(|_| true),
         };
+        let kind = msg.get("type").and_then(Value::as_str).unwrap_or("");
         if msg.get("agent_id").is_some() {
+            if let Err(e) = super::strict::check_agent(kind, &msg) {
+                return self.error(e).map(|_| true);
+            }
             if let Err(e) = self.agents.handle(&msg).await {
                 self.error(e)?;
             }
             return Ok(true);
         }
-        let kind = msg.get("type").and_then(Value::as_str).unwrap_or("");
+        if let Err(e) = super::strict::check(kind, &msg) {
+            return self.error(e).map(|_| true);
+        }
         if self.open.is_none() && matches!(kind, "add" | "message" | "stream") {
             // Between messages: pick up MCP tool lists that changed.
             if let Some(refreshed) = self.engine.refresh_tools().await {
@@ -139,7 +145,8 @@ impl Session {
                             return self.error(problem).map(|_| true);
                         }
                         if self.ensure_open(host_id).await?.is_some() {
-                            self.add(format, call)?;
+                            let deadline = msg.get("timeout_ms").and_then(Value::as_u64);
+                            self.add_timed(format, call, deadline)?;
                         }
                     }
                     Err(e) => self.error(e)?,
@@ -200,6 +207,7 @@ impl Session {
                 }
             }
             "background" => self.background(&msg)?,
+            "cancel" => self.cancel(&msg)?,
             "approve" => self.approve(&msg)?,
             "elicitation" => {
                 if let Err(e) = self.elicitor.answer(&msg) {
@@ -222,9 +230,7 @@ impl Session {
             },
             "reset_tools" => self.engine.reset_loaded_tools(),
             "shutdown" => return Ok(false),
-            other => self.error(format!(
-                "unknown message type `{other}` (expected add, message, stream, end, interrupt, background, approve, hook_answer, tools, reset_tools or shutdown)"
-            ))?,
+            other => self.error(super::strict::unknown_type(other))?,
         }
         Ok(true)
     }
@@ -373,15 +379,63 @@ impl Session {
         }
     }
 
+    /// A `cancel` line: stops one call, in the named batch or whichever
+    /// running batch holds it.
+    fn cancel(&mut self, msg: &Value) -> Result<(), CliError> {
+        let Some(id) = msg.get("id").and_then(Value::as_str) else {
+            return self.error("`cancel` needs the call's `id`".into());
+        };
+        let holder = match msg.get("batch") {
+            None | Some(Value::Null) => self
+                .batches
+                .iter()
+                .find(|(_, b)| b.calls.iter().any(|c| c == id))
+                .map(|(n, _)| *n)
+                .ok_or_else(|| format!("no running batch has a call `{id}`")),
+            named => self.interrupt_target(named),
+        };
+        let batch = match holder {
+            Ok(batch) => batch,
+            Err(problem) => return self.error(problem),
+        };
+        let Some(b) = self.batches.get(&batch) else {
+            return Ok(());
+        };
+        if !b.calls.iter().any(|c| c == id) || b.results.iter().any(|r| r.call_id == id) {
+            let label = self.label(batch);
+            return self.error(format!(
+                "batch {label} has no unfinished call `{id}`, so nothing was cancelled"
+            ));
+        }
+        b.handle.cancel_call(id);
+        Ok(())
+    }
+
     /// Adds `call` to the open message (opened by the caller).
     fn add(&mut self, format: WireFormat, call: ToolUse) -> Result<(), CliError> {
+        self.add_timed(format, call, None)
+    }
+
+    /// Adds `call`, with the host's deadline for it in milliseconds.
+    fn add_timed(
+        &mut self,
+        format: WireFormat,
+        call: ToolUse,
+        deadline_ms: Option<u64>,
+    ) -> Result<(), CliError> {
         let Some(id) = self.open else {
             return Ok(());
         };
         self.set_format(format);
         let call_id = call.id.clone();
         if let Some(b) = self.batches.get_mut(&id) {
-            match b.handle.add(call) {
+            let added = match deadline_ms {
+                Some(ms) => b
+                    .handle
+                    .add_with_deadline(call, std::time::Duration::from_millis(ms)),
+                None => b.handle.add(call),
+            };
+            match added {
                 Ok(()) => b.calls.push(call_id),
                 Err(e) => self.error(e.to_string())?,
             }
@@ -573,8 +627,9 @@ impl Session {
 }
 
 fn no_host() -> Approval {
-    Approval::Deny {
-        reason: Some("the host closed the session before answering".into()),
+    Approval::Unanswered {
+        cause: baton::Unasked::SessionClosing,
+        detail: Some("the host closed its input before answering".into()),
     }
 }
 

@@ -1,0 +1,46 @@
+//! Facts about a call for the host, beside the block the model reads: how
+//! long it took, where an oversized result was spilled, which files it
+//! wrote. A harness can act on them without parsing the model's text; the
+//! model-facing block does not change.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::call::ToolUse;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CallDetails {
+    /// From the start of the call's pipeline to its result (validation,
+    /// hooks, permission and the tool); `None` for calls that never started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// The file holding the full result, when it was too large to inline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spilled: Option<PathBuf>,
+    /// Files the call wrote or edited (only when it succeeded).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files_written: Vec<PathBuf>,
+}
+
+impl CallDetails {
+    pub fn is_empty(&self) -> bool {
+        *self == CallDetails::default()
+    }
+}
+
+/// The files `call` writes if it succeeds: the path argument of the file
+/// tools that write (`Write`, `Edit`, `NotebookEdit`). Other tools report
+/// none; a shell command's writes cannot be known from its input.
+pub fn files_written(call: &ToolUse) -> Vec<PathBuf> {
+    let key = match call.name.as_str() {
+        "Write" | "Edit" | "MultiEdit" => "file_path",
+        "NotebookEdit" => "notebook_path",
+        _ => return Vec::new(),
+    };
+    match call.input.get(key) {
+        Some(Value::String(path)) if !path.is_empty() => vec![PathBuf::from(path)],
+        _ => Vec::new(),
+    }
+}
