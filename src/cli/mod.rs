@@ -203,8 +203,10 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             let setup = Setup::load(&common, interactive)?;
             let (format, calls) = run::parse_message(&text, format, &setup.pool)
                 .map_err(|e| CliError::Usage(format!("{file}: {e}")))?;
+            // The message again, to answer native calls in their own types.
+            let message = serde_json::from_str(&text).unwrap_or_default();
             signals::guard_against_sudden_death();
-            runtime.block_on(run::run(setup, format, calls, events))
+            runtime.block_on(run::run(setup, format, calls, &message, events))
         }
         Command::Serve { common, format } => {
             signals::guard_against_sudden_death();

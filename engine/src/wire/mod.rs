@@ -105,6 +105,22 @@ impl WireFormat {
         }
     }
 
+    /// What answers a batch whose calls came in `calls` (the assistant
+    /// message, the response's output items or the whole conversation):
+    /// as [`Self::results_message`], except that on Responses each result
+    /// of a native local tool (`shell_call`, `apply_patch_call`,
+    /// `local_shell_call`, `custom_tool_call`) is in its own output type.
+    pub fn answer<'a>(
+        self,
+        calls: &Value,
+        results: impl IntoIterator<Item = &'a CallResult>,
+    ) -> Value {
+        match self {
+            WireFormat::OpenAiResponses => openai_responses::answer_items(calls, results),
+            other => other.results_message(results),
+        }
+    }
+
     /// Every tool definition of the pool in this format, nothing deferred
     /// (see [`request_tools`] for the list a request should carry).
     pub fn tool_definitions(self, pool: &ToolPool) -> Value {
