@@ -75,7 +75,8 @@ impl AgentArgs {
 }
 
 pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
-    let options = args.options();
+    let mut options = args.options();
+    options.tool_set = setup.tool_set;
     if options.api_key.is_none() && args.base_url.is_none() {
         let var = match options.format {
             WireFormat::Anthropic => "ANTHROPIC_API_KEY",

@@ -111,6 +111,10 @@ struct Common {
     /// Working directory of the session (default: the current one).
     #[arg(long)]
     cwd: Option<PathBuf>,
+    /// The tool names and schemas requests carry: claude (Claude Code's,
+    /// the default) or codex (shell, apply_patch, update_plan, …).
+    #[arg(long, default_value = "claude")]
+    tool_set: baton::engine::wire::ToolSet,
     /// An extra settings file, merged last (Claude Code format).
     #[arg(long)]
     settings: Option<PathBuf>,
@@ -253,6 +257,8 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
 /// Everything a command needs, loaded from the flags and settings files.
 pub struct Setup {
     pub pool: ToolPool,
+    /// `--tool-set`.
+    pub tool_set: baton::engine::wire::ToolSet,
     builder: Option<baton::EngineBuilder>,
     /// `ask` decisions become permission-request events (answered by the
     /// terminal user or the serve host); otherwise ask means deny.
@@ -292,7 +298,11 @@ impl Setup {
             token: std::env::var("BATON_WORKER_TOKEN").ok(),
             tools: common.remote_tools.clone(),
         };
-        let tools = baton::builtins::builtin_tools_with_agents(agents).map_err(CliError::Failed)?;
+        let mut tools =
+            baton::builtins::builtin_tools_with_agents(agents).map_err(CliError::Failed)?;
+        if common.tool_set == baton::engine::wire::ToolSet::Codex {
+            tools.extend(baton::tool_set::codex_tools().map_err(CliError::Failed)?);
+        }
         let session_key = format!("{}:{}", cwd.display(), std::process::id());
         let tools = baton::remote::route(tools, &remote, &session_key)
             .map_err(|e| CliError::Usage(e.to_string()))?;
@@ -311,6 +321,7 @@ impl Setup {
             .permission_mode(common.permission_mode.unwrap_or(settings.mode))
             .host_approvals(approvals)
             .tool_search(common.tool_search.settings(format)?)
+            .tool_set(common.tool_set)
             .mcp(Arc::clone(&mcp));
         if let Some(n) = common.max_concurrency {
             builder = builder.max_concurrency(usize::try_from(n).unwrap_or(usize::MAX));
@@ -323,6 +334,7 @@ impl Setup {
         }
         Ok(Setup {
             pool,
+            tool_set: common.tool_set,
             builder: Some(builder),
             approvals,
             mcp,

@@ -58,7 +58,9 @@ pub async fn run(
         .open_batch()
         .await
         .map_err(|e| CliError::Failed(e.to_string()))?;
+    let set = engine.tool_set();
     for call in calls {
+        let call = baton::tool_set::translate(set, call);
         batch
             .add(call)
             .map_err(|e| CliError::Failed(e.to_string()))?;

@@ -65,6 +65,7 @@ struct TurnSink<'a, F: FnMut(AgentEvent<'_>)> {
     batch: &'a mut dyn TurnBatch,
     tools: &'a WireTools,
     report: &'a mut F,
+    set: baton_engine::wire::ToolSet,
     added: usize,
     /// The text the model streamed in this turn.
     text: String,
@@ -73,7 +74,7 @@ struct TurnSink<'a, F: FnMut(AgentEvent<'_>)> {
 impl<F: FnMut(AgentEvent<'_>)> StreamSink for TurnSink<'_, F> {
     type Error = String;
     fn call(&mut self, call: ToolUse) -> Result<(), String> {
-        let call = self.tools.resolve(call);
+        let call = crate::tool_set::translate(self.set, self.tools.resolve(call));
         (self.report)(AgentEvent::Call(&call));
         self.added += 1;
         self.batch.add(call)
@@ -169,6 +170,7 @@ where
                 batch: &mut *batch,
                 tools,
                 report: &mut *report,
+                set: options.tool_set,
                 added: 0,
                 text: String::new(),
             };

@@ -48,6 +48,8 @@ pub struct AgentOptions {
     pub max_retries: u32,
     /// The first retry waits about this long; each next one twice as long.
     pub retry_base: Duration,
+    /// Whose tool names the model sees (calls are translated back).
+    pub tool_set: baton_engine::wire::ToolSet,
 }
 
 impl AgentOptions {
@@ -72,6 +74,7 @@ impl AgentOptions {
             system: None,
             max_retries: 4,
             retry_base: Duration::from_millis(500),
+            tool_set: Default::default(),
         }
     }
 }

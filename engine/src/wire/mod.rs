@@ -15,6 +15,7 @@
 //! without an id is an error, not silently dropped).
 
 pub mod anthropic;
+pub mod codex;
 pub mod detect;
 pub mod names;
 pub mod openai_chat;
@@ -24,6 +25,7 @@ pub mod stream;
 pub mod strict;
 mod tools;
 
+pub use codex::ToolSet;
 pub use detect::{detect, parse};
 pub use request::{request_tools, RequestTools};
 pub use stream::{Completed, FnSink, StreamError, StreamParser, StreamSink};

@@ -31,28 +31,8 @@ use parse::FileOp;
 /// The tool's name in codex's set and on the wire.
 pub const NAME: &str = "apply_patch";
 
-/// The Lark grammar OpenAI constrains a freeform `apply_patch` call with
-/// (the patch language of [`parse`]).
-pub const GRAMMAR: &str = r#"start: begin_patch hunk+ end_patch
-begin_patch: "*** Begin Patch" LF
-end_patch: "*** End Patch" LF?
-
-hunk: add_hunk | delete_hunk | update_hunk
-add_hunk: "*** Add File: " filename LF add_line+
-delete_hunk: "*** Delete File: " filename LF
-update_hunk: "*** Update File: " filename LF change_move? change?
-
-filename: /(.+)/
-add_line: "+" /(.*)/ LF -> line
-
-change_move: "*** Move to: " filename LF
-change: (change_context | change_line)+ eof_line?
-change_context: ("@@" | "@@ " /(.+)/) LF
-change_line: ("+" | "-" | " ") /(.*)/ LF
-eof_line: "*** End of File" LF
-
-%import common.LF
-"#;
+/// The Lark grammar OpenAI constrains a freeform `apply_patch` call with.
+pub use baton_engine::wire::codex::APPLY_PATCH_GRAMMAR as GRAMMAR;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

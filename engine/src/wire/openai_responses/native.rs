@@ -140,7 +140,7 @@ fn local_shell(item: &Value) -> Result<Value, String> {
 }
 
 /// POSIX single quoting; plain words stay as they are so rules read them.
-fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     let plain = !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
