@@ -37,6 +37,13 @@ pub struct AgentArgs {
     /// Retries of one request (429, 529, 5xx, broken streams).
     #[arg(long, default_value_t = 4)]
     max_retries: u32,
+    /// Seconds without any data from a model stream before the attempt
+    /// counts as stalled (and is retried).
+    #[arg(long, default_value_t = 120.0, value_parser = parse_secs)]
+    stream_idle_timeout: f64,
+    /// Seconds one model stream may take in all.
+    #[arg(long, default_value_t = 1800.0, value_parser = parse_secs)]
+    stream_timeout: f64,
     /// Print JSON lines (turn, text, call, progress, result, assistant,
     /// retry, end) instead of the conversation.
     #[arg(long)]
@@ -63,6 +70,8 @@ impl AgentArgs {
         o.max_tokens = self.max_tokens;
         o.system = self.system.clone();
         o.max_retries = self.max_retries;
+        o.stream_idle = Duration::from_secs_f64(self.stream_idle_timeout);
+        o.stream_total = Duration::from_secs_f64(self.stream_timeout);
         // For tests and impatient users: the first retry's wait.
         if let Some(ms) = std::env::var("BATON_RETRY_BASE_MS")
             .ok()
@@ -120,6 +129,7 @@ pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
         AgentEnd::MaxTurns => json!({"reason": "max_turns"}),
         AgentEnd::Interrupted => json!({"reason": "interrupted"}),
         AgentEnd::Failed(e) => json!({"reason": "failed", "error": e}),
+        AgentEnd::Stalled(e) => json!({"reason": "stalled", "error": e}),
     };
     if events {
         let mut line = json!({"type": "end"});
@@ -137,6 +147,7 @@ pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
     }
     match end {
         AgentEnd::Failed(e) => Err(CliError::Failed(e)),
+        AgentEnd::Stalled(e) => Err(CliError::Stalled(e)),
         AgentEnd::Interrupted => Err(CliError::Failed("interrupted".into())),
         _ => Ok(()),
     }
@@ -230,5 +241,15 @@ fn print_event(event: &AgentEvent<'_>, out: &mut impl Write, err: &mut impl Writ
             let _ = writeln!(err, "baton agent: {d}");
         }
         _ => {}
+    }
+}
+
+/// A positive number of seconds, at most a day.
+fn parse_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a number of seconds between 0 and 86400"
+        )),
     }
 }

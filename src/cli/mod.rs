@@ -166,12 +166,14 @@ pub enum CliError {
     Usage(String),
     /// Something failed while running (exit 1).
     Failed(String),
+    /// The model stream stalled past its limits and retries (exit 3).
+    Stalled(String),
 }
 
 impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CliError::Usage(m) | CliError::Failed(m) => f.write_str(m),
+            CliError::Usage(m) | CliError::Failed(m) | CliError::Stalled(m) => f.write_str(m),
         }
     }
 }
@@ -181,6 +183,7 @@ impl CliError {
         match self {
             CliError::Usage(_) => 2,
             CliError::Failed(_) => 1,
+            CliError::Stalled(_) => 3,
         }
     }
 }

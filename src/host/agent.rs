@@ -58,6 +58,9 @@ pub enum AgentEnd {
     Interrupted,
     /// The request kept failing, or cannot succeed.
     Failed(String),
+    /// The model stream kept stalling (idle or total limit) until the
+    /// retries ran out.
+    Stalled(String),
 }
 
 /// The sink of one turn: each complete call goes to the batch at once.
@@ -164,6 +167,7 @@ where
             }
         };
         let mut attempt = 0;
+        let mut stalls = 0;
         // Stream, retrying while nothing was handed over yet.
         let outcome = loop {
             let mut sink = TurnSink {
@@ -189,13 +193,25 @@ where
             let (reason, after) = match streamed {
                 Attempt::Completed(c) => break Ok((c, text)),
                 Attempt::Cut { completed, .. } if added > 0 => break Ok((completed, text)),
-                Attempt::Cut { reason, .. } => (reason, None),
+                Attempt::Cut {
+                    reason, stalled, ..
+                } => {
+                    stalls += u32::from(stalled);
+                    (reason, None)
+                }
                 Attempt::Retry { reason, after } => (reason, after),
-                Attempt::Fatal(reason) => break Err(reason),
+                Attempt::Fatal(reason) => break Err(AgentEnd::Failed(reason)),
             };
             attempt += 1;
             if attempt > options.max_retries {
-                break Err(format!("giving up after {attempt} attempts: {reason}"));
+                let why = format!("giving up after {attempt} attempts: {reason}");
+                // Every attempt stalled: the model is not answering, which a
+                // host may want to tell from a failing request.
+                break Err(if stalls == attempt {
+                    AgentEnd::Stalled(why)
+                } else {
+                    AgentEnd::Failed(why)
+                });
             }
             let wait = backoff(options.retry_base, attempt, after);
             report(AgentEvent::Retry {
@@ -216,9 +232,9 @@ where
         batch.end();
         let (completed, text) = match outcome {
             Ok(c) => c,
-            Err(reason) => {
+            Err(end) => {
                 drain(&mut *batch, report).await;
-                finished.end = AgentEnd::Failed(reason);
+                finished.end = end;
                 return finished;
             }
         };
