@@ -260,3 +260,44 @@ fn rules_see_native_and_codex_commands_as_bash_and_patches_as_edits() {
     assert!(!dir.path().join("codex-made").exists());
     assert!(dir.path().join("keep.txt").exists());
 }
+
+#[test]
+fn the_system_prompt_says_where_the_model_is_and_hosts_can_change_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mock, base) = start(vec![finish()]);
+    let (code, _) = agent(
+        &base,
+        dir.path(),
+        &["--append-system-prompt", "Answer in French."],
+    );
+    assert_eq!(code, Some(0));
+    let sent = mock.requests.lock().unwrap()[0]["instructions"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cwd = dir.path().display().to_string();
+    assert!(
+        sent.contains(&format!("Working directory: {cwd}")),
+        "{sent}"
+    );
+    assert!(sent.contains(std::env::consts::OS), "{sent}");
+    assert!(sent.contains("Date: 20"), "{sent}");
+    assert!(sent.contains("`Bash`"), "{sent}");
+    assert!(sent.ends_with("Answer in French."), "{sent}");
+
+    let file = dir.path().join("prompt.txt");
+    std::fs::write(&file, "Only this.").unwrap();
+    let (mock, base) = start(vec![finish()]);
+    let file = file.to_string_lossy().to_string();
+    let (code, _) = agent(&base, dir.path(), &["--system-prompt", &file]);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        mock.requests.lock().unwrap()[0]["instructions"],
+        "Only this."
+    );
+    // A file that cannot be read is a usage error, before any request.
+    let (mock, base) = start(vec![finish()]);
+    let (code, _) = agent(&base, dir.path(), &["--system-prompt", "/nonexistent/p"]);
+    assert_eq!(code, Some(2));
+    assert!(mock.requests.lock().unwrap().is_empty());
+}

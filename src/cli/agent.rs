@@ -31,9 +31,17 @@ pub struct AgentArgs {
     /// The output token limit per request.
     #[arg(long, default_value_t = 8192)]
     max_tokens: u32,
-    /// A system prompt.
-    #[arg(long)]
+    /// A system prompt, replacing the default one (kept for scripts; see
+    /// --system-prompt).
+    #[arg(long, conflicts_with = "system_prompt")]
     system: Option<String>,
+    /// A file whose text replaces the default system prompt (working
+    /// directory, platform, date, how to use the tools).
+    #[arg(long)]
+    system_prompt: Option<std::path::PathBuf>,
+    /// Text added after the system prompt (the default or --system-prompt's).
+    #[arg(long)]
+    append_system_prompt: Option<String>,
     /// Retries of one request (429, 529, 5xx, broken streams).
     #[arg(long, default_value_t = 4)]
     max_retries: u32,
@@ -86,6 +94,16 @@ impl AgentArgs {
 pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
     let mut options = args.options();
     options.tool_set = setup.tool_set;
+    let base = match (&args.system_prompt, &args.system) {
+        (Some(file), _) => std::fs::read_to_string(file)
+            .map_err(|e| CliError::Usage(format!("--system-prompt {}: {e}", file.display())))?,
+        (None, Some(text)) => text.clone(),
+        (None, None) => baton::host::system_prompt::default_prompt(&setup.cwd, setup.tool_set),
+    };
+    options.system = Some(baton::host::system_prompt::compose(
+        base,
+        args.append_system_prompt.as_deref(),
+    ));
     if options.api_key.is_none() && args.base_url.is_none() {
         let var = match options.format {
             WireFormat::Anthropic => "ANTHROPIC_API_KEY",

@@ -262,6 +262,8 @@ pub struct Setup {
     pub pool: ToolPool,
     /// `--tool-set`.
     pub tool_set: baton::engine::wire::ToolSet,
+    /// The session's working directory.
+    pub cwd: PathBuf,
     builder: Option<baton::EngineBuilder>,
     /// `ask` decisions become permission-request events (answered by the
     /// terminal user or the serve host); otherwise ask means deny.
@@ -338,6 +340,7 @@ impl Setup {
         Ok(Setup {
             pool,
             tool_set: common.tool_set,
+            cwd: cwd.clone(),
             builder: Some(builder),
             approvals,
             mcp,

@@ -21,6 +21,7 @@ pub mod agent;
 pub mod client;
 pub mod conversation;
 pub mod subagent;
+pub mod system_prompt;
 pub mod turn;
 
 use std::time::Duration;
