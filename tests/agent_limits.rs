@@ -20,6 +20,8 @@ enum Reply {
     Status(u16, Vec<(&'static str, &'static str)>),
     /// A whole stream.
     Events(Vec<Value>),
+    /// These events, a pause, then those.
+    Paused(Vec<Value>, Duration, Vec<Value>),
 }
 
 #[derive(Clone, Default)]
@@ -64,6 +66,17 @@ async fn handle(State(mock): State<Mock>) -> Response {
                 r.headers_mut().insert(k, v.parse().unwrap());
             }
             r
+        }
+        Reply::Paused(before, pause, after) => {
+            let head = futures::stream::iter([Ok::<_, std::io::Error>(sse(&before))]);
+            let tail = futures::stream::once(async move {
+                tokio::time::sleep(pause).await;
+                Ok::<_, std::io::Error>(sse(&after))
+            });
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(head.chain(tail)))
+                .unwrap()
         }
         Reply::Events(events) => {
             ([("content-type", "text/event-stream")], sse(&events)).into_response()
@@ -209,4 +222,42 @@ fn rate_limits_wait_as_the_server_says_then_succeed() {
     let (code, lines, _) = agent(&base, &[]);
     assert_eq!(code, Some(1), "{lines:#?}");
     assert_eq!(mock.times.lock().unwrap().len(), 1);
+}
+
+/// `--events` shows a call's result while the model is still streaming:
+/// the stream pauses for seconds after a complete call, and the result
+/// line comes before the turn's `assistant` line.
+#[test]
+fn events_stream_while_the_model_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("seen.txt");
+    std::fs::write(&path, "visible\n").unwrap();
+    let call = json!({"type": "tool_use", "id": "toolu_1", "name": "Read",
+        "input": {}});
+    let before = vec![
+        message_start(),
+        json!({"type": "content_block_start", "index": 0, "content_block": call}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta",
+            "partial_json": json!({"file_path": path}).to_string()}}),
+        json!({"type": "content_block_stop", "index": 0}),
+    ];
+    let after = vec![
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 1}}),
+        json!({"type": "message_stop"}),
+    ];
+    let (_mock, base) = start(vec![
+        Reply::Paused(before, Duration::from_secs(4), after),
+        Reply::Events(whole_answer()),
+    ]);
+    let (code, lines, _) = agent(&base, &["--permission-mode", "bypassPermissions"]);
+    assert_eq!(code, Some(0), "{lines:#?}");
+    let at = |kind: &str| lines.iter().position(|l| l["type"] == kind);
+    let result = at("result").expect("a result line");
+    let assistant = at("assistant").expect("an assistant line");
+    assert!(result < assistant, "{lines:#?}");
+    assert!(
+        lines[result].to_string().contains("visible"),
+        "{}",
+        lines[result]
+    );
 }

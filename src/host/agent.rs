@@ -6,13 +6,14 @@ use std::time::Duration;
 
 use baton_actors::Event;
 use baton_engine::nesting::NestedEvent;
-use baton_engine::wire::{Completed, StreamSink, WireTools};
+use baton_engine::wire::{Completed, WireTools};
 use baton_engine::{CallResult, ToolUse};
 use serde_json::Value;
 
 use super::client::{backoff, Attempt, Client};
 use super::conversation::Conversation;
-use super::turn::{MainHost, TurnBatch, TurnEvent, TurnHost};
+use super::live;
+use super::turn::{MainHost, TurnBatch, TurnHost};
 use super::AgentOptions;
 use crate::Engine;
 
@@ -61,32 +62,6 @@ pub enum AgentEnd {
     /// The model stream kept stalling (idle or total limit) until the
     /// retries ran out.
     Stalled(String),
-}
-
-/// The sink of one turn: each complete call goes to the batch at once.
-struct TurnSink<'a, F: FnMut(AgentEvent<'_>)> {
-    batch: &'a mut dyn TurnBatch,
-    tools: &'a WireTools,
-    report: &'a mut F,
-    set: baton_engine::wire::ToolSet,
-    added: usize,
-    /// The text the model streamed in this turn.
-    text: String,
-}
-
-impl<F: FnMut(AgentEvent<'_>)> StreamSink for TurnSink<'_, F> {
-    type Error = String;
-    fn call(&mut self, call: ToolUse) -> Result<(), String> {
-        let call = crate::tool_set::translate(self.set, self.tools.resolve(call));
-        (self.report)(AgentEvent::Call(&call));
-        self.added += 1;
-        self.batch.add(call)
-    }
-    fn text(&mut self, delta: &str) -> Result<(), String> {
-        (self.report)(AgentEvent::Text(delta));
-        self.text.push_str(delta);
-        Ok(())
-    }
 }
 
 /// How a loop ended, with what a subagent hands back to its parent.
@@ -169,24 +144,27 @@ where
         let mut attempt = 0;
         let mut stalls = 0;
         // Stream, retrying while nothing was handed over yet.
+        let mut seen = live::Seen::default();
         let outcome = loop {
-            let mut sink = TurnSink {
-                batch: &mut *batch,
+            let live::Streamed {
+                attempt: streamed,
+                added,
+                text,
+            } = live::attempt(
+                &client,
+                &body,
+                &mut *batch,
                 tools,
-                report: &mut *report,
-                set: options.tool_set,
-                added: 0,
-                text: String::new(),
-            };
-            let streamed = tokio::select! {
-                a = client.stream(&body, &mut sink) => Some(a),
-                _ = &mut interrupt => None,
-            };
-            let (added, text) = (sink.added, sink.text);
+                options.tool_set,
+                &mut *report,
+                interrupt.as_mut(),
+                &mut seen,
+            )
+            .await;
             let Some(streamed) = streamed else {
                 batch.interrupt();
                 batch.end();
-                drain(&mut *batch, report).await;
+                drain(&mut *batch, report, seen).await;
                 finished.end = AgentEnd::Interrupted;
                 return finished;
             };
@@ -223,7 +201,7 @@ where
                 _ = tokio::time::sleep(wait) => {}
                 _ = &mut interrupt => {
                     batch.end();
-                    drain(&mut *batch, report).await;
+                    drain(&mut *batch, report, seen).await;
                     finished.end = AgentEnd::Interrupted;
                     return finished;
                 }
@@ -233,7 +211,7 @@ where
         let (completed, text) = match outcome {
             Ok(c) => c,
             Err(end) => {
-                drain(&mut *batch, report).await;
+                drain(&mut *batch, report, seen).await;
                 finished.end = end;
                 return finished;
             }
@@ -246,14 +224,14 @@ where
         report(AgentEvent::Assistant(&completed.message));
         let results = {
             let collected = tokio::select! {
-                r = collect(&mut *batch, report) => Some(r),
+                r = collect(&mut *batch, report, seen) => Some(r),
                 _ = &mut interrupt => None,
             };
             match collected {
                 Some(r) => r,
                 None => {
                     batch.interrupt();
-                    drain(&mut *batch, report).await;
+                    drain(&mut *batch, report, live::Seen::default()).await;
                     finished.end = AgentEnd::Interrupted;
                     return finished;
                 }
@@ -338,33 +316,29 @@ fn is_empty(message: &Value) -> bool {
     }
 }
 
-/// The batch's results in order, reporting every event.
+/// The batch's results in order, reporting every event (after those
+/// already reported while the model streamed).
 async fn collect<F: FnMut(AgentEvent<'_>)>(
     batch: &mut dyn TurnBatch,
     report: &mut F,
+    seen: live::Seen,
 ) -> Vec<CallResult> {
-    let mut results = Vec::new();
+    let live::Seen { mut results, done } = seen;
+    if done {
+        return results;
+    }
     while let Some(event) = batch.next().await {
-        match &event {
-            TurnEvent::Engine(e) => report(AgentEvent::Batch(e)),
-            TurnEvent::Nested(e) => report(AgentEvent::Nested(e)),
-        }
-        match event {
-            TurnEvent::Engine(Event::Result { result, .. })
-            | TurnEvent::Nested(NestedEvent::Result(result)) => results.push(result),
-            TurnEvent::Engine(Event::Done(_)) => break,
-            // No one to ask in this loop: settings decide, ask means deny.
-            TurnEvent::Engine(Event::PermissionRequest(prompt)) => {
-                prompt.answer(baton_engine::Approval::Deny {
-                    reason: Some("baton agent has no one to ask; allow it in the settings".into()),
-                });
-            }
-            _ => {}
+        if live::report_event(event, report, &mut results) {
+            break;
         }
     }
     results
 }
 
-async fn drain<F: FnMut(AgentEvent<'_>)>(batch: &mut dyn TurnBatch, report: &mut F) {
-    let _ = collect(batch, report).await;
+async fn drain<F: FnMut(AgentEvent<'_>)>(
+    batch: &mut dyn TurnBatch,
+    report: &mut F,
+    seen: live::Seen,
+) {
+    let _ = collect(batch, report, seen).await;
 }
