@@ -87,7 +87,7 @@ pub async fn run(
         if events {
             if let Event::Done(s) = &event {
                 let mut line = json!({"type": "done", "summary": summary_json(s)});
-                line["message"] = results_message_with_context(format, &value, results.iter(), s);
+                line["message"] = results_message_with_context(format, value, results.iter(), s);
                 write_line(&mut out, &line)?;
             } else if !matches!(event, Event::PermissionRequest(_)) {
                 write_line(&mut out, &event_json(&event, None))?;
@@ -139,7 +139,7 @@ pub async fn run(
         ));
     };
     if !events {
-        let message = results_message_with_context(format, &value, results.iter(), &summary);
+        let message = results_message_with_context(format, value, results.iter(), &summary);
         write_line(&mut out, &message)?;
     }
     Ok(())
