@@ -187,7 +187,12 @@ fn native_shell_patch_and_custom_calls_run_and_are_answered_in_kind() {
     assert_eq!(read("custom.txt"), "freeform\n");
     // The codex set's definitions went out: apply_patch as a grammar tool.
     let tools = requests[0]["tools"].as_array().unwrap();
-    let patch = tools.iter().find(|t| t["name"] == "apply_patch").unwrap();
+    let patches: Vec<&Value> = tools
+        .iter()
+        .filter(|t| t["name"] == "apply_patch")
+        .collect();
+    assert_eq!(patches.len(), 1, "one definition per name: {tools:#?}");
+    let patch = patches[0];
     assert_eq!(patch["type"], "custom");
     assert_eq!(patch["format"]["syntax"], "lark");
     assert!(tools

@@ -67,11 +67,9 @@ fn a_message_of_native_items_is_answered_in_kind() {
     s.send(json!({"type": "tools", "format": "openai_responses"}));
     let tools = s.next_of("tools");
     let defs = tools["tools"].as_array().unwrap();
-    assert!(
-        defs.iter()
-            .any(|d| d["name"] == "apply_patch" && d["type"] == "custom"),
-        "{tools}"
-    );
+    let patches: Vec<&Value> = defs.iter().filter(|d| d["name"] == "apply_patch").collect();
+    assert_eq!(patches.len(), 1, "one definition per name: {tools}");
+    assert_eq!(patches[0]["type"], "custom");
     assert!(!defs.iter().any(|d| d["name"] == "Bash"));
     s.finish();
 }

@@ -190,11 +190,14 @@ pub fn request_definitions(pool: &ToolPool, format: WireFormat, tools: Vec<Value
             .and_then(Value::as_str)
             .map(str::to_string)
     };
+    let mut codex = definitions(pool, format);
+    let own: Vec<String> = codex.iter().filter_map(name).collect();
+    // The pool's own `apply_patch` definition gives way to codex's (a
+    // grammar tool on Responses): one definition per name.
     let mut kept: Vec<Value> = tools
         .into_iter()
-        .filter(|d| !name(d).is_some_and(|n| REPLACED.contains(&n.as_str())))
+        .filter(|d| !name(d).is_some_and(|n| REPLACED.contains(&n.as_str()) || own.contains(&n)))
         .collect();
-    let mut codex = definitions(pool, format);
     codex.append(&mut kept);
     codex
 }
