@@ -31,7 +31,7 @@ pub struct EngineBuilder {
     pub(crate) hooks: Option<HookRegistry>,
     approver: Option<Arc<dyn Approver>>,
     config: RuntimeConfig,
-    services: Extensions,
+    pub(crate) services: Extensions,
     subagents: Option<baton_engine::subagent::SubagentService>,
     fault_hook: Option<baton_actors::runtime::FaultHook>,
     tool_search: Option<ToolSearchSettings>,
@@ -234,6 +234,9 @@ impl EngineBuilder {
             .unwrap_or_else(|| ToolSearchSettings::from_env().unwrap_or_default());
         set_deferral(&session, Deferral::resolve(tool_search, &self.pool));
         baton_engine::env::SettingsEnv::install(&session, self.env);
+        if let Some(set) = self.services.get::<baton_engine::wire::ToolSet>() {
+            session.slots().insert(set);
+        }
         let mut pipeline = Pipeline::new(self.pool).with_policy(policy);
         if let Some(hooks) = self.hooks {
             pipeline = pipeline.with_hooks(hooks);

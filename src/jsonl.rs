@@ -153,11 +153,12 @@ pub fn user_message_with_context<'a>(
 /// place for it beside the tool outputs).
 pub fn results_message_with_context<'a>(
     format: baton_engine::wire::WireFormat,
+    calls: &Value,
     results: impl Iterator<Item = &'a CallResult>,
     summary: &BatchSummary,
 ) -> Value {
     match format {
         baton_engine::wire::WireFormat::Anthropic => user_message_with_context(results, summary),
-        other => other.results_message(results),
+        other => other.answer(calls, results),
     }
 }

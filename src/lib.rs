@@ -67,6 +67,7 @@ pub mod remote;
 pub mod session_hooks;
 pub mod settings;
 mod tool_search;
+pub mod tool_set;
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};

@@ -315,7 +315,13 @@ fn a_stream_cut_mid_call_runs_what_was_complete_and_goes_on() {
         ["call_a"],
         "only the complete call ran and was answered"
     );
-    let assistant = &requests[1]["messages"][1];
+    // The system message (the default prompt) comes first.
+    let assistant = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
     let uses: Vec<&Value> = assistant["content"]
         .as_array()
         .unwrap()
@@ -413,7 +419,13 @@ fn several_chat_choices_run_choice_zero_and_say_so() {
         .map(|(id, _)| id)
         .collect();
     assert_eq!(ids, ["call_zero"]);
-    let assistant = &requests[1]["messages"][1];
+    // The system message (the default prompt) comes first.
+    let assistant = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
     assert_eq!(assistant["tool_calls"].as_array().unwrap().len(), 1);
     assert_eq!(assistant["tool_calls"][0]["id"], "call_zero");
     let notes: Vec<&Value> = lines.iter().filter(|l| l["type"] == "diagnostic").collect();

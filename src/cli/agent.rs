@@ -31,12 +31,27 @@ pub struct AgentArgs {
     /// The output token limit per request.
     #[arg(long, default_value_t = 8192)]
     max_tokens: u32,
-    /// A system prompt.
-    #[arg(long)]
+    /// A system prompt, replacing the default one (kept for scripts; see
+    /// --system-prompt).
+    #[arg(long, conflicts_with = "system_prompt")]
     system: Option<String>,
+    /// A file whose text replaces the default system prompt (working
+    /// directory, platform, date, how to use the tools).
+    #[arg(long)]
+    system_prompt: Option<std::path::PathBuf>,
+    /// Text added after the system prompt (the default or --system-prompt's).
+    #[arg(long)]
+    append_system_prompt: Option<String>,
     /// Retries of one request (429, 529, 5xx, broken streams).
     #[arg(long, default_value_t = 4)]
     max_retries: u32,
+    /// Seconds without any data from a model stream before the attempt
+    /// counts as stalled (and is retried).
+    #[arg(long, default_value_t = 120.0, value_parser = parse_secs)]
+    stream_idle_timeout: f64,
+    /// Seconds one model stream may take in all.
+    #[arg(long, default_value_t = 1800.0, value_parser = parse_secs)]
+    stream_timeout: f64,
     /// Print JSON lines (turn, text, call, progress, result, assistant,
     /// retry, end) instead of the conversation.
     #[arg(long)]
@@ -63,6 +78,8 @@ impl AgentArgs {
         o.max_tokens = self.max_tokens;
         o.system = self.system.clone();
         o.max_retries = self.max_retries;
+        o.stream_idle = Duration::from_secs_f64(self.stream_idle_timeout);
+        o.stream_total = Duration::from_secs_f64(self.stream_timeout);
         // For tests and impatient users: the first retry's wait.
         if let Some(ms) = std::env::var("BATON_RETRY_BASE_MS")
             .ok()
@@ -75,7 +92,18 @@ impl AgentArgs {
 }
 
 pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
-    let options = args.options();
+    let mut options = args.options();
+    options.tool_set = setup.tool_set;
+    let base = match (&args.system_prompt, &args.system) {
+        (Some(file), _) => std::fs::read_to_string(file)
+            .map_err(|e| CliError::Usage(format!("--system-prompt {}: {e}", file.display())))?,
+        (None, Some(text)) => text.clone(),
+        (None, None) => baton::host::system_prompt::default_prompt(&setup.cwd, setup.tool_set),
+    };
+    options.system = Some(baton::host::system_prompt::compose(
+        base,
+        args.append_system_prompt.as_deref(),
+    ));
     if options.api_key.is_none() && args.base_url.is_none() {
         let var = match options.format {
             WireFormat::Anthropic => "ANTHROPIC_API_KEY",
@@ -119,6 +147,7 @@ pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
         AgentEnd::MaxTurns => json!({"reason": "max_turns"}),
         AgentEnd::Interrupted => json!({"reason": "interrupted"}),
         AgentEnd::Failed(e) => json!({"reason": "failed", "error": e}),
+        AgentEnd::Stalled(e) => json!({"reason": "stalled", "error": e}),
     };
     if events {
         let mut line = json!({"type": "end"});
@@ -136,6 +165,7 @@ pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
     }
     match end {
         AgentEnd::Failed(e) => Err(CliError::Failed(e)),
+        AgentEnd::Stalled(e) => Err(CliError::Stalled(e)),
         AgentEnd::Interrupted => Err(CliError::Failed("interrupted".into())),
         _ => Ok(()),
     }
@@ -229,5 +259,15 @@ fn print_event(event: &AgentEvent<'_>, out: &mut impl Write, err: &mut impl Writ
             let _ = writeln!(err, "baton agent: {d}");
         }
         _ => {}
+    }
+}
+
+/// A positive number of seconds, at most a day.
+fn parse_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a number of seconds between 0 and 86400"
+        )),
     }
 }

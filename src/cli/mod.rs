@@ -125,6 +125,10 @@ struct Common {
     /// Working directory of the session (default: the current one).
     #[arg(long)]
     cwd: Option<PathBuf>,
+    /// The tool names and schemas requests carry: claude (Claude Code's,
+    /// the default) or codex (shell, apply_patch, update_plan, …).
+    #[arg(long, default_value = "claude")]
+    tool_set: baton::engine::wire::ToolSet,
     /// An extra settings file, merged last (Claude Code format).
     #[arg(long)]
     settings: Option<PathBuf>,
@@ -176,12 +180,14 @@ pub enum CliError {
     Usage(String),
     /// Something failed while running (exit 1).
     Failed(String),
+    /// The model stream stalled past its limits and retries (exit 3).
+    Stalled(String),
 }
 
 impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CliError::Usage(m) | CliError::Failed(m) => f.write_str(m),
+            CliError::Usage(m) | CliError::Failed(m) | CliError::Stalled(m) => f.write_str(m),
         }
     }
 }
@@ -191,6 +197,7 @@ impl CliError {
         match self {
             CliError::Usage(_) => 2,
             CliError::Failed(_) => 1,
+            CliError::Stalled(_) => 3,
         }
     }
 }
@@ -217,8 +224,10 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             let setup = Setup::load(&common, interactive)?;
             let (format, calls) = run::parse_message(&text, format, &setup.pool)
                 .map_err(|e| CliError::Usage(format!("{file}: {e}")))?;
+            // The message again, to answer native calls in their own types.
+            let message = serde_json::from_str(&text).unwrap_or_default();
             signals::guard_against_sudden_death();
-            runtime.block_on(run::run(setup, format, calls, events))
+            runtime.block_on(run::run(setup, format, calls, &message, events))
         }
         Command::Serve { common, format } => {
             signals::guard_against_sudden_death();
@@ -282,6 +291,10 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
 /// Everything a command needs, loaded from the flags and settings files.
 pub struct Setup {
     pub pool: ToolPool,
+    /// `--tool-set`.
+    pub tool_set: baton::engine::wire::ToolSet,
+    /// The session's working directory.
+    pub cwd: PathBuf,
     builder: Option<baton::EngineBuilder>,
     /// `ask` decisions become permission-request events (answered by the
     /// terminal user or the serve host); otherwise ask means deny.
@@ -325,8 +338,11 @@ impl Setup {
         for warning in &skills.diagnostics {
             eprintln!("baton: skills: {warning}");
         }
-        let tools =
+        let mut tools =
             baton::builtins::builtin_tools_with(agents, skills).map_err(CliError::Failed)?;
+        if common.tool_set == baton::engine::wire::ToolSet::Codex {
+            tools.extend(baton::tool_set::codex_tools().map_err(CliError::Failed)?);
+        }
         let session_key = format!("{}:{}", cwd.display(), std::process::id());
         let tools = baton::remote::route(tools, &remote, &session_key)
             .map_err(|e| CliError::Usage(e.to_string()))?;
@@ -346,6 +362,7 @@ impl Setup {
             .permission_mode(common.permission_mode.unwrap_or(settings.mode))
             .host_approvals(approvals)
             .tool_search(common.tool_search.settings(format)?)
+            .tool_set(common.tool_set)
             .mcp(Arc::clone(&mcp));
         if let Some(n) = common.max_concurrency {
             builder = builder.max_concurrency(usize::try_from(n).unwrap_or(usize::MAX));
@@ -358,6 +375,8 @@ impl Setup {
         }
         Ok(Setup {
             pool,
+            tool_set: common.tool_set,
+            cwd: cwd.clone(),
             builder: Some(builder),
             approvals,
             mcp,

@@ -49,6 +49,7 @@ pub async fn run(
     mut setup: Setup,
     format: WireFormat,
     calls: Vec<ToolUse>,
+    value: &serde_json::Value,
     events: bool,
 ) -> Result<(), CliError> {
     let engine = setup.engine()?;
@@ -57,7 +58,9 @@ pub async fn run(
         .open_batch()
         .await
         .map_err(|e| CliError::Failed(e.to_string()))?;
+    let set = engine.tool_set();
     for call in calls {
+        let call = baton::tool_set::translate(set, call);
         batch
             .add(call)
             .map_err(|e| CliError::Failed(e.to_string()))?;
@@ -84,7 +87,7 @@ pub async fn run(
         if events {
             if let Event::Done(s) = &event {
                 let mut line = json!({"type": "done", "summary": summary_json(s)});
-                line["message"] = results_message_with_context(format, results.iter(), s);
+                line["message"] = results_message_with_context(format, value, results.iter(), s);
                 if results.is_empty() {
                     // As in serve: the model APIs reject an empty user message.
                     line["message"] = serde_json::Value::Null;
@@ -145,7 +148,7 @@ pub async fn run(
         eprintln!("baton: {NO_CALLS}");
         write_line(&mut out, &serde_json::Value::Null)?;
     } else if !events {
-        let message = results_message_with_context(format, results.iter(), &summary);
+        let message = results_message_with_context(format, value, results.iter(), &summary);
         write_line(&mut out, &message)?;
     }
     Ok(())

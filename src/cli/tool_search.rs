@@ -63,7 +63,7 @@ pub fn tools_line(
         Some(serde_json::Value::String(s)) => s.parse()?,
         Some(_) => return Err("`format` must be a string".into()),
     };
-    let mut line = serde_json::to_value(engine.request_tools(format))
+    let mut line = serde_json::to_value(engine.request_tools_in_set(format))
         .map_err(|e| format!("cannot render the tools: {e}"))?;
     line["type"] = serde_json::json!("tools");
     Ok(line)

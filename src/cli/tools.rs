@@ -18,7 +18,7 @@ pub fn print(
     format: WireFormat,
     list: bool,
 ) -> Result<(), CliError> {
-    let request = engine.request_tools(format);
+    let request = engine.request_tools_in_set(format);
     let text = if list {
         listing(engine, pool, &request)
     } else {

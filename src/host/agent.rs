@@ -6,13 +6,14 @@ use std::time::Duration;
 
 use baton_actors::Event;
 use baton_engine::nesting::NestedEvent;
-use baton_engine::wire::{Completed, StreamSink, WireTools};
+use baton_engine::wire::{Completed, WireTools};
 use baton_engine::{CallResult, ToolUse};
 use serde_json::Value;
 
 use super::client::{backoff, Attempt, Client};
 use super::conversation::Conversation;
-use super::turn::{MainHost, TurnBatch, TurnEvent, TurnHost};
+use super::live;
+use super::turn::{MainHost, TurnBatch, TurnHost};
 use super::AgentOptions;
 use crate::Engine;
 
@@ -58,31 +59,9 @@ pub enum AgentEnd {
     Interrupted,
     /// The request kept failing, or cannot succeed.
     Failed(String),
-}
-
-/// The sink of one turn: each complete call goes to the batch at once.
-struct TurnSink<'a, F: FnMut(AgentEvent<'_>)> {
-    batch: &'a mut dyn TurnBatch,
-    tools: &'a WireTools,
-    report: &'a mut F,
-    added: usize,
-    /// The text the model streamed in this turn.
-    text: String,
-}
-
-impl<F: FnMut(AgentEvent<'_>)> StreamSink for TurnSink<'_, F> {
-    type Error = String;
-    fn call(&mut self, call: ToolUse) -> Result<(), String> {
-        let call = self.tools.resolve(call);
-        (self.report)(AgentEvent::Call(&call));
-        self.added += 1;
-        self.batch.add(call)
-    }
-    fn text(&mut self, delta: &str) -> Result<(), String> {
-        (self.report)(AgentEvent::Text(delta));
-        self.text.push_str(delta);
-        Ok(())
-    }
+    /// The model stream kept stalling (idle or total limit) until the
+    /// retries ran out.
+    Stalled(String),
 }
 
 /// How a loop ended, with what a subagent hands back to its parent.
@@ -163,37 +142,54 @@ where
             }
         };
         let mut attempt = 0;
+        let mut stalls = 0;
         // Stream, retrying while nothing was handed over yet.
+        let mut seen = live::Seen::default();
         let outcome = loop {
-            let mut sink = TurnSink {
-                batch: &mut *batch,
+            let live::Streamed {
+                attempt: streamed,
+                added,
+                text,
+            } = live::attempt(
+                &client,
+                &body,
+                &mut *batch,
                 tools,
-                report: &mut *report,
-                added: 0,
-                text: String::new(),
-            };
-            let streamed = tokio::select! {
-                a = client.stream(&body, &mut sink) => Some(a),
-                _ = &mut interrupt => None,
-            };
-            let (added, text) = (sink.added, sink.text);
+                options.tool_set,
+                &mut *report,
+                interrupt.as_mut(),
+                &mut seen,
+            )
+            .await;
             let Some(streamed) = streamed else {
                 batch.interrupt();
                 batch.end();
-                drain(&mut *batch, report).await;
+                drain(&mut *batch, report, seen).await;
                 finished.end = AgentEnd::Interrupted;
                 return finished;
             };
             let (reason, after) = match streamed {
                 Attempt::Completed(c) => break Ok((c, text)),
                 Attempt::Cut { completed, .. } if added > 0 => break Ok((completed, text)),
-                Attempt::Cut { reason, .. } => (reason, None),
+                Attempt::Cut {
+                    reason, stalled, ..
+                } => {
+                    stalls += u32::from(stalled);
+                    (reason, None)
+                }
                 Attempt::Retry { reason, after } => (reason, after),
-                Attempt::Fatal(reason) => break Err(reason),
+                Attempt::Fatal(reason) => break Err(AgentEnd::Failed(reason)),
             };
             attempt += 1;
             if attempt > options.max_retries {
-                break Err(format!("giving up after {attempt} attempts: {reason}"));
+                let why = format!("giving up after {attempt} attempts: {reason}");
+                // Every attempt stalled: the model is not answering, which a
+                // host may want to tell from a failing request.
+                break Err(if stalls == attempt {
+                    AgentEnd::Stalled(why)
+                } else {
+                    AgentEnd::Failed(why)
+                });
             }
             let wait = backoff(options.retry_base, attempt, after);
             report(AgentEvent::Retry {
@@ -205,7 +201,7 @@ where
                 _ = tokio::time::sleep(wait) => {}
                 _ = &mut interrupt => {
                     batch.end();
-                    drain(&mut *batch, report).await;
+                    drain(&mut *batch, report, seen).await;
                     finished.end = AgentEnd::Interrupted;
                     return finished;
                 }
@@ -214,9 +210,9 @@ where
         batch.end();
         let (completed, text) = match outcome {
             Ok(c) => c,
-            Err(reason) => {
-                drain(&mut *batch, report).await;
-                finished.end = AgentEnd::Failed(reason);
+            Err(end) => {
+                drain(&mut *batch, report, seen).await;
+                finished.end = end;
                 return finished;
             }
         };
@@ -228,14 +224,14 @@ where
         report(AgentEvent::Assistant(&completed.message));
         let results = {
             let collected = tokio::select! {
-                r = collect(&mut *batch, report) => Some(r),
+                r = collect(&mut *batch, report, seen) => Some(r),
                 _ = &mut interrupt => None,
             };
             match collected {
                 Some(r) => r,
                 None => {
                     batch.interrupt();
-                    drain(&mut *batch, report).await;
+                    drain(&mut *batch, report, live::Seen::default()).await;
                     finished.end = AgentEnd::Interrupted;
                     return finished;
                 }
@@ -320,33 +316,29 @@ fn is_empty(message: &Value) -> bool {
     }
 }
 
-/// The batch's results in order, reporting every event.
+/// The batch's results in order, reporting every event (after those
+/// already reported while the model streamed).
 async fn collect<F: FnMut(AgentEvent<'_>)>(
     batch: &mut dyn TurnBatch,
     report: &mut F,
+    seen: live::Seen,
 ) -> Vec<CallResult> {
-    let mut results = Vec::new();
+    let live::Seen { mut results, done } = seen;
+    if done {
+        return results;
+    }
     while let Some(event) = batch.next().await {
-        match &event {
-            TurnEvent::Engine(e) => report(AgentEvent::Batch(e)),
-            TurnEvent::Nested(e) => report(AgentEvent::Nested(e)),
-        }
-        match event {
-            TurnEvent::Engine(Event::Result { result, .. })
-            | TurnEvent::Nested(NestedEvent::Result(result)) => results.push(result),
-            TurnEvent::Engine(Event::Done(_)) => break,
-            // No one to ask in this loop: settings decide, ask means deny.
-            TurnEvent::Engine(Event::PermissionRequest(prompt)) => {
-                prompt.answer(baton_engine::Approval::Deny {
-                    reason: Some("baton agent has no one to ask; allow it in the settings".into()),
-                });
-            }
-            _ => {}
+        if live::report_event(event, report, &mut results) {
+            break;
         }
     }
     results
 }
 
-async fn drain<F: FnMut(AgentEvent<'_>)>(batch: &mut dyn TurnBatch, report: &mut F) {
-    let _ = collect(batch, report).await;
+async fn drain<F: FnMut(AgentEvent<'_>)>(
+    batch: &mut dyn TurnBatch,
+    report: &mut F,
+    seen: live::Seen,
+) {
+    let _ = collect(batch, report, seen).await;
 }

@@ -24,6 +24,9 @@ pub enum Attempt {
     Cut {
         completed: Completed,
         reason: String,
+        /// No event came within the idle limit, or the stream outlasted
+        /// its total limit.
+        stalled: bool,
     },
     /// The request failed in a way worth retrying (429, 529, 5xx, no
     /// connection); `after` is the server's `retry-after`, if any.
@@ -80,12 +83,20 @@ impl Client {
         if self.options.format == WireFormat::Anthropic {
             request = request.header("anthropic-version", "2023-06-01");
         }
-        let response = match request.send().await {
-            Ok(r) => r,
-            Err(e) => {
+        let limits = Limits::start(&self.options);
+        let response = match tokio::time::timeout_at(limits.next_deadline(), request.send()).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => {
                 return Attempt::Retry {
                     reason: format!("request failed: {e}"),
                     after: None,
+                }
+            }
+            Err(_) => {
+                return Attempt::Cut {
+                    completed: Completed::default(),
+                    reason: limits.stall_reason("the response's headers"),
+                    stalled: true,
                 }
             }
         };
@@ -98,13 +109,22 @@ impl Client {
                 .and_then(|v| v.trim().parse::<f64>().ok())
                 .filter(|s| s.is_finite() && *s >= 0.0)
                 .map(|s| Duration::from_secs_f64(s.min(60.0)));
+            let after = retry_after_ms(response.headers()).or(after);
+            let should_retry = response
+                .headers()
+                .get("x-should-retry")
+                .and_then(|v| v.to_str().ok())
+                .map(|v| v == "true");
             let text = response.text().await.unwrap_or_default();
             let reason = format!(
                 "HTTP {status}: {}",
                 text.chars().take(500).collect::<String>()
             );
             let code = status.as_u16();
-            return if code == 408 || code == 409 || code == 429 || code == 529 || code >= 500 {
+            // The providers' SDKs obey `x-should-retry` over the status.
+            let retry = should_retry
+                .unwrap_or(code == 408 || code == 409 || code == 429 || code == 529 || code >= 500);
+            return if retry {
                 Attempt::Retry { reason, after }
             } else {
                 Attempt::Fatal(reason)
@@ -113,7 +133,17 @@ impl Client {
         let mut parser = StreamParser::new(self.options.format);
         let mut events = sse_stream::SseByteStream::new(response.bytes_stream());
         let mut cut = None;
-        while let Some(event) = events.next().await {
+        let mut stalled = false;
+        let mut limits = limits;
+        loop {
+            let next = tokio::time::timeout_at(limits.next_deadline(), events.next()).await;
+            let Ok(next) = next else {
+                cut = Some(limits.stall_reason("the next event"));
+                stalled = true;
+                break;
+            };
+            let Some(event) = next else { break };
+            limits.saw_event();
             let event = match event {
                 Ok(e) => e,
                 Err(e) => {
@@ -144,6 +174,7 @@ impl Client {
             (_, reason) => Attempt::Cut {
                 completed,
                 reason: reason.unwrap_or_else(|| "the stream ended before its final event".into()),
+                stalled,
             },
         }
     }
@@ -163,4 +194,56 @@ pub fn backoff(base: Duration, attempt: u32, after: Option<Duration>) -> Duratio
         .unwrap_or(0);
     let jitter = exp / 4 * (nanos % 1000) / 1000;
     (exp + jitter).min(Duration::from_secs(60))
+}
+
+/// `retry-after-ms` (OpenAI and Anthropic send it beside `retry-after`).
+fn retry_after_ms(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    headers
+        .get("retry-after-ms")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+        .map(|ms| Duration::from_secs_f64((ms / 1000.0).min(60.0)))
+}
+
+/// The idle limit between events and the total limit of one stream.
+struct Limits {
+    idle: Duration,
+    total: Duration,
+    started: tokio::time::Instant,
+    last: tokio::time::Instant,
+}
+
+impl Limits {
+    fn start(options: &AgentOptions) -> Self {
+        let now = tokio::time::Instant::now();
+        Limits {
+            idle: options.stream_idle,
+            total: options.stream_total,
+            started: now,
+            last: now,
+        }
+    }
+
+    fn saw_event(&mut self) {
+        self.last = tokio::time::Instant::now();
+    }
+
+    fn next_deadline(&self) -> tokio::time::Instant {
+        (self.last + self.idle).min(self.started + self.total)
+    }
+
+    fn stall_reason(&self, waiting_for: &str) -> String {
+        if self.last + self.idle <= self.started + self.total {
+            format!(
+                "the model stream stalled: no data for {} s while waiting for {waiting_for} (idle limit; --stream-idle-timeout)",
+                self.idle.as_secs_f64()
+            )
+        } else {
+            format!(
+                "the model stream took longer than its total limit of {} s (--stream-timeout)",
+                self.total.as_secs_f64()
+            )
+        }
+    }
 }

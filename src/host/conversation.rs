@@ -65,7 +65,15 @@ impl Conversation {
 
     /// Appends the answer to a batch.
     pub fn push_results(&mut self, results: &[CallResult]) {
-        match self.format.results_message(results.iter()) {
+        // The conversation's items hold the calls, so native local tools
+        // (`shell_call`, …) are answered in their own output types.
+        let answer = match self.format {
+            WireFormat::OpenAiResponses => {
+                baton_engine::wire::openai_responses::answer_items_in(&self.items, results)
+            }
+            other => other.results_message(results.iter()),
+        };
+        match answer {
             Value::Array(items) => self.items.extend(items),
             message => self.items.push(message),
         }

@@ -20,7 +20,9 @@
 pub mod agent;
 pub mod client;
 pub mod conversation;
+mod live;
 pub mod subagent;
+pub mod system_prompt;
 pub mod turn;
 
 use std::time::Duration;
@@ -48,6 +50,13 @@ pub struct AgentOptions {
     pub max_retries: u32,
     /// The first retry waits about this long; each next one twice as long.
     pub retry_base: Duration,
+    /// Most time between two events of a model stream (and before its
+    /// headers) before the attempt counts as stalled.
+    pub stream_idle: Duration,
+    /// Most time one model stream may take in all.
+    pub stream_total: Duration,
+    /// Whose tool names the model sees (calls are translated back).
+    pub tool_set: baton_engine::wire::ToolSet,
 }
 
 impl AgentOptions {
@@ -72,6 +81,9 @@ impl AgentOptions {
             system: None,
             max_retries: 4,
             retry_base: Duration::from_millis(500),
+            tool_set: Default::default(),
+            stream_idle: Duration::from_secs(120),
+            stream_total: Duration::from_secs(30 * 60),
         }
     }
 }

@@ -93,7 +93,9 @@ impl SubagentRunner for LoopRunner {
             AgentEnd::MaxTokens => Some("[the subagent's answer hit the token limit]".into()),
             AgentEnd::Refused => Some("[the subagent's model refused]".into()),
             AgentEnd::Interrupted => return Err("the subagent was cancelled".into()),
-            AgentEnd::Failed(e) => return Err(format!("the subagent's model request failed: {e}")),
+            AgentEnd::Failed(e) | AgentEnd::Stalled(e) => {
+                return Err(format!("the subagent's model request failed: {e}"))
+            }
         };
         let text = match note {
             Some(note) if finished.text.is_empty() => note,

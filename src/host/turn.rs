@@ -131,7 +131,7 @@ impl TurnHost for MainHost<'_> {
         }
     }
     fn request_tools(&self) -> RequestTools {
-        self.engine.request_tools(self.wire().format())
+        self.engine.request_tools_in_set(self.wire().format())
     }
 }
 
@@ -154,6 +154,13 @@ impl TurnHost for SubagentHost {
         self.wire.clone()
     }
     fn request_tools(&self) -> RequestTools {
-        wire::request_tools(&self.pool, &self.session, self.wire.format())
+        let set = self
+            .session
+            .slots()
+            .get::<wire::ToolSet>()
+            .map_or(wire::ToolSet::Claude, |s| *s);
+        let format = self.wire.format();
+        let tools = wire::request_tools(&self.pool, &self.session, format);
+        crate::tool_set::in_set(set, &self.pool, format, tools)
     }
 }

@@ -5,6 +5,7 @@
 //! nothing outside this crate needs to know which tools exist.
 
 pub mod agent;
+pub mod apply_patch;
 pub mod ask;
 pub mod bash;
 pub mod files;

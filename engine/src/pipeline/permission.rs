@@ -97,6 +97,13 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
     };
     let target = tool.permission_target(parsed, &state.ctx);
     let (policy, mode) = rules_decision(pipeline, state, tool, parsed, &target);
+    // A call touching several paths (a patch) is judged on each of them.
+    let policy = tool
+        .further_permission_targets(parsed, &state.ctx)
+        .iter()
+        .fold(policy, |acc, more| {
+            strictest(acc, rules_decision(pipeline, state, tool, parsed, more).0)
+        });
     let own = tool.check_permissions(parsed, &state.ctx).await;
     let hook = &state.hook_verdict;
     // Allowed by nothing but the read-only judgement of a command: its
@@ -263,4 +270,18 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
 
 fn deny(state: &CallState, text: String) -> Early {
     Early::new(CallResult::error(&state.call, text, Outcome::Denied))
+}
+
+/// Deny over ask over allow; between two of a kind, the first.
+fn strictest(a: PermissionDecision, b: PermissionDecision) -> PermissionDecision {
+    let rank = |d: &PermissionDecision| match d {
+        PermissionDecision::Allow => 0,
+        PermissionDecision::Ask { .. } => 1,
+        PermissionDecision::Deny { .. } => 2,
+    };
+    if rank(&b) > rank(&a) {
+        b
+    } else {
+        a
+    }
 }

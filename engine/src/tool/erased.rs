@@ -72,6 +72,11 @@ pub(super) trait ErasedLogic: Send + Sync {
     fn is_open_world(&self, input: &ParsedInput) -> bool;
     fn permission_target(&self, input: &ParsedInput, ctx: &ToolContext) -> PermissionTarget;
     fn label(&self, input: &ParsedInput) -> Option<String>;
+    fn further_permission_targets(
+        &self,
+        input: &ParsedInput,
+        ctx: &ToolContext,
+    ) -> Vec<PermissionTarget>;
     async fn validate_input(&self, input: &ParsedInput, ctx: &ToolContext) -> Result<(), String>;
     async fn check_permissions(&self, input: &ParsedInput, ctx: &ToolContext) -> ToolPermission;
     async fn call(&self, input: ParsedInput, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
@@ -138,6 +143,15 @@ where
     }
     fn label(&self, input: &ParsedInput) -> Option<String> {
         input.get::<I>().and_then(|i| self.logic.label(i))
+    }
+    fn further_permission_targets(
+        &self,
+        input: &ParsedInput,
+        ctx: &ToolContext,
+    ) -> Vec<PermissionTarget> {
+        input
+            .get::<I>()
+            .map_or_else(Vec::new, |i| self.logic.further_permission_targets(i, ctx))
     }
     async fn validate_input(&self, input: &ParsedInput, ctx: &ToolContext) -> Result<(), String> {
         match input.get::<I>() {

@@ -45,6 +45,12 @@ pub trait ToolLogic<I: Send + Sync + 'static>: Send + Sync + 'static {
         PermissionTarget::None
     }
 
+    /// Further targets the rules judge besides [`Self::permission_target`]
+    /// (a patch edits each path it names); the strictest decision stands.
+    fn further_permission_targets(&self, _input: &I, _ctx: &ToolContext) -> Vec<PermissionTarget> {
+        Vec::new()
+    }
+
     /// Short label used when this call is named in another call's result,
     /// e.g. `Bash(make -j8…)`. Defaults to the tool name.
     fn label(&self, _input: &I) -> Option<String> {

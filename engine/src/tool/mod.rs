@@ -127,6 +127,22 @@ impl Tool {
         )
     }
 
+    /// The targets judged besides [`Self::permission_target`]. A tool that
+    /// panics here is judged as touching the working directory too.
+    pub fn further_permission_targets(
+        &self,
+        input: &ParsedInput,
+        ctx: &ToolContext,
+    ) -> Vec<PermissionTarget> {
+        guarded(
+            || self.logic.further_permission_targets(input, ctx),
+            vec![PermissionTarget::Path {
+                path: ctx.cwd().to_path_buf(),
+                access: crate::permission::FileAccess::Write,
+            }],
+        )
+    }
+
     /// Label naming this call in other results, e.g. `Bash(ls -la)`.
     pub fn label(&self, input: &ParsedInput) -> String {
         guarded(|| self.logic.label(input), None).unwrap_or_else(|| self.def.name.clone())

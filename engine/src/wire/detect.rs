@@ -42,7 +42,10 @@ pub fn markers(message: &Value) -> Vec<WireFormat> {
             {
                 found.push(WireFormat::OpenAiChat);
             }
-            if has("output") || object == Some("response") || typ == Some("function_call") {
+            if has("output")
+                || object == Some("response")
+                || typ.is_some_and(super::openai_responses::native::is_call)
+            {
                 found.push(WireFormat::OpenAiResponses);
             }
         }

@@ -15,6 +15,7 @@
 //! without an id is an error, not silently dropped).
 
 pub mod anthropic;
+pub mod codex;
 pub mod detect;
 pub mod names;
 pub mod openai_chat;
@@ -24,6 +25,7 @@ pub mod stream;
 pub mod strict;
 mod tools;
 
+pub use codex::ToolSet;
 pub use detect::{detect, parse};
 pub use request::{request_tools, RequestTools};
 pub use stream::{Completed, FnSink, StreamError, StreamParser, StreamSink};
@@ -102,6 +104,22 @@ impl WireFormat {
             WireFormat::Anthropic => anthropic::user_message(results),
             WireFormat::OpenAiChat => openai_chat::tool_messages(results),
             WireFormat::OpenAiResponses => openai_responses::output_items(results),
+        }
+    }
+
+    /// What answers a batch whose calls came in `calls` (the assistant
+    /// message, the response's output items or the whole conversation):
+    /// as [`Self::results_message`], except that on Responses each result
+    /// of a native local tool (`shell_call`, `apply_patch_call`,
+    /// `local_shell_call`, `custom_tool_call`) is in its own output type.
+    pub fn answer<'a>(
+        self,
+        calls: &Value,
+        results: impl IntoIterator<Item = &'a CallResult>,
+    ) -> Value {
+        match self {
+            WireFormat::OpenAiResponses => openai_responses::answer_items(calls, results),
+            other => other.results_message(results),
         }
     }
 

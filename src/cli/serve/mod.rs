@@ -60,12 +60,9 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
             }
         }
     });
-    let mut session = Session::new(
-        engine,
-        tx,
-        wire::Wire::new(setup.pool.clone(), format),
-        agents,
-    );
+    let mut wire = wire::Wire::new(setup.pool.clone(), format);
+    wire.set = setup.tool_set;
+    let mut session = Session::new(engine, tx, wire, agents);
     // Prompt and agent hooks ask the host's model.
     setup
         .model_hooks

@@ -565,7 +565,7 @@ impl Session {
                     json!({
                         "type": "done",
                         "summary": summary_json(summary),
-                        "message": wire::answer(format, &results),
+                        "message": self.wire.answer(format, &results),
                     })
                 };
                 // PostToolBatch hooks' context follows the results, the way

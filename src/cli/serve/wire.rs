@@ -19,6 +19,11 @@ pub struct Wire {
     tools: HashMap<WireFormat, WireTools>,
     /// The stream being fed by `stream` lines, if one is open.
     stream: Option<StreamParser>,
+    /// `--tool-set`: calls in its names run as the tools underneath.
+    pub set: baton::engine::wire::ToolSet,
+    /// Responses items of OpenAI's native local tools by call id, until
+    /// answered: their results go back in the item's own output type.
+    native: HashMap<String, Value>,
 }
 
 impl Wire {
@@ -28,6 +33,8 @@ impl Wire {
             fixed,
             tools: HashMap::new(),
             stream: None,
+            set: Default::default(),
+            native: HashMap::new(),
         }
     }
 
@@ -51,7 +58,8 @@ impl Wire {
 
     /// Undoes what the format forced on the call (mapped name, nulls).
     pub fn resolve(&mut self, format: WireFormat, call: ToolUse) -> ToolUse {
-        self.tools(format).resolve(call)
+        let set = self.set;
+        baton::tool_set::translate(set, self.tools(format).resolve(call))
     }
 
     /// The call of an `add` line: a `tool_use` block (Anthropic), a
@@ -98,14 +106,39 @@ impl Wire {
         };
         let (format, calls) =
             wire::parse(message, named.or(self.fixed)).map_err(|e| e.to_string())?;
+        if format == WireFormat::OpenAiResponses {
+            for item in openai_responses::message::output_of(message).unwrap_or(&[]) {
+                self.note_native(item);
+            }
+        }
         let calls = calls.into_iter().map(|c| self.resolve(format, c)).collect();
         Ok((format, calls))
     }
 }
 
-/// What a `done` line carries as `message`: the answer in `format`.
-pub fn answer(format: WireFormat, results: &[CallResult]) -> Value {
-    format.results_message(results.iter())
+impl Wire {
+    /// Keeps a native local tool item (`shell_call`, …) until answered.
+    fn note_native(&mut self, item: &Value) {
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+        if openai_responses::native::KINDS.contains(&kind) {
+            if let Some(id) = item.get("call_id").and_then(Value::as_str) {
+                self.native.insert(id.to_string(), item.clone());
+            }
+        }
+    }
+
+    /// What a `done` line carries as `message`: the answer in `format`,
+    /// each native call's result in its item's output type.
+    pub fn answer(&mut self, format: WireFormat, results: &[CallResult]) -> Value {
+        if format != WireFormat::OpenAiResponses {
+            return format.results_message(results.iter());
+        }
+        let asked: Vec<Value> = results
+            .iter()
+            .filter_map(|r| self.native.remove(&r.call_id))
+            .collect();
+        openai_responses::answer_items_in(&asked, results)
+    }
 }
 
 /// What one `stream` line amounted to.
@@ -153,6 +186,13 @@ impl Wire {
         };
         let mut parser = parser;
         let format = parser.format();
+        if let Some(item) = event.get("item") {
+            self.note_native(item);
+        } else if let Some(Ok(v)) = event.as_str().map(serde_json::from_str::<Value>) {
+            if let Some(item) = v.get("item") {
+                self.note_native(item);
+            }
+        }
         let mut calls = Vec::new();
         let fed = match event {
             Value::String(data) => parser.feed(data, FnSink(|c| calls.push(c))),

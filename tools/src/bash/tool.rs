@@ -328,6 +328,13 @@ impl Bash {
             "stderr": "",
             "interrupted": matches!(ending, Ending::Cancelled(_) | Ending::TimedOut { .. }),
             "isImage": false,
+            // Beyond Claude Code's shape: what OpenAI's `shell_call_output`
+            // reports as the outcome.
+            "exitCode": match &ending {
+                Ending::Exited(status) => status.code(),
+                _ => None,
+            },
+            "timedOut": matches!(ending, Ending::TimedOut { .. }),
         }));
         Ok(output)
     }

@@ -8,7 +8,7 @@
 //! - [`atomic`]: a file is replaced whole or not at all, so a failed call
 //!   leaves the disk as it was.
 
-mod atomic;
+pub(crate) mod atomic;
 mod edit;
 mod edit_apply;
 mod lines;
@@ -19,8 +19,8 @@ pub mod paths;
 mod read;
 pub mod read_state;
 mod sniff;
-mod write;
-mod write_lock;
+pub(crate) mod write;
+pub(crate) mod write_lock;
 
 #[cfg(test)]
 mod tests;

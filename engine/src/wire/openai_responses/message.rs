@@ -13,6 +13,8 @@ use crate::content::ContentBlock;
 use crate::pool::ToolPool;
 use crate::wire::{WireError, WireFormat, WireTools};
 
+use super::native;
+
 /// The output items of a response object (`{"object":"response",
 /// "output":[…]}`), of `{"output":[…]}`, or a bare array of items.
 pub fn output_of(message: &Value) -> Result<&[Value], WireError> {
@@ -21,7 +23,11 @@ pub fn output_of(message: &Value) -> Result<&[Value], WireError> {
         Value::Object(obj) => match obj.get("output") {
             Some(Value::Array(items)) => Ok(items),
             Some(_) => Err(WireError::NotAMessage("`output` must be an array".into())),
-            None if obj.get("type").and_then(Value::as_str) == Some("function_call") => {
+            None if obj
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(native::is_call) =>
+            {
                 Ok(std::slice::from_ref(message))
             }
             None => Err(WireError::NotAMessage(
@@ -34,10 +40,15 @@ pub fn output_of(message: &Value) -> Result<&[Value], WireError> {
     }
 }
 
-/// The `function_call` items of a response, in order.
+/// The calls of a response, in order: `function_call` items and the
+/// native local tools' items (see [`native`]).
 pub fn parse_tool_uses(message: &Value) -> Result<Vec<ToolUse>, WireError> {
     let mut uses = Vec::new();
     for (index, item) in output_of(message)?.iter().enumerate() {
+        if let Some(call) = native::call_of(item) {
+            uses.push(call.map_err(|reason| WireError::BadToolCall { index, reason })?);
+            continue;
+        }
         if item.get("type").and_then(Value::as_str) != Some("function_call") {
             continue;
         }
@@ -91,6 +102,43 @@ pub fn output_item(result: &CallResult) -> Value {
         Value::String(result.text())
     };
     json!({"type": "function_call_output", "call_id": result.call_id, "output": output})
+}
+
+/// The items answering a batch whose calls are among `calls` (the
+/// response's output items, or the whole conversation's items): each
+/// result in the output type of the item that asked for it
+/// (`shell_call_output`, `apply_patch_call_output`, …), a
+/// `function_call_output` otherwise.
+pub fn answer_items<'a>(calls: &Value, results: impl IntoIterator<Item = &'a CallResult>) -> Value {
+    answer_items_in(output_of(calls).unwrap_or(&[]), results)
+}
+
+/// [`answer_items`] over a list of items.
+pub fn answer_items_in<'a>(
+    items: &[Value],
+    results: impl IntoIterator<Item = &'a CallResult>,
+) -> Value {
+    let asked = |id: &str| {
+        items.iter().rev().find(|i| {
+            i.get("call_id").and_then(Value::as_str) == Some(id)
+                && i.get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| native::KINDS.contains(&t))
+        })
+    };
+    Value::Array(
+        results
+            .into_iter()
+            .map(|r| {
+                asked(&r.call_id)
+                    .and_then(|item| {
+                        let kind = item.get("type").and_then(Value::as_str)?;
+                        native::answer(kind, item, r)
+                    })
+                    .unwrap_or_else(|| output_item(r))
+            })
+            .collect(),
+    )
 }
 
 /// The `function_call_output` items answering a batch, in order.

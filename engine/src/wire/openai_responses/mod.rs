@@ -2,6 +2,9 @@
 //! out.
 
 pub mod message;
+pub mod native;
 pub mod stream;
 
-pub use message::{output_item, output_items, parse_tool_uses, tool_definitions};
+pub use message::{
+    answer_items, answer_items_in, output_item, output_items, parse_tool_uses, tool_definitions,
+};

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use super::native;
 use crate::call::ToolUse;
 use crate::wire::stream::{event_type, provider_error, Completed, StreamError, StreamSink};
 
@@ -94,6 +95,35 @@ impl Parser {
                     sink.call(call).map_err(StreamError::Sink)?;
                 }
             }
+            "response.custom_tool_call_input.delta" => {
+                if let Some(item) = self.items.get_mut(&output_index()?) {
+                    if let Some(d) = event.get("delta").and_then(Value::as_str) {
+                        item.arguments.push_str(d);
+                    }
+                }
+            }
+            // A freeform call is complete when its input is.
+            "response.custom_tool_call_input.done" => {
+                let i = output_index()?;
+                let Some(item) = self.items.get_mut(&i) else {
+                    return Err(StreamError::BadEvent(format!(
+                        "input for item {i}, which was never added"
+                    )));
+                };
+                if let Some(a) = event.get("input").and_then(Value::as_str) {
+                    item.arguments = a.to_string();
+                }
+                item.item["input"] = json!(item.arguments);
+                if !item.handed {
+                    if let Some(call) = native::call_of(&item.item) {
+                        let call = call.map_err(StreamError::BadEvent)?;
+                        item.handed = true;
+                        self.done.insert(i, item.item.clone());
+                        self.calls += 1;
+                        sink.call(call).map_err(StreamError::Sink)?;
+                    }
+                }
+            }
             "response.output_text.delta" => {
                 if let Some(d) = event.get("delta").and_then(Value::as_str) {
                     sink.text(d).map_err(StreamError::Sink)?;
@@ -109,6 +139,14 @@ impl Parser {
                     let args = item.get("arguments").and_then(Value::as_str).unwrap_or("");
                     self.calls += 1;
                     sink.call(call_of(&item, args)).map_err(StreamError::Sink)?;
+                }
+                // Shell and patch calls are complete with their item.
+                if !handed {
+                    if let Some(call) = native::call_of(&item) {
+                        let call = call.map_err(StreamError::BadEvent)?;
+                        self.calls += 1;
+                        sink.call(call).map_err(StreamError::Sink)?;
+                    }
                 }
                 self.items.remove(&i);
                 self.done.insert(i, item);

@@ -1,0 +1,93 @@
+//! `baton serve` with OpenAI's native local tool items and the codex tool
+//! set: a Responses message of `shell_call`, `apply_patch_call` and codex
+//! `shell` calls is answered in each item's own output type; the same
+//! items fed as stream events are too; the `tools` line carries codex's
+//! definitions.
+
+#[path = "support/serve_child.rs"]
+mod serve_child;
+
+use serde_json::{json, Value};
+use serve_child::Serve;
+
+fn start(dir: &std::path::Path) -> Serve {
+    Serve::start(&[
+        "--cwd",
+        dir.to_str().unwrap(),
+        "--permission-mode",
+        "bypassPermissions",
+        "--tool-set",
+        "codex",
+    ])
+}
+
+fn items() -> Vec<Value> {
+    vec![
+        json!({"type": "shell_call", "id": "sh", "call_id": "c_sh", "status": "completed",
+               "action": {"commands": ["printf native"]}}),
+        json!({"type": "apply_patch_call", "id": "ap", "call_id": "c_ap", "status": "completed",
+               "operation": {"type": "create_file", "path": "made.txt", "diff": "+made\n"}}),
+        json!({"type": "function_call", "id": "fc", "call_id": "c_fn", "name": "shell",
+               "arguments": json!({"command": ["bash", "-lc", "printf codex"]}).to_string()}),
+    ]
+}
+
+fn check(done: &Value, dir: &std::path::Path) {
+    let message = done["message"].as_array().unwrap();
+    let kinds: Vec<&str> = message
+        .iter()
+        .map(|m| m["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "shell_call_output",
+            "apply_patch_call_output",
+            "function_call_output"
+        ],
+        "{done}"
+    );
+    assert_eq!(message[0]["output"][0]["stdout"], "native");
+    assert_eq!(message[1]["status"], "completed");
+    assert!(message[2]["output"].as_str().unwrap().contains("codex"));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("made.txt")).unwrap(),
+        "made\n"
+    );
+}
+
+#[test]
+fn a_message_of_native_items_is_answered_in_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = start(dir.path());
+    s.send(json!({"type": "message", "format": "openai-responses",
+                  "message": {"object": "response", "output": items()}}));
+    let done = s.next_of("done");
+    check(&done, dir.path());
+    s.send(json!({"type": "tools", "format": "openai_responses"}));
+    let tools = s.next_of("tools");
+    let defs = tools["tools"].as_array().unwrap();
+    let patches: Vec<&Value> = defs.iter().filter(|d| d["name"] == "apply_patch").collect();
+    assert_eq!(patches.len(), 1, "one definition per name: {tools}");
+    assert_eq!(patches[0]["type"], "custom");
+    assert!(!defs.iter().any(|d| d["name"] == "Bash"));
+    s.finish();
+}
+
+#[test]
+fn streamed_native_items_are_answered_in_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = start(dir.path());
+    s.send(json!({"type": "stream", "event": {"type": "response.created", "response": {}}}));
+    for (i, item) in items().into_iter().enumerate() {
+        s.send(json!({"type": "stream", "event":
+            {"type": "response.output_item.added", "output_index": i, "item": item}}));
+        s.send(json!({"type": "stream", "event":
+            {"type": "response.output_item.done", "output_index": i, "item": item}}));
+    }
+    s.send(json!({"type": "stream", "event":
+        {"type": "response.completed", "response": {"status": "completed"}}}));
+    let done = s.next_of("done");
+    check(&done, dir.path());
+    s.finish();
+}
