@@ -80,6 +80,10 @@ fn every_line_type_refuses_unknown_and_mistyped_fields() {
             "contnet",
         ),
         (
+            json!({"type": "question_answer", "request_id": 1, "decision": "answer", "anwsers": {}}),
+            "anwsers",
+        ),
+        (
             json!({"type": "hook_answer", "request_id": "hook-1", "answr": {}}),
             "answr",
         ),
@@ -123,6 +127,14 @@ fn every_line_type_refuses_unknown_and_mistyped_fields() {
         (
             json!({"type": "elicitation", "request_id": 1, "action": true}),
             "action",
+        ),
+        (
+            json!({"type": "question_answer", "request_id": 1, "decision": "answer", "answers": []}),
+            "answers",
+        ),
+        (
+            json!({"type": "approve", "request_id": 1, "decision": "allow", "mode": 2}),
+            "mode",
         ),
         (
             json!({"type": "hook_answer", "request_id": 1, "error": "x"}),

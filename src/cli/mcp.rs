@@ -26,7 +26,7 @@ pub struct McpArgs {
 }
 
 /// Every `--mcp-config` file must be readable and hold a configuration
-/// (`{"mcpServers": {...}}`): a host that named a file and got no servers
+/// (`{"mcpServers": {...}}`, or the plugin form): a host that named a file and got no servers
 /// from it would run without the tools it expects, so this is an error
 /// (exit 2), not a warning. Servers that fail to start stay warnings.
 pub fn check_config_files(args: &McpArgs) -> Result<(), CliError> {
@@ -36,16 +36,18 @@ pub fn check_config_files(args: &McpArgs) -> Result<(), CliError> {
             .map_err(|e| CliError::Usage(format!("--mcp-config {shown}: {e}")))?;
         let value: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| CliError::Usage(format!("--mcp-config {shown}: not JSON: {e}")))?;
-        match value.get("mcpServers") {
-            Some(serde_json::Value::Object(_)) => {}
-            Some(_) => {
+        // The same reading as the loader's: `{"mcpServers": {...}}`, or the
+        // form plugins ship (server entries at the top level).
+        match baton::mcp::servers_of(&value) {
+            serde_json::Value::Object(_) => {}
+            serde_json::Value::Null => {
                 return Err(CliError::Usage(format!(
-                    "--mcp-config {shown}: `mcpServers` must be an object (server name → configuration)"
+                    "--mcp-config {shown}: no servers; the file must look like {{\"mcpServers\": {{...}}}} (or, as plugins ship it, {{\"name\": {{\"command\": ...}}}})"
                 )))
             }
-            None => {
+            _ => {
                 return Err(CliError::Usage(format!(
-                    "--mcp-config {shown}: no `mcpServers` object; the file must look like {{\"mcpServers\": {{...}}}}"
+                    "--mcp-config {shown}: `mcpServers` must be an object (server name → configuration)"
                 )))
             }
         }

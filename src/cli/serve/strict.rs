@@ -32,6 +32,7 @@ pub const HOST_LINES: &[&str] = &[
     "background",
     "approve",
     "elicitation",
+    "question_answer",
     "hook_answer",
     "tools",
     "reset_tools",
@@ -63,6 +64,7 @@ pub fn check(kind: &str, msg: &Value) -> Result<(), String> {
         "background" => parse::<BackgroundLine>(kind, msg),
         "approve" => parse::<ApproveLine>(kind, msg),
         "elicitation" => parse::<ElicitationLine>(kind, msg),
+        "question_answer" => parse::<QuestionAnswerLine>(kind, msg),
         "hook_answer" => parse::<HookAnswerLine>(kind, msg),
         "tools" => parse::<ToolsLine>(kind, msg),
         "reset_tools" | "shutdown" => parse::<BareLine>(kind, msg),
@@ -254,6 +256,8 @@ pub struct ApproveLine {
     pub remember: Option<bool>,
     pub reason: Option<String>,
     pub interrupt: Option<bool>,
+    /// The mode to switch to, answering a `plan_approval` request.
+    pub mode: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -264,6 +268,19 @@ pub struct ElicitationLine {
     pub request_id: u64,
     pub action: String,
     pub content: Option<Object>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuestionAnswerLine {
+    #[serde(rename = "type")]
+    pub kind: Kind,
+    pub request_id: u64,
+    pub decision: String,
+    pub answers: Option<serde_json::Map<String, Value>>,
+    pub annotations: Option<Object>,
+    pub response: Option<String>,
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

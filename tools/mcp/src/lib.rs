@@ -34,7 +34,7 @@ pub use call::CallLimits;
 pub use config::{parse_servers, ReadOnlyOverride, Scope, ServerSpec, TransportSpec};
 pub use elicit::{with_defaults, ElicitMode, ElicitRequest, ElicitResponse, Elicitor, FnElicitor};
 pub use expand::expand;
-pub use load::{load, process_env, LoadOptions, Loaded};
+pub use load::{load, process_env, servers_of, LoadOptions, Loaded};
 pub use probe::DISCOVER_PROBE;
 pub use process::{MAX_FRAME, STOP_GRACE};
 pub use result::map_result;

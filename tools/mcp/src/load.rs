@@ -165,8 +165,9 @@ pub fn load(opts: &LoadOptions, env: EnvLookup<'_>) -> Loaded {
 
 /// The server entries of a configuration file: its `mcpServers`, or, in
 /// the form plugins ship (`{"name": {"command": …}}`, no wrapper), the
-/// top-level object when each of its values is a server entry.
-fn servers_of(file: &Value) -> Value {
+/// top-level object when each of its values is a server entry. `Null` when
+/// the file holds neither (the CLI refuses such a `--mcp-config` file).
+pub fn servers_of(file: &Value) -> Value {
     if let Some(servers) = file.get("mcpServers") {
         return servers.clone();
     }
