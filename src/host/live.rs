@@ -152,8 +152,9 @@ pub(super) fn report_event<F: FnMut(AgentEvent<'_>)>(
         TurnEvent::Engine(Event::Done(_)) => return true,
         // No one to ask in this loop: settings decide, ask means deny.
         TurnEvent::Engine(Event::PermissionRequest(prompt)) => {
-            prompt.answer(baton_engine::Approval::Deny {
-                reason: Some("baton agent has no one to ask; allow it in the settings".into()),
+            prompt.answer(baton_engine::Approval::Unanswered {
+                cause: baton_engine::Unasked::Headless,
+                detail: Some("baton agent has no one to ask; allow it in the settings".into()),
             });
         }
         _ => {}
