@@ -160,6 +160,7 @@ impl Engine {
         self.begin_stopping_mcp_servers();
         baton_tools::agent::background::stop_all(self.runtime.session());
         baton_tools::bash::stop_all_now(self.runtime.session());
+        baton_tools::exec::stop_all_now(self.runtime.session());
     }
 }
 

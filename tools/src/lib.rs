@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod bash;
+pub mod exec;
 pub mod files;
 pub mod glob;
 pub mod grep;

@@ -58,6 +58,7 @@ impl Default for BuiltinConfig {
 /// bug in this crate (the tests build every tool).
 pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> {
     let mut tools = crate::bash::tools(&config.bash)?;
+    tools.extend(crate::exec::tools(&crate::exec::ExecConfig::default())?);
     tools.extend(crate::files::try_tools(config.read)?);
     tools.extend([
         crate::agent::tool(config.agents.clone())?,
@@ -195,7 +196,9 @@ mod tests {
                 "TaskOutput",
                 "TaskStop",
                 "TodoWrite",
-                "WebFetch"
+                "WebFetch",
+                "exec_command",
+                "write_stdin"
             ]
         );
         for tool in &tools {

@@ -23,7 +23,7 @@
 //! grammar.
 
 mod background;
-mod confine;
+pub(crate) mod confine;
 mod cwd;
 mod detach;
 mod log_file;
