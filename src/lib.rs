@@ -66,6 +66,7 @@ pub mod mcp_server;
 pub mod remote;
 pub mod session_hooks;
 pub mod settings;
+mod tasks;
 mod tool_search;
 
 use std::pin::Pin;
@@ -84,6 +85,7 @@ pub use baton_engine::{Approval, CallResult, Notification, Outcome, ToolUse};
 /// The MCP client: configured MCP servers as tools ([`baton_mcp`]).
 pub use baton_mcp as mcp;
 pub use builder::{BuildError, EngineBuilder};
+pub use tasks::{OutputTail, TaskInfo, TAIL_BYTES};
 
 /// One session's engine. Clones share the session, its context and tools.
 #[derive(Clone, Debug)]

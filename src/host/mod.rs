@@ -20,6 +20,7 @@
 pub mod agent;
 pub mod client;
 pub mod conversation;
+pub mod notices;
 pub mod subagent;
 pub mod turn;
 

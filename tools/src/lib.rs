@@ -12,6 +12,7 @@ pub mod glob;
 pub mod grep;
 pub mod registry;
 pub mod sleep;
+pub mod tasks;
 pub mod todo;
 pub mod tool_search;
 pub mod web_fetch;

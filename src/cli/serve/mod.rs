@@ -20,6 +20,7 @@ mod model_hooks;
 mod output;
 mod session;
 mod subagent;
+mod tasks;
 mod wire;
 
 use baton::engine::HookEvent;

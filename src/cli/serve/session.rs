@@ -197,6 +197,12 @@ impl Session {
                 }
             }
             "background" => self.background(&msg)?,
+            "tasks" | "task_stop" | "task_output" => {
+                match super::tasks::answer(&self.engine, &msg).await {
+                    Ok(line) => write_line(&line)?,
+                    Err(e) => self.error(e)?,
+                }
+            }
             "approve" => self.approve(&msg)?,
             "elicitation" => {
                 if let Err(e) = self.elicitor.answer(&msg) {
@@ -215,7 +221,7 @@ impl Session {
             "reset_tools" => self.engine.reset_loaded_tools(),
             "shutdown" => return Ok(false),
             other => self.error(format!(
-                "unknown message type `{other}` (expected add, message, stream, end, interrupt, background, approve, hook_answer, tools, reset_tools or shutdown)"
+                "unknown message type `{other}` (expected add, message, stream, end, interrupt, background, tasks, task_stop, task_output, approve, hook_answer, tools, reset_tools or shutdown)"
             ))?,
         }
         Ok(true)

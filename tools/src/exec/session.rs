@@ -25,13 +25,14 @@ use super::process::{self, Started};
 
 /// Time between SIGTERM and SIGKILL when a session is stopped.
 const STOP_GRACE: Duration = Duration::from_millis(500);
+/// Output kept for the host's look at a session (`task_output`).
+pub(crate) const RECENT_BYTES: usize = 8 * 1024;
 /// How long output is still read after the program exited.
 const DRAIN: Duration = Duration::from_millis(300);
 
 pub(crate) struct ExecSession {
     pub id: i32,
     pub command: String,
-    pub tty: bool,
     /// The program reads shell commands: what is written to it is judged
     /// line by line like `Bash` (see `judge`).
     pub shell_input: bool,
@@ -40,6 +41,9 @@ pub(crate) struct ExecSession {
     /// Calls using the session now; a busy session is never pruned.
     busy: AtomicUsize,
     buffer: Mutex<HeadTail>,
+    /// The last [`RECENT_BYTES`] of output, read or not (for the host's
+    /// task list).
+    recent: Mutex<std::collections::VecDeque<u8>>,
     /// Text written after the last newline, not yet a whole line: judged
     /// together with what completes it.
     pub partial_line: Mutex<String>,
@@ -63,27 +67,31 @@ impl ExecSession {
     pub(crate) fn launch(
         id: i32,
         command: &str,
-        tty: bool,
         shell_input: bool,
         buffer_bytes: usize,
         mut started: Started,
+        owner: &std::sync::Arc<baton_engine::Session>,
     ) -> std::sync::Arc<ExecSession> {
         let (exit, _) = watch::channel(None);
         let session = std::sync::Arc::new(ExecSession {
             id,
             command: command.to_string(),
-            tty,
             shell_input,
             started: Instant::now(),
             last_used: Mutex::new(Instant::now()),
             busy: AtomicUsize::new(0),
             buffer: Mutex::new(HeadTail::new(buffer_bytes)),
+            recent: Mutex::new(std::collections::VecDeque::new()),
             partial_line: Mutex::new(String::new()),
             input: started.input.take(),
             exit,
             stop: CancelScope::new(),
         });
-        tokio::spawn(drive(session.clone(), started));
+        tokio::spawn(drive(
+            session.clone(),
+            started,
+            std::sync::Arc::downgrade(owner),
+        ));
         session
     }
 
@@ -108,9 +116,20 @@ impl ExecSession {
         self.input.is_some()
     }
 
-    /// Bytes of output so far.
-    pub(crate) fn output_total(&self) -> u64 {
-        self.buffer.lock().total()
+    /// The last output (at most [`RECENT_BYTES`]) and the bytes of output
+    /// so far.
+    pub(crate) fn recent_output(&self) -> (Vec<u8>, u64) {
+        let recent = self.recent.lock().iter().copied().collect();
+        (recent, self.buffer.lock().total())
+    }
+
+    fn push(&self, bytes: &[u8]) {
+        self.buffer.lock().push(bytes);
+        let mut recent = self.recent.lock();
+        let keep = &bytes[bytes.len().saturating_sub(RECENT_BYTES)..];
+        let over = (recent.len() + keep.len()).saturating_sub(RECENT_BYTES);
+        recent.drain(..over);
+        recent.extend(keep);
     }
 
     /// Asks the session to stop its whole tree; returns at once.
@@ -154,14 +173,18 @@ impl ExecSession {
     }
 }
 
-async fn drive(session: std::sync::Arc<ExecSession>, mut started: Started) {
+async fn drive(
+    session: std::sync::Arc<ExecSession>,
+    mut started: Started,
+    owner: std::sync::Weak<baton_engine::Session>,
+) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut eof = false;
     let status: Option<ExitStatus> = loop {
         tokio::select! {
             read = process::read(&started.output, &mut buf), if !eof => match read {
                 Ok(0) | Err(_) => eof = true,
-                Ok(n) => session.buffer.lock().push(&buf[..n]),
+                Ok(n) => session.push(&buf[..n]),
             },
             status = started.child.wait() => break status.ok(),
             _ = session.stop.cancelled() => {
@@ -179,7 +202,7 @@ async fn drive(session: std::sync::Arc<ExecSession>, mut started: Started) {
     let until = tokio::time::Instant::now() + DRAIN;
     while !eof {
         match tokio::time::timeout_at(until, process::read(&started.output, &mut buf)).await {
-            Ok(Ok(n)) if n > 0 => session.buffer.lock().push(&buf[..n]),
+            Ok(Ok(n)) if n > 0 => session.push(&buf[..n]),
             _ => eof = true,
         }
     }
@@ -200,4 +223,7 @@ async fn drive(session: std::sync::Arc<ExecSession>, mut started: Started) {
             .unwrap_or(-1)
     });
     session.exit.send_replace(Some(code));
+    if let Some(owner) = owner.upgrade() {
+        crate::tasks::changed(&owner);
+    }
 }

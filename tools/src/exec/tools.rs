@@ -220,12 +220,13 @@ impl ToolLogic<ExecCommandInput> for ExecCommand {
         let session = ExecSession::launch(
             store.next_id(),
             &input.cmd,
-            tty,
             shell_input,
             self.config.buffer_bytes,
             started,
+            &ctx.session,
         );
         let live = store.insert(session.clone());
+        crate::tasks::changed(&ctx.session);
         let mut notes = Vec::new();
         if let Some((id, cmd)) = pruned {
             notes.push(format!(
@@ -248,8 +249,8 @@ impl ToolLogic<ExecCommandInput> for ExecCommand {
             let _in_use = session.use_now();
             session.collect(yield_for, &ctx.cancel).await
         };
-        if exit.is_some() {
-            store.remove(session.id);
+        if exit.is_some() && store.remove(session.id).is_some() {
+            crate::tasks::changed(&ctx.session);
         }
         let max = self.config.max_output_bytes(input.max_output_tokens);
         Ok(ToolOutput::text(render(
@@ -350,8 +351,8 @@ impl ToolLogic<WriteStdinInput> for WriteStdin {
             .config
             .yield_for(input.yield_time_ms, self.config.write_default_yield);
         let (taken, exit) = session.collect(yield_for, &ctx.cancel).await;
-        if exit.is_some() {
-            store.remove(session.id);
+        if exit.is_some() && store.remove(session.id).is_some() {
+            crate::tasks::changed(&ctx.session);
         }
         let max = self.config.max_output_bytes(input.max_output_tokens);
         Ok(ToolOutput::text(render(
