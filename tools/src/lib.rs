@@ -10,6 +10,7 @@ pub mod exec;
 pub mod files;
 pub mod glob;
 pub mod grep;
+pub mod monitor;
 pub mod registry;
 pub mod sleep;
 pub mod tasks;

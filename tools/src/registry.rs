@@ -64,6 +64,7 @@ pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> 
         crate::agent::tool(config.agents.clone())?,
         crate::glob::tool(config)?,
         crate::grep::tool(config)?,
+        crate::monitor::tool()?,
         crate::sleep::tool(config)?,
         crate::todo::tool()?,
         crate::tool_search::tool()?,
@@ -192,6 +193,7 @@ mod tests {
         assert_eq!(
             deferred,
             [
+                "Monitor",
                 "NotebookEdit",
                 "TaskOutput",
                 "TaskStop",

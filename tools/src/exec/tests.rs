@@ -9,7 +9,7 @@ use baton_engine::{Pipeline, ToolPool};
 use serde_json::{json, Value};
 
 use super::*;
-use crate::test_support::Harness;
+use crate::test_support::{gone_within, pids_with, Harness};
 
 fn harness() -> Harness {
     Harness::new(tools(&ExecConfig::default()).unwrap())
@@ -29,42 +29,6 @@ fn session_id(reply: &str) -> Option<i32> {
         .lines()
         .find_map(|l| l.strip_prefix("Process running with session ID "))
         .and_then(|n| n.trim().parse().ok())
-}
-
-/// Pids whose command line contains `marker`.
-fn pids_with(marker: &str) -> Vec<i32> {
-    let mut pids = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return pids;
-    };
-    for entry in dir.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-        if cmd.contains(marker) {
-            // Zombies are reaped by their parent; they run nothing.
-            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-            if !stat.contains(") Z ") {
-                pids.push(pid);
-            }
-        }
-    }
-    pids
-}
-
-async fn gone_within(marker: &str, limit: Duration) -> bool {
-    let until = Instant::now() + limit;
-    while Instant::now() < until {
-        if pids_with(marker).is_empty() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
 }
 
 async fn exec(h: &Harness, input: Value) -> String {

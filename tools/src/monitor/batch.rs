@@ -71,7 +71,8 @@ impl Batcher {
         if bytes.len() > room {
             self.partial_cut = true;
         }
-        self.partial.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.partial
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
 
     fn line(&mut self, line: Vec<u8>, cut: bool, now: Instant) {
@@ -81,7 +82,9 @@ impl Batcher {
             self.current.suppressed += 1;
             return;
         }
-        let mut text = String::from_utf8_lossy(&line).trim_end_matches('\r').to_string();
+        let mut text = String::from_utf8_lossy(&line)
+            .trim_end_matches('\r')
+            .to_string();
         if cut {
             text.push('…');
         }
