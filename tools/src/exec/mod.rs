@@ -44,6 +44,9 @@ pub struct ExecConfig {
     pub default_max_output_tokens: u64,
     /// Output kept per session between two looks (head + tail).
     pub buffer_bytes: usize,
+    /// `write_stdin` with input answers once output came and then paused
+    /// this long (within its `yield_time_ms`).
+    pub settle: Duration,
 }
 
 impl Default for ExecConfig {
@@ -53,6 +56,7 @@ impl Default for ExecConfig {
             write_default_yield: MIN_YIELD,
             default_max_output_tokens: 10_000,
             buffer_bytes: buffer::BUFFER_BYTES,
+            settle: Duration::from_millis(50),
         }
     }
 }

@@ -49,6 +49,8 @@ pub(crate) struct ExecSession {
     pub partial_line: Mutex<String>,
     input: Option<AsyncFd<OwnedFd>>,
     exit: watch::Sender<Option<i32>>,
+    /// Bumped whenever output arrives (wakes a call waiting for it).
+    output_seen: watch::Sender<u64>,
     stop: CancelScope,
 }
 
@@ -85,6 +87,7 @@ impl ExecSession {
             partial_line: Mutex::new(String::new()),
             input: started.input.take(),
             exit,
+            output_seen: watch::channel(0).0,
             stop: CancelScope::new(),
         });
         tokio::spawn(drive(
@@ -125,6 +128,7 @@ impl ExecSession {
 
     fn push(&self, bytes: &[u8]) {
         self.buffer.lock().push(bytes);
+        self.output_seen.send_modify(|n| *n += 1);
         let mut recent = self.recent.lock();
         let keep = &bytes[bytes.len().saturating_sub(RECENT_BYTES)..];
         let over = (recent.len() + keep.len()).saturating_sub(RECENT_BYTES);
@@ -157,16 +161,33 @@ impl ExecSession {
     }
 
     /// Waits `yield_for` (less if the program exits or `cancel` fires),
-    /// then takes the new output and the exit code, if it exited.
+    /// then takes the new output and the exit code, if it exited. With
+    /// `settle`, it answers earlier: once output has come and then nothing
+    /// more for `settle` (a REPL that printed its answer and its prompt).
     pub(crate) async fn collect(
         &self,
         yield_for: Duration,
+        settle: Option<Duration>,
         cancel: &CancelScope,
     ) -> (Taken, Option<i32>) {
+        let deadline = tokio::time::Instant::now() + yield_for;
+        let mut seen = self.output_seen.subscribe();
+        seen.borrow_and_update();
+        let quiet = async {
+            let Some(settle) = settle else {
+                return std::future::pending().await;
+            };
+            if seen.changed().await.is_err() {
+                return std::future::pending().await;
+            }
+            // Output came: wait until it pauses.
+            while let Ok(Ok(())) = tokio::time::timeout(settle, seen.changed()).await {}
+        };
         tokio::select! {
             _ = self.ended() => {}
-            _ = tokio::time::sleep(yield_for) => {}
+            _ = tokio::time::sleep_until(deadline) => {}
             _ = cancel.cancelled() => {}
+            _ = quiet => {}
         }
         let taken = self.buffer.lock().take();
         (taken, self.exit_code())

@@ -247,7 +247,7 @@ impl ToolLogic<ExecCommandInput> for ExecCommand {
             .yield_for(input.yield_time_ms, self.config.exec_default_yield);
         let (taken, exit) = {
             let _in_use = session.use_now();
-            session.collect(yield_for, &ctx.cancel).await
+            session.collect(yield_for, None, &ctx.cancel).await
         };
         if exit.is_some() && store.remove(session.id).is_some() {
             crate::tasks::changed(&ctx.session);
@@ -350,7 +350,10 @@ impl ToolLogic<WriteStdinInput> for WriteStdin {
         let yield_for = self
             .config
             .yield_for(input.yield_time_ms, self.config.write_default_yield);
-        let (taken, exit) = session.collect(yield_for, &ctx.cancel).await;
+        // Input expects an answer: return once it came and paused. A poll
+        // waits the whole time for more.
+        let settle = (!chars.is_empty()).then_some(self.config.settle);
+        let (taken, exit) = session.collect(yield_for, settle, &ctx.cancel).await;
         if exit.is_some() && store.remove(session.id).is_some() {
             crate::tasks::changed(&ctx.session);
         }
