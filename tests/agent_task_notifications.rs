@@ -2,6 +2,7 @@
 //! ended in front of the model's next turn (mock provider on 127.0.0.1).
 
 #[path = "../engine/tests/stream_tester/scenario.rs"]
+#[allow(dead_code)]
 mod scenario;
 
 use std::process::Command;

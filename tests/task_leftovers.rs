@@ -53,7 +53,11 @@ fn tasks_of_every_kind_end_with_baton_whatever_the_signal() {
         for r in &results {
             assert_eq!(r["outcome"]["kind"], "success", "{r}");
         }
-        assert!(wait_for(|| sleeping(&base) == 4), "{sig}: {} running", sleeping(&base));
+        assert!(
+            wait_for(|| sleeping(&base) == 4),
+            "{sig}: {} running",
+            sleeping(&base)
+        );
         let status = std::process::Command::new("kill")
             .args([sig, &s.child.id().to_string()])
             .status()
