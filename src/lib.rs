@@ -66,6 +66,7 @@ pub mod mcp_server;
 pub mod remote;
 pub mod session_hooks;
 pub mod settings;
+mod tasks;
 mod tool_search;
 pub mod tool_set;
 
@@ -85,6 +86,7 @@ pub use baton_engine::{Approval, CallResult, Notification, Outcome, ToolUse, Una
 /// The MCP client: configured MCP servers as tools ([`baton_mcp`]).
 pub use baton_mcp as mcp;
 pub use builder::{BuildError, EngineBuilder};
+pub use tasks::{OutputTail, TaskInfo, TAIL_BYTES};
 
 /// One session's engine. Clones share the session, its context and tools.
 #[derive(Clone, Debug)]
@@ -161,6 +163,7 @@ impl Engine {
         self.begin_stopping_mcp_servers();
         baton_tools::agent::background::stop_all(self.runtime.session());
         baton_tools::bash::stop_all_now(self.runtime.session());
+        baton_tools::exec::stop_all_now(self.runtime.session());
     }
 }
 

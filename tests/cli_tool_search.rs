@@ -27,12 +27,15 @@ fn tools_marks_deferred_tools_per_format_and_mode() {
     assert_eq!(
         marked,
         [
+            "Monitor",
             "NotebookEdit",
             "Sleep",
             "TaskOutput",
             "TaskStop",
             "TodoWrite",
-            "WebFetch"
+            "WebFetch",
+            "exec_command",
+            "write_stdin"
         ]
     );
 

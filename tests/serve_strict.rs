@@ -90,6 +90,9 @@ fn every_line_type_refuses_unknown_and_mistyped_fields() {
         (json!({"type": "tools", "fromat": "anthropic"}), "fromat"),
         (json!({"type": "reset_tools", "all": true}), "all"),
         (json!({"type": "shutdown", "now": true}), "now"),
+        (json!({"type": "tasks", "all": true}), "all"),
+        (json!({"type": "task_stop", "taskid": "shell-1"}), "taskid"),
+        (json!({"type": "task_output", "task_id": 1}), "task_id"),
         (
             json!({"type": "add", "agent_id": "agent-1", "tool_use": call, "batch": "A"}),
             "batch",

@@ -248,6 +248,8 @@ where
         if !results.is_empty() {
             conversation.push_results(&results);
         }
+        // Tasks that ended (and monitor events) come before the next turn.
+        conversation.push_notices(&host.notices());
     }
     finished
 }

@@ -79,6 +79,39 @@ impl Conversation {
         }
     }
 
+    /// Appends notifications for the model (see `notices`) as user text:
+    /// in the message that carries the tool results when it is last
+    /// (Anthropic), else as a user message of their own.
+    pub fn push_notices(&mut self, notices: &[String]) {
+        if notices.is_empty() {
+            return;
+        }
+        let text = notices.join("\n");
+        let kind = match self.format {
+            WireFormat::OpenAiResponses => "input_text",
+            _ => "text",
+        };
+        if self.format == WireFormat::Anthropic {
+            if let Some(content) = self
+                .items
+                .last_mut()
+                .filter(|m| m["role"] == "user")
+                .and_then(|m| m.get_mut("content"))
+                .and_then(Value::as_array_mut)
+            {
+                content.push(json!({"type": "text", "text": text}));
+                return;
+            }
+        }
+        let item = match self.format {
+            WireFormat::OpenAiResponses => {
+                json!({"type": "message", "role": "user", "content": [{"type": kind, "text": text}]})
+            }
+            _ => json!({"role": "user", "content": text}),
+        };
+        self.items.push(item);
+    }
+
     /// The body of the next request, with `defs` as its `tools`.
     pub fn request(&self, options: &AgentOptions, defs: Value) -> Value {
         let has_tools = defs.as_array().is_some_and(|d| !d.is_empty());

@@ -21,6 +21,7 @@ pub mod agent;
 pub mod client;
 pub mod conversation;
 mod live;
+pub mod notices;
 pub mod subagent;
 pub mod system_prompt;
 pub mod turn;

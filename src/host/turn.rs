@@ -96,6 +96,11 @@ pub trait TurnHost: Send + Sync {
     /// definition as the wire layer renders it (mapped names, strict
     /// schemas): send its `tools` as they are.
     fn request_tools(&self) -> RequestTools;
+    /// Notifications for the model (tasks that ended, monitor events),
+    /// as text, since the last call.
+    fn notices(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The main agent: batches of the engine itself.
@@ -103,6 +108,7 @@ pub struct MainHost<'a> {
     engine: &'a Engine,
     /// Replaced when an MCP server changes its tools between turns.
     wire: std::sync::Mutex<Arc<WireTools>>,
+    notices: super::notices::Notices,
 }
 
 impl<'a> MainHost<'a> {
@@ -110,6 +116,7 @@ impl<'a> MainHost<'a> {
         MainHost {
             engine,
             wire: std::sync::Mutex::new(Arc::new(wire)),
+            notices: super::notices::Notices::new(engine.runtime().session().subscribe()),
         }
     }
 }
@@ -132,6 +139,9 @@ impl TurnHost for MainHost<'_> {
     }
     fn request_tools(&self) -> RequestTools {
         self.engine.request_tools_in_set(self.wire().format())
+    }
+    fn notices(&self) -> Vec<String> {
+        self.notices.take()
     }
 }
 

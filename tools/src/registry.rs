@@ -61,6 +61,7 @@ impl Default for BuiltinConfig {
 /// bug in this crate (the tests build every tool).
 pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> {
     let mut tools = crate::bash::tools(&config.bash)?;
+    tools.extend(crate::exec::tools(&crate::exec::ExecConfig::default())?);
     tools.extend(crate::files::try_tools(config.read)?);
     tools.extend(crate::plan::tools()?);
     if !config.skills.skills().is_empty() {
@@ -74,6 +75,7 @@ pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> 
         crate::ask::tool()?,
         crate::glob::tool(config)?,
         crate::grep::tool(config)?,
+        crate::monitor::tool()?,
         crate::sleep::tool(config)?,
         crate::todo::tool()?,
         crate::tool_search::tool()?,
@@ -202,12 +204,15 @@ mod tests {
         assert_eq!(
             deferred,
             [
+                "Monitor",
                 "NotebookEdit",
                 "Sleep",
                 "TaskOutput",
                 "TaskStop",
                 "TodoWrite",
-                "WebFetch"
+                "WebFetch",
+                "exec_command",
+                "write_stdin"
             ]
         );
         for tool in &tools {

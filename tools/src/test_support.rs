@@ -39,3 +39,39 @@ impl Harness {
         self.pipeline.run(prepared, ctx).await
     }
 }
+
+/// Pids whose command line contains `marker`.
+pub fn pids_with(marker: &str) -> Vec<i32> {
+    let mut pids = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return pids;
+    };
+    for entry in dir.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(marker) {
+            // Zombies are reaped by their parent; they run nothing.
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            if !stat.contains(") Z ") {
+                pids.push(pid);
+            }
+        }
+    }
+    pids
+}
+
+pub async fn gone_within(marker: &str, limit: std::time::Duration) -> bool {
+    let until = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < until {
+        if pids_with(marker).is_empty() {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}

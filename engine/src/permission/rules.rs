@@ -167,26 +167,30 @@ impl Rule {
     }
 
     /// Whether the rule applies to this tool at all. `Read` and `Edit` rules
-    /// also cover every tool that reads or writes files.
+    /// also cover every tool that reads or writes files, and `Bash` rules
+    /// every tool that runs a shell command (`exec_command`, `Monitor`): a
+    /// deny rule must not be walked around by naming another shell tool.
     pub(crate) fn covers_tool(&self, tool_name: &str, target: &PermissionTarget) -> bool {
         if self.tool.matches(tool_name) {
             return true;
         }
         matches!(
             (self.tool.exact(), target),
-            (
-                Some("Read"),
-                PermissionTarget::Path {
-                    access: FileAccess::Read,
-                    ..
-                }
-            ) | (
-                Some("Edit"),
-                PermissionTarget::Path {
-                    access: FileAccess::Write,
-                    ..
-                }
-            )
+            (Some("Bash"), PermissionTarget::Command(_))
+                | (
+                    Some("Read"),
+                    PermissionTarget::Path {
+                        access: FileAccess::Read,
+                        ..
+                    }
+                )
+                | (
+                    Some("Edit"),
+                    PermissionTarget::Path {
+                        access: FileAccess::Write,
+                        ..
+                    }
+                )
         )
     }
 

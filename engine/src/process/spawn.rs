@@ -59,6 +59,9 @@ pub struct Launch {
     extra: Option<(RawFd, OwnedFd)>,
     isolation: Isolation,
     confine: Option<Arc<Prepared>>,
+    /// Make standard input (a terminal) the controlling terminal of the
+    /// new session.
+    ctty: bool,
 }
 
 impl Launch {
@@ -73,7 +76,17 @@ impl Launch {
             extra: None,
             isolation,
             confine: None,
+            ctty: false,
         }
+    }
+
+    /// Makes standard input, which must be a terminal (the slave side of a
+    /// PTY), the controlling terminal of the program's new session, so that
+    /// Ctrl-C typed into it interrupts the foreground job and `/dev/tty`
+    /// opens. Only with [`Isolation::Session`].
+    pub fn controlling_terminal(&mut self) -> &mut Launch {
+        self.ctty = true;
+        self
     }
 
     pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Launch {
@@ -159,6 +172,7 @@ impl Launch {
             .collect::<io::Result<_>>()?;
         let program = self.program.clone();
         let session = self.isolation == Isolation::Session;
+        let ctty = session && self.ctty;
         // Kept alive until the child has executed: its entry points into it.
         let confine = self.confine.clone();
         let extra = match self.extra.take() {
@@ -187,6 +201,7 @@ impl Launch {
                     .as_ref()
                     .map_or((-1, -1), |(t, fd)| (fd.as_raw_fd(), *t)),
                 session,
+                ctty,
                 parent: super::table::own_pid(),
                 confine: confine.as_ref().map(|p| p.entry()),
                 clone_flags: confine.as_ref().map_or(0, |p| p.clone_flags()),
@@ -382,6 +397,7 @@ struct ChildArgs {
     /// `(source, target)`, or `(-1, -1)`.
     extra: (RawFd, RawFd),
     session: bool,
+    ctty: bool,
     parent: libc::pid_t,
     /// The sandbox to enter before executing, and the namespaces it needs.
     confine: Option<Entry>,
@@ -530,6 +546,9 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             if libc::dup2(fd, target as libc::c_int) < 0 {
                 return fail(STEP_STDIO);
             }
+        }
+        if args.ctty && libc::ioctl(0, libc::TIOCSCTTY, 0) != 0 {
+            return fail(STEP_STDIO);
         }
         if !args.cwd.is_null() && libc::chdir(args.cwd) != 0 {
             return fail(STEP_CWD);

@@ -23,6 +23,7 @@ mod output;
 mod session;
 mod strict;
 mod subagent;
+mod tasks;
 mod wire;
 
 use baton::engine::HookEvent;

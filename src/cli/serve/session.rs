@@ -208,6 +208,12 @@ impl Session {
             }
             "background" => self.background(&msg)?,
             "cancel" => self.cancel(&msg)?,
+            "tasks" | "task_stop" | "task_output" => {
+                match super::tasks::answer(&self.engine, &msg).await {
+                    Ok(line) => write_line(&line)?,
+                    Err(e) => self.error(e)?,
+                }
+            }
             "approve" => self.approve(&msg)?,
             "elicitation" => {
                 if let Err(e) = self.elicitor.answer(&msg) {

@@ -30,6 +30,9 @@ pub const HOST_LINES: &[&str] = &[
     "interrupt",
     "cancel",
     "background",
+    "tasks",
+    "task_stop",
+    "task_output",
     "approve",
     "elicitation",
     "question_answer",
@@ -67,7 +70,8 @@ pub fn check(kind: &str, msg: &Value) -> Result<(), String> {
         "question_answer" => parse::<QuestionAnswerLine>(kind, msg),
         "hook_answer" => parse::<HookAnswerLine>(kind, msg),
         "tools" => parse::<ToolsLine>(kind, msg),
-        "reset_tools" | "shutdown" => parse::<BareLine>(kind, msg),
+        "reset_tools" | "shutdown" | "tasks" => parse::<BareLine>(kind, msg),
+        "task_stop" | "task_output" => parse::<TaskLine>(kind, msg),
         _ => Ok(()),
     }
 }
@@ -268,6 +272,14 @@ pub struct ElicitationLine {
     pub request_id: u64,
     pub action: String,
     pub content: Option<Object>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskLine {
+    #[serde(rename = "type")]
+    pub kind: Kind,
+    pub task_id: String,
 }
 
 #[derive(Debug, Deserialize)]

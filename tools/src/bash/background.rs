@@ -70,6 +70,8 @@ pub(crate) struct Finish {
 
 pub(crate) struct Task {
     pub id: String,
+    /// `shell` or `monitor` (see `crate::tasks`).
+    pub kind: &'static str,
     pub owner: Option<String>,
     pub command: String,
     pub capture: Arc<Mutex<Capture>>,
@@ -80,6 +82,18 @@ pub(crate) struct Task {
 }
 
 impl Task {
+    /// Records how a task registered with [`BackgroundTasks::register`]
+    /// ended.
+    pub(crate) fn complete(&self, session: &Session, finish: Finish) {
+        self.done.send_replace(Some(finish));
+        crate::tasks::changed(session);
+    }
+
+    /// The scope that fires when the task is asked to stop.
+    pub(crate) fn stop_scope(&self) -> &CancelScope {
+        &self.stop
+    }
+
     pub(crate) fn finish(&self) -> Option<Finish> {
         self.done.borrow().clone()
     }
@@ -109,6 +123,11 @@ impl BackgroundTasks {
         self.inner.lock().tasks.get(id).cloned()
     }
 
+    /// Every task, finished ones included, by id.
+    pub(crate) fn all(&self) -> Vec<Arc<Task>> {
+        self.inner.lock().tasks.values().cloned().collect()
+    }
+
     pub(crate) fn ids(&self) -> Vec<String> {
         self.inner.lock().tasks.keys().cloned().collect()
     }
@@ -125,13 +144,46 @@ impl BackgroundTasks {
     }
 
     fn next_id(&self) -> String {
+        self.next_id_of("shell")
+    }
+
+    /// A fresh id `<prefix>-<n>`, counted across every kind.
+    pub(crate) fn next_id_of(&self, prefix: &str) -> String {
         let mut inner = self.inner.lock();
         inner.next_id += 1;
-        format!("shell-{}", inner.next_id)
+        format!("{prefix}-{}", inner.next_id)
     }
 
     fn insert(&self, task: Arc<Task>) {
         self.inner.lock().tasks.insert(task.id.clone(), task);
+    }
+
+    /// Registers a task of another kind (a monitor), driven by its caller,
+    /// which ends it with [`Task::complete`].
+    pub(crate) fn register(
+        session: &Session,
+        id: String,
+        kind: &'static str,
+        command: &str,
+        capture: Arc<Mutex<Capture>>,
+        owner: Option<String>,
+    ) -> Arc<Task> {
+        let log_path = capture.lock().log_target().to_path_buf();
+        let (done, _) = watch::channel(None);
+        let task = Arc::new(Task {
+            id,
+            kind,
+            owner,
+            command: command.to_string(),
+            capture,
+            log_path,
+            started: Instant::now(),
+            stop: CancelScope::new(),
+            done,
+        });
+        registry(session).insert(task.clone());
+        crate::tasks::changed(session);
+        task
     }
 }
 
@@ -216,6 +268,7 @@ fn run_on(
     let (done, _) = watch::channel(None);
     let task = Arc::new(Task {
         id,
+        kind: "shell",
         owner,
         command: command.to_string(),
         capture,
@@ -225,6 +278,7 @@ fn run_on(
         done,
     });
     registry(session).insert(task.clone());
+    crate::tasks::changed(session);
     let limits = Limits {
         timeout: Some(limit),
         stop_grace: config.stop_grace,
@@ -250,6 +304,9 @@ fn run_on(
         let finish = finish(&running.command, &ending, elapsed);
         running.done.send_replace(Some(finish.clone()));
         notify(&session, &running, &finish, running.started.elapsed());
+        if let Some(session) = session.upgrade() {
+            crate::tasks::changed(&session);
+        }
     });
     task
 }

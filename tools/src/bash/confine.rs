@@ -60,12 +60,23 @@ pub(crate) fn sandbox_for(
     input: &BashInput,
     ctx: &ToolContext,
 ) -> Result<Option<Confined>, String> {
+    let asked_out = input.dangerously_disable_sandbox.unwrap_or(false);
+    sandbox_for_command(&input.command, asked_out, ctx)
+}
+
+/// [`sandbox_for`] for any tool that runs a shell command (`exec_command`,
+/// `Monitor`): the same choice, so no shell tool is a way out of the
+/// sandbox.
+pub(crate) fn sandbox_for_command(
+    command: &str,
+    asked_out: bool,
+    ctx: &ToolContext,
+) -> Result<Option<Confined>, String> {
     let confinement = Confinement::of(&ctx.services);
     if ctx.approval == Approval::ReadOnlyJudgement {
         return floor(&confinement, ctx).map(|p| p.map(Confined::floor));
     }
-    let asked_out = input.dangerously_disable_sandbox.unwrap_or(false);
-    match confinement.choose(&input.command, asked_out) {
+    match confinement.choose(command, asked_out) {
         SandboxChoice::Unsandboxed => Ok(None),
         SandboxChoice::Unavailable { why, fail: true } => Err(format!(
             "The sandbox settings require every command to run sandboxed (sandbox.failIfUnavailable), but the sandbox is unavailable here ({why}), so the command was not run."

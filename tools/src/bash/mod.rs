@@ -22,12 +22,12 @@
 //! decided by `baton_engine::shell`, which parses it with a real bash
 //! grammar.
 
-mod background;
-mod confine;
+pub(crate) mod background;
+pub(crate) mod confine;
 mod cwd;
 mod detach;
 mod log_file;
-mod output;
+pub(crate) mod output;
 mod process;
 mod progress;
 mod report;

@@ -1,0 +1,148 @@
+//! The live sessions of one engine (a session slot), with a cap.
+//!
+//! Each session holds a process tree, a terminal and up to a megabyte of
+//! output, and a model that forgets to close what it opened would pile them
+//! up for the whole conversation. So there is a cap (64, as in codex):
+//! opening one more first closes a session that has ended, else the one
+//! idle the longest (never one a call is using now), and from 60 on every
+//! new session's result warns the model. Dropping the store (the engine
+//! going away) stops every session's tree.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use baton_engine::Session;
+use parking_lot::Mutex;
+
+use super::session::ExecSession;
+
+/// Most live sessions per engine.
+pub const MAX_SESSIONS: usize = 64;
+/// From this many sessions on, a new one comes with a warning.
+pub const WARN_SESSIONS: usize = 60;
+
+#[derive(Default)]
+pub struct ExecSessions {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    next_id: i32,
+    sessions: BTreeMap<i32, Arc<ExecSession>>,
+}
+
+impl ExecSessions {
+    pub(crate) fn of(session: &Session) -> Arc<ExecSessions> {
+        session.slots().get_or_default::<ExecSessions>()
+    }
+
+    /// A fresh id (never reused within the engine).
+    pub(crate) fn next_id(&self) -> i32 {
+        let mut inner = self.inner.lock();
+        inner.next_id += 1;
+        // Large enough not to be mistaken for a count or an index.
+        1000 + inner.next_id
+    }
+
+    pub(crate) fn get(&self, id: i32) -> Option<Arc<ExecSession>> {
+        self.inner.lock().sessions.get(&id).cloned()
+    }
+
+    pub(crate) fn remove(&self, id: i32) -> Option<Arc<ExecSession>> {
+        self.inner.lock().sessions.remove(&id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.inner.lock().sessions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every live session, oldest first.
+    pub(crate) fn all(&self) -> Vec<Arc<ExecSession>> {
+        self.inner.lock().sessions.values().cloned().collect()
+    }
+
+    /// Whether there is room for one more session (making it by pruning
+    /// if needed); `Err` when every session is in use by a call.
+    pub(crate) fn make_room(&self) -> Result<Option<(i32, String)>, String> {
+        let mut inner = self.inner.lock();
+        if inner.sessions.len() < MAX_SESSIONS {
+            return Ok(None);
+        }
+        let victim = inner
+            .sessions
+            .values()
+            .filter(|s| s.exit_code().is_some())
+            .min_by_key(|s| s.last_used())
+            .or_else(|| {
+                inner
+                    .sessions
+                    .values()
+                    .filter(|s| !s.is_busy())
+                    .min_by_key(|s| s.last_used())
+            })
+            .map(|s| s.id);
+        let Some(id) = victim else {
+            return Err(format!(
+                "All {MAX_SESSIONS} interactive sessions are in use; wait for one to finish."
+            ));
+        };
+        let Some(session) = inner.sessions.remove(&id) else {
+            return Ok(None);
+        };
+        session.request_stop();
+        Ok(Some((id, session.command.clone())))
+    }
+
+    /// Adds a started session.
+    pub(crate) fn insert(&self, session: Arc<ExecSession>) -> usize {
+        let mut inner = self.inner.lock();
+        inner.sessions.insert(session.id, session);
+        inner.sessions.len()
+    }
+
+    /// Stops every session and waits (bounded) until their trees are gone.
+    pub async fn stop_all(&self) {
+        let all: Vec<_> = std::mem::take(&mut self.inner.lock().sessions)
+            .into_values()
+            .collect();
+        for s in &all {
+            s.request_stop();
+        }
+        let ends = futures::future::join_all(all.iter().map(|s| s.ended()));
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), ends).await;
+    }
+}
+
+impl Drop for ExecSessions {
+    fn drop(&mut self) {
+        for session in self.inner.get_mut().sessions.values() {
+            session.request_stop();
+        }
+    }
+}
+
+/// Stops every interactive session of `session` (the engine ending).
+pub async fn stop_all(session: &Session) {
+    if let Some(store) = session.slots().get::<ExecSessions>() {
+        store.stop_all().await;
+    }
+}
+
+/// The synchronous form of [`stop_all`], for shutdown paths that cannot
+/// await: asks every session to stop (each tree gets its SIGTERM grace
+/// while the runtime runs, and is killed if the runtime goes away).
+pub fn stop_all_now(session: &Session) {
+    if let Some(store) = session.slots().get::<ExecSessions>() {
+        let all: Vec<_> = std::mem::take(&mut store.inner.lock().sessions)
+            .into_values()
+            .collect();
+        for s in all {
+            s.request_stop();
+        }
+    }
+}
