@@ -14,21 +14,14 @@ use baton_engine::{Tool, ToolUse};
 
 use crate::{Engine, EngineBuilder};
 
-/// The tools the codex set needs besides the built-ins: `apply_patch`,
-/// and the interactive-session tools once they exist ([`session_tools`]).
+/// The tools the codex set needs besides the built-ins: `apply_patch`.
+/// (codex's `exec_command` and `write_stdin` are built-ins of the same
+/// names, deferred in the Claude set; a codex request offers them up front,
+/// see `baton_engine::wire::codex::definitions`.)
 pub fn codex_tools() -> Result<Vec<Arc<Tool>>, String> {
-    let mut tools = vec![Arc::new(
+    Ok(vec![Arc::new(
         baton_tools::apply_patch::tool().map_err(|e| format!("apply_patch: {}", e.0))?,
-    )];
-    tools.extend(session_tools());
-    Ok(tools)
-}
-
-/// `exec_command` / `write_stdin`: the seam where the interactive-session
-/// tools (tools/src/exec/) join the codex set. They keep their own names,
-/// which are codex's; until they are registered this adds nothing.
-pub fn session_tools() -> Vec<Arc<Tool>> {
-    Vec::new()
+    )])
 }
 
 impl EngineBuilder {

@@ -71,6 +71,45 @@ fn a_message_of_native_items_is_answered_in_kind() {
     assert_eq!(patches.len(), 1, "one definition per name: {tools}");
     assert_eq!(patches[0]["type"], "custom");
     assert!(!defs.iter().any(|d| d["name"] == "Bash"));
+    // codex's session tools are offered up front (deferred in the Claude
+    // set), once each.
+    for name in ["exec_command", "write_stdin"] {
+        let found = defs.iter().filter(|d| d["name"] == name).count();
+        assert_eq!(found, 1, "{name} once in a codex request: {tools}");
+    }
+    s.finish();
+}
+
+/// A codex-style turn pair over serve: `exec_command` starts a Python REPL
+/// on a PTY, `write_stdin` types into it and reads the answer.
+#[test]
+fn the_codex_set_drives_an_interactive_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = start(dir.path());
+    let exec = json!({"type": "function_call", "id": "fc1", "call_id": "c_exec",
+        "name": "exec_command",
+        "arguments": json!({"cmd": "python3 -q -i", "tty": true, "yield_time_ms": 1500}).to_string()});
+    s.send(json!({"type": "message", "format": "openai-responses",
+                  "message": {"object": "response", "output": [exec]}}));
+    let done = s.next_of("done");
+    let out = done["message"][0]["output"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let id: u64 = out
+        .split("session ID ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a running session: {done}"));
+    let write = json!({"type": "function_call", "id": "fc2", "call_id": "c_write",
+        "name": "write_stdin",
+        "arguments": json!({"session_id": id, "chars": "print(6*7)\n", "yield_time_ms": 3000}).to_string()});
+    s.send(json!({"type": "message", "format": "openai-responses",
+                  "message": {"object": "response", "output": [write]}}));
+    let done = s.next_of("done");
+    let out = done["message"][0]["output"].as_str().unwrap_or_default();
+    assert!(out.contains("42"), "{done}");
     s.finish();
 }
 

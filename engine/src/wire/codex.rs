@@ -159,7 +159,20 @@ fn schemas() -> [(&'static str, &'static str, Value, &'static str); 5] {
 /// on Responses and a JSON tool elsewhere.
 pub fn definitions(pool: &ToolPool, format: WireFormat) -> Vec<Value> {
     let mut out = Vec::new();
-    for (name, description, schema, under) in schemas() {
+    let own = schemas().into_iter();
+    // codex's interactive-session tools are Baton tools of the same names
+    // and schemas (tools/src/exec/): deferred in the Claude set, loaded up
+    // front here, as codex offers them.
+    let sessions = SESSION_TOOLS.iter().filter_map(|name| {
+        let tool = pool.get(name)?;
+        Some((
+            *name,
+            tool.def().description(),
+            tool.input_schema().clone(),
+            *name,
+        ))
+    });
+    for (name, description, schema, under) in own.chain(sessions) {
         if pool.get(under).is_none() {
             continue;
         }
