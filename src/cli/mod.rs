@@ -3,6 +3,7 @@
 
 mod agent;
 mod approve;
+mod hook_grace;
 mod logging;
 mod mcp;
 mod mcp_serve;
@@ -214,6 +215,9 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
         Command::Mcp {
             command: McpCommand::Serve { common, args },
         } => {
+            // The same guard as run/serve/agent: SIGKILL of the server must
+            // not leave its calls' processes running.
+            signals::guard_against_sudden_death();
             let setup = Setup::load(&common, true)?;
             runtime.block_on(mcp_serve::serve(setup, args))
         }
