@@ -145,7 +145,7 @@ fn sigkill_of_mcp_serve_over_stdio_leaves_no_process() {
     server.call_bash(1, &escaping(&marker));
     server.call_bash(2, &escaping(&marker));
     wait_for("both calls' sleeps", Duration::from_secs(30), || {
-        sleeping(&marker) >= 10
+        sleeping(&marker) >= 5
     });
     let _ = server.child.kill();
     let _ = server.child.wait();
@@ -154,18 +154,39 @@ fn sigkill_of_mcp_serve_over_stdio_leaves_no_process() {
     assert_eq!(left, 0, "processes outlived a SIGKILLed `mcp serve`");
 }
 
-/// Posts one JSON-RPC request to the worker with curl (not waiting for it).
-fn post(url: &str, token: &str, body: &Value) -> Child {
-    Command::new("curl")
-        .args(["-s", "-o", "/dev/null", "-X", "POST", url])
+/// One JSON-RPC request to the worker, as a curl command (headers and body
+/// on stdout).
+fn post(url: &str, token: &str, session: Option<&str>, body: &Value) -> Command {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-s", "-D", "-", "-X", "POST", url])
         .args(["-H", "Content-Type: application/json"])
         .args(["-H", "Accept: application/json, text/event-stream"])
         .args(["-H", &format!("Authorization: Bearer {token}")])
-        .args(["--data-binary", &body.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+        .args(["--data-binary", &body.to_string()]);
+    if let Some(id) = session {
+        cmd.args(["-H", &format!("Mcp-Session-Id: {id}")]);
+    }
+    cmd
+}
+
+/// An MCP session with the worker; its id.
+fn http_session(url: &str, token: &str) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "guard-test", "version": "1"}}});
+    let out = post(url, token, None, &init).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let id = text
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no session id: {text}"));
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(url, token, Some(&id), &note).output().unwrap();
+    id
 }
 
 #[test]
@@ -174,18 +195,21 @@ fn sigkill_of_mcp_serve_over_http_leaves_no_process() {
     let marker = marker();
     let token = "guard-test-token";
     let mut worker = Worker::start(&dir.path().join("w"), token);
+    let session = http_session(&worker.url, token);
     let mut clients = Vec::new();
     for id in 1..=2 {
-        clients.push(post(
-            &worker.url,
-            token,
-            &json!({"jsonrpc": "2.0", "id": id,
-            "method": "tools/call",
-            "params": {"name": "Bash", "arguments": {"command": escaping(&marker)}}}),
-        ));
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "Bash", "arguments": {"command": escaping(&marker)}}});
+        clients.push(
+            post(&worker.url, token, Some(&session), &call)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
     }
     wait_for("both calls' sleeps", Duration::from_secs(30), || {
-        sleeping(&marker) >= 10
+        sleeping(&marker) >= 5
     });
     worker.kill();
     let left = left_after_kill(&marker);

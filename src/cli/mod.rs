@@ -183,6 +183,10 @@ impl CliError {
 }
 
 pub fn main(cli: Cli) -> Result<(), CliError> {
+    // Before any thread starts: as PID 1, a reaper half stays PID 1.
+    if let Some(problem) = baton::engine::process::split_off_init() {
+        eprintln!("baton: {problem}");
+    }
     logging::init();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
