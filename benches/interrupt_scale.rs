@@ -33,7 +33,7 @@ fn sleeps_running() -> usize {
     dir.flatten()
         .filter(|e| {
             let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-            cmd == b"sleep\0100\0"
+            cmd == b"sleep\x00100\x00"
         })
         .count()
 }
