@@ -160,6 +160,11 @@ impl Engine {
     /// shell (and leftover process group) of its session.
     pub fn shutdown(&self) {
         self.runtime.shutdown();
+        // Hooks too: a hanging one must not hold the shutdown.
+        self.runtime
+            .pipeline()
+            .hooks()
+            .stop_running(baton_engine::CancelReason::Shutdown);
         self.begin_stopping_mcp_servers();
         baton_tools::agent::background::stop_all(self.runtime.session());
         baton_tools::bash::stop_all_now(self.runtime.session());

@@ -243,6 +243,22 @@ impl SubagentBatches {
         }))
     }
 
+    /// The same door, with batches opened under `scope` instead of the
+    /// Agent call's own scope (pass a child of it): cancelling `scope` then
+    /// stops every batch of the subagent, and everything below them,
+    /// without cancelling the Agent call itself. Calls are counted
+    /// together.
+    pub fn under(&self, scope: CancelScope) -> SubagentBatches {
+        let mut parent = self.parent.clone();
+        parent.cancel = scope;
+        SubagentBatches {
+            parent,
+            pool: self.pool.clone(),
+            context: self.context.clone(),
+            tool_uses: self.tool_uses.clone(),
+        }
+    }
+
     /// Calls added to this subagent's batches so far.
     pub fn tool_uses(&self) -> usize {
         self.tool_uses.load(Ordering::Relaxed)

@@ -3,6 +3,7 @@
 
 mod agent;
 mod approve;
+mod hook_grace;
 mod logging;
 mod mcp;
 mod mcp_login;
@@ -203,6 +204,10 @@ impl CliError {
 }
 
 pub fn main(cli: Cli) -> Result<(), CliError> {
+    // Before any thread starts: as PID 1, a reaper half stays PID 1.
+    if let Some(problem) = baton::engine::process::split_off_init() {
+        eprintln!("baton: {problem}");
+    }
     logging::init();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -238,6 +243,9 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
         Command::Mcp {
             command: McpCommand::Serve { common, args },
         } => {
+            // The same guard as run/serve/agent: SIGKILL of the server must
+            // not leave its calls' processes running.
+            signals::guard_against_sudden_death();
             let setup = Setup::load(&common, true)?;
             runtime.block_on(mcp_serve::serve(setup, args))
         }

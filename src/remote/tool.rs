@@ -106,7 +106,14 @@ impl ToolLogic<Value> for Remote {
         let lease = self.workers.lease().await.map_err(|e| {
             ToolError::new(format!("{} could not run remotely: {e}", self.local.name()))
         })?;
-        let outcome = call_on(&lease.connection, self.local.name(), input, &ctx).await;
+        let outcome = call_on(
+            &lease.connection,
+            &lease.url,
+            self.local.name(),
+            input,
+            &ctx,
+        )
+        .await;
         let mut output = match outcome {
             Ok(result) => to_output(result),
             Err(e) => {
@@ -137,6 +144,7 @@ impl ToolLogic<Value> for Remote {
 /// cancellation. `Err` means the connection failed, not the tool.
 async fn call_on(
     connection: &Arc<Connection>,
+    url: &str,
     name: &str,
     input: Value,
     ctx: &ToolContext,
@@ -171,19 +179,61 @@ async fn call_on(
             connection.routes.remove(&token);
             return Err("the connection to the worker closed".into());
         }
-        _ = ctx.cancel.cancelled() => {
-            // Cancel this request only; keep waiting a while for the
-            // worker's result, which carries what the call printed so far.
+        // A paused or cut-off worker closes nothing (see `health`).
+        why = super::health::stops_answering(url) => {
+            connection.routes.remove(&token);
+            return Err(why);
+        }
+        _ = tokio::time::sleep(super::health::TOTAL_LIMIT) => {
+            connection.routes.remove(&token);
             let _ = connection
                 .peer
                 .notify_cancelled(CancelledNotificationParam::new(
                     Some(handle.id.clone()),
-                    ctx.cancel.reason().map(|r| format!("{r:?}")),
+                    Some("the remote call limit was reached".into()),
                 ))
                 .await;
-            match tokio::time::timeout(CANCEL_GRACE, &mut handle.rx).await {
-                Ok(answer) => answer,
-                Err(_) => {
+            return Ok(CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
+                "The call was stopped: remote calls may take at most {} minutes.",
+                super::health::TOTAL_LIMIT.as_secs() / 60
+            ))]));
+        }
+        _ = ctx.cancel.cancelled() => {
+            // Cancel this request only; keep waiting a while for the
+            // worker's result, which carries what the call printed so far,
+            // but only while the worker shows it is alive: an interrupt
+            // never waits on a paused one. (The notice itself is bounded
+            // too: a paused worker may not read it.)
+            let peer = connection.peer.clone();
+            let notice = CancelledNotificationParam::new(
+                Some(handle.id.clone()),
+                ctx.cancel.reason().map(|r| format!("{r:?}")),
+            );
+            tokio::spawn(async move {
+                let _ = tokio::time::timeout(CANCEL_GRACE, peer.notify_cancelled(notice)).await;
+            });
+            let final_answer = async {
+                let alive = super::health::answers(url, super::health::CANCEL_PROBE_TIMEOUT);
+                tokio::pin!(alive);
+                tokio::select! {
+                    biased;
+                    answer = &mut handle.rx => return Ok(Some(answer)),
+                    alive = &mut alive => if !alive {
+                        return Err(format!(
+                            "it stopped answering (no answer to its health check within {} s of the interrupt)",
+                            super::health::CANCEL_PROBE_TIMEOUT.as_secs()
+                        ));
+                    },
+                }
+                Ok(tokio::time::timeout(CANCEL_GRACE, &mut handle.rx).await.ok())
+            };
+            match final_answer.await {
+                Ok(Some(answer)) => answer,
+                Err(why) => {
+                    connection.routes.remove(&token);
+                    return Err(why);
+                }
+                Ok(None) => {
                     connection.routes.remove(&token);
                     return Ok(CallToolResult::error(vec![rmcp::model::ContentBlock::text(
                         "The call was stopped; the worker did not report its output in time.",

@@ -19,8 +19,12 @@ pub(super) fn finish_after_hooks(state: &mut BatchState, myself: &ActorRef<Coord
     let sink = state.sink.clone();
     let mut summary = state.summary.clone();
     let myself = myself.clone();
+    // An interrupt of the batch ends its PostToolBatch hooks.
+    let scope = state.scope.clone();
     tokio::spawn(async move {
-        let outcome = pipeline.post_batch(&session, &context, calls).await;
+        let outcome = pipeline
+            .post_batch_until(&session, &context, calls, Some(&scope))
+            .await;
         summary.additional_context = outcome.additional_context;
         summary.diagnostics = outcome.diagnostics;
         summary.system_messages = outcome.system_messages;

@@ -18,6 +18,7 @@ pub mod config;
 pub mod elicitation;
 pub mod events;
 pub mod handlers;
+mod interrupt;
 pub mod loader;
 pub mod matching;
 pub mod outcome;
@@ -62,6 +63,9 @@ pub trait Hook: Send + Sync {
 #[derive(Clone, Default)]
 pub struct HookRegistry {
     hooks: Arc<Vec<Arc<dyn Hook>>>,
+    /// Fired by [`HookRegistry::stop_running`]; shared by every registry
+    /// derived from this one.
+    stop: crate::cancel::CancelScope,
 }
 
 impl std::fmt::Debug for HookRegistry {
@@ -76,21 +80,36 @@ impl HookRegistry {
     pub fn new(hooks: Vec<Arc<dyn Hook>>) -> Self {
         HookRegistry {
             hooks: Arc::new(hooks),
+            stop: Default::default(),
         }
     }
 
-    /// A registry with `hook` added.
+    /// A registry with `hook` added (stopped together with this one).
     pub fn with(&self, hook: Arc<dyn Hook>) -> Self {
         let mut hooks: Vec<Arc<dyn Hook>> = self.hooks.as_ref().clone();
         hooks.push(hook);
-        HookRegistry::new(hooks)
+        HookRegistry {
+            hooks: Arc::new(hooks),
+            stop: self.stop.clone(),
+        }
     }
 
-    /// A registry with every hook of `other` added after these.
+    /// A registry with every hook of `other` added after these (stopped
+    /// together with this one).
     pub fn extended(&self, other: &HookRegistry) -> Self {
         let mut hooks: Vec<Arc<dyn Hook>> = self.hooks.as_ref().clone();
         hooks.extend(other.hooks.iter().cloned());
-        HookRegistry::new(hooks)
+        HookRegistry {
+            hooks: Arc::new(hooks),
+            stop: self.stop.clone(),
+        }
+    }
+
+    /// Ends every running hook of this registry (and of those derived from
+    /// it) and every later one at once, each with an "interrupted" outcome:
+    /// for a session that is shutting down or was signalled.
+    pub fn stop_running(&self, reason: crate::cancel::CancelReason) {
+        self.stop.cancel(reason);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -127,6 +146,18 @@ impl HookRegistry {
         input: &HookInput,
         request: Option<&PermissionRequest<'_>>,
     ) -> HookOutcome {
+        self.run_until(input, request, None).await
+    }
+
+    /// [`HookRegistry::run_for`], ended early (outcome
+    /// [`HookOutcome::interrupted`], processes killed) when `scope` is
+    /// cancelled or [`HookRegistry::stop_running`] is called.
+    pub async fn run_until(
+        &self,
+        input: &HookInput,
+        request: Option<&PermissionRequest<'_>>,
+        scope: Option<&crate::cancel::CancelScope>,
+    ) -> HookOutcome {
         use futures::FutureExt;
         let event = input.hook_event_name;
         let query = input.match_query().unwrap_or("");
@@ -140,15 +171,25 @@ impl HookRegistry {
         if runs.is_empty() {
             return HookOutcome::default();
         }
-        futures::future::join_all(runs)
-            .await
-            .into_iter()
-            .map(|r| {
-                r.unwrap_or_else(|_| {
-                    HookOutcome::error(format!("a {} hook panicked", event.as_str()))
+        // Nothing is started for work that was stopped already.
+        if let Some(reason) = scope
+            .and_then(|s| s.reason())
+            .or_else(|| self.stop.reason())
+        {
+            return HookOutcome::interrupted(event, reason);
+        }
+        let all = async {
+            futures::future::join_all(runs)
+                .await
+                .into_iter()
+                .map(|r| {
+                    r.unwrap_or_else(|_| {
+                        HookOutcome::error(format!("a {} hook panicked", event.as_str()))
+                    })
                 })
-            })
-            .fold(HookOutcome::default(), HookOutcome::merge)
+                .fold(HookOutcome::default(), HookOutcome::merge)
+        };
+        interrupt::race(event, scope, &self.stop, all).await
     }
 }
 

@@ -65,6 +65,9 @@ pub struct HookOutcome {
     pub conflict: Option<String>,
     /// Elicitation / ElicitationResult: the hook's answer to the server.
     pub elicitation: Option<super::ElicitationAnswer>,
+    /// The run was stopped before the hooks answered (see
+    /// [`super::interrupt`]); a stage that needs an answer fails closed.
+    pub interrupted: Option<crate::cancel::CancelReason>,
 }
 
 impl HookOutcome {
@@ -151,6 +154,7 @@ impl HookOutcome {
         self.system_messages.extend(other.system_messages);
         self.retry |= other.retry;
         self.conflict = self.conflict.or(other.conflict);
+        self.interrupted = self.interrupted.or(other.interrupted);
         self
     }
 }

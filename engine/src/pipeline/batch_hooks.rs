@@ -51,6 +51,20 @@ impl Pipeline {
         context: &Context,
         tool_calls: Vec<Value>,
     ) -> BatchHookOutcome {
+        self.post_batch_until(session, context, tool_calls, None)
+            .await
+    }
+
+    /// [`Pipeline::post_batch`], ended (and its hooks' processes killed)
+    /// when the batch's `scope` is cancelled: an interrupt must not wait
+    /// for a hanging hook.
+    pub async fn post_batch_until(
+        &self,
+        session: &Session,
+        context: &Context,
+        tool_calls: Vec<Value>,
+        scope: Option<&crate::cancel::CancelScope>,
+    ) -> BatchHookOutcome {
         let mut extra = Map::new();
         extra.insert("tool_calls".into(), Value::Array(tool_calls));
         let mut input = HookInput::event(
@@ -65,7 +79,7 @@ impl Pipeline {
             .transcript_path()
             .map(|p| p.display().to_string())
             .unwrap_or_default();
-        let outcome = self.hooks.run(&input).await;
+        let outcome = self.hooks.run_until(&input, None, scope).await;
         let mut context = outcome.additional_context;
         // A blocking answer is feedback for the model, like PostToolUse's.
         context.extend(

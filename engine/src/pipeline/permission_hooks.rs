@@ -41,6 +41,11 @@ pub(super) async fn permission_request(
         );
     }
     let outcome = pre_hooks::run_for_call(pipeline, state, tool, &input).await;
+    if let Some(reason) = outcome.interrupted {
+        // Interrupted while a hook weighed the question: the call never
+        // starts, as when the approver is interrupted.
+        return Err(super::validate::interrupted(state, reason));
+    }
     state.diagnostics.extend(outcome.errors);
     state.system_messages.extend(outcome.system_messages);
     if let Some(conflict) = outcome.conflict {

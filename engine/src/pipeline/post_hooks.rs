@@ -37,6 +37,8 @@ pub(super) async fn run(
         input.tool_response = Some(tool_response(&state.call.name, &state.call.input, &result));
     }
     let outcome = super::pre_hooks::run_for_call(pipeline, state, tool, &input).await;
+    // Interrupted hooks said nothing: the result stays as the tool made it,
+    // with the note in its diagnostics.
     result.diagnostics.extend(outcome.errors);
     result.system_messages.extend(outcome.system_messages);
     if let Some(conflict) = outcome.conflict {

@@ -33,7 +33,12 @@ pub(super) async fn run_for_call(
                 reparsed = p;
                 &reparsed
             }
-            Err(_) => return pipeline.hooks.run(input).await,
+            Err(_) => {
+                return pipeline
+                    .hooks
+                    .run_until(input, None, Some(&state.ctx.cancel))
+                    .await
+            }
         },
     };
     let target = tool.permission_target(parsed, &state.ctx);
@@ -45,7 +50,11 @@ pub(super) async fn run_for_call(
         context: &state.ctx.context,
         caller: state.call.caller.as_ref(),
     };
-    pipeline.hooks.run_for(input, Some(&request)).await
+    // Raced against the call's scope: an interrupt ends a hanging hook.
+    pipeline
+        .hooks
+        .run_until(input, Some(&request), Some(&state.ctx.cancel))
+        .await
 }
 
 pub(super) async fn run(pipeline: &Pipeline, state: &mut CallState, tool: &Tool) -> Flow {
@@ -54,6 +63,10 @@ pub(super) async fn run(pipeline: &Pipeline, state: &mut CallState, tool: &Tool)
     }
     let input = state.hook_input(HookEvent::PreToolUse);
     let outcome = run_for_call(pipeline, state, tool, &input).await;
+    if let Some(reason) = outcome.interrupted {
+        // No answer is not "no objection": the call never starts.
+        return Err(super::validate::interrupted(state, reason));
+    }
     state.diagnostics.extend(outcome.errors);
     state.extra_context.extend(outcome.additional_context);
     state.system_messages.extend(outcome.system_messages);

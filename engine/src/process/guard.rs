@@ -121,8 +121,11 @@ static SENTINEL_PIPE: OnceLock<Option<std::process::ChildStdin>> = OnceLock::new
 /// what could not be set up, for a diagnostic: the rest still works.
 pub fn install_orphan_guard() -> Vec<String> {
     let mut problems = Vec::new();
-    if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
-        problems.push(format!("cannot become a child subreaper: {e}"));
+    // Under the PID 1 reaper (see `init`), orphans belong to it.
+    if !super::under_init() {
+        if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
+            problems.push(format!("cannot become a child subreaper: {e}"));
+        }
     }
     let started = SENTINEL_PIPE.get_or_init(|| {
         use std::os::unix::process::CommandExt;

@@ -19,6 +19,7 @@
 
 mod children;
 mod guard;
+mod init;
 mod spawn;
 pub mod table;
 mod tree;
@@ -30,6 +31,7 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use guard::{install_orphan_guard, kill_all_now, TreeGuard};
+pub use init::{split_off_init, under_init};
 pub use spawn::{Child, Launch};
 pub use tree::{ProcessTree, StopReport};
 

@@ -185,6 +185,8 @@ fn snapshot_for_trees(skip: &HashSet<i32>) -> Vec<ProcInfo> {
 pub struct Snapshot {
     pub procs: Vec<ProcInfo>,
     tags: Vec<OnceLock<Vec<Box<[u8]>>>>,
+    /// The roots of the guarded trees when the scan began.
+    pub roots: HashSet<i32>,
 }
 
 impl Snapshot {
@@ -198,7 +200,7 @@ impl Snapshot {
         let roots = super::guard::guarded_roots(None);
         let procs = snapshot_for_trees(&roots);
         let tags = procs.iter().map(|_| OnceLock::new()).collect();
-        Snapshot { procs, tags }
+        Snapshot { procs, tags, roots }
     }
 
     /// Whether `procs[i]`'s environment holds exactly `entry`

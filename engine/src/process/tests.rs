@@ -70,8 +70,9 @@ async fn trees_stopped_together_all_end() {
     let reports =
         futures::future::join_all(trees.iter().map(|t| t.stop(Duration::from_secs(5)))).await;
     for (tree, report) in trees.iter().zip(&reports) {
-        assert_eq!(report.survivors, 0);
-        assert!(report.signalled >= 3, "{report:?}");
+        // The shell's group is signalled as a whole first; `signalled`
+        // counts only what a scan still found running, so it may be 0.
+        assert_eq!(report.survivors, 0, "{report:?}");
         assert!(!tree.is_alive());
     }
     for mut shell in shells {

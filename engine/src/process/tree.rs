@@ -70,7 +70,9 @@ enum Below {
 /// What a stop achieved.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StopReport {
-    /// Processes signalled.
+    /// Processes signalled one by one. The root's process group is
+    /// signalled as a whole first; its members count only if a later scan
+    /// still found them running.
     pub signalled: usize,
     /// Processes still running after SIGKILL (stuck in the kernel, or owned
     /// by another user): the result must not claim they were stopped.
@@ -105,7 +107,7 @@ impl ProcessTree {
     /// zombies included.
     pub fn members_in(&self, snap: &[ProcInfo]) -> Vec<ProcInfo> {
         let root = ProcInfo::read(self.root);
-        self.members_by(snap, root, |i| {
+        self.members_by(snap, root, &HashSet::new(), |i| {
             environ_has(snap[i].pid, &self.env_entry, false)
         })
     }
@@ -117,12 +119,21 @@ impl ProcessTree {
     /// ours: the kernel does not hand out a pid that is still a session or
     /// group id, so when another process has it now (another start time),
     /// nothing of ours is left under those ids, and they do not count.
+    ///
+    /// A process in the session or group of another guarded tree (`roots`)
+    /// is that tree's, and its environment is not read: it could carry this
+    /// tree's tag only by forging it (a session or group cannot be joined
+    /// from outside), and it is stopped with its own tree anyway. With N
+    /// trees stopping together, this is what keeps each of them from
+    /// reading the environment of every process of the other N.
     fn members_by(
         &self,
         snap: &[ProcInfo],
         root: Option<ProcInfo>,
+        roots: &HashSet<i32>,
         tagged: impl Fn(usize) -> bool,
     ) -> Vec<ProcInfo> {
+        let elsewhere = |id: i32| id != self.root && roots.contains(&id);
         let me = own_pid();
         let ours = root.filter(|r| r.start == self.start);
         let ids_ours = root.is_none() || ours.is_some();
@@ -137,7 +148,8 @@ impl ProcessTree {
         }
         for &(i, p) in &candidates {
             let by_ids = ids_ours && (p.session == self.root || p.pgrp == self.root);
-            if by_ids || (p.is_live() && tagged(i)) {
+            let other_tree = elsewhere(p.session) || elsewhere(p.pgrp);
+            if by_ids || (p.is_live() && !other_tree && tagged(i)) {
                 set.insert(p.pid);
             }
         }
@@ -173,7 +185,7 @@ impl ProcessTree {
         let snap = shared_snapshot();
         // Read after the scan, which leaves the roots of guarded trees out.
         let root = ProcInfo::read(self.root);
-        self.members_by(&snap.procs, root, |i| {
+        self.members_by(&snap.procs, root, &snap.roots, |i| {
             snap.has_tag_entry(i, &self.env_entry)
         })
         .into_iter()
@@ -283,6 +295,13 @@ impl ProcessTree {
         Some(Below::Walked)
     }
 
+    /// Whether the root still runs and leads the process group named by
+    /// its pid (only then is signalling that group signalling ours).
+    fn leads_its_group(&self) -> bool {
+        ProcInfo::read(self.root)
+            .is_some_and(|r| r.start == self.start && r.is_live() && r.pgrp == self.root)
+    }
+
     /// Sends `signal` to every running member; returns how many.
     pub fn signal(&self, signal: Signal) -> usize {
         let live = self.live_members();
@@ -297,6 +316,9 @@ impl ProcessTree {
     /// became Baton's zombies. Synchronous and quick: usable in `Drop`.
     pub fn kill_now(&self) -> StopReport {
         let mut report = StopReport::default();
+        if self.leads_its_group() {
+            let _ = nix::sys::signal::killpg(Pid::from_raw(self.root), Signal::SIGKILL);
+        }
         for _ in 0..20 {
             let live = self.live_members();
             if live.is_empty() {
@@ -327,6 +349,16 @@ impl ProcessTree {
     pub async fn stop(&self, grace: Duration) -> StopReport {
         let deadline = tokio::time::Instant::now() + grace;
         let mut told: HashSet<i32> = HashSet::new();
+        // One signal to the root's group reaches most of the tree before
+        // any scan of `/proc` (the scans then find only what escaped the
+        // group, and the group's processes are already on their way out).
+        // Only while the root is ours: a reused pid names someone else's
+        // group.
+        if self.leads_its_group() {
+            let group = Pid::from_raw(self.root);
+            let _ = nix::sys::signal::killpg(group, Signal::SIGTERM);
+            let _ = nix::sys::signal::killpg(group, Signal::SIGCONT);
+        }
         loop {
             let live = self.live_members();
             if live.is_empty() {

@@ -47,8 +47,23 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
         hooks.has_any(HookEvent::SessionStart, "startup"),
         hooks.has_any(HookEvent::SessionEnd, "other"),
     );
+    let hook_registry = hooks.clone();
+    // Signals are watched from here on: a SessionStart hook that hangs must
+    // not make SIGTERM wait (nor kill Baton without a word).
+    let stop = super::signals::stop_requested();
+    tokio::pin!(stop);
+    let mut stopping = false;
     if has_start {
-        let outcome = engine.session_start("startup").await;
+        let start = engine.session_start("startup");
+        tokio::pin!(start);
+        let outcome = tokio::select! {
+            outcome = &mut start => outcome,
+            _ = &mut stop => {
+                stopping = true;
+                hook_registry.stop_running(baton::engine::CancelReason::Shutdown);
+                start.await
+            }
+        };
         output::write_line(&super::session::line(&outcome, "SessionStart"))?;
     }
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -69,11 +84,16 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
         .model_hooks
         .set(std::sync::Arc::new(session.model_hooks.clone()));
     let mut lines = Lines::new(tokio::io::BufReader::new(tokio::io::stdin()));
-    let mut input_open = true;
-    let stop = super::signals::stop_requested();
-    tokio::pin!(stop);
-    let mut stopping = false;
+    let mut input_open = !stopping;
+    if stopping {
+        session.close_input();
+    }
+    let mut hooks_bounded = false;
     loop {
+        if !input_open && !hooks_bounded {
+            hooks_bounded = true;
+            super::hook_grace::stop_hooks_after_grace(hook_registry.clone());
+        }
         if !input_open && session.is_idle() {
             if has_end {
                 let outcome = session.engine().session_end("other").await;

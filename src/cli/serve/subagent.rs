@@ -29,6 +29,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::cli::CliError;
 
+/// How long an ended subagent's cancelled batches may take to report.
+const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The subagents the host is running, by agent id.
 #[derive(Clone, Default)]
 pub struct Agents(Arc<Mutex<HashMap<String, Entry>>>);
@@ -52,6 +55,8 @@ struct Entry {
     open: Option<mpsc::UnboundedSender<Command>>,
     next_batch: u64,
     reply: Option<oneshot::Sender<Result<SubagentReport, String>>>,
+    /// The tasks writing the subagent's batches' lines.
+    drivers: Vec<tokio::task::JoinHandle<()>>,
 }
 
 enum Command {
@@ -76,14 +81,18 @@ impl SubagentRunner for HostRunner {
         let session = task.batches.parent().session.clone();
         let format = deferral_of(&session).settings.format;
         let tools = wire::request_tools(&task.tools, &session, format);
+        // The subagent's batches hang under a scope of their own, so that
+        // however the subagent ends, everything it still runs is cancelled.
+        let subtree = task.batches.parent().cancel.child();
         self.agents.0.lock().insert(
             agent_id.clone(),
             Entry {
-                batches: task.batches.clone(),
+                batches: task.batches.under(subtree.clone()),
                 wire: Arc::new(wire::WireTools::new(&task.tools, format)),
                 open: None,
                 next_batch: 1,
                 reply: Some(tx),
+                drivers: Vec::new(),
             },
         );
         let line = json!({
@@ -138,11 +147,25 @@ impl SubagentRunner for HostRunner {
             }
         };
         // End whatever message the host left open, so its batch can finish.
+        let mut drivers = Vec::new();
         if let Some(entry) = self.agents.0.lock().remove(&agent_id) {
             if let Some(open) = entry.open {
                 let _ = open.send(Command::End);
             }
+            drivers = entry.drivers;
         }
+        // Whatever still runs below the subagent (its calls, the subagents
+        // they started, their processes) runs for nobody now: the host
+        // failed or ended it, or it was cancelled. Cancelling reaches the
+        // whole subtree; each subagent below gets its `subagent_cancelled`.
+        subtree.cancel(baton::engine::CancelReason::Other(match &outcome {
+            Ok(_) => format!("subagent {agent_id} already ended"),
+            Err(e) => format!("subagent {agent_id} failed: {e}"),
+        }));
+        // The subagent's lines come before its Agent call's result (a host
+        // reading the parent's `done` has seen everything below it). The
+        // batches were just cancelled, so this is short; bounded anyway.
+        let _ = tokio::time::timeout(DRAIN_LIMIT, futures::future::join_all(drivers)).await;
         outcome
     }
 }
@@ -264,7 +287,11 @@ impl Agents {
         };
         let _ =
             write(&json!({"type": "batch_started", "agent_id": agent_id, "agent_batch": number}));
-        tokio::spawn(drive(batch, rx, agent_id.to_string(), number));
+        let driver = tokio::spawn(drive(batch, rx, agent_id.to_string(), number));
+        if let Some(entry) = self.0.lock().get_mut(agent_id) {
+            entry.drivers.retain(|d| !d.is_finished());
+            entry.drivers.push(driver);
+        }
         Ok(tx)
     }
 }

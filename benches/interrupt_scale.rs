@@ -1,0 +1,137 @@
+//! Bench: how an interrupt scales with the number of running shells
+//! (issue 25). N `Bash` calls of `sleep 100 & sleep 100; wait` run in one
+//! batch; the time from the interrupt until every result is out, beside a
+//! plain `killpg` of N process groups running the same command (spawned by
+//! tokio, each in its own group) until every shell has been reaped, in the
+//! same run, for N = 4, 64 and 256. The ratio is what docs/benchmarks.md
+//! reports; the issue's goal is ≤ 3× at 256.
+
+use std::time::{Duration, Instant};
+
+use baton::engine::AllowAllUnsafe;
+use baton::{Engine, Event, InterruptKind, ToolUse};
+use serde_json::json;
+
+const COMMAND: &str = "sleep 100 & sleep 100; wait";
+
+fn engine(cap: usize) -> Engine {
+    let dir = std::env::temp_dir().join(format!("baton-bench-intr-{}", std::process::id()));
+    Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
+        .cwd(std::env::temp_dir())
+        .state_dir(dir)
+        .max_concurrency(cap)
+        .allow_all_unsafe()
+        .build()
+        .expect("the engine builds")
+}
+
+/// Live `sleep 100` processes (this bench's shells' children).
+fn sleeps_running() -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    dir.flatten()
+        .filter(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            cmd == b"sleep\x00100\x00"
+        })
+        .count()
+}
+
+/// Waits until `want` more `sleep 100` run than `before` (or 30 s).
+async fn started(before: usize, want: usize) {
+    let t0 = Instant::now();
+    while sleeps_running() < before + want && t0.elapsed() < Duration::from_secs(30) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn interrupt(engine: &Engine, n: usize) -> Duration {
+    let before = sleeps_running();
+    let mut batch = engine.open_batch().await.unwrap();
+    for i in 0..n {
+        batch
+            .add(ToolUse::new(
+                format!("s{i}"),
+                "Bash",
+                json!({"command": COMMAND}),
+            ))
+            .unwrap();
+    }
+    batch.end();
+    started(before, 2 * n).await;
+    let t0 = Instant::now();
+    batch.interrupt(InterruptKind::Cancel);
+    while let Some(e) = batch.next_event().await {
+        if matches!(e, Event::Done(_)) {
+            break;
+        }
+    }
+    t0.elapsed()
+}
+
+async fn killpg(n: usize) -> Duration {
+    let before = sleeps_running();
+    let mut children = Vec::new();
+    for _ in 0..n {
+        let child = tokio::process::Command::new("bash")
+            .arg("-c")
+            .arg(COMMAND)
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        children.push(child);
+    }
+    started(before, 2 * n).await;
+    let t0 = Instant::now();
+    for c in &children {
+        if let Some(pid) = c.id() {
+            let _ = nix_killpg(pid as i32);
+        }
+    }
+    for c in &mut children {
+        let _ = c.wait().await;
+    }
+    t0.elapsed()
+}
+
+fn nix_killpg(pgid: i32) -> std::io::Result<()> {
+    // SAFETY: a plain system call on a group this bench created.
+    let r = unsafe { libc::killpg(pgid, libc::SIGKILL) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let engine = {
+        let _g = rt.enter();
+        engine(300)
+    };
+    for (n, runs) in [(4usize, 7), (64, 5), (256, 3)] {
+        let mut ours = Vec::new();
+        let mut base = Vec::new();
+        for _ in 0..runs {
+            ours.push(rt.block_on(interrupt(&engine, n)));
+            base.push(rt.block_on(killpg(n)));
+        }
+        let (o, b) = (median(ours), median(base));
+        println!(
+            "interrupt of {n} shells: {:.1} ms; killpg of the same trees: {:.1} ms; ratio {:.2}",
+            o.as_secs_f64() * 1e3,
+            b.as_secs_f64() * 1e3,
+            o.as_secs_f64() / b.as_secs_f64()
+        );
+    }
+}
