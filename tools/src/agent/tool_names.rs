@@ -21,6 +21,7 @@ pub const BATON_TOOLS: &[&str] = &[
     "Glob",
     "Grep",
     "ListMcpResourcesTool",
+    "Monitor",
     "NotebookEdit",
     "Read",
     "ReadMcpResourceTool",
@@ -32,6 +33,9 @@ pub const BATON_TOOLS: &[&str] = &[
     "ToolSearch",
     "WebFetch",
     "Write",
+    // codex's interactive-session tools, under codex's names.
+    "exec_command",
+    "write_stdin",
 ];
 
 /// Claude Code's `BUILTIN_TOOL_NAMES` (`@anthropic-ai/claude-agent-sdk`

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use baton_engine::confine::{Approval, Confinement, Egress, FloorState, SandboxChoice};
+use baton_engine::process::Launch;
 use baton_engine::sandbox::proxy::Proxy;
 use baton_engine::sandbox::Prepared;
 use baton_engine::ToolContext;
@@ -31,6 +32,19 @@ impl Confined {
             hidden_env: Vec::new(),
             note: None,
         }
+    }
+
+    /// Puts the confinement on a shell about to start: its variables, the
+    /// ones it must not see, and the kernel policy entered in the child.
+    /// One place, so Bash, `exec_command` and `Monitor` confine alike.
+    pub(crate) fn apply(&self, launch: &mut Launch) {
+        for (key, value) in &self.env {
+            launch.env(key, value);
+        }
+        for key in &self.hidden_env {
+            launch.env_remove(key);
+        }
+        launch.confine(self.prepared.clone());
     }
 
     /// Starts what the command's network needs once it runs: Baton's

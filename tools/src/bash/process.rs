@@ -95,13 +95,7 @@ impl Shell {
             launch.fd(REPORT_FD, report);
         }
         if let Some(confined) = confine {
-            for (key, value) in &confined.env {
-                launch.env(key, value);
-            }
-            for key in &confined.hidden_env {
-                launch.env_remove(key);
-            }
-            launch.confine(confined.prepared.clone());
+            confined.apply(&mut launch);
         }
         // `launch` owned our copies of the pipe's write end; only the shell
         // and its descendants hold it now, so EOF means they closed it.

@@ -81,13 +81,7 @@ pub(crate) fn start(spec: &Spec<'_>) -> io::Result<Started> {
         (read, None)
     };
     if let Some(confined) = spec.confine {
-        for (key, value) in &confined.env {
-            launch.env(key, value);
-        }
-        for key in &confined.hidden_env {
-            launch.env_remove(key);
-        }
-        launch.confine(confined.prepared.clone());
+        confined.apply(&mut launch);
     }
     // `launch` owns our copies of the slave / the pipe's write end and
     // drops them once the program started: EOF (or EIO on a PTY) then

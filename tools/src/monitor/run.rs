@@ -62,13 +62,7 @@ pub(crate) fn start(
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("NO_COLOR", "1");
     if let Some(confined) = confine {
-        for (key, value) in &confined.env {
-            launch.env(key, value);
-        }
-        for key in &confined.hidden_env {
-            launch.env_remove(key);
-        }
-        launch.confine(confined.prepared.clone());
+        confined.apply(&mut launch);
     }
     let (child, tree) = launch.spawn()?;
     let guard = TreeGuard::new(tree);
