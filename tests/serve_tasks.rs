@@ -78,21 +78,35 @@ fn the_host_lists_reads_and_stops_tasks() {
             list = ask(&mut s, json!({"type": "tasks"}), "tasks");
             list["tasks"].as_array().is_some_and(|t| {
                 t.iter()
-                    .any(|t| t["id"] == "shell-2" && t["status"] == "completed")
+                    .any(|t| t["description"] == "seq 1 20000" && t["status"] == "completed")
             })
         }),
         "{list}"
     );
     let tasks = list["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), 2, "{list}");
-    let first = tasks.iter().find(|t| t["id"] == "shell-1").unwrap();
+    // The two calls start together, so either may be `shell-1`.
+    let id_of = |described: &str| {
+        tasks
+            .iter()
+            .find(|t| {
+                t["description"]
+                    .as_str()
+                    .is_some_and(|d| d.contains(described))
+            })
+            .and_then(|t| t["id"].as_str())
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no task `{described}`: {list}"))
+    };
+    let (sleeper, seq) = (id_of(&marker), id_of("seq 1 20000"));
+    let first = tasks.iter().find(|t| t["id"] == sleeper.as_str()).unwrap();
     assert_eq!(
         (first["kind"].as_str(), first["status"].as_str()),
         (Some("shell"), Some("running"))
     );
     assert!(first["output_file"]
         .as_str()
-        .is_some_and(|f| f.ends_with("shell-1.log")));
+        .is_some_and(|f| f.ends_with(&format!("{sleeper}.log"))));
 
     // Output tails.
     let mut out = Value::Null;
@@ -100,7 +114,7 @@ fn the_host_lists_reads_and_stops_tasks() {
         wait_for(|| {
             out = ask(
                 &mut s,
-                json!({"type": "task_output", "task_id": "shell-1"}),
+                json!({"type": "task_output", "task_id": sleeper}),
                 "task_output",
             );
             out["tail"]
@@ -112,7 +126,7 @@ fn the_host_lists_reads_and_stops_tasks() {
     assert_eq!(out["truncated"], false);
     let big = ask(
         &mut s,
-        json!({"type": "task_output", "task_id": "shell-2"}),
+        json!({"type": "task_output", "task_id": seq}),
         "task_output",
     );
     let tail = big["tail"].as_str().unwrap();
@@ -127,7 +141,7 @@ fn the_host_lists_reads_and_stops_tasks() {
     // Stopping: the answer comes once it has ended, with its processes.
     let stopped = ask(
         &mut s,
-        json!({"type": "task_stop", "task_id": "shell-1"}),
+        json!({"type": "task_stop", "task_id": sleeper}),
         "task_stopped",
     );
     assert_eq!(stopped["task"]["status"], "stopped", "{stopped}");
