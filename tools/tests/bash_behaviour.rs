@@ -5,7 +5,7 @@ mod bash_common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bash_common::{count_marked, marker, settle, wait_started, Harness};
+use bash_common::{count_marked, marker, next_task_note, settle, wait_started, Harness};
 use baton_engine::call::Outcome;
 use baton_engine::{CancelReason, ProgressSink, ToolUse};
 use baton_tools::bash::{self, BashConfig};
@@ -292,10 +292,7 @@ async fn background_task_output_stop_and_notification() {
     assert!(out.text().contains("start\nend"), "{}", out.text());
     assert!(out.text().contains("completed"), "{}", out.text());
 
-    let note = tokio::time::timeout(Duration::from_secs(10), notes.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    let note = next_task_note(&mut notes).await;
     assert_eq!(note.kind, "background_task_finished");
     assert_eq!(note.data.as_ref().unwrap()["exit_code"], 0);
 

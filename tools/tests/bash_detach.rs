@@ -5,8 +5,8 @@ mod bash_common;
 
 use std::time::{Duration, Instant};
 
-use bash_common::{count_marked, marker, settle, wait_started, Harness};
-use baton_engine::{CancelReason, Notification};
+use bash_common::{count_marked, marker, next_task_note, settle, wait_started, Harness};
+use baton_engine::CancelReason;
 use baton_tools::bash::{self, BashConfig};
 use serde_json::json;
 
@@ -29,13 +29,6 @@ async fn wait_for_file_text(path: &std::path::Path, wanted: &str) -> String {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-async fn next_note(notes: &mut tokio::sync::broadcast::Receiver<Notification>) -> Notification {
-    tokio::time::timeout(Duration::from_secs(30), notes.recv())
-        .await
-        .expect("a notification in time")
-        .expect("the session is alive")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -114,7 +107,7 @@ async fn a_background_task_over_its_own_limit_is_stopped_with_a_notice() {
         .bash(json!({"command": format!("sleep {moved} & sleep {moved}; wait"), "timeout": 300}))
         .await;
     assert!(r.text().contains("moved to the background"), "{}", r.text());
-    let note = next_note(&mut notes).await;
+    let note = next_task_note(&mut notes).await;
     assert_eq!(note.kind, "background_task_finished");
     assert_eq!(note.data.as_ref().unwrap()["status"], "timed_out");
     assert!(
@@ -134,7 +127,7 @@ async fn a_background_task_over_its_own_limit_is_stopped_with_a_notice() {
         }))
         .await;
     assert!(!r.is_error, "{}", r.text());
-    let note = next_note(&mut notes).await;
+    let note = next_task_note(&mut notes).await;
     assert_eq!(note.data.as_ref().unwrap()["task_id"], "shell-2");
     assert_eq!(note.data.as_ref().unwrap()["status"], "timed_out");
     assert_eq!(settle(&started, Duration::from_secs(10)).await, 0);

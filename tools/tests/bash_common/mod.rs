@@ -133,3 +133,19 @@ pub async fn wait_started(marker: &str, n: usize) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// The next notification about a task's end, skipping the `tasks_changed`
+/// level signals sent beside it (whose order against it is not fixed).
+pub async fn next_task_note(
+    notes: &mut tokio::sync::broadcast::Receiver<baton_engine::Notification>,
+) -> baton_engine::Notification {
+    loop {
+        let note = tokio::time::timeout(Duration::from_secs(30), notes.recv())
+            .await
+            .expect("a notification in time")
+            .expect("the session is alive");
+        if note.kind != "tasks_changed" {
+            return note;
+        }
+    }
+}
