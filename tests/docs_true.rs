@@ -147,10 +147,19 @@ fn the_host_table_lists_exactly_the_lines_serve_accepts() {
 /// Line types written by the serve code: `"type": "x"` literals outside
 /// test modules, and the lifecycle names.
 fn written_types() -> BTreeSet<String> {
-    let mut files: Vec<String> = std::fs::read_dir(root().join("src/cli/serve"))
-        .unwrap()
-        .map(|e| e.unwrap().path().to_string_lossy().into_owned())
-        .collect();
+    // Every file under src/cli/serve, its subdirectories included.
+    let mut files: Vec<String> = Vec::new();
+    let mut dirs = vec![root().join("src/cli/serve")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path.to_string_lossy().into_owned());
+            }
+        }
+    }
     for f in [
         "src/jsonl.rs",
         "src/cli/session.rs",
