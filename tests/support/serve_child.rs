@@ -113,15 +113,19 @@ impl Serve {
             .unwrap_or_else(|e| panic!("no `{kind}` line ({e}); got {got:?}"))
     }
 
-    /// Shuts the session down: it exits successfully and writes nothing
-    /// more (no late or duplicate lines).
+    /// Shuts the session down: it exits successfully and writes no batch
+    /// line more (no late or duplicate results). Notifications, which
+    /// belong to no batch (the task list as tasks end), may still be read.
     pub fn finish(mut self) {
         self.send(json!({"type": "shutdown"}));
         assert!(self.child.wait().unwrap().success());
-        match self.lines.recv_timeout(Duration::from_secs(10)) {
-            Err(mpsc::RecvTimeoutError::Disconnected) => {}
-            Ok(line) => panic!("line after shutdown: {line}"),
-            Err(mpsc::RecvTimeoutError::Timeout) => panic!("stdout still open after exit"),
+        loop {
+            match self.lines.recv_timeout(Duration::from_secs(10)) {
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                Ok(line) if line["type"] == "notification" => {}
+                Ok(line) => panic!("line after shutdown: {line}"),
+                Err(mpsc::RecvTimeoutError::Timeout) => panic!("stdout still open after exit"),
+            }
         }
     }
 }
