@@ -6,12 +6,8 @@
 mod worker;
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use baton::engine::permission::AllowAllUnsafe;
-use baton::engine::{PoolSpec, ToolPool};
-use baton::remote::{route, RemoteConfig};
 use baton::{Engine, Event, InterruptKind, Outcome, ToolUse};
 use serde_json::json;
 use worker::Worker;
@@ -19,28 +15,13 @@ use worker::Worker;
 const TOKEN: &str = "worker-test-token";
 
 fn engine(local: &Path, workers: &[&Worker], key: &str) -> Engine {
-    let tools = baton::builtins::builtin_tools().unwrap();
-    let config = RemoteConfig {
-        workers: workers.iter().map(|w| w.url.clone()).collect(),
-        token: Some(TOKEN.into()),
-        tools: ["Bash", "Read", "Write", "Edit", "Glob", "Grep"]
-            .map(String::from)
-            .to_vec(),
-    };
-    let tools = route(tools, &config, key).unwrap();
-    let pool = ToolPool::assemble(
-        PoolSpec {
-            builtins: tools,
-            ..Default::default()
-        },
-        &AllowAllUnsafe,
-    );
-    Engine::builder(pool)
-        .cwd(local)
-        .state_dir(local.join(".state"))
-        .policy(Arc::new(AllowAllUnsafe))
-        .build()
-        .expect("the engine builds")
+    worker::routed_engine(
+        local,
+        workers,
+        key,
+        TOKEN,
+        &["Bash", "Read", "Write", "Edit", "Glob", "Grep"],
+    )
 }
 
 struct Outcome2 {

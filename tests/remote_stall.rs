@@ -7,12 +7,8 @@
 mod worker;
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use baton::engine::permission::AllowAllUnsafe;
-use baton::engine::{PoolSpec, ToolPool};
-use baton::remote::{route, RemoteConfig};
 use baton::{CallResult, Engine, Event, InterruptKind, ToolUse};
 use serde_json::json;
 use worker::Worker;
@@ -20,26 +16,7 @@ use worker::Worker;
 const TOKEN: &str = "stall-test-token";
 
 fn engine(local: &Path, workers: &[&Worker], key: &str) -> Engine {
-    let tools = baton::builtins::builtin_tools().unwrap();
-    let config = RemoteConfig {
-        workers: workers.iter().map(|w| w.url.clone()).collect(),
-        token: Some(TOKEN.into()),
-        tools: vec!["Bash".into()],
-    };
-    let tools = route(tools, &config, key).unwrap();
-    let pool = ToolPool::assemble(
-        PoolSpec {
-            builtins: tools,
-            ..Default::default()
-        },
-        &AllowAllUnsafe,
-    );
-    Engine::builder(pool)
-        .cwd(local)
-        .state_dir(local.join(".state"))
-        .policy(Arc::new(AllowAllUnsafe))
-        .build()
-        .expect("the engine builds")
+    worker::routed_engine(local, workers, key, TOKEN, &["Bash"])
 }
 
 fn bash(id: &str, command: &str) -> ToolUse {

@@ -64,3 +64,36 @@ impl Drop for Worker {
         self.kill();
     }
 }
+
+/// An engine in `local` whose `tools` run on `workers` (the rest locally),
+/// every permission granted, sessions spread by `key`.
+pub fn routed_engine(
+    local: &Path,
+    workers: &[&Worker],
+    key: &str,
+    token: &str,
+    tools: &[&str],
+) -> baton::Engine {
+    use baton::engine::permission::AllowAllUnsafe;
+    use baton::engine::{PoolSpec, ToolPool};
+    let builtins = baton::builtins::builtin_tools().unwrap();
+    let config = baton::remote::RemoteConfig {
+        workers: workers.iter().map(|w| w.url.clone()).collect(),
+        token: Some(token.into()),
+        tools: tools.iter().map(|t| t.to_string()).collect(),
+    };
+    let routed = baton::remote::route(builtins, &config, key).unwrap();
+    let pool = ToolPool::assemble(
+        PoolSpec {
+            builtins: routed,
+            ..Default::default()
+        },
+        &AllowAllUnsafe,
+    );
+    baton::Engine::builder(pool)
+        .cwd(local)
+        .state_dir(local.join(".state"))
+        .policy(std::sync::Arc::new(AllowAllUnsafe))
+        .build()
+        .expect("the engine builds")
+}
