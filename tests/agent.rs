@@ -7,6 +7,9 @@ mod scenario;
 #[path = "support/sdk_check.rs"]
 mod sdk_check;
 
+#[path = "support/axum_thread.rs"]
+mod axum_thread;
+
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
@@ -78,23 +81,11 @@ fn start(replies: Vec<Reply>) -> (Mock, String) {
         replies: Arc::new(Mutex::new(replies)),
         ..Mock::default()
     };
-    let (tx, rx) = std::sync::mpsc::channel();
-    let m = mock.clone();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap().port()).unwrap();
-            let app = axum::Router::new()
-                .fallback(axum::routing::post(handle))
-                .with_state(m);
-            let _ = axum::serve(listener, app).await;
-        });
-    });
-    let port = rx.recv().unwrap();
+    let port = axum_thread::serve(
+        axum::Router::new()
+            .fallback(axum::routing::post(handle))
+            .with_state(mock.clone()),
+    );
     (mock, format!("http://127.0.0.1:{port}"))
 }
 

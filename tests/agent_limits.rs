@@ -2,6 +2,9 @@
 //! each attempt, retries follow, and the run ends with its own exit code
 //! (3) and a clear reason. Also: `retry-after-ms` and 429s are obeyed.
 
+#[path = "support/axum_thread.rs"]
+mod axum_thread;
+
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -89,23 +92,12 @@ fn start(replies: Vec<Reply>) -> (Mock, String) {
         replies: Arc::new(Mutex::new(replies)),
         ..Mock::default()
     };
-    let (tx, rx) = std::sync::mpsc::channel();
-    let m = mock.clone();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap().port()).unwrap();
-            let app = axum::Router::new()
-                .fallback(axum::routing::post(handle))
-                .with_state(m);
-            let _ = axum::serve(listener, app).await;
-        });
-    });
-    (mock, format!("http://127.0.0.1:{}", rx.recv().unwrap()))
+    let port = axum_thread::serve(
+        axum::Router::new()
+            .fallback(axum::routing::post(handle))
+            .with_state(mock.clone()),
+    );
+    (mock, format!("http://127.0.0.1:{port}"))
 }
 
 fn agent(base: &str, extra: &[&str]) -> (Option<i32>, Vec<Value>, Duration) {

@@ -5,6 +5,9 @@
 #[allow(dead_code)]
 mod scenario;
 
+#[path = "support/axum_thread.rs"]
+mod axum_thread;
+
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
@@ -35,22 +38,12 @@ async fn handle(State(mock): State<Mock>, body: String) -> Response {
 }
 
 fn serve(mock: Mock) -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap().port()).unwrap();
-            let app = axum::Router::new()
-                .fallback(axum::routing::post(handle))
-                .with_state(mock);
-            let _ = axum::serve(listener, app).await;
-        });
-    });
-    format!("http://127.0.0.1:{}", rx.recv().unwrap())
+    let port = axum_thread::serve(
+        axum::Router::new()
+            .fallback(axum::routing::post(handle))
+            .with_state(mock),
+    );
+    format!("http://127.0.0.1:{port}")
 }
 
 fn turn(calls: Vec<Call>) -> String {
