@@ -13,10 +13,10 @@ It shares `Run` with mock_responses.py, so run.py reads both alike.
 
 import json
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
+import mock_responses
 from mock_responses import Run
 
 
@@ -165,24 +165,8 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def serve(verbose=False):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    server.verbose = verbose
-    server.current = Run([])
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    return server
+    return mock_responses.serve(verbose, Handler)
 
 
 if __name__ == "__main__":
-    s = serve(verbose=True)
-    s.current = Run(["true"] * 4)
-    print("http://127.0.0.1:%d" % s.server_address[1], flush=True)
-    try:
-        while True:
-            time.sleep(1)
-            for r in s.current.requests:
-                print(json.dumps(r)[:3000], flush=True)
-            s.current.requests.clear()
-    except KeyboardInterrupt:
-        pass
+    mock_responses.probe(serve(verbose=True), ["true"] * 4, "")

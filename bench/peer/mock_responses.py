@@ -165,8 +165,10 @@ class Handler(BaseHTTPRequestHandler):
         stream_calls(self, run, name, args_of)
 
 
-def serve(verbose=False):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+def serve(verbose=False, handler=None):
+    """A server on 127.0.0.1 in a thread of its own; `handler` defaults to
+    this mock's (mock_messages.py passes its own)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler or Handler)
     server.daemon_threads = True
     server.verbose = verbose
     server.current = Run([])
@@ -175,15 +177,19 @@ def serve(verbose=False):
     return server
 
 
-if __name__ == "__main__":
-    s = serve(verbose=True)
-    s.current = Run(["true"] * 64)
-    print("http://127.0.0.1:%d/v1" % s.server_address[1], flush=True)
+def probe(server, commands, path):
+    """Serves `commands` and logs every request, for probing a client."""
+    server.current = Run(commands)
+    print("http://127.0.0.1:%d%s" % (server.server_address[1], path), flush=True)
     try:
         while True:
             time.sleep(1)
-            for r in s.current.requests:
+            for r in server.current.requests:
                 print(json.dumps(r)[:3000], flush=True)
-            s.current.requests.clear()
+            server.current.requests.clear()
     except KeyboardInterrupt:
         pass
+
+
+if __name__ == "__main__":
+    probe(serve(verbose=True), ["true"] * 64, "/v1")
