@@ -342,7 +342,8 @@ impl Setup {
             token: std::env::var("BATON_WORKER_TOKEN").ok(),
             tools: common.remote_tools.clone(),
         };
-        let skills = baton::builtins::skill_catalog_with_plugins(&cwd, &settings.plugin_roots);
+        let mut skills = baton::builtins::skill_catalog_with_plugins(&cwd, &settings.plugin_roots);
+        skills.shell_disabled = settings.disable_skill_shell;
         for warning in &skills.diagnostics {
             eprintln!("baton: skills: {warning}");
         }

@@ -83,6 +83,9 @@ pub struct Settings {
     pub warnings: Vec<String>,
     /// Enabled, installed plugins as `(name, root)`: where their skills are.
     pub plugin_roots: Vec<(String, PathBuf)>,
+    /// `disableSkillShellExecution`: skills' `` !`command` `` blocks are not
+    /// run. Set by any file (it only makes things stricter).
+    pub disable_skill_shell: bool,
 }
 
 impl Settings {
@@ -179,6 +182,7 @@ impl Settings {
             files: layers.iter().map(|(f, _)| f.clone()).collect(),
             warnings: merged.warnings,
             plugin_roots: loaded.plugin_roots,
+            disable_skill_shell: merged.disable_skill_shell,
         })
     }
 
@@ -240,6 +244,7 @@ struct Merged {
     sandbox: Vec<SandboxSettings>,
     problems: Vec<SettingsProblem>,
     warnings: Vec<String>,
+    disable_skill_shell: bool,
 }
 
 impl Merged {
@@ -263,6 +268,14 @@ impl Merged {
         // (it can only make things stricter).
         if root.contains_key("disableBypassPermissionsMode") {
             self.bypass_switch(file, root.get("disableBypassPermissionsMode"));
+        }
+        match root.get("disableSkillShellExecution") {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(b)) => self.disable_skill_shell |= *b,
+            Some(_) => self.problem(
+                file,
+                "`disableSkillShellExecution` must be true or false".into(),
+            ),
         }
         match root.get("permissions") {
             None | Some(Value::Null) => {}

@@ -7,6 +7,12 @@
 //! share a name, the personal one wins, as Claude Code documents; the
 //! other is reported. A broken file is reported and skipped, never hides
 //! the others.
+//!
+//! Custom slash commands (`commands/<name>.md`, and `commands/<dir>/<name>.md`
+//! named `dir:name`) are skills too in Claude Code 2.x, loaded after the
+//! skills (a skill of the same name wins). The model may invoke one only
+//! when its frontmatter gives a `description`, as Claude Code lists only
+//! those.
 
 use std::path::{Path, PathBuf};
 
@@ -41,6 +47,9 @@ pub struct Skill {
 pub struct SkillCatalog {
     skills: Vec<Skill>,
     pub diagnostics: Vec<String>,
+    /// The settings' `disableSkillShellExecution`: shell blocks are
+    /// replaced by a note instead of run (see [`super::shell`]).
+    pub shell_disabled: bool,
 }
 
 impl SkillCatalog {
@@ -55,7 +64,88 @@ impl SkillCatalog {
         for (plugin, root) in plugins {
             catalog.add_dir(&root.join("skills"), Some(plugin));
         }
+        if let Some(home) = home {
+            catalog.add_commands(&home.join(".claude").join("commands"), None);
+        }
+        catalog.add_commands(&project.join(".claude").join("commands"), None);
+        for (plugin, root) in plugins {
+            catalog.add_commands(&root.join("commands"), Some(plugin));
+        }
         catalog
+    }
+
+    /// The custom commands under `dir`: every `.md` file at any depth (up
+    /// to [`COMMAND_DEPTH`] folders), named by its path with `:` between
+    /// folders; a `SKILL.md` is named by its folder.
+    pub fn add_commands(&mut self, dir: &Path, plugin: Option<&str>) {
+        let mut files = Vec::new();
+        self.command_files(dir, &mut Vec::new(), &mut files);
+        files.sort();
+        for (file, parts) in files {
+            let name = parts.join(":");
+            let text = match std::fs::read_to_string(&file) {
+                Ok(text) => text,
+                Err(e) => {
+                    self.diagnostics
+                        .push(format!("{}: cannot read: {e}", file.display()));
+                    continue;
+                }
+            };
+            match parse(&text, &file, plugin, Some(name)) {
+                Ok((skill, notes)) => {
+                    self.diagnostics.extend(notes);
+                    self.insert(skill, &file);
+                }
+                Err(problem) => self.diagnostics.push(problem),
+            }
+        }
+    }
+
+    /// Collects `(file, name parts)` below `dir`; symbolic links to
+    /// folders are not followed (no cycles), and depth is bounded.
+    fn command_files(
+        &mut self,
+        dir: &Path,
+        parts: &mut Vec<String>,
+        out: &mut Vec<(PathBuf, Vec<String>)>,
+    ) {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(e) => {
+                self.diagnostics
+                    .push(format!("{}: cannot list commands: {e}", dir.display()));
+                return;
+            }
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Some(name) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                if parts.len() < COMMAND_DEPTH && !name.starts_with('.') {
+                    parts.push(name);
+                    self.command_files(&path, parts, out);
+                    parts.pop();
+                }
+            } else if name.eq_ignore_ascii_case("SKILL.md") {
+                if !parts.is_empty() {
+                    out.push((path, parts.clone()));
+                }
+            } else if let Some(stem) = name.strip_suffix(".md").filter(|s| !s.is_empty()) {
+                let mut named = parts.clone();
+                named.push(stem.to_string());
+                out.push((path, named));
+            }
+        }
     }
 
     /// The skills of one directory (`<dir>/<name>/SKILL.md`), in name order.
@@ -76,7 +166,7 @@ impl SkillCatalog {
         files.sort();
         for file in files {
             match std::fs::read_to_string(&file) {
-                Ok(text) => match parse(&text, &file, plugin) {
+                Ok(text) => match parse(&text, &file, plugin, None) {
                     Ok((skill, notes)) => {
                         self.diagnostics.extend(notes);
                         self.insert(skill, &file);
@@ -124,8 +214,17 @@ impl SkillCatalog {
     }
 }
 
-/// One SKILL.md; `Err` says why it is skipped.
-fn parse(text: &str, file: &Path, plugin: Option<&str>) -> Result<(Skill, Vec<String>), String> {
+/// How deep command folders are read.
+pub const COMMAND_DEPTH: usize = 8;
+
+/// One SKILL.md, or one command file when `command` names it; `Err` says
+/// why it is skipped.
+fn parse(
+    text: &str,
+    file: &Path,
+    plugin: Option<&str>,
+    command: Option<String>,
+) -> Result<(Skill, Vec<String>), String> {
     let label = file.display().to_string();
     let mut notes = Vec::new();
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -148,11 +247,13 @@ fn parse(text: &str, file: &Path, plugin: Option<&str>) -> Result<(Skill, Vec<St
         .and_then(|n| n.to_str())
         .unwrap_or_default()
         .to_string();
-    let base = get("name")
+    let named = get("name")
         .and_then(scalar)
         .map(|n| n.trim().to_string())
-        .filter(|n| !n.is_empty())
-        .unwrap_or(dir_name);
+        .filter(|n| !n.is_empty());
+    // A command is named by its path, as Claude Code names it.
+    let is_command = command.is_some();
+    let base = command.or(named).unwrap_or(dir_name);
     if base.is_empty() {
         return Err(format!("{label}: no name; skipped"));
     }
@@ -162,11 +263,15 @@ fn parse(text: &str, file: &Path, plugin: Option<&str>) -> Result<(Skill, Vec<St
     };
     let body = body.trim().to_string();
     // Without a description Claude Code shows the body's first paragraph.
-    let description = get("description")
+    let written = get("description")
         .and_then(scalar)
         .map(|d| d.trim().to_string())
-        .filter(|d| !d.is_empty())
-        .unwrap_or_else(|| body.split("\n\n").next().unwrap_or("").trim().to_string());
+        .filter(|d| !d.is_empty());
+    // A command without a description of its own is not offered to the
+    // model (Claude Code lists only described commands).
+    let unlisted = is_command && written.is_none();
+    let description =
+        written.unwrap_or_else(|| body.split("\n\n").next().unwrap_or("").trim().to_string());
     let allowed_tools = get("allowed-tools")
         .and_then(|v| tool_list(v, "allowed-tools", &label, &mut notes))
         .unwrap_or_default();
@@ -195,7 +300,7 @@ fn parse(text: &str, file: &Path, plugin: Option<&str>) -> Result<(Skill, Vec<St
             model: text_of("model"),
             fork,
             agent: text_of("agent"),
-            user_only: flag("disable-model-invocation"),
+            user_only: flag("disable-model-invocation") || unlisted,
             dir,
             body,
         },

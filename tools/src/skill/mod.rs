@@ -12,6 +12,7 @@
 
 pub mod args;
 pub mod catalog;
+pub mod shell;
 
 use std::sync::Arc;
 
@@ -104,7 +105,7 @@ impl ToolLogic<SkillInput> for SkillTool {
             .collect();
         match self.skills.find(&input.skill) {
             Some(s) if s.user_only => Err(format!(
-                "Skill `{}` can only be invoked by the user (disable-model-invocation).",
+                "Skill `{}` can only be invoked by the user (disable-model-invocation, or a command without a description).",
                 s.name
             )),
             Some(_) => Ok(()),
@@ -132,6 +133,13 @@ impl ToolLogic<SkillInput> for SkillTool {
             &skill.dir.display().to_string(),
             ctx.session.id(),
         );
+        let body = if self.skills.shell_disabled {
+            let found = shell::blocks(&body);
+            let notes = vec![shell::DISABLED.to_string(); found.len()];
+            shell::replace(&body, &found, &notes)
+        } else {
+            shell::expand(&body, &skill.name, &ctx).await
+        };
         let mut response = json!({
             "success": true,
             "commandName": skill.name,

@@ -159,3 +159,45 @@ async fn unknown_user_only_and_forked_skills() {
     assert_eq!(r.outcome, Outcome::ToolError, "{}", r.text());
     assert!(r.text().contains("No subagent runner"), "{}", r.text());
 }
+
+#[test]
+fn custom_commands_are_skills_named_by_their_path() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let cmds = project.path().join(".claude/commands");
+    std::fs::create_dir_all(cmds.join("git/deep")).unwrap();
+    std::fs::write(
+        cmds.join("commit.md"),
+        "---\nallowed-tools: Bash(git add:*)\ndescription: Create a git commit\n---\nCommit $ARGUMENTS.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        cmds.join("git/deep/split.md"),
+        "---\ndescription: Split changes\nname: ignored-name\n---\nSplit them.\n",
+    )
+    .unwrap();
+    // No description: the user may run it, the model may not.
+    std::fs::write(cmds.join("quiet.md"), "# Quiet\nDo it quietly.\n").unwrap();
+    std::fs::write(cmds.join("notes.txt"), "not a command").unwrap();
+    // A skill of the same name wins over a command.
+    write_skill(
+        &project.path().join(".claude/skills"),
+        "commit",
+        "---\ndescription: the skill\n---\nskill body\n",
+    );
+    let catalog = SkillCatalog::load(project.path(), Some(home.path()), &[]);
+    let names: Vec<&str> = catalog.skills().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["commit", "git:deep:split", "quiet"]);
+    assert!(catalog.find("commit").unwrap().body.contains("skill body"));
+    assert!(catalog.find("git:deep:split").unwrap().description == "Split changes");
+    assert!(catalog.find("quiet").unwrap().user_only);
+    assert!(!catalog.find("git:deep:split").unwrap().user_only);
+    assert!(
+        catalog
+            .diagnostics
+            .iter()
+            .any(|d| d.contains("defined twice")),
+        "{:?}",
+        catalog.diagnostics
+    );
+}
