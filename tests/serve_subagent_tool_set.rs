@@ -35,9 +35,11 @@ fn a_subagent_request_is_rendered_in_the_sessions_tool_set() {
     ]);
     s.send(json!({"type": "tools"}));
     let top = s.next_of("tools");
-    s.send(json!({"type": "message", "message": {"role": "assistant", "content": [
+    s.send(
+        json!({"type": "message", "message": {"role": "assistant", "content": [
         {"type": "tool_use", "id": "top", "name": "Agent", "input": {
-            "description": "work", "prompt": "work", "subagent_type": "general-purpose"}}]}}));
+            "description": "work", "prompt": "work", "subagent_type": "general-purpose"}}]}}),
+    );
     let request = s.next_of("subagent_request");
     let sub = &request["tools"];
     let sub_names = names(sub);
