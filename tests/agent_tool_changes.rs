@@ -31,11 +31,14 @@ enum Reply {
     Stream(Scenario),
 }
 
+/// A request's body and its `anthropic-beta` header.
+type Seen = (Value, Option<String>);
+
 #[derive(Clone, Default)]
 struct Mock {
     replies: Arc<Mutex<Vec<Reply>>>,
     /// Each request's body and its `anthropic-beta` header.
-    requests: Arc<Mutex<Vec<(Value, Option<String>)>>>,
+    requests: Arc<Mutex<Vec<Seen>>>,
 }
 
 async fn handle(State(mock): State<Mock>, headers: HeaderMap, body: String) -> Response {
@@ -101,7 +104,7 @@ fn script() -> Vec<Reply> {
 
 /// Runs `baton agent --tool-changes` against a mock with `replies`; the
 /// exit code, the event lines and the requests the mock received.
-fn run(replies: Vec<Reply>) -> (Option<i32>, Vec<Value>, Vec<(Value, Option<String>)>) {
+fn run(replies: Vec<Reply>) -> (Option<i32>, Vec<Value>, Vec<Seen>) {
     let mock = Mock {
         replies: Arc::new(Mutex::new(replies)),
         ..Mock::default()

@@ -113,10 +113,11 @@ pub fn unpresent(
         "apply_patch" => {
             let path = fields.remove("file_path");
             if path.as_ref().and_then(Value::as_str) != view.path.as_deref() {
-                return Err(format!(
+                return Err(
                     "a hook changed file_path of an apply_patch call shown as Edit; \
-                     a patch is rewritten through its `input`, not its paths"
-                ));
+                            a patch is rewritten through its `input`, not its paths"
+                        .to_string(),
+                );
             }
         }
         _ => {

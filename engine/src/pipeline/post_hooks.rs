@@ -39,7 +39,7 @@ pub(super) async fn run(
     // back from here, the call has run.
     let outcome = super::hook_views::run(pipeline, state, tool, event, &state.call.input, prepare)
         .await
-        .unwrap_or_else(|why| HookOutcome::error(why));
+        .unwrap_or_else(HookOutcome::error);
     // Interrupted hooks said nothing: the result stays as the tool made it,
     // with the note in its diagnostics.
     result.diagnostics.extend(outcome.errors);
