@@ -21,6 +21,12 @@ seen = {"event": event["hook_event_name"], "tool": event["tool_name"],
         "file_path": event["tool_input"].get("file_path")}
 with open(sys.argv[1], "a") as log:
     log.write(json.dumps(seen) + "\n")
+if event["hook_event_name"] == "PermissionRequest":
+    # Grants commands marked GRANT, and writes of files named granted*.
+    grant = "GRANT" in str(seen["command"]) or "granted" in str(seen["file_path"])
+    if grant:
+        print(json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                          "decision": {"behavior": "allow"}}}))
 if event["hook_event_name"] == "PreToolUse":
     if "FORBIDDEN" in str(seen["command"]):
         sys.stderr.write("no forbidden commands")
@@ -39,6 +45,7 @@ fn settings(dir: &Path) -> std::path::PathBuf {
     let settings = json!({"hooks": {
         "PreToolUse": [group("Bash"), group("Edit|Write")],
         "PostToolUse": [group("Bash")],
+        "PermissionRequest": [group("Bash"), group("Edit")],
     }});
     let path = dir.join("settings.json");
     std::fs::write(&path, settings.to_string()).unwrap();
@@ -46,12 +53,16 @@ fn settings(dir: &Path) -> std::path::PathBuf {
 }
 
 fn run(work: &Path, format: &str, message: Value) -> Value {
+    run_in(work, format, "bypassPermissions", message)
+}
+
+fn run_in(work: &Path, format: &str, mode: &str, message: Value) -> Value {
     let state = tempfile::tempdir().unwrap();
     let file = state.path().join("message.json");
     std::fs::write(&file, message.to_string()).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_baton"))
         .args(["run", "--tool-set", "codex", "--format", format])
-        .args(["--permission-mode", "bypassPermissions", "--cwd"])
+        .args(["--permission-mode", mode, "--cwd"])
         .arg(work)
         .arg("--state-dir")
         .arg(state.path())
@@ -188,4 +199,53 @@ fn edit_hooks_see_each_path_of_a_patch() {
     assert_eq!(reply["content"][0]["is_error"], true, "{reply}");
     assert!(reply.to_string().contains("no .env edits"), "{reply}");
     assert!(!work.join("c.txt").exists() && !work.join(".env").exists());
+}
+
+#[test]
+fn permission_request_hooks_answer_for_codex_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().canonicalize().unwrap();
+    let patch = |files: &[&str]| {
+        let mut text = String::from("*** Begin Patch\n");
+        for f in files {
+            text.push_str(&format!("*** Add File: {f}\n+hello\n"));
+        }
+        text.push_str("*** End Patch\n");
+        json!({"input": text})
+    };
+    // Default mode: writes ask, and the PermissionRequest hook answers.
+    let reply = run_in(
+        &work,
+        "anthropic",
+        "default",
+        json!({"role": "assistant", "content": [
+            tool_use("g", "exec_command", json!({"cmd": "touch g && echo GRANT-ok"})),
+            tool_use("n", "exec_command", json!({"cmd": "touch n && echo not-granted"})),
+            tool_use("p", "apply_patch", patch(&["granted1.txt", "granted2.txt"])),
+            tool_use("q", "apply_patch", patch(&["granted3.txt", "other.txt"])),
+        ]}),
+    );
+    let results = reply["content"].as_array().unwrap();
+    assert!(
+        results[0].to_string().contains("GRANT-ok"),
+        "{}",
+        results[0]
+    );
+    assert_eq!(results[1]["is_error"], true, "{}", results[1]);
+    assert!(!work.join("n").exists());
+    assert_ne!(results[2]["is_error"], true, "{}", results[2]);
+    assert!(work.join("granted1.txt").exists() && work.join("granted2.txt").exists());
+    // Granting one path of a patch is no grant for the other.
+    assert_eq!(results[3]["is_error"], true, "{}", results[3]);
+    assert!(!work.join("granted3.txt").exists() && !work.join("other.txt").exists());
+    let asked: Vec<Value> = log(&work)
+        .into_iter()
+        .filter(|s| s["event"] == "PermissionRequest")
+        .collect();
+    assert!(asked
+        .iter()
+        .any(|s| s["tool"] == "Bash" && s["real"] == "exec_command"));
+    assert!(asked
+        .iter()
+        .any(|s| s["tool"] == "Edit" && s["real"] == "apply_patch"));
 }

@@ -1,15 +1,17 @@
-//! The PreToolUse/PostToolUse hook runs of one call, one per view
+//! The PreToolUse/PostToolUse/PermissionRequest/PermissionDenied hook
+//! runs of one call, one per view
 //! (`hooks::presented`): a codex shell tool shown as `Bash`, a patch shown
 //! as an `Edit` of each path it names. The outcomes are merged as the
 //! outcomes of several hooks are, except that a hook's "allow" stands only
-//! if it allowed every view: allowing one path of a patch does not allow
-//! the others.
+//! if it allowed every view (and a PermissionRequest grant only if every
+//! view was granted): allowing one path of a patch does not allow the
+//! others.
 
 use serde_json::Value;
 
 use super::{CallState, Pipeline};
 use crate::hooks::presented::{unpresent, views, View, REAL_NAME_FIELD};
-use crate::hooks::{HookDecision, HookEvent, HookInput, HookOutcome};
+use crate::hooks::{HookDecision, HookEvent, HookInput, HookOutcome, PermissionAnswer};
 use crate::permission::PermissionTarget;
 use crate::tool::Tool;
 
@@ -30,6 +32,7 @@ pub(super) async fn run(
     let several = shown.len() > 1;
     let mut merged = HookOutcome::default();
     let mut every_view_allowed = true;
+    let mut every_view_granted = true;
     for view in &shown {
         let mut hook_input = present(&base, tool.name(), view);
         prepare(&mut hook_input);
@@ -38,11 +41,28 @@ pub(super) async fn run(
         if let Some(updated) = outcome.updated_input.take() {
             outcome.updated_input = Some(unpresent(tool.name(), input, view, updated)?);
         }
+        // A PermissionRequest hook's answer, likewise.
+        match &mut outcome.permission {
+            Some(PermissionAnswer::Allow { updated_input, .. }) => {
+                if let Some(updated) = updated_input.take() {
+                    *updated_input = Some(unpresent(tool.name(), input, view, updated)?);
+                }
+            }
+            _ => every_view_granted = false,
+        }
         merged = merged.merge(outcome);
     }
     if several && merged.decision == Some(HookDecision::Allow) && !every_view_allowed {
         merged.decision = None;
         merged.reason = None;
+    }
+    // Granting one path of a patch is no answer for the others; a deny
+    // from any view stands (the merge keeps it).
+    if several
+        && !every_view_granted
+        && matches!(merged.permission, Some(PermissionAnswer::Allow { .. }))
+    {
+        merged.permission = None;
     }
     Ok(merged)
 }
