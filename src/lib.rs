@@ -67,6 +67,7 @@ pub mod remote;
 pub mod session_hooks;
 pub mod settings;
 mod tasks;
+pub mod tool_changes;
 mod tool_search;
 pub mod tool_set;
 

@@ -144,6 +144,7 @@ fn every_line_type_refuses_unknown_and_mistyped_fields() {
             "request_id",
         ),
         (json!({"type": "tools", "format": ["anthropic"]}), "format"),
+        (json!({"type": "tools", "changes": "yes"}), "changes"),
         (json!({"type": "end", "agent_id": 3}), "agent_id"),
         (
             json!({"type": "subagent_result", "agent_id": "a", "usage": {"input_tokens": "many"}}),

@@ -12,7 +12,12 @@ the interrupt workload sends SIGINT (as a terminal's Ctrl-C does, to the
 agent's process group) one second after turn 1 and measures the time to
 exit and the `sleep` processes left behind.
 
-    python3 bench/peer/run.py [--runs 5] [--agents baton,codex,claude,baton-a]
+`baton-codex` is `baton agent` on the Responses wire with `--tool-set
+codex`: codex's own tool names and schemas (the mock calls whichever shell
+tool the request offers), so codex and Baton are measured on the same
+tools as well as the same workloads.
+
+    python3 bench/peer/run.py [--runs 5] [--agents baton,codex,claude,baton-a,baton-codex]
                               [--workloads a,b] [--hog N]
 
 `--hog N` runs N busy processes (normal priority) for the whole run: the
@@ -40,7 +45,7 @@ sys.path.insert(0, HERE)
 import mock_messages  # noqa: E402
 import mock_responses  # noqa: E402
 
-AGENTS = ["baton", "codex", "claude", "baton-a"]
+AGENTS = ["baton", "codex", "claude", "baton-a", "baton-codex"]
 # Agents that speak Anthropic's Messages wire (the others speak Responses).
 ANTHROPIC = {"claude", "baton-a"}
 
@@ -85,11 +90,12 @@ def command(agent, url, workdir, home):
                 "--model", "claude-sonnet-4-5", "--cwd", workdir, "--permission-mode",
                 "bypassPermissions", "--max-turns", "3", "--state-dir",
                 os.path.join(home, "state"), prompt]
-    if agent == "baton":
+    if agent in ("baton", "baton-codex"):
+        tool_set = ["--tool-set", "codex"] if agent == "baton-codex" else []
         return [baton_bin(), "agent", "--provider", "openai-responses", "--base-url", url,
                 "--model", "gpt-5-codex", "--cwd", workdir, "--permission-mode",
                 "bypassPermissions", "--max-turns", "3", "--state-dir",
-                os.path.join(home, "state"), prompt]
+                os.path.join(home, "state")] + tool_set + [prompt]
     provider = ('{name="mock",base_url="%s",env_key="MOCK_API_KEY",wire_api="responses",'
                 'request_max_retries=0,stream_max_retries=0}' % url)
     return [codex_bin(), "exec", "--skip-git-repo-check",
@@ -282,6 +288,19 @@ def summarise(results, agents, a):
                 extra = " ordered=%d/%d" % (sum(1 for r in rs if r.get("in_order")), len(rs))
             row.append("%s %s=%s%s" % (agent, key, med, extra))
         print("  ".join(row))
+        # How many times longer codex's median is than each Baton agent's.
+        meds = {}
+        for agent in agents:
+            key = "exit_ms" if workload == "interrupt" else "gap_ms"
+            vals = [r[key] for r in results
+                    if r["agent"] == agent and r["workload"] == workload and key in r]
+            meds[agent] = statistics.median(vals) if vals else None
+        if meds.get("codex"):
+            ratios = ["codex/%s=%.1fx" % (agent, meds["codex"] / med)
+                      for agent, med in meds.items()
+                      if agent.startswith("baton") and med]
+            if ratios:
+                print("    " + "  ".join(ratios))
 
 
 if __name__ == "__main__":

@@ -52,6 +52,12 @@ pub struct AgentArgs {
     /// Seconds one model stream may take in all.
     #[arg(long, default_value_t = 1800.0, value_parser = parse_secs)]
     stream_timeout: f64,
+    /// Anthropic: send tools that ToolSearch loads (and MCP tool list
+    /// changes) as mid-conversation `tool_addition`/`tool_removal` blocks
+    /// (beta mid-conversation-tool-changes-2026-07-01) instead of a
+    /// rewritten `tools`; falls back when the provider refuses the beta.
+    #[arg(long)]
+    tool_changes: bool,
     /// Print JSON lines (turn, text, call, progress, result, assistant,
     /// retry, end) instead of the conversation.
     #[arg(long)]
@@ -77,6 +83,7 @@ impl AgentArgs {
         o.max_turns = usize::try_from(self.max_turns).unwrap_or(usize::MAX);
         o.max_tokens = self.max_tokens;
         o.system = self.system.clone();
+        o.tool_changes = self.tool_changes;
         o.max_retries = self.max_retries;
         o.stream_idle = Duration::from_secs_f64(self.stream_idle_timeout);
         o.stream_total = Duration::from_secs_f64(self.stream_timeout);
@@ -118,6 +125,9 @@ pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
     let runner = LoopRunner::new(options.clone(), subagent_reporter(events));
     setup.builder = setup.builder.take().map(|b| b.subagents(Arc::new(runner)));
     let engine = setup.engine()?;
+    if options.tool_changes && options.format == WireFormat::Anthropic {
+        baton::tool_changes::use_tool_changes(engine.runtime().session());
+    }
     let stop = super::signals::stop_requested();
     let mut out = std::io::stdout();
     let mut err = std::io::stderr();

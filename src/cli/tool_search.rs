@@ -63,8 +63,26 @@ pub fn tools_line(
         Some(serde_json::Value::String(s)) => s.parse()?,
         Some(_) => return Err("`format` must be a string".into()),
     };
+    let changes = match msg.get("changes") {
+        None | Some(serde_json::Value::Null) => false,
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(_) => return Err("`changes` must be true or false".into()),
+    };
+    if changes && format != WireFormat::Anthropic {
+        return Err(format!(
+            "`changes` is for the anthropic format (tool_addition/tool_removal blocks), not {format}"
+        ));
+    }
+    // With `changes`, ToolSearch stops answering with references first, so
+    // the lists below are read after that.
+    let update = changes.then(|| engine.request_tool_changes());
     let mut line = serde_json::to_value(engine.request_tools_in_set(format))
         .map_err(|e| format!("cannot render the tools: {e}"))?;
+    if let Some(update) = update {
+        line["tools"] = serde_json::json!(update.tools);
+        line["tool_changes"] = serde_json::json!(update.changes);
+        line["beta"] = serde_json::json!(baton::engine::wire::tool_changes::beta_header());
+    }
     line["type"] = serde_json::json!("tools");
     Ok(line)
 }

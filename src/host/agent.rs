@@ -115,7 +115,7 @@ where
         input_tokens: None,
         output_tokens: None,
     };
-    let client = match Client::new(options.clone()) {
+    let mut client = match Client::new(options.clone()) {
         Ok(c) => c,
         Err(e) => {
             finished.end = AgentEnd::Failed(e);
@@ -124,6 +124,9 @@ where
     };
     // The deferred tools are announced once, at the start; what ToolSearch
     // loads later is added to each request's `tools`.
+    // Anthropic tool changes: the first request's `tools` stays; what
+    // changes later is appended as blocks (see `tool_changes`).
+    let mut changes = super::tool_changes::Changes::new(options);
     let reminder = host.request_tools().reminder;
     let mut conversation = Conversation::with_reminder(options.format, prompt, reminder.as_deref());
     tokio::pin!(interrupt);
@@ -133,7 +136,8 @@ where
         host.refresh().await;
         let tools = host.wire();
         let tools = &*tools;
-        let body = conversation.request(options, Value::Array(host.request_tools().tools));
+        let defs = changes.tools(host.request_tools(), &mut conversation);
+        let mut body = conversation.request(options, Value::Array(defs));
         let mut batch = match host.open().await {
             Ok(b) => b,
             Err(e) => {
@@ -178,6 +182,15 @@ where
                     (reason, None)
                 }
                 Attempt::Retry { reason, after } => (reason, after),
+                Attempt::Fatal(reason) if changes.refused(&reason) => {
+                    // Not an attempt of the request: the same one again,
+                    // the whole tool list in `tools`.
+                    client.drop_betas();
+                    conversation.drop_tool_changes();
+                    body = conversation.request(options, Value::Array(host.request_tools().tools));
+                    report(AgentEvent::Diagnostic(super::tool_changes::FELL_BACK));
+                    continue;
+                }
                 Attempt::Fatal(reason) => break Err(AgentEnd::Failed(reason)),
             };
             attempt += 1;

@@ -43,6 +43,8 @@ pub enum Attempt {
 pub struct Client {
     http: reqwest::Client,
     options: AgentOptions,
+    /// The `anthropic-beta` header, while the provider accepts it.
+    betas: Option<String>,
 }
 
 impl Client {
@@ -51,7 +53,18 @@ impl Client {
             .connect_timeout(Duration::from_secs(20))
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        Ok(Client { http, options })
+        let betas = (options.tool_changes && options.format == WireFormat::Anthropic)
+            .then(baton_engine::wire::tool_changes::beta_header);
+        Ok(Client {
+            http,
+            options,
+            betas,
+        })
+    }
+
+    /// The provider refused the betas: requests go without them from now.
+    pub fn drop_betas(&mut self) {
+        self.betas = None;
     }
 
     fn endpoint(&self) -> String {
@@ -82,6 +95,9 @@ impl Client {
         }
         if self.options.format == WireFormat::Anthropic {
             request = request.header("anthropic-version", "2023-06-01");
+            if let Some(betas) = &self.betas {
+                request = request.header("anthropic-beta", betas);
+            }
         }
         let limits = Limits::start(&self.options);
         let response = match tokio::time::timeout_at(limits.next_deadline(), request.send()).await {

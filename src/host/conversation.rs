@@ -112,6 +112,22 @@ impl Conversation {
         self.items.push(item);
     }
 
+    /// Appends Anthropic mid-conversation tool changes (`tool_addition` /
+    /// `tool_removal` blocks) in a `role: "system"` message of their own.
+    pub fn push_tool_changes(&mut self, changes: Vec<Value>) {
+        if !changes.is_empty() {
+            use baton_engine::wire::tool_changes::system_message;
+            self.items.push(system_message(changes));
+        }
+    }
+
+    /// Takes the tool change messages out again (the provider refused the
+    /// beta; the request's `tools` carries the whole list instead).
+    pub fn drop_tool_changes(&mut self) {
+        use baton_engine::wire::tool_changes::is_change_message;
+        self.items.retain(|m| !is_change_message(m));
+    }
+
     /// The body of the next request, with `defs` as its `tools`.
     pub fn request(&self, options: &AgentOptions, defs: Value) -> Value {
         let has_tools = defs.as_array().is_some_and(|d| !d.is_empty());

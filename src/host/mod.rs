@@ -24,6 +24,7 @@ mod live;
 pub mod notices;
 pub mod subagent;
 pub mod system_prompt;
+mod tool_changes;
 pub mod turn;
 
 use std::time::Duration;
@@ -58,6 +59,11 @@ pub struct AgentOptions {
     pub stream_total: Duration,
     /// Whose tool names the model sees (calls are translated back).
     pub tool_set: baton_engine::wire::ToolSet,
+    /// Anthropic: tools ToolSearch loads (and MCP list changes) reach the
+    /// model as `tool_addition`/`tool_removal` blocks under the
+    /// mid-conversation tool changes beta, not as a rewritten `tools`;
+    /// back to rewriting when the provider refuses the beta.
+    pub tool_changes: bool,
 }
 
 impl AgentOptions {
@@ -83,6 +89,7 @@ impl AgentOptions {
             max_retries: 4,
             retry_base: Duration::from_millis(500),
             tool_set: Default::default(),
+            tool_changes: false,
             stream_idle: Duration::from_secs(120),
             stream_total: Duration::from_secs(30 * 60),
         }

@@ -164,10 +164,16 @@ impl Confinement {
         }
     }
 
-    /// Whether a Bash call with this input runs sandboxed and the settings
-    /// let sandboxed commands run unasked (`autoAllowBashIfSandboxed`).
+    /// Whether a call with this input runs a shell command sandboxed and
+    /// the settings let sandboxed commands run unasked
+    /// (`autoAllowBashIfSandboxed`). Bash and the tools of other sets that
+    /// Claude Code would call Bash (`exec_command`, `shell`,
+    /// `shell_command`, see `aliases`) are judged alike, each with its own
+    /// way of asking out of the sandbox.
     pub fn auto_allows(&self, tool_name: &str, input: &Value) -> bool {
-        if tool_name != "Bash"
+        let bash_like =
+            tool_name == "Bash" || crate::aliases::claude_code_names(tool_name).contains(&"Bash");
+        if !bash_like
             || !self
                 .sandbox
                 .as_ref()
@@ -175,11 +181,17 @@ impl Confinement {
         {
             return false;
         }
-        let command = input.get("command").and_then(Value::as_str).unwrap_or("");
+        let Some(command) = crate::aliases::shell_command_text(tool_name, input) else {
+            return false;
+        };
+        let command = command.as_str();
+        // codex's tools ask out with `sandbox_permissions`.
         let asked_out = input
             .get("dangerouslyDisableSandbox")
             .and_then(Value::as_bool)
-            .unwrap_or(false);
+            .unwrap_or(false)
+            || input.get("sandbox_permissions").and_then(Value::as_str)
+                == Some("require_escalated");
         matches!(
             self.choose(command, asked_out),
             SandboxChoice::Sandboxed { .. }

@@ -196,7 +196,14 @@ impl HookInput {
     /// matches) when the event has no such field.
     pub fn match_query(&self) -> Option<&str> {
         match self.hook_event_name.match_field()? {
-            "tool_name" => Some(&self.tool_name),
+            // A call shown under a Claude Code name is matched by its real
+            // one (which also selects the Claude Code names, see
+            // `presented`).
+            "tool_name" => self
+                .extra
+                .get(super::presented::REAL_NAME_FIELD)
+                .and_then(Value::as_str)
+                .or(Some(&self.tool_name)),
             field => self.extra.get(field).and_then(Value::as_str),
         }
     }

@@ -50,6 +50,11 @@ impl ToolNameMatcher {
                     || TOOL_ALIASES
                         .iter()
                         .any(|(old, new)| *new == name && re.is_match(old))
+                    // Another set's tool doing a Claude Code tool's job
+                    // (`exec_command` is `Bash`, see `presented`).
+                    || crate::aliases::claude_code_names(name)
+                        .iter()
+                        .any(|cc| re.is_match(cc))
             }
         }
     }
@@ -153,5 +158,12 @@ mod tests {
         assert_eq!(split_rule_matcher("mcp__.*"), None);
         assert_eq!(split_rule_matcher("(Bash)"), None);
         assert_eq!(canonical_tool_name("LS"), "Glob");
+        let bash = ToolNameMatcher::parse("Bash").unwrap();
+        assert!(bash.matches("exec_command") && bash.matches("shell_command"));
+        let edits = ToolNameMatcher::parse("Edit|Write").unwrap();
+        assert!(edits.matches("apply_patch") && !edits.matches("exec_command"));
+        assert!(ToolNameMatcher::parse("Write")
+            .unwrap()
+            .matches("apply_patch"));
     }
 }

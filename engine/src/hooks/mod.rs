@@ -24,6 +24,7 @@ pub mod matching;
 pub mod outcome;
 pub mod permission_updates;
 pub mod plugins;
+pub mod presented;
 pub mod protocol;
 pub mod response;
 pub mod subagent;

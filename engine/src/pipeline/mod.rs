@@ -14,6 +14,7 @@
 
 mod approval;
 pub mod batch_hooks;
+mod hook_views;
 mod invoke;
 pub mod messages;
 mod permission;

@@ -31,16 +31,28 @@ pub(super) async fn permission_request(
     {
         return Ok(Answered::No);
     }
-    let mut input = state.hook_input(HookEvent::PermissionRequest);
-    input.tool_use_id = String::new();
-    input.extra.insert("reason".into(), json!(reason));
-    if let Some(rule) = suggestion {
-        input.extra.insert(
-            "permission_suggestions".into(),
-            json!([{"type": "addRules", "rules": [rule_value(rule)], "behavior": "allow", "destination": "session"}]),
-        );
-    }
-    let outcome = pre_hooks::run_for_call(pipeline, state, tool, &input).await;
+    let prepare = |input: &mut crate::hooks::HookInput| {
+        input.tool_use_id = String::new();
+        input.extra.insert("reason".into(), json!(reason));
+        if let Some(rule) = suggestion {
+            input.extra.insert(
+                "permission_suggestions".into(),
+                json!([{"type": "addRules", "rules": [rule_value(rule)], "behavior": "allow", "destination": "session"}]),
+            );
+        }
+    };
+    // Each view of the call (a patch: each path), as PreToolUse hooks see it.
+    let call_input = current_input(state);
+    let outcome = super::hook_views::run(
+        pipeline,
+        state,
+        tool,
+        HookEvent::PermissionRequest,
+        &call_input,
+        prepare,
+    )
+    .await
+    .map_err(|why| deny(state, messages::wrap(&why)))?;
     if let Some(reason) = outcome.interrupted {
         // Interrupted while a hook weighed the question: the call never
         // starts, as when the approver is interrupted.
@@ -124,9 +136,19 @@ pub(super) async fn permission_denied(
     {
         return None;
     }
-    let mut input = state.hook_input(HookEvent::PermissionDenied);
-    input.extra.insert("reason".into(), json!(reason));
-    let outcome = pre_hooks::run_for_call(pipeline, state, tool, &input).await;
+    let call_input = current_input(state);
+    let outcome = super::hook_views::run(
+        pipeline,
+        state,
+        tool,
+        HookEvent::PermissionDenied,
+        &call_input,
+        |input| {
+            input.extra.insert("reason".into(), json!(reason));
+        },
+    )
+    .await
+    .unwrap_or_else(crate::hooks::HookOutcome::error);
     state.diagnostics.extend(outcome.errors);
     state.system_messages.extend(outcome.system_messages);
     outcome.retry.then(|| {
@@ -144,4 +166,12 @@ fn rule_value(rule: &str) -> Value {
 
 fn deny(state: &CallState, text: String) -> Early {
     Early::new(CallResult::error(&state.call, text, Outcome::Denied))
+}
+
+/// The call's input as it stands (after any rewrite by an earlier hook).
+fn current_input(state: &CallState) -> serde_json::Value {
+    state
+        .parsed
+        .as_ref()
+        .map_or_else(|| state.call.input.clone(), |p| p.raw().clone())
 }

@@ -8,7 +8,7 @@ use super::{CallState, Pipeline};
 use crate::call::{CallResult, Outcome};
 use crate::content::ContentBlock;
 use crate::hooks::response::tool_response;
-use crate::hooks::HookEvent;
+use crate::hooks::{HookEvent, HookOutcome};
 use crate::tool::Tool;
 
 pub(super) async fn run(
@@ -29,14 +29,17 @@ pub(super) async fn run(
     if !pipeline.hooks.has_any(event, &state.call.name) {
         return result;
     }
-    let mut input = state.hook_input(event);
-    input.tool_input = state.call.input.clone();
-    if failed {
-        input.error = Some(result.text());
-    } else {
-        input.tool_response = Some(tool_response(&state.call.name, &state.call.input, &result));
-    }
-    let outcome = super::pre_hooks::run_for_call(pipeline, state, tool, &input).await;
+    let error = failed.then(|| result.text());
+    let response = (!failed).then(|| tool_response(&state.call.name, &state.call.input, &result));
+    let prepare = |input: &mut crate::hooks::HookInput| {
+        input.error = error.clone();
+        input.tool_response = response.clone();
+    };
+    // One run per view of the call (a patch: per path); nothing to carry
+    // back from here, the call has run.
+    let outcome = super::hook_views::run(pipeline, state, tool, event, &state.call.input, prepare)
+        .await
+        .unwrap_or_else(HookOutcome::error);
     // Interrupted hooks said nothing: the result stays as the tool made it,
     // with the note in its diagnostics.
     result.diagnostics.extend(outcome.errors);

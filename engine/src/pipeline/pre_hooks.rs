@@ -61,8 +61,21 @@ pub(super) async fn run(pipeline: &Pipeline, state: &mut CallState, tool: &Tool)
     if !pipeline.hooks.has_any(HookEvent::PreToolUse, tool.name()) {
         return Ok(());
     }
-    let input = state.hook_input(HookEvent::PreToolUse);
-    let outcome = run_for_call(pipeline, state, tool, &input).await;
+    // Each view of the call (a patch: each path) has the hooks' say.
+    let input = state
+        .parsed
+        .as_ref()
+        .map_or_else(|| state.call.input.clone(), |p| p.raw().clone());
+    let outcome =
+        super::hook_views::run(pipeline, state, tool, HookEvent::PreToolUse, &input, |_| {})
+            .await
+            .map_err(|why| {
+                Early::new(CallResult::error(
+                    &state.call,
+                    messages::wrap(&why),
+                    Outcome::Denied,
+                ))
+            })?;
     if let Some(reason) = outcome.interrupted {
         // No answer is not "no objection": the call never starts.
         return Err(super::validate::interrupted(state, reason));

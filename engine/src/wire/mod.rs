@@ -23,6 +23,7 @@ pub mod openai_responses;
 mod request;
 pub mod stream;
 pub mod strict;
+pub mod tool_changes;
 mod tools;
 
 pub use codex::ToolSet;

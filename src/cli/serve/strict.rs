@@ -311,6 +311,8 @@ pub struct ToolsLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub format: Option<String>,
+    /// Anthropic mid-conversation tool changes instead of a rewritten list.
+    pub changes: Option<bool>,
 }
 
 /// `reset_tools`, `shutdown`: nothing but the type.

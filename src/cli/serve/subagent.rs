@@ -51,6 +51,8 @@ struct Entry {
     /// Maps the names (and strict-schema nulls) of the definitions the
     /// subagent's model was sent back to its pool's.
     wire: Arc<wire::WireTools>,
+    /// The session's tool set: calls in its names run as the tools under.
+    set: wire::ToolSet,
     /// The message being streamed, if any.
     open: Option<mpsc::UnboundedSender<Command>>,
     next_batch: u64,
@@ -80,7 +82,18 @@ impl SubagentRunner for HostRunner {
         // deferred tools stay deferred and ToolSearch loads them.
         let session = task.batches.parent().session.clone();
         let format = deferral_of(&session).settings.format;
-        let tools = wire::request_tools(&task.tools, &session, format);
+        // In the session's tool set too (`--tool-set codex`): the same one
+        // renderer and translation as the top level's `tools` line.
+        let set = session
+            .slots()
+            .get::<wire::ToolSet>()
+            .map_or(wire::ToolSet::Claude, |s| *s);
+        let tools = baton::tool_set::in_set(
+            set,
+            &task.tools,
+            format,
+            wire::request_tools(&task.tools, &session, format),
+        );
         // The subagent's batches hang under a scope of their own, so that
         // however the subagent ends, everything it still runs is cancelled.
         let subtree = task.batches.parent().cancel.child();
@@ -89,6 +102,7 @@ impl SubagentRunner for HostRunner {
             Entry {
                 batches: task.batches.under(subtree.clone()),
                 wire: Arc::new(wire::WireTools::new(&task.tools, format)),
+                set,
                 open: None,
                 next_batch: 1,
                 reply: Some(tx),
@@ -202,7 +216,10 @@ impl Agents {
                     .0
                     .lock()
                     .get(&agent_id)
-                    .map(|e| (e.open.clone(), e.wire.resolve(call)))
+                    .map(|e| {
+                        let call = e.wire.resolve(call);
+                        (e.open.clone(), baton::tool_set::translate(e.set, call))
+                    })
                     .ok_or_else(known)?;
                 let sender = match open {
                     Some(sender) => sender,
