@@ -93,6 +93,8 @@ pub enum HttpError {
     NoToken(SocketAddr),
     #[error("the token is empty")]
     EmptyToken,
+    #[error("refusing to serve: {0}")]
+    WeakToken(String),
     #[error("cannot serve HTTP: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -101,6 +103,10 @@ pub enum HttpError {
 pub fn check(addr: SocketAddr, options: &HttpOptions) -> Result<(), HttpError> {
     match &options.token {
         Some(t) if t.trim().is_empty() => Err(HttpError::EmptyToken),
+        Some(t) => match super::token_strength::weakness(t, !addr.ip().is_loopback()) {
+            Some(why) => Err(HttpError::WeakToken(why)),
+            None => Ok(()),
+        },
         None if !addr.ip().is_loopback() => Err(HttpError::NoToken(addr)),
         _ => Ok(()),
     }
@@ -196,10 +202,19 @@ mod tests {
         assert!(matches!(check(public, &none), Err(HttpError::NoToken(_))));
         assert!(check(local, &none).is_ok());
         let with = HttpOptions {
-            token: Some("s3cret".into()),
+            token: Some("9b1f3e7a0c2d4f6a8b0c2e4f6a8b0d2f".into()),
             ..Default::default()
         };
         assert!(check(public, &with).is_ok());
+        let short = HttpOptions {
+            token: Some("s3cret".into()),
+            ..Default::default()
+        };
+        assert!(matches!(
+            check(public, &short),
+            Err(HttpError::WeakToken(_))
+        ));
+        assert!(check(local, &short).is_ok());
         let empty = HttpOptions {
             token: Some("  ".into()),
             ..Default::default()
