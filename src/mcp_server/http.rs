@@ -294,18 +294,18 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn beyond_loopback_no_origin_is_implied() {
         let options = HttpOptions {
-            token: Some("t0ken".into()),
+            token: Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e".into()),
             ..Default::default()
         };
         let (port, stop) = served("0.0.0.0:0", options.clone()).await;
-        assert_eq!(status(port, None, Some("t0ken")).await, 200);
+        assert_eq!(status(port, None, Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e")).await, 200);
         for origin in [
             "http://localhost:3000",
             "http://127.0.0.1:3000",
             "https://app.example",
         ] {
             assert_eq!(
-                status(port, Some(origin), Some("t0ken")).await,
+                status(port, Some(origin), Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e")).await,
                 403,
                 "{origin}"
             );
@@ -318,11 +318,11 @@ mod tests {
         };
         let (port, stop) = served("0.0.0.0:0", allowed).await;
         assert_eq!(
-            status(port, Some("https://app.example"), Some("t0ken")).await,
+            status(port, Some("https://app.example"), Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e")).await,
             200
         );
         assert_eq!(
-            status(port, Some("http://localhost:3000"), Some("t0ken")).await,
+            status(port, Some("http://localhost:3000"), Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e")).await,
             403
         );
         stop.cancel();
