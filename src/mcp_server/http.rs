@@ -298,7 +298,10 @@ mod tests {
             ..Default::default()
         };
         let (port, stop) = served("0.0.0.0:0", options.clone()).await;
-        assert_eq!(status(port, None, Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e")).await, 200);
+        assert_eq!(
+            status(port, None, Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e")).await,
+            200
+        );
         for origin in [
             "http://localhost:3000",
             "http://127.0.0.1:3000",
@@ -318,11 +321,21 @@ mod tests {
         };
         let (port, stop) = served("0.0.0.0:0", allowed).await;
         assert_eq!(
-            status(port, Some("https://app.example"), Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e")).await,
+            status(
+                port,
+                Some("https://app.example"),
+                Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e")
+            )
+            .await,
             200
         );
         assert_eq!(
-            status(port, Some("http://localhost:3000"), Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e")).await,
+            status(
+                port,
+                Some("http://localhost:3000"),
+                Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e")
+            )
+            .await,
             403
         );
         stop.cancel();

@@ -144,6 +144,7 @@ impl Session {
             Checked::Interrupt(line) => return self.interrupt(&line).map(|_| true),
             Checked::Cancel(line) => return self.cancel(&line).map(|_| true),
             Checked::Background(line) => return self.background(&line).map(|_| true),
+            Checked::Approve(line) => return self.approve(&line).map(|_| true),
             Checked::Tasks => Some(TaskLine::List),
             Checked::TaskStop(l) => Some(TaskLine::Stop { task_id: l.task_id }),
             Checked::TaskOutput(l) => Some(TaskLine::Output { task_id: l.task_id }),
@@ -214,7 +215,6 @@ impl Session {
                 }
                 self.end_open();
             }
-            "approve" => self.approve(&msg)?,
             "elicitation" => {
                 if let Err(e) = self.elicitor.answer(&msg) {
                     self.error(e)?;
@@ -386,14 +386,12 @@ impl Session {
         }
     }
 
-    fn approve(&mut self, msg: &Value) -> Result<(), CliError> {
-        let Some(id) = msg.get("request_id").and_then(Value::as_u64) else {
-            return self.error("approve needs a numeric `request_id`".into());
-        };
+    fn approve(&mut self, line: &super::strict::ApproveLine) -> Result<(), CliError> {
+        let id = line.request_id;
         let Some(prompt) = self.prompts.remove(&id) else {
             return self.error(format!("no pending permission request {id}"));
         };
-        let approval = match super::approve::approval(msg) {
+        let approval = match super::approve::approval(line) {
             Ok(approval) => approval,
             Err(problem) => {
                 self.prompts.insert(id, prompt);
