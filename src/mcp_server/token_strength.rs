@@ -81,6 +81,6 @@ mod tests {
         let long = "0f9c2b1e7d4a6c3b8e5f0a1d2c3b4a5e";
         assert_eq!(long.len(), MIN_LEN);
         assert_eq!(weakness(long, true), None);
-        assert_eq!(weakness(&long[1..], true).is_some(), true);
+        assert!(weakness(&long[1..], true).is_some());
     }
 }

@@ -147,7 +147,14 @@ impl SessionState {
     /// session would each undo the other's changes. (A pid reused by an
     /// unrelated process also refuses; the message says which one.)
     pub fn check_not_running(&self) -> Result<(), StateError> {
-        let alive = Path::new("/proc").join(self.pid.to_string()).exists();
+        let proc_dir = Path::new("/proc").join(self.pid.to_string());
+        // A zombie (ended, not yet reaped by its parent) runs nothing.
+        let zombie = std::fs::read_to_string(proc_dir.join("stat")).is_ok_and(|stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+        });
+        let alive = proc_dir.exists() && !zombie;
         if alive && self.pid != std::process::id() {
             return Err(StateError::StillRunning {
                 id: self.session_id.clone(),
