@@ -39,6 +39,8 @@ pub struct EngineBuilder {
     confinement: Option<baton_engine::confine::Confinement>,
     /// The settings' `env` block (see `crate::settings`).
     pub(crate) env: Vec<(String, String)>,
+    /// A saved session to resume (see [`EngineBuilder::resume_from`]).
+    resume: Option<crate::session_state::SessionState>,
 }
 
 impl EngineBuilder {
@@ -61,6 +63,7 @@ impl EngineBuilder {
             mcp: None,
             confinement: None,
             env: Vec::new(),
+            resume: None,
         }
     }
 
@@ -191,6 +194,37 @@ impl EngineBuilder {
         self
     }
 
+    /// Resumes the session saved in `state_dir` (see
+    /// [`crate::session_state`]): its id, working directory, files read,
+    /// session rules, loaded deferred tools and task records. The state
+    /// directory and, unless `cwd` was given, the workspace are the saved
+    /// session's; a `cwd` other than its workspace fails the build.
+    /// [`Engine::resumed`] then says which tasks were lost.
+    pub fn resume_from(
+        self,
+        state_dir: impl Into<PathBuf>,
+    ) -> Result<Self, crate::session_state::StateError> {
+        let dir = state_dir.into();
+        let state = crate::session_state::SessionState::load(&dir)?;
+        state.check_not_running()?;
+        self.resume_state(dir, state)
+    }
+
+    /// As [`Self::resume_from`] with a state already loaded from `state_dir`.
+    pub fn resume_state(
+        mut self,
+        state_dir: PathBuf,
+        state: crate::session_state::SessionState,
+    ) -> Result<Self, crate::session_state::StateError> {
+        if self.cwd.is_none() {
+            self.cwd = Some(state.root.clone());
+        }
+        self.state_dir = Some(state_dir);
+        self.session_id = Some(state.session_id.clone());
+        self.resume = Some(state);
+        Ok(self)
+    }
+
     /// Builds the engine. Fails when no working directory was given and the
     /// process's own cannot be read, or when the mode is bypassPermissions
     /// and the policy disables it.
@@ -218,7 +252,10 @@ impl EngineBuilder {
             .unwrap_or_else(|| std::env::temp_dir().join(format!("baton-{}", std::process::id())));
         let mut roots = vec![cwd.clone()];
         roots.extend(self.roots);
-        let context = Context::new(cwd)
+        if let Some(state) = &self.resume {
+            crate::session_state::check_root(state, &cwd).map_err(|e| BuildError(e.to_string()))?;
+        }
+        let mut context = Context::new(cwd)
             .with_roots(roots)
             .with_readable(vec![state_dir.clone()])
             .with_mode(self.mode);
@@ -226,6 +263,9 @@ impl EngineBuilder {
             .session_id
             .unwrap_or_else(|| format!("baton-{}", std::process::id()));
         let session = Session::new(session_id, state_dir);
+        if let Some(state) = self.resume {
+            crate::session_state::restore(&session, &mut context, state);
+        }
         if let Some(mcp) = self.mcp {
             session.slots().insert(mcp);
         }

@@ -65,6 +65,7 @@ pub mod mcp_host;
 pub mod mcp_server;
 pub mod remote;
 pub mod session_hooks;
+pub mod session_state;
 pub mod settings;
 mod tasks;
 pub mod tool_changes;

@@ -61,6 +61,11 @@ enum Command {
         /// per message; results in the format the calls came in).
         #[arg(long, value_parser = parse_format)]
         format: Option<WireFormat>,
+        /// Resume session ID (the name of its state directory) after its
+        /// process ended: working directory, files read, remembered rules,
+        /// loaded tools, task records (see docs/serve-protocol.md).
+        #[arg(long, value_name = "ID")]
+        resume: Option<String>,
     },
     /// Baton and the Model Context Protocol.
     Mcp {
@@ -234,10 +239,16 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             signals::guard_against_sudden_death();
             runtime.block_on(run::run(setup, format, calls, &message, events))
         }
-        Command::Serve { common, format } => {
+        Command::Serve {
+            mut common,
+            format,
+            resume,
+        } => {
             signals::guard_against_sudden_death();
             serve::oauth::install();
-            let setup = Setup::load(&common, true)?;
+            let prepared = serve::resume::prepare(&mut common, resume.as_deref())?;
+            let mut setup = Setup::load(&common, true)?;
+            serve::resume::apply(&mut setup, prepared)?;
             runtime.block_on(serve::serve(setup, format))
         }
         Command::Mcp {

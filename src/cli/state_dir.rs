@@ -32,7 +32,8 @@ pub fn choose(flag: Option<&Path>) -> Result<PathBuf, CliError> {
     Ok(base.join(format!("{}-{started}", std::process::id())))
 }
 
-fn sessions_root() -> PathBuf {
+/// Where session directories go by default (`--resume ID` looks here).
+pub fn sessions_root() -> PathBuf {
     let state = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())

@@ -93,6 +93,8 @@ pub enum HttpError {
     NoToken(SocketAddr),
     #[error("the token is empty")]
     EmptyToken,
+    #[error("refusing to serve: {0}")]
+    WeakToken(String),
     #[error("cannot serve HTTP: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -101,6 +103,10 @@ pub enum HttpError {
 pub fn check(addr: SocketAddr, options: &HttpOptions) -> Result<(), HttpError> {
     match &options.token {
         Some(t) if t.trim().is_empty() => Err(HttpError::EmptyToken),
+        Some(t) => match super::token_strength::weakness(t, !addr.ip().is_loopback()) {
+            Some(why) => Err(HttpError::WeakToken(why)),
+            None => Ok(()),
+        },
         None if !addr.ip().is_loopback() => Err(HttpError::NoToken(addr)),
         _ => Ok(()),
     }
@@ -196,10 +202,19 @@ mod tests {
         assert!(matches!(check(public, &none), Err(HttpError::NoToken(_))));
         assert!(check(local, &none).is_ok());
         let with = HttpOptions {
-            token: Some("s3cret".into()),
+            token: Some("9b1f3e7a0c2d4f6a8b0c2e4f6a8b0d2f".into()),
             ..Default::default()
         };
         assert!(check(public, &with).is_ok());
+        let short = HttpOptions {
+            token: Some("s3cret".into()),
+            ..Default::default()
+        };
+        assert!(matches!(
+            check(public, &short),
+            Err(HttpError::WeakToken(_))
+        ));
+        assert!(check(local, &short).is_ok());
         let empty = HttpOptions {
             token: Some("  ".into()),
             ..Default::default()
@@ -279,18 +294,21 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn beyond_loopback_no_origin_is_implied() {
         let options = HttpOptions {
-            token: Some("t0ken".into()),
+            token: Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e".into()),
             ..Default::default()
         };
         let (port, stop) = served("0.0.0.0:0", options.clone()).await;
-        assert_eq!(status(port, None, Some("t0ken")).await, 200);
+        assert_eq!(
+            status(port, None, Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e")).await,
+            200
+        );
         for origin in [
             "http://localhost:3000",
             "http://127.0.0.1:3000",
             "https://app.example",
         ] {
             assert_eq!(
-                status(port, Some(origin), Some("t0ken")).await,
+                status(port, Some(origin), Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e")).await,
                 403,
                 "{origin}"
             );
@@ -303,11 +321,21 @@ mod tests {
         };
         let (port, stop) = served("0.0.0.0:0", allowed).await;
         assert_eq!(
-            status(port, Some("https://app.example"), Some("t0ken")).await,
+            status(
+                port,
+                Some("https://app.example"),
+                Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e")
+            )
+            .await,
             200
         );
         assert_eq!(
-            status(port, Some("http://localhost:3000"), Some("t0ken")).await,
+            status(
+                port,
+                Some("http://localhost:3000"),
+                Some("0b8e6c4a2f1d3e5c7a9b0d2f4e6a8c1e")
+            )
+            .await,
             403
         );
         stop.cancel();

@@ -31,6 +31,7 @@ mod gate;
 pub mod http;
 mod results;
 mod rounds;
+pub mod token_strength;
 
 use std::sync::Arc;
 
@@ -99,7 +100,15 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        let mut caps = ServerCapabilities::builder().enable_tools().build();
+        // Hosts judge the paths of the calls they send here against this
+        // workspace, not their own (see `crate::remote::workspace`).
+        let context = self.shared.engine.runtime().context();
+        caps.experimental = Some(std::collections::BTreeMap::from([(
+            crate::remote::workspace::CAPABILITY.to_string(),
+            crate::remote::workspace::WorkerWorkspace::report(&context),
+        )]));
+        let mut info = ServerConfig::new(caps);
         info.server_info = Implementation::new("baton", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(
             "Baton executes tool calls: every call goes through the server's \

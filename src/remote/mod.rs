@@ -18,6 +18,7 @@
 mod health;
 mod tool;
 mod worker;
+pub mod workspace;
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};

@@ -47,6 +47,18 @@ struct Remote {
 }
 
 impl Remote {
+    /// `ctx` as the call would be on the worker: its workspace, when the
+    /// worker reported one.
+    fn on_worker(&self, ctx: &ToolContext) -> ToolContext {
+        match self.workers.workspace() {
+            Some(ws) => ToolContext {
+                context: ws.context(&ctx.context),
+                ..ctx.clone()
+            },
+            None => ctx.clone(),
+        }
+    }
+
     /// Runs `f` on the local tool's parsed input; an input the local tool
     /// cannot parse gets the cautious answer.
     fn classify(
@@ -84,11 +96,24 @@ impl ToolLogic<Value> for Remote {
         self.classify(input, Tool::is_open_world, true)
     }
 
+    fn permission_context(&self, context: &baton_engine::Context) -> Option<baton_engine::Context> {
+        self.workers.workspace().map(|ws| ws.context(context))
+    }
+
     fn permission_target(&self, input: &Value, ctx: &ToolContext) -> PermissionTarget {
         match self.local.parse(input) {
-            Ok(parsed) => self.local.permission_target(&parsed, ctx),
+            Ok(parsed) => self.local.permission_target(&parsed, &self.on_worker(ctx)),
             Err(_) => PermissionTarget::None,
         }
+    }
+
+    /// Connects before the call is judged, so that the worker's workspace
+    /// is known when its paths are. The input itself is checked by the
+    /// worker (see the module docs); a worker that cannot be reached fails
+    /// the call when it runs, with the reason.
+    async fn validate_input(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
+        self.workers.ensure_connected().await;
+        Ok(())
     }
 
     fn label(&self, input: &Value) -> Option<String> {
@@ -97,7 +122,11 @@ impl ToolLogic<Value> for Remote {
 
     async fn check_permissions(&self, input: &Value, ctx: &ToolContext) -> ToolPermission {
         match self.local.parse(input) {
-            Ok(parsed) => self.local.check_permissions(&parsed, ctx).await,
+            Ok(parsed) => {
+                self.local
+                    .check_permissions(&parsed, &self.on_worker(ctx))
+                    .await
+            }
             Err(_) => ToolPermission::Defer,
         }
     }

@@ -76,6 +76,8 @@ impl ClientHandler for Handler {
 pub(super) struct Connection {
     pub(super) peer: Peer<RoleClient>,
     pub(super) routes: ProgressRoutes,
+    /// The workspace the worker reported when this connection opened.
+    pub(super) workspace: Option<super::workspace::WorkerWorkspace>,
     // Held so the connection stays open; dropping it closes the transport.
     _service: RunningService<RoleClient, Handler>,
 }
@@ -85,6 +87,9 @@ pub(super) struct Workers {
     urls: Vec<String>,
     token: Option<String>,
     state: AsyncMutex<State>,
+    /// The workspace of the worker last connected to, readable without
+    /// waiting: permission rules are judged synchronously.
+    workspace: std::sync::Mutex<Option<super::workspace::WorkerWorkspace>>,
 }
 
 struct State {
@@ -120,7 +125,16 @@ impl Workers {
             }),
             urls,
             token,
+            workspace: std::sync::Mutex::new(None),
         }
+    }
+
+    /// The current worker's workspace, once a connection reported one.
+    pub(super) fn workspace(&self) -> Option<super::workspace::WorkerWorkspace> {
+        self.workspace
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// The connection this session's calls go to, connecting (or moving to
@@ -158,6 +172,12 @@ impl Workers {
                     state.used = true;
                     state.down[i] = false;
                     state.connection = Some(c.clone());
+                    // A worker that reports nothing clears the last one's:
+                    // its paths are then judged as the host's.
+                    *self
+                        .workspace
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = c.workspace.clone();
                     return Ok(Lease {
                         connection: c,
                         url,
@@ -174,6 +194,16 @@ impl Workers {
             "no Baton worker could be reached ({})",
             errors.join("; ")
         ))
+    }
+
+    /// Connects (or moves) if needed, leaving the note that the session
+    /// moved for the next call's result.
+    pub(super) async fn ensure_connected(&self) {
+        if let Ok(lease) = self.lease().await {
+            if let Some(old) = lease.moved_from {
+                self.state.lock().await.moved_from.get_or_insert(old);
+            }
+        }
     }
 
     /// Called when a call's connection broke under it: the next lease moves.
@@ -221,9 +251,14 @@ async fn connect(url: &str, token: Option<&str>) -> Result<Connection, String> {
         .await
         .map_err(|_| format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()))?
         .map_err(|e| e.to_string())?;
+    let workspace = service
+        .peer()
+        .peer_info()
+        .and_then(|info| super::workspace::WorkerWorkspace::from_capabilities(&info.capabilities));
     Ok(Connection {
         peer: service.peer().clone(),
         routes,
+        workspace,
         _service: service,
     })
 }

@@ -78,6 +78,17 @@ impl SessionPermissions {
         self.state.write().mode.take()
     }
 
+    /// The session's rules, in the order they were added (a session's
+    /// saved state keeps them; see baton's `session_state`).
+    pub fn rules(&self) -> Vec<Rule> {
+        self.state.read().rules.clone()
+    }
+
+    /// Adds rules parsed elsewhere (a resumed session's saved ones).
+    pub fn add_rules(&self, rules: impl IntoIterator<Item = Rule>) {
+        self.state.write().rules.extend(rules);
+    }
+
     /// The session rules' decision, when one of them matches.
     pub fn decide(&self, request: &PermissionRequest<'_>) -> Option<PermissionDecision> {
         let s = self.state.read();

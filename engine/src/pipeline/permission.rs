@@ -47,6 +47,9 @@ fn rules_decision_as(
     let session = SessionPermissions::of(&state.ctx.session);
     let changed = (!session.is_empty()).then(|| session.context(&state.ctx.context));
     let context = changed.as_ref().unwrap_or(&state.ctx.context);
+    // A remote tool's paths are judged against the worker's workspace.
+    let own = tool.permission_context(context);
+    let context = own.as_ref().unwrap_or(context);
     let request = PermissionRequest {
         tool,
         input: parsed.raw(),

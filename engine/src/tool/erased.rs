@@ -72,6 +72,10 @@ pub(super) trait ErasedLogic: Send + Sync {
     fn is_open_world(&self, input: &ParsedInput) -> bool;
     fn permission_target(&self, input: &ParsedInput, ctx: &ToolContext) -> PermissionTarget;
     fn label(&self, input: &ParsedInput) -> Option<String>;
+    fn permission_context(
+        &self,
+        context: &crate::context::Context,
+    ) -> Option<crate::context::Context>;
     fn further_permission_targets(
         &self,
         input: &ParsedInput,
@@ -143,6 +147,12 @@ where
     }
     fn label(&self, input: &ParsedInput) -> Option<String> {
         input.get::<I>().and_then(|i| self.logic.label(i))
+    }
+    fn permission_context(
+        &self,
+        context: &crate::context::Context,
+    ) -> Option<crate::context::Context> {
+        self.logic.permission_context(context)
     }
     fn further_permission_targets(
         &self,

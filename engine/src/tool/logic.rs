@@ -45,6 +45,17 @@ pub trait ToolLogic<I: Send + Sync + 'static>: Send + Sync + 'static {
         PermissionTarget::None
     }
 
+    /// The context the permission rules judge this tool's calls in, when
+    /// it is not the session's: a tool that runs on another machine (a
+    /// remote worker) has its paths judged against that machine's
+    /// workspace. `None` (the default): the session's context.
+    fn permission_context(
+        &self,
+        _context: &crate::context::Context,
+    ) -> Option<crate::context::Context> {
+        None
+    }
+
     /// Further targets the rules judge besides [`Self::permission_target`]
     /// (a patch edits each path it names); the strictest decision stands.
     fn further_permission_targets(&self, _input: &I, _ctx: &ToolContext) -> Vec<PermissionTarget> {

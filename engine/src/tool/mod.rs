@@ -127,6 +127,16 @@ impl Tool {
         )
     }
 
+    /// The context the rules judge this tool's calls in, if not the
+    /// session's (see [`ToolLogic::permission_context`]). A tool that
+    /// panics here is judged in the session's context.
+    pub fn permission_context(
+        &self,
+        context: &crate::context::Context,
+    ) -> Option<crate::context::Context> {
+        guarded(|| self.logic.permission_context(context), None)
+    }
+
     /// The targets judged besides [`Self::permission_target`]. A tool that
     /// panics here is judged as touching the working directory too.
     pub fn further_permission_targets(

@@ -12,37 +12,28 @@
 use baton::engine::Approval;
 use serde_json::Value;
 
-pub fn approval(msg: &Value) -> Result<Approval, String> {
-    let flag = |name: &str| -> Result<bool, String> {
-        match msg.get(name) {
-            None | Some(Value::Null) => Ok(false),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(format!("`{name}` must be true or false")),
-        }
-    };
-    let present = |name: &str| msg.get(name).is_some_and(|v| !v.is_null());
-    match msg.get("decision").and_then(Value::as_str) {
-        Some("allow") => {
-            if let Some(field) = ["reason", "interrupt"].into_iter().find(|f| present(f)) {
+use super::strict::ApproveLine;
+
+/// The answer `line` gives. Its fields' types were checked when it was
+/// parsed; here, which fields go with which decision.
+pub fn approval(line: &ApproveLine) -> Result<Approval, String> {
+    match line.decision.as_str() {
+        "allow" => {
+            let stray = [
+                ("reason", line.reason.is_some()),
+                ("interrupt", line.interrupt.is_some()),
+            ];
+            if let Some((field, _)) = stray.into_iter().find(|(_, set)| *set) {
                 return Err(format!(
                     "`{field}` belongs to a `deny` decision, not to `allow`"
                 ));
             }
-            let remember = flag("remember")?;
-            let updated_input = match msg.get("updated_input") {
-                None | Some(Value::Null) => None,
-                Some(v @ Value::Object(_)) => Some(v.clone()),
-                Some(_) => {
-                    return Err("`updated_input` must be an object (the tool's input)".into())
-                }
-            };
+            let remember = line.remember.unwrap_or(false);
+            let updated_input = line.updated_input.clone().map(Value::Object);
             // `mode`: allow and switch the session to that mode (how a host
             // approves `ExitPlanMode` into, say, acceptEdits).
-            if let Some(mode) = msg.get("mode").filter(|v| !v.is_null()) {
-                let mode = mode
-                    .as_str()
-                    .ok_or("`mode` must be a permission mode name")?
-                    .parse::<baton::engine::PermissionMode>()?;
+            if let Some(mode) = &line.mode {
+                let mode = mode.parse::<baton::engine::PermissionMode>()?;
                 if updated_input.is_some() || remember {
                     return Err(
                         "`mode` cannot be combined with `updated_input` or `remember`".into(),
@@ -59,21 +50,19 @@ pub fn approval(msg: &Value) -> Result<Approval, String> {
                 }
             })
         }
-        Some("deny") => {
-            if let Some(field) = ["updated_input", "remember", "mode"]
-                .into_iter()
-                .find(|f| present(f))
-            {
+        "deny" => {
+            let stray = [
+                ("updated_input", line.updated_input.is_some()),
+                ("remember", line.remember.is_some()),
+                ("mode", line.mode.is_some()),
+            ];
+            if let Some((field, _)) = stray.into_iter().find(|(_, set)| *set) {
                 return Err(format!(
                     "`{field}` belongs to an `allow` decision, not to `deny`"
                 ));
             }
-            let reason = match msg.get("reason") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(_) => return Err("`reason` must be a string".into()),
-            };
-            Ok(if flag("interrupt")? {
+            let reason = line.reason.clone();
+            Ok(if line.interrupt.unwrap_or(false) {
                 Approval::DenyAndInterrupt { reason }
             } else {
                 Approval::Deny { reason }
@@ -88,9 +77,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The line as the dispatcher parses it, then its answer.
+    fn answer(mut v: Value) -> Result<Approval, String> {
+        v["type"] = json!("approve");
+        v["request_id"] = json!(1);
+        super::super::strict::parse::<ApproveLine>("approve", &v).and_then(|l| approval(&l))
+    }
+
     #[test]
     fn each_field_maps_to_its_answer() {
-        let a = |v: Value| approval(&v);
+        let a = answer;
         assert_eq!(a(json!({"decision": "allow"})), Ok(Approval::Allow));
         assert_eq!(
             a(json!({"decision": "allow", "remember": true})),
@@ -139,7 +135,7 @@ mod tests {
             json!({"decision": "allow", "mode": "acceptEdits", "remember": true}),
             json!({"decision": "maybe"}),
         ] {
-            assert!(approval(&bad).is_err(), "{bad}");
+            assert!(answer(bad.clone()).is_err(), "{bad}");
         }
     }
 }

@@ -7,26 +7,11 @@
 //! come as usual, in order; a line that reaches no running shell call is an
 //! `error` line, so a host never waits for something that will not happen.
 
-use serde::Deserialize;
+//!
+//! The line's shape is `strict::BackgroundLine`, parsed once by the
+//! dispatcher.
+
 use serde_json::Value;
-
-/// `{"type":"background", "call_id"?: string, "batch"?: number | string}`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BackgroundLine {
-    #[serde(rename = "type")]
-    _kind: String,
-    /// The call to send; otherwise every running call of the batch.
-    #[serde(default)]
-    pub call_id: Option<String>,
-    /// The batch (Baton's number or the host's name); the latest otherwise.
-    #[serde(default)]
-    pub batch: Option<Value>,
-}
-
-pub fn parse(msg: &Value) -> Result<BackgroundLine, String> {
-    BackgroundLine::deserialize(msg).map_err(|e| format!("bad `background` line: {e}"))
-}
 
 /// The error text when `sent` is empty.
 pub fn nothing_sent(call_id: Option<&str>, batch: &Value) -> String {

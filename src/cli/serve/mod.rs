@@ -20,6 +20,7 @@ mod input;
 mod model_hooks;
 pub mod oauth;
 mod output;
+pub mod resume;
 mod session;
 mod strict;
 mod subagent;
@@ -41,10 +42,18 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
     let agents = subagent::Agents::default();
     setup.builder = setup.builder.take().map(|b| b.subagents(agents.runner()));
     let engine = setup.engine()?;
+    resume::announce(&engine)?;
+    let mut save_warned = false;
+    resume::save(&engine, &mut save_warned);
+    let start_source = if engine.resumed().is_some() {
+        "resume"
+    } else {
+        "startup"
+    };
     let pipeline = engine.runtime().pipeline();
     let hooks = pipeline.hooks();
     let (has_start, has_end) = (
-        hooks.has_any(HookEvent::SessionStart, "startup"),
+        hooks.has_any(HookEvent::SessionStart, start_source),
         hooks.has_any(HookEvent::SessionEnd, "other"),
     );
     let hook_registry = hooks.clone();
@@ -54,7 +63,7 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
     tokio::pin!(stop);
     let mut stopping = false;
     if has_start {
-        let start = engine.session_start("startup");
+        let start = engine.session_start(start_source);
         tokio::pin!(start);
         let outcome = tokio::select! {
             outcome = &mut start => outcome,
@@ -109,6 +118,7 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
                         session.end_stream().await?;
                         session.close_input();
                     }
+                    resume::save(session.engine(), &mut save_warned);
                 }
                 Some(Line::Unusable { number, why }) => output::error_line(&why, Some(number))?,
                 None => {
@@ -117,7 +127,13 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
                     session.close_input();
                 }
             },
-            Some((batch, event)) = rx.recv() => session.emit(batch, event)?,
+            Some((batch, event)) = rx.recv() => {
+                let changes = resume::changes_state(&event);
+                session.emit(batch, event)?;
+                if changes {
+                    resume::save(session.engine(), &mut save_warned);
+                }
+            }
             _ = &mut stop, if !stopping => {
                 // Stop every message's calls, report their results, exit.
                 stopping = true;

@@ -11,8 +11,9 @@
 //! block, a whole message, a stream event) are checked for their kind
 //! here (object, text) and in detail by the parsers that read them.
 
-// The structs check and document each line's shape; the handlers still
-// read the line itself, so most fields are never read from the structs.
+// The structs check and document each line's shape. The lines in
+// [`Checked`] reach their handlers as structs, parsed once; the others'
+// handlers still read the line itself, so their fields are never read here.
 #![allow(dead_code)]
 
 use serde::de::{self, DeserializeOwned, IgnoredAny, MapAccess, Visitor};
@@ -54,44 +55,61 @@ pub fn unknown_type(kind: &str) -> String {
     )
 }
 
+/// A line checked against its struct and kept, for the handlers that take
+/// the struct instead of reading the line again.
+#[derive(Debug)]
+pub enum Checked {
+    Interrupt(InterruptLine),
+    Cancel(CancelLine),
+    Background(BackgroundLine),
+    Approve(ApproveLine),
+    Tasks,
+    TaskStop(TaskLine),
+    TaskOutput(TaskLine),
+    /// Checked; its handler reads the line itself.
+    Line,
+}
+
 /// Checks line `msg` of type `kind` against its struct. Types not listed
 /// are left to the dispatcher (which reports unknown ones).
-pub fn check(kind: &str, msg: &Value) -> Result<(), String> {
+pub fn check(kind: &str, msg: &Value) -> Result<Checked, String> {
     match kind {
-        "add" => parse::<AddLine>(kind, msg),
-        "end" => parse::<EndLine>(kind, msg),
-        "message" => parse::<MessageLine>(kind, msg),
-        "stream" => parse::<StreamLine>(kind, msg),
-        "interrupt" => parse::<InterruptLine>(kind, msg),
-        "cancel" => parse::<CancelLine>(kind, msg),
-        "background" => parse::<BackgroundLine>(kind, msg),
-        "approve" => parse::<ApproveLine>(kind, msg),
-        "elicitation" => parse::<ElicitationLine>(kind, msg),
-        "question_answer" => parse::<QuestionAnswerLine>(kind, msg),
-        "hook_answer" => parse::<HookAnswerLine>(kind, msg),
-        "tools" => parse::<ToolsLine>(kind, msg),
-        "reset_tools" | "shutdown" | "tasks" => parse::<BareLine>(kind, msg),
-        "task_stop" | "task_output" => parse::<TaskLine>(kind, msg),
-        _ => Ok(()),
+        "add" => parse::<AddLine>(kind, msg).map(|_| Checked::Line),
+        "end" => parse::<EndLine>(kind, msg).map(|_| Checked::Line),
+        "message" => parse::<MessageLine>(kind, msg).map(|_| Checked::Line),
+        "stream" => parse::<StreamLine>(kind, msg).map(|_| Checked::Line),
+        "interrupt" => parse(kind, msg).map(Checked::Interrupt),
+        "cancel" => parse(kind, msg).map(Checked::Cancel),
+        "background" => parse(kind, msg).map(Checked::Background),
+        "approve" => parse(kind, msg).map(Checked::Approve),
+        "elicitation" => parse::<ElicitationLine>(kind, msg).map(|_| Checked::Line),
+        "question_answer" => parse::<QuestionAnswerLine>(kind, msg).map(|_| Checked::Line),
+        "hook_answer" => parse::<HookAnswerLine>(kind, msg).map(|_| Checked::Line),
+        "tools" => parse::<ToolsLine>(kind, msg).map(|_| Checked::Line),
+        "tasks" => parse::<BareLine>(kind, msg).map(|_| Checked::Tasks),
+        "reset_tools" | "shutdown" => parse::<BareLine>(kind, msg).map(|_| Checked::Line),
+        "task_stop" => parse(kind, msg).map(Checked::TaskStop),
+        "task_output" => parse(kind, msg).map(Checked::TaskOutput),
+        _ => Ok(Checked::Line),
     }
 }
 
 /// Checks a line that names an `agent_id` (a subagent's message).
 pub fn check_agent(kind: &str, msg: &Value) -> Result<(), String> {
     match kind {
-        "add" => parse::<AgentAddLine>(kind, msg),
-        "end" => parse::<AgentEndLine>(kind, msg),
-        "subagent_result" => parse::<SubagentResultLine>(kind, msg),
+        "add" => parse::<AgentAddLine>(kind, msg).map(drop),
+        "end" => parse::<AgentEndLine>(kind, msg).map(drop),
+        "subagent_result" => parse::<SubagentResultLine>(kind, msg).map(drop),
         _ => Ok(()),
     }
 }
 
 /// Deserializes `msg` as `T`; the error names the field and the line type.
-pub fn parse<T: DeserializeOwned>(kind: &str, msg: &Value) -> Result<(), String> {
+pub fn parse<T: DeserializeOwned>(kind: &str, msg: &Value) -> Result<T, String> {
     // `&Value` is a borrowing deserializer: nothing of the line is copied
     // except the small fields the structs keep.
     match serde_path_to_error::deserialize::<_, T>(msg) {
-        Ok(_) => Ok(()),
+        Ok(line) => Ok(line),
         Err(e) => {
             let path = e.path().to_string();
             let inner = e.into_inner();
@@ -108,7 +126,7 @@ pub fn parse<T: DeserializeOwned>(kind: &str, msg: &Value) -> Result<(), String>
 }
 
 /// A batch as lines name it: Baton's number or the host's own name.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(
     untagged,
     expecting = "a batch number or the host's batch name (a string)"
@@ -256,7 +274,8 @@ pub struct ApproveLine {
     pub kind: Kind,
     pub request_id: u64,
     pub decision: String,
-    pub updated_input: Option<Object>,
+    /// Kept whole: the call runs with it (see `approve::approval`).
+    pub updated_input: Option<serde_json::Map<String, Value>>,
     pub remember: Option<bool>,
     pub reason: Option<String>,
     pub interrupt: Option<bool>,
@@ -412,7 +431,7 @@ mod tests {
             ("cancel", json!({"type": "cancel", "id": "t", "batch": "A"})),
             ("shutdown", json!({"type": "shutdown"})),
         ] {
-            assert_eq!(check(kind, &line), Ok(()), "{line}");
+            assert!(check(kind, &line).is_ok(), "{line}");
         }
     }
 }

@@ -2,28 +2,23 @@
 //! one, `task_output` reads the end of one's output. Each answers with one
 //! line (or an `error` line naming the known ids).
 
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use baton::Engine;
 
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", deny_unknown_fields)]
-enum TaskLine {
+/// A task line, as the dispatcher parsed it (`strict::Checked`).
+#[derive(Debug)]
+pub enum TaskLine {
     /// `{"type":"tasks"}`
-    #[serde(rename = "tasks")]
     List,
     /// `{"type":"task_stop","task_id":"shell-1"}`
-    #[serde(rename = "task_stop")]
     Stop { task_id: String },
     /// `{"type":"task_output","task_id":"shell-1"}`
-    #[serde(rename = "task_output")]
     Output { task_id: String },
 }
 
 /// The answer to a task line, or the text of an error line.
-pub async fn answer(engine: &Engine, msg: &Value) -> Result<Value, String> {
-    let line = TaskLine::deserialize(msg).map_err(|e| format!("bad task line: {e}"))?;
+pub async fn answer(engine: &Engine, line: TaskLine) -> Result<Value, String> {
     Ok(match line {
         TaskLine::List => json!({"type": "tasks", "tasks": engine.tasks()}),
         TaskLine::Stop { task_id } => {

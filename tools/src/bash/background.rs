@@ -143,6 +143,13 @@ impl BackgroundTasks {
         inner.lingering.push((owner, guard));
     }
 
+    /// Numbers new tasks after `n`: a resumed session's old tasks keep
+    /// their ids, and a new `shell-1` must not be taken for the lost one.
+    pub fn number_after(&self, n: u64) {
+        let mut inner = self.inner.lock();
+        inner.next_id = inner.next_id.max(n);
+    }
+
     fn next_id(&self) -> String {
         self.next_id_of("shell")
     }

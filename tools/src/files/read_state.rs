@@ -82,6 +82,12 @@ impl ReadState {
     pub fn get(&self, path: &Path) -> Option<FileSnapshot> {
         self.files.lock().get(path).cloned()
     }
+
+    /// Every file seen, for saving the session (baton's `session_state`).
+    pub fn entries(&self) -> Vec<(PathBuf, FileSnapshot)> {
+        let files = self.files.lock();
+        files.iter().map(|(p, s)| (p.clone(), s.clone())).collect()
+    }
 }
 
 pub fn hash(bytes: &[u8]) -> [u8; 32] {

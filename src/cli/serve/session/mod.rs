@@ -16,6 +16,8 @@ use tokio::sync::mpsc;
 mod targets;
 
 use super::output::write_line;
+use super::strict::Checked;
+use super::tasks::TaskLine;
 use super::wire::{self, Wire};
 use crate::cli::CliError;
 
@@ -124,9 +126,10 @@ impl Session {
             }
             return Ok(true);
         }
-        if let Err(e) = super::strict::check(kind, &msg) {
-            return self.error(e).map(|_| true);
-        }
+        let checked = match super::strict::check(kind, &msg) {
+            Ok(checked) => checked,
+            Err(e) => return self.error(e).map(|_| true),
+        };
         if self.open.is_none() && matches!(kind, "add" | "message" | "stream") {
             // Between messages: pick up MCP tool lists that changed.
             if let Some(refreshed) = self.engine.refresh_tools().await {
@@ -135,6 +138,24 @@ impl Session {
                 }
                 self.wire.set_pool(self.engine.pool());
             }
+        }
+        // Lines parsed once: their handlers take the struct.
+        let task = match checked {
+            Checked::Interrupt(line) => return self.interrupt(&line).map(|_| true),
+            Checked::Cancel(line) => return self.cancel(&line).map(|_| true),
+            Checked::Background(line) => return self.background(&line).map(|_| true),
+            Checked::Approve(line) => return self.approve(&line).map(|_| true),
+            Checked::Tasks => Some(TaskLine::List),
+            Checked::TaskStop(l) => Some(TaskLine::Stop { task_id: l.task_id }),
+            Checked::TaskOutput(l) => Some(TaskLine::Output { task_id: l.task_id }),
+            Checked::Line => None,
+        };
+        if let Some(task) = task {
+            match super::tasks::answer(&self.engine, task).await {
+                Ok(line) => write_line(&line)?,
+                Err(e) => self.error(e)?,
+            }
+            return Ok(true);
         }
         match kind {
             "add" => {
@@ -194,29 +215,6 @@ impl Session {
                 }
                 self.end_open();
             }
-            "interrupt" => {
-                let kind = msg.get("kind").and_then(Value::as_str).unwrap_or("cancel");
-                match kind.parse::<InterruptKind>() {
-                    Ok(kind) => match self.interrupt_target(msg.get("batch")) {
-                        Ok(id) => {
-                            if let Some(b) = self.batches.get(&id) {
-                                b.handle.interrupt(kind);
-                            }
-                        }
-                        Err(problem) => self.error(problem)?,
-                    },
-                    Err(e) => self.error(e)?,
-                }
-            }
-            "background" => self.background(&msg)?,
-            "cancel" => self.cancel(&msg)?,
-            "tasks" | "task_stop" | "task_output" => {
-                match super::tasks::answer(&self.engine, &msg).await {
-                    Ok(line) => write_line(&line)?,
-                    Err(e) => self.error(e)?,
-                }
-            }
-            "approve" => self.approve(&msg)?,
             "elicitation" => {
                 if let Err(e) = self.elicitor.answer(&msg) {
                     self.error(e)?;
@@ -388,14 +386,12 @@ impl Session {
         }
     }
 
-    fn approve(&mut self, msg: &Value) -> Result<(), CliError> {
-        let Some(id) = msg.get("request_id").and_then(Value::as_u64) else {
-            return self.error("approve needs a numeric `request_id`".into());
-        };
+    fn approve(&mut self, line: &super::strict::ApproveLine) -> Result<(), CliError> {
+        let id = line.request_id;
         let Some(prompt) = self.prompts.remove(&id) else {
             return self.error(format!("no pending permission request {id}"));
         };
-        let approval = match super::approve::approval(msg) {
+        let approval = match super::approve::approval(line) {
             Ok(approval) => approval,
             Err(problem) => {
                 self.prompts.insert(id, prompt);

@@ -5,15 +5,29 @@
 use serde_json::{json, Value};
 
 use super::Session;
+use crate::cli::serve::strict::{BackgroundLine, BatchRef, CancelLine, InterruptLine};
 use crate::cli::CliError;
 
 impl Session {
+    /// An `interrupt` line: the named batch, or the latest one.
+    pub(super) fn interrupt(&mut self, line: &InterruptLine) -> Result<(), CliError> {
+        let kind = line.interrupt.as_deref().unwrap_or("cancel");
+        match kind.parse::<baton::InterruptKind>() {
+            Ok(kind) => match self.interrupt_target(line.batch.as_ref()) {
+                Ok(id) => {
+                    if let Some(b) = self.batches.get(&id) {
+                        b.handle.interrupt(kind);
+                    }
+                    Ok(())
+                }
+                Err(problem) => self.error(problem),
+            },
+            Err(e) => self.error(e),
+        }
+    }
+
     /// A `background` line (see [`super::super::background`]).
-    pub(super) fn background(&mut self, msg: &Value) -> Result<(), CliError> {
-        let line = match super::super::background::parse(msg) {
-            Ok(line) => line,
-            Err(e) => return self.error(e),
-        };
+    pub(super) fn background(&mut self, line: &BackgroundLine) -> Result<(), CliError> {
         // A call named without its batch is looked for in every running one.
         let holder = match (&line.call_id, &line.batch) {
             (Some(call), None) => self
@@ -62,9 +76,9 @@ impl Session {
     /// The batch an `interrupt` line names (its number or the host's id),
     /// or the latest one; an error text when that batch is unknown or has
     /// finished.
-    pub(super) fn interrupt_target(&self, named: Option<&Value>) -> Result<u64, String> {
+    pub(super) fn interrupt_target(&self, named: Option<&BatchRef>) -> Result<u64, String> {
         let id = match named {
-            None | Some(Value::Null) => {
+            None => {
                 let latest = self.latest.ok_or("there is no message to interrupt")?;
                 if !self.batches.contains_key(&latest) {
                     return Err(format!(
@@ -74,14 +88,13 @@ impl Session {
                 }
                 latest
             }
-            Some(Value::String(host)) => *self
+            Some(BatchRef::Name(host)) => *self
                 .host_ids
                 .get(host)
                 .ok_or_else(|| format!("no running batch `{host}` (unknown or finished)"))?,
-            Some(v) => v
-                .as_u64()
+            Some(BatchRef::Number(n)) => Some(*n)
                 .filter(|id| self.batches.contains_key(id))
-                .ok_or_else(|| format!("no running batch {v} (unknown or finished)"))?,
+                .ok_or_else(|| format!("no running batch {n} (unknown or finished)"))?,
         };
         Ok(id)
     }
@@ -96,18 +109,16 @@ impl Session {
 
     /// A `cancel` line: stops one call, in the named batch or whichever
     /// running batch holds it.
-    pub(super) fn cancel(&mut self, msg: &Value) -> Result<(), CliError> {
-        let Some(id) = msg.get("id").and_then(Value::as_str) else {
-            return self.error("`cancel` needs the call's `id`".into());
-        };
-        let holder = match msg.get("batch") {
-            None | Some(Value::Null) => self
+    pub(super) fn cancel(&mut self, line: &CancelLine) -> Result<(), CliError> {
+        let id = line.id.as_str();
+        let holder = match &line.batch {
+            None => self
                 .batches
                 .iter()
                 .find(|(_, b)| b.calls.iter().any(|c| c == id))
                 .map(|(n, _)| *n)
                 .ok_or_else(|| format!("no running batch has a call `{id}`")),
-            named => self.interrupt_target(named),
+            Some(named) => self.interrupt_target(Some(named)),
         };
         let batch = match holder {
             Ok(batch) => batch,
