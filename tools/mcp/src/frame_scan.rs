@@ -80,7 +80,11 @@ pub(crate) fn tail_id(tail: &[u8]) -> Option<String> {
     i = skip_ws(body, i + 1);
     let value = &body[i..];
     // The value must be the whole rest and end where the object ends.
-    (value_end(value, 0) == Some(value.len()) && is_scalar_id(value)).then(|| text(value))
+    let whole = match value.first() {
+        Some(b'"') => string_end(value, 0) == Some(value.len()),
+        _ => !value.is_empty(),
+    };
+    (whole && is_scalar_id(value)).then(|| text(value))
 }
 
 fn is_scalar_id(value: &[u8]) -> bool {
