@@ -22,6 +22,7 @@ mod handler;
 mod hook_call;
 mod load;
 pub mod naming;
+mod plugins;
 mod probe;
 mod process;
 mod refresh_tool;
@@ -44,6 +45,7 @@ pub use config::{parse_servers, ReadOnlyOverride, Scope, ServerSpec, TransportSp
 pub use elicit::{with_defaults, ElicitMode, ElicitRequest, ElicitResponse, Elicitor, FnElicitor};
 pub use expand::expand;
 pub use load::{load, process_env, servers_of, LoadOptions, Loaded};
+pub use plugins::{add_plugin_servers, plugin_servers};
 pub use probe::DISCOVER_PROBE;
 pub use process::{MAX_FRAME, STOP_GRACE};
 pub use result::map_result;

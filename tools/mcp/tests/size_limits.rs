@@ -157,3 +157,38 @@ async fn over_http_the_refusal_reads_as_a_sentence() {
     assert_eq!(outcome(&next), "fine");
     clients.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_two_calls_in_flight_the_id_at_the_end_picks_the_refused_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let clients = start(vec![oversized("two")], dir.path()).await;
+    let (tools, _) = clients.tools();
+    // The server answers in order: the echo waits behind the big answer,
+    // so at the crossing two requests are in flight and only the id at the
+    // end of the big message can say which one it answers.
+    let big = {
+        let tools = tools.clone();
+        let dir = dir.path().to_path_buf();
+        tokio::spawn(async move {
+            call(
+                &tools,
+                "mcp__two__big",
+                json!({"mb": 40, "id_last": true, "delay_ms": 1500}),
+                &dir,
+            )
+            .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let echo = call(
+        &tools,
+        "mcp__two__echo",
+        json!({"text": "second"}),
+        dir.path(),
+    );
+    let echo = tokio::time::timeout(BOUNDED, echo).await.unwrap();
+    let big = tokio::time::timeout(BOUNDED, big).await.unwrap().unwrap();
+    assert!(outcome(&big).contains("16 MiB"), "{}", outcome(&big));
+    assert_eq!(outcome(&echo), "second");
+    clients.shutdown().await;
+}

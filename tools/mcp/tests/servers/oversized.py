@@ -4,7 +4,8 @@ limits and the resource tools.
     oversized.py [--http]
 
 Tools:
-  big {mb, id_last}   answers with one message of `mb` MiB, written in
+  big {mb, id_last, delay_ms}
+                      answers with one message of `mb` MiB, written in
                       chunks; the id comes first (as Python's SDK writes it)
                       or last (as the TypeScript SDK writes it)
   cut {newline}       writes half a message; with `newline` it ends the line,
@@ -22,6 +23,7 @@ blob) and other://x.
 import base64
 import json
 import sys
+import time
 
 CHUNK = "x" * (1024 * 1024)
 PNG = bytes([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + bytes(range(256)) * 4
@@ -40,7 +42,8 @@ def schema(props=None):
 
 
 TOOLS = {
-    "big": schema({"mb": {"type": "integer"}, "id_last": {"type": "boolean"}}),
+    "big": schema({"mb": {"type": "integer"}, "id_last": {"type": "boolean"},
+                   "delay_ms": {"type": "integer"}}),
     "cut": schema({"newline": {"type": "boolean"}}),
     "echo": schema({"text": {"type": "string"}}),
     "toggle": schema(),
@@ -95,6 +98,8 @@ def handle(msg, out):
     args = params.get("arguments") or {}
     rid_text = json.dumps(rid)
     if name == "big":
+        # Lets a test put a second request in flight before the answer.
+        time.sleep(int(args.get("delay_ms", 0)) / 1000)
         start = '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' % rid_text
         end = '"}]}}\n'
         if args.get("id_last"):
