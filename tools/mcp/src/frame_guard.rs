@@ -174,18 +174,18 @@ impl Filter {
         let mut reader = BufReader::with_capacity(64 * 1024, stdout);
         let mut line = Vec::new();
         let mut skipping: Option<Skipping> = None;
-        loop {
-            let Ok(available) = reader.fill_buf().await else {
-                break;
-            };
+        while let Ok(available) = reader.fill_buf().await {
             if available.is_empty() {
                 // End of output: a last line without newline still counts.
-                let ok = match skipping.take() {
-                    Some(s) => self.skipped(s).await,
-                    None if !line.is_empty() => self.line(std::mem::take(&mut line)).await,
-                    None => true,
-                };
-                let _ = ok;
+                match skipping.take() {
+                    Some(s) => {
+                        self.skipped(s).await;
+                    }
+                    None if !line.is_empty() => {
+                        self.line(std::mem::take(&mut line)).await;
+                    }
+                    None => {}
+                }
                 break;
             }
             let (chunk, newline) = match available.iter().position(|b| *b == b'\n') {

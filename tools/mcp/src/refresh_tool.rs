@@ -39,7 +39,7 @@ impl ToolLogic<Value> for Refresh {
             Some(name) => vec![crate::resources::find(&self.servers, name)?],
             None => self.servers.iter().collect(),
         };
-        let results = futures::future::join_all(servers.into_iter().map(|s| refresh_one(s))).await;
+        let results = futures::future::join_all(servers.into_iter().map(refresh_one)).await;
         Ok(ToolOutput::json(Value::Array(results)))
     }
 }
