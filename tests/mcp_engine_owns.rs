@@ -113,6 +113,55 @@ async fn engine_refreshes_tools_between_messages_and_stops_its_servers() {
     assert!(wait_gone(pid, Duration::from_secs(10)), "server {pid} left");
 }
 
+/// `RefreshMcpTools` through the engine: a server that changes its tools
+/// without announcing it is re-listed by the model's call, and the pool
+/// follows between messages (the path of `tools/list_changed`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refresh_mcp_tools_updates_the_pool_between_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = ClientOptions::from_env(dir.path(), &|_| None);
+    opts.connect_timeout = Duration::from_secs(120);
+    let quiet = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/mcp/tests/servers/oversized.py");
+    let spec = ServerSpec::stdio("q", "python3", vec![quiet.display().to_string()]);
+    let clients = Arc::new(McpClients::start(vec![spec], opts).await);
+    let (others, _) = clients.tools();
+    let pool = ToolPool::assemble(
+        PoolSpec {
+            others,
+            ..Default::default()
+        },
+        &baton::engine::permission::AllowAllUnsafe,
+    );
+    let engine = Engine::builder(pool)
+        .cwd(dir.path())
+        .state_dir(dir.path().join("state"))
+        .allow_all_unsafe()
+        .mcp(Arc::clone(&clients))
+        .build()
+        .unwrap();
+    let (err, text) = one_call(&engine, "mcp__q__toggle").await;
+    assert!(!err, "{text}");
+    assert!(
+        engine.refresh_tools().await.is_none(),
+        "the server said nothing"
+    );
+    let (err, text) = one_call(&engine, "RefreshMcpTools").await;
+    assert!(!err, "{text}");
+    let report: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(report[0]["added"], json!(["mcp__q__extra"]), "{report}");
+    assert_eq!(report[0]["removed"], json!(["mcp__q__gone"]), "{report}");
+    assert!(engine.refresh_tools().await.is_some());
+    let names = engine.pool().names();
+    assert!(
+        names.iter().any(|n| n == "mcp__q__extra") && !names.iter().any(|n| n == "mcp__q__gone"),
+        "{names:?}"
+    );
+    let (err, text) = one_call(&engine, "mcp__q__extra").await;
+    assert!(!err && text == "extra works", "{text}");
+    engine.shutdown();
+    engine.stop_mcp_servers().await;
+}
+
 /// `baton serve` with the Python server: returns the child, its stdin, a
 /// reader of its stdout lines and the server's pid.
 struct Serve {

@@ -60,9 +60,16 @@ static STARTED: Mutex<Vec<Arc<McpClients>>> = Mutex::new(Vec::new());
 
 /// Loads the configured servers and starts them (in parallel, on the
 /// runtime `main` entered). Problems are printed and never fatal.
-pub fn start(cwd: &Path, settings_file: Option<&Path>, args: &McpArgs) -> Arc<McpClients> {
+/// `plugins` (`(name, root)` of the enabled plugins) bring their servers
+/// too, unless `--strict-mcp-config`.
+pub fn start(
+    cwd: &Path,
+    settings_file: Option<&Path>,
+    args: &McpArgs,
+    plugins: &[(String, PathBuf)],
+) -> Arc<McpClients> {
     let env = baton::mcp::process_env;
-    let loaded = baton::mcp::load(
+    let mut loaded = baton::mcp::load(
         &LoadOptions {
             project_dir: cwd.to_path_buf(),
             home: std::env::var_os("HOME").map(PathBuf::from),
@@ -72,6 +79,9 @@ pub fn start(cwd: &Path, settings_file: Option<&Path>, args: &McpArgs) -> Arc<Mc
         },
         &env,
     );
+    if !args.strict {
+        baton::mcp::add_plugin_servers(&mut loaded, plugins, &env);
+    }
     for problem in &loaded.diagnostics {
         eprintln!("baton: mcp: {problem}");
     }

@@ -367,7 +367,12 @@ impl Setup {
         let tools = baton::remote::route(tools, &remote, &session_key)
             .map_err(|e| CliError::Usage(e.to_string()))?;
         mcp::check_config_files(&common.mcp)?;
-        let mcp = mcp::start(&cwd, common.settings.as_deref(), &common.mcp);
+        let mcp = mcp::start(
+            &cwd,
+            common.settings.as_deref(),
+            &common.mcp,
+            &settings.plugin_roots,
+        );
         // `mcp_tool` hooks call the same servers.
         settings.mcp_hooks.set(mcp.clone());
         let pool = mcp::pool(&*settings.policy, tools, &mcp);

@@ -108,7 +108,13 @@ pub(crate) async fn call_tool(
     let handle = peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
         .await
-        .map_err(|e| ToolError::new(stopped_text(server, display, &e.to_string())))?;
+        .map_err(|e| {
+            ToolError::new(stopped_text(
+                server,
+                display,
+                &crate::sentence::describe(&e),
+            ))
+        })?;
     let watch = CallWatch {
         progress: ctx.progress.clone(),
         activity: Arc::new(Notify::new()),
@@ -270,16 +276,31 @@ fn progress_note(last: &Option<String>) -> String {
 
 fn error_text(server: &Server, display: &str, e: &rmcp::ServiceError) -> String {
     match e {
-        rmcp::ServiceError::McpError(data) => format!(
-            "MCP server \"{}\" returned an error for {display}: {} (code {})",
-            server.spec.name, data.message, data.code.0
+        rmcp::ServiceError::McpError(data)
+            if data.message.starts_with(crate::frame_guard::REFUSED) =>
+        {
+            format!(
+                "MCP server \"{}\" could not answer {display}: {}",
+                server.spec.name, data.message
+            )
+        }
+        rmcp::ServiceError::TransportSend(_) if crate::sentence::is_size_limit(e) => format!(
+            "MCP server \"{}\" could not answer {display}: {}. The next call goes on as usual.",
+            server.spec.name,
+            crate::sentence::describe(e)
+        ),
+        rmcp::ServiceError::McpError(_) => format!(
+            "MCP server \"{}\" returned an error for {display}: {}",
+            server.spec.name,
+            crate::sentence::describe(e)
         ),
         rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_) => {
-            stopped_text(server, display, &e.to_string())
+            stopped_text(server, display, &crate::sentence::describe(e))
         }
         other => format!(
-            "MCP server \"{}\" failed on {display}: {other}",
-            server.spec.name
+            "MCP server \"{}\" failed on {display}: {}",
+            server.spec.name,
+            crate::sentence::describe(other)
         ),
     }
 }

@@ -23,6 +23,8 @@ pub enum Scope {
     Flag,
     /// Added by the host through the Rust API.
     Api,
+    /// Shipped by an enabled plugin (see [`crate::plugins`]).
+    Plugin,
 }
 
 impl Scope {
@@ -33,6 +35,7 @@ impl Scope {
             Scope::Local => "local",
             Scope::Flag => "flag",
             Scope::Api => "api",
+            Scope::Plugin => "plugin",
         }
     }
 }

@@ -4,26 +4,36 @@
 //! ([`load`]); [`McpClients::start`] connects to all of them in parallel
 //! (stdio, streamable HTTP, legacy HTTP+SSE), and [`McpClients::tools`] gives one
 //! [`baton_engine::Tool`] per server tool, named `mcp__<server>__<tool>`,
-//! plus `ListMcpResourcesTool` / `ReadMcpResourceTool`. A server that fails to start
+//! plus the MCP tools Claude Code has (`ListMcpResourcesTool`,
+//! `ReadMcpResourceTool`, `ReadMcpResourceDirTool`, `RefreshMcpTools`,
+//! `WaitForMcpServers`). A server that fails to start
 //! is a diagnostic; the others work. See docs/mcp.md.
 
 pub mod auth;
+mod blob;
 mod call;
 mod config;
 mod connect;
 mod elicit;
 mod expand;
+mod frame_guard;
+mod frame_scan;
 mod handler;
 mod hook_call;
 mod load;
 pub mod naming;
+mod plugins;
 mod probe;
 mod process;
+mod refresh_tool;
+mod resource_dir;
 mod resources;
 mod result;
+mod sentence;
 mod server;
 mod sse;
 mod tool;
+mod wait_tool;
 
 use std::sync::Arc;
 
@@ -35,6 +45,7 @@ pub use config::{parse_servers, ReadOnlyOverride, Scope, ServerSpec, TransportSp
 pub use elicit::{with_defaults, ElicitMode, ElicitRequest, ElicitResponse, Elicitor, FnElicitor};
 pub use expand::expand;
 pub use load::{load, process_env, servers_of, LoadOptions, Loaded};
+pub use plugins::{add_plugin_servers, plugin_servers};
 pub use probe::DISCOVER_PROBE;
 pub use process::{MAX_FRAME, STOP_GRACE};
 pub use result::map_result;
@@ -150,6 +161,9 @@ impl McpClients {
         tools.sort_by(|a, b| a.name().cmp(b.name()));
         if !self.servers.is_empty() {
             tools.extend(resources::tools(&self.servers));
+            tools.extend(resource_dir::tool(&self.servers));
+            tools.extend(refresh_tool::tool(&self.servers));
+            tools.extend(wait_tool::tool(&self.servers));
         }
         (tools.into_iter().map(Arc::new).collect(), problems)
     }

@@ -5,19 +5,22 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use parking_lot::Mutex;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader, DuplexStream};
-use tokio::process::{ChildStdin, Command};
+use tokio::io::{AsyncBufReadExt, BufReader, DuplexStream};
+use tokio::process::Command;
+
+use crate::frame_guard::{Filter, InFlight, TrackedStdin};
 use tokio::sync::watch;
 
-/// Largest JSON-RPC line accepted from a server; longer lines are dropped
-/// (with a diagnostic) so one message cannot exhaust memory.
+/// Largest JSON-RPC line accepted from a server; a longer one is refused
+/// as it streams (see [`crate::frame_guard`]) so one message cannot exhaust
+/// memory.
 pub const MAX_FRAME: usize = 16 * 1024 * 1024;
 /// How long a server gets after SIGTERM before SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -120,8 +123,9 @@ pub struct ServerProcess {
     exited: watch::Receiver<Option<String>>,
 }
 
-/// The pipes rmcp talks over: filtered stdout, and stdin.
-pub type Pipes = (DuplexStream, ChildStdin);
+/// The pipes rmcp talks over: filtered stdout, and stdin (watched for the
+/// ids of requests in flight, see [`crate::frame_guard`]).
+pub type Pipes = (DuplexStream, TrackedStdin);
 
 impl ServerProcess {
     /// Starts `command args` in a new process group with `env` added and
@@ -166,12 +170,14 @@ impl ServerProcess {
             }
         });
         let (ours, theirs) = tokio::io::duplex(256 * 1024);
-        tokio::spawn(filter_stdout(
-            stdout,
-            theirs,
-            Arc::clone(&ring),
-            Arc::clone(&junk),
-        ));
+        let in_flight = Arc::new(InFlight::default());
+        let filter = Filter {
+            to_rmcp: theirs,
+            ring: Arc::clone(&ring),
+            junk: Arc::clone(&junk),
+            in_flight: Arc::clone(&in_flight),
+        };
+        tokio::spawn(filter.run(stdout));
         tokio::spawn(async move {
             let status = child.wait().await;
             let text = match status {
@@ -187,7 +193,7 @@ impl ServerProcess {
                 junk_lines: junk,
                 exited,
             },
-            (ours, stdin),
+            (ours, TrackedStdin::new(stdin, in_flight)),
         ))
     }
 
@@ -242,41 +248,6 @@ impl Drop for ServerProcess {
         // Last line of defence; `stop` is the orderly path.
         self.kill_now();
     }
-}
-
-/// Copies JSON-RPC lines from the server's stdout to rmcp; anything else
-/// (a banner, a stray `print`) goes to the stderr ring and is counted.
-async fn filter_stdout(
-    stdout: impl AsyncRead + Unpin,
-    mut to_rmcp: DuplexStream,
-    ring: Arc<StderrRing>,
-    junk: Arc<AtomicU64>,
-) {
-    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
-    let mut buf = Vec::new();
-    loop {
-        let line = match read_line_bounded(&mut reader, &mut buf, MAX_FRAME).await {
-            Ok(Some(line)) => line,
-            Ok(None) | Err(_) => break,
-        };
-        let first = line.iter().find(|b| !b.is_ascii_whitespace()).copied();
-        match first {
-            None => continue,
-            Some(b'{') | Some(b'[') => {
-                if to_rmcp.write_all(&line).await.is_err()
-                    || to_rmcp.write_all(b"\n").await.is_err()
-                {
-                    break;
-                }
-            }
-            Some(_) => {
-                junk.fetch_add(1, Ordering::Relaxed);
-                let text = String::from_utf8_lossy(line_or_notice(&line)).into_owned();
-                ring.push(&format!("[stdout, not JSON-RPC, skipped] {text}"));
-            }
-        }
-    }
-    let _ = to_rmcp.shutdown().await;
 }
 
 fn line_or_notice(line: &[u8]) -> &[u8] {

@@ -21,7 +21,10 @@ struct ReadResource {
     servers: Vec<Arc<Server>>,
 }
 
-fn find<'a>(servers: &'a [Arc<Server>], name: &str) -> Result<&'a Arc<Server>, ToolError> {
+pub(crate) fn find<'a>(
+    servers: &'a [Arc<Server>],
+    name: &str,
+) -> Result<&'a Arc<Server>, ToolError> {
     servers.iter().find(|s| s.name() == name).ok_or_else(|| {
         let names: Vec<&str> = servers.iter().map(|s| s.name()).collect();
         ToolError::new(format!(
@@ -73,7 +76,11 @@ impl ToolLogic<Value> for ListResources {
                         }
                     }
                     Err(e) => {
-                        problems.push(format!("{}: {e}", server.name()));
+                        problems.push(format!(
+                            "{}: {}",
+                            server.name(),
+                            crate::sentence::describe(&e)
+                        ));
                         break;
                     }
                 }
@@ -99,7 +106,7 @@ impl ToolLogic<Value> for ReadResource {
         true
     }
 
-    async fn call(&self, input: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let name = input.get("server").and_then(Value::as_str).unwrap_or("");
         let uri = input.get("uri").and_then(Value::as_str).unwrap_or("");
         let server = find(&self.servers, name)?;
@@ -112,18 +119,22 @@ impl ToolLogic<Value> for ReadResource {
             .read_resource(ReadResourceRequestParams::new(uri))
             .await
             .map_err(|e| {
-                ToolError::new(format!("MCP server \"{name}\" could not read {uri}: {e}"))
+                ToolError::new(format!(
+                    "MCP server \"{name}\" could not read {uri}: {}",
+                    crate::sentence::describe(&e)
+                ))
             })?;
         let value = serde_json::to_value(&result).unwrap_or(Value::Null);
-        let content = value
+        let items = value
             .get("contents")
             .and_then(Value::as_array)
-            .map(|items| items.iter().map(crate::result::embedded).collect())
+            .cloned()
             .unwrap_or_default();
-        Ok(ToolOutput {
-            content,
-            ..Default::default()
-        })
+        Ok(ToolOutput::json(crate::blob::contents(
+            &items,
+            name,
+            ctx.session.state_dir(),
+        )))
     }
 }
 
@@ -142,7 +153,7 @@ pub(crate) fn tools(servers: &[Arc<Server>]) -> Vec<Tool> {
     let read = Tool::raw(
         ToolDef::new(
             "ReadMcpResourceTool",
-            "Reads one resource of an MCP server by its URI (see ListMcpResourcesTool).",
+            "Reads one resource of an MCP server by its URI (see ListMcpResourcesTool). Text comes back as `text`; binary contents are saved to a file whose path is `blobSavedTo`.",
         )
         .origin(ToolOrigin::Host)
         .work_kind(WorkKind::Wait),

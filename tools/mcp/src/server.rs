@@ -153,6 +153,9 @@ pub struct Server {
     pub(crate) tools: Mutex<Vec<Value>>,
     stopping: AtomicBool,
     supervising: AtomicBool,
+    /// The tool list changed outside a `tools/list_changed` notification
+    /// (`RefreshMcpTools`); the host's next refresh rebuilds the pool.
+    pub(crate) pool_stale: AtomicBool,
 }
 
 impl std::fmt::Debug for Server {
@@ -175,6 +178,7 @@ impl Server {
             tools: Mutex::new(Vec::new()),
             stopping: AtomicBool::new(false),
             supervising: AtomicBool::new(false),
+            pool_stale: AtomicBool::new(false),
         })
     }
 
@@ -287,11 +291,12 @@ impl Server {
     /// Re-reads the tool list after `tools/list_changed`; `true` when it was
     /// refreshed.
     pub(crate) async fn refresh_tools(&self) -> bool {
+        let stale = self.pool_stale.swap(false, Ordering::AcqRel);
         let Some(live) = self.live.lock().clone() else {
-            return false;
+            return stale;
         };
         if !live.handler().take_tools_changed() {
-            return false;
+            return stale;
         }
         match tokio::time::timeout(self.opts.connect_timeout, live.peer().list_all_tools()).await {
             Ok(Ok(tools)) => {
@@ -301,8 +306,18 @@ impl Server {
                     .collect();
                 true
             }
-            _ => false,
+            _ => stale,
         }
+    }
+
+    /// The live connection if there is one now (never waits, never dials).
+    pub(crate) fn live_now(&self) -> Option<Arc<Live>> {
+        self.live.lock().clone().filter(|l| !l.is_closed())
+    }
+
+    /// Follows the server's state (for waiting on servers that connect).
+    pub(crate) fn watch_state(&self) -> watch::Receiver<ServerState> {
+        self.state.subscribe()
     }
 
     /// Watches the connection and restarts it when it dies.

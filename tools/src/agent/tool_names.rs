@@ -10,7 +10,8 @@
 use baton_engine::aliases::canonical_tool_name;
 
 /// Built-in tools Baton offers (the registry test keeps this list true),
-/// plus the MCP resource tools the host adds when servers are configured.
+/// plus the MCP tools the host adds when servers are configured (resources,
+/// `RefreshMcpTools`, `WaitForMcpServers`).
 pub const BATON_TOOLS: &[&str] = &[
     "Agent",
     "AskUserQuestion",
@@ -24,13 +25,16 @@ pub const BATON_TOOLS: &[&str] = &[
     "Monitor",
     "NotebookEdit",
     "Read",
+    "ReadMcpResourceDirTool",
     "ReadMcpResourceTool",
+    "RefreshMcpTools",
     "Skill",
     "Sleep",
     "TaskOutput",
     "TaskStop",
     "TodoWrite",
     "ToolSearch",
+    "WaitForMcpServers",
     "WebFetch",
     "Write",
     // codex's interactive-session tools, under codex's names.

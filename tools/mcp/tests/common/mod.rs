@@ -108,3 +108,66 @@ pub fn alive(pid: i32) -> bool {
             .map(|s| s.contains(") Z "))
             .unwrap_or(true)
 }
+
+/// A test server script under tests/servers.
+pub fn script(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/servers")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// servers/oversized.py over stdio, named `name`.
+pub fn oversized(name: &str) -> ServerSpec {
+    ServerSpec::stdio(name, "python3", vec!["-u".into(), script("oversized.py")])
+}
+
+/// A Python test server serving HTTP on a free port it prints as
+/// `PORT <n>`; its process group is killed on drop.
+pub struct HttpChild {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl HttpChild {
+    pub fn start(script_name: &str, args: &[&str]) -> HttpChild {
+        use std::io::BufRead;
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("python3")
+            .arg("-u")
+            .arg(script(script_name))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .unwrap();
+        let port: u16 = line.trim().trim_start_matches("PORT ").parse().unwrap();
+        HttpChild {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for HttpChild {
+    fn drop(&mut self) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+/// The outcome of a call as text, error or not.
+pub fn outcome(r: &Result<ToolOutput, ToolError>) -> String {
+    match r {
+        Ok(out) => text(out),
+        Err(e) => e.message.clone(),
+    }
+}
