@@ -106,6 +106,9 @@ pub struct ServerSpec {
     pub source: String,
     /// OAuth settings (HTTP and SSE servers; see [`crate::auth`]).
     pub oauth: crate::auth::OAuthSettings,
+    /// `headersHelper` (HTTP and SSE servers): a command printing headers
+    /// for each connection (see [`crate::headers_helper`]).
+    pub headers_helper: Option<String>,
 }
 
 impl ServerSpec {
@@ -124,6 +127,7 @@ impl ServerSpec {
             scope: Scope::Api,
             source: "api".into(),
             oauth: crate::auth::OAuthSettings::default(),
+            headers_helper: None,
         }
     }
 
@@ -216,6 +220,12 @@ fn parse_entry(
                 env: string_map(obj.get("env"), "env", env)?,
             }
         }
+        None if obj.contains_key("url") => {
+            return Err(
+                "a server with \"url\" needs \"type\": \"http\" or \"sse\" (Claude Code does not guess it either)"
+                    .into(),
+            )
+        }
         None | Some("stdio") => return Err("a stdio server needs \"command\"".into()),
         Some("http") | Some("streamable-http") | Some("streamableHttp") => TransportSpec::Http {
             url: url(obj, env)?,
@@ -231,6 +241,7 @@ fn parse_entry(
             ))
         }
     };
+    let transport_kind = transport.kind();
     let timeout = match obj.get("timeout") {
         None | Some(Value::Null) => None,
         Some(v) => match v.as_u64() {
@@ -252,6 +263,16 @@ fn parse_entry(
         scope,
         source: source.to_string(),
         oauth: crate::auth::OAuthSettings::parse(obj.get("oauth"), env)?,
+        headers_helper: match obj.get("headersHelper") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(cmd)) if matches!(transport_kind, "http" | "sse") => {
+                Some(expand(cmd, "headersHelper", env)?)
+            }
+            Some(Value::String(_)) => {
+                return Err("\"headersHelper\" is for http and sse servers".into())
+            }
+            Some(_) => return Err("\"headersHelper\" must be a string".into()),
+        },
     })
 }
 

@@ -55,6 +55,23 @@ impl Server {
         }
     }
 
+    /// The entry's `headers`, with its `headersHelper`'s output laid over
+    /// them when it has one (run anew for every connection).
+    async fn with_helper_headers(
+        &self,
+        url: &str,
+        headers: &std::collections::BTreeMap<String, String>,
+    ) -> Result<std::collections::BTreeMap<String, String>, Failure> {
+        let Some(command) = &self.spec.headers_helper else {
+            return Ok(headers.clone());
+        };
+        let dynamic =
+            crate::headers_helper::run(command, &self.spec.name, url, &self.options().project_dir)
+                .await
+                .map_err(Failure::Failed)?;
+        Ok(crate::headers_helper::merged(headers, dynamic))
+    }
+
     /// The OAuth side of a streamable-HTTP server, unless its entry sets
     /// its own `Authorization` header.
     async fn oauth_link(&self) -> Result<Option<Arc<Link>>, String> {
@@ -63,9 +80,11 @@ impl Server {
         else {
             return Ok(None);
         };
-        if headers
-            .keys()
-            .any(|k| k.eq_ignore_ascii_case("authorization"))
+        // A helper that makes headers is the entry's own way to log in.
+        if self.spec.headers_helper.is_some()
+            || headers
+                .keys()
+                .any(|k| k.eq_ignore_ascii_case("authorization"))
         {
             return Ok(None);
         }
@@ -201,6 +220,7 @@ impl Server {
                 }
             }
             TransportSpec::Http { url, headers } => {
+                let headers = &self.with_helper_headers(url, headers).await?;
                 let map: std::collections::HashMap<_, _> = crate::sse::header_map(headers)
                     .map_err(Failure::NotStarted)?
                     .into_iter()
@@ -229,6 +249,7 @@ impl Server {
                 (service, None)
             }
             TransportSpec::Sse { url, headers } => {
+                let headers = &self.with_helper_headers(url, headers).await?;
                 let mut headers = crate::sse::header_map(headers).map_err(Failure::NotStarted)?;
                 let seen = link.map(|l| l.auth.generation());
                 if let Some(bearer) = crate::auth::sse_bearer(link).await {

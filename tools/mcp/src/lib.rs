@@ -19,6 +19,7 @@ mod expand;
 mod frame_guard;
 mod frame_scan;
 mod handler;
+mod headers_helper;
 mod hook_call;
 mod load;
 pub mod naming;

@@ -285,3 +285,54 @@ async fn sse_server_that_dies_and_comes_back_is_reconnected() {
 async fn http_server_that_dies_and_comes_back_is_reconnected() {
     remote_server_comes_back("--http").await;
 }
+
+/// `headersHelper` (Claude Code's): its printed headers go with every
+/// request over both remote transports, over the entry's own; it learns
+/// the server's name; what it leaves running is ended; and a helper that
+/// fails keeps the server out with its message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headers_helper_supplies_the_connections_headers() {
+    let marker = format!("helper-left-{}", std::process::id());
+    for mode in ["--http", "--sse"] {
+        let server = Remote::start(mode);
+        let dir = tempfile::tempdir().unwrap();
+        let helper = format!(
+            "(exec -a {marker} sleep 300) & printf '{{\"X-Token\": \"Bearer for-%s\"}}' \"$CLAUDE_CODE_MCP_SERVER_NAME\""
+        );
+        let kind = if mode == "--sse" { "sse" } else { "http" };
+        let config = json!({
+            "deals": {"type": kind, "url": server.url(), "headersHelper": helper,
+                      "headers": {"x-token": "static", "X-Default": "kept"}},
+            "broken": {"type": kind, "url": server.url(),
+                       "headersHelper": "echo token service down >&2; exit 7"}
+        });
+        let (specs, problems) = parse_servers(&config, Scope::Flag, "test", &|_| None);
+        assert!(problems.is_empty(), "{problems:?}");
+        let clients = start(specs, dir.path()).await;
+        let (tools, _) = clients.tools();
+        for (name, want) in [("X-Token", "Bearer for-deals"), ("X-Default", "kept")] {
+            let out = call(
+                &tools,
+                "mcp__deals__header",
+                json!({"name": name}),
+                dir.path(),
+            )
+            .await
+            .unwrap();
+            assert_eq!(text(&out), want, "{mode}");
+        }
+        let diagnostics = clients.diagnostics().join("\n");
+        assert!(
+            diagnostics.contains("token service down"),
+            "{mode}: {diagnostics}"
+        );
+        assert!(!tools.iter().any(|t| t.name().starts_with("mcp__broken")));
+        let left = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .filter(|c| String::from_utf8_lossy(c).contains(&marker))
+            .count();
+        assert_eq!(left, 0, "{mode}: the helper's child was left running");
+    }
+}

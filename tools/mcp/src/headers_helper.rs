@@ -1,0 +1,178 @@
+//! `headersHelper`: a command in a remote server's entry whose output is
+//! headers for the connection (published plugins use it to mint short-lived
+//! tokens, e.g. `node "${CLAUDE_PLUGIN_ROOT}/scripts/mcp-headers.mjs"`).
+//!
+//! As in Claude Code, it runs through the shell each time Baton connects,
+//! with `CLAUDE_CODE_MCP_SERVER_NAME` and `CLAUDE_CODE_MCP_SERVER_URL` set,
+//! and must print one JSON object of string values; those headers win over
+//! the entry's static `headers`. It comes from the user's configuration
+//! file (never from the model), like a stdio server's command, so it is run
+//! as such a command is: in the project directory, in a process group of
+//! its own that is ended when the helper is done, so a helper that leaves
+//! something behind leaves nothing running. A helper that fails, hangs
+//! past [`LIMIT`] or prints something else stops the connection with a
+//! message saying which.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio::process::Command;
+
+/// How long a helper may take.
+pub const LIMIT: Duration = Duration::from_secs(10);
+
+/// How much of the helper's output is read (headers are small).
+const MAX_OUTPUT: u64 = 64 * 1024;
+
+/// Runs `command` for server `name` at `url`; the headers it printed.
+pub async fn run(
+    command: &str,
+    name: &str,
+    url: &str,
+    project_dir: &Path,
+) -> Result<BTreeMap<String, String>, String> {
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(command)
+        .env("CLAUDE_CODE_MCP_SERVER_NAME", name)
+        .env("CLAUDE_CODE_MCP_SERVER_URL", url)
+        .env("CLAUDE_PROJECT_DIR", project_dir)
+        .current_dir(project_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    baton_engine::process::configure(&mut cmd, baton_engine::process::Isolation::Group);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("headersHelper could not start: {e}"))?;
+    let group = child
+        .id()
+        .and_then(|p| i32::try_from(p).ok())
+        .map(Pid::from_raw);
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err("headersHelper's output could not be read".into());
+    };
+    let read_out = tokio::spawn(read_all(stdout));
+    let read_err = tokio::spawn(read_all(stderr));
+    let status = tokio::time::timeout(LIMIT, child.wait()).await;
+    // Whatever the helper started ends with it (and lets go of its pipes).
+    if let Some(group) = group {
+        let _ = killpg(group, Signal::SIGKILL);
+    }
+    let status =
+        status.map_err(|_| format!("headersHelper did not finish within {} s", LIMIT.as_secs()))?;
+    // A process that left the group may still hold a pipe: wait briefly.
+    let collect = |task: tokio::task::JoinHandle<Vec<u8>>| async move {
+        tokio::time::timeout(Duration::from_secs(1), task)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default()
+    };
+    let out = collect(read_out).await;
+    let err = collect(read_err).await;
+    let status = status.map_err(|e| format!("headersHelper: {e}"))?;
+    if !status.success() {
+        let why = String::from_utf8_lossy(&err);
+        let why = why.trim();
+        return Err(if why.is_empty() {
+            format!("headersHelper failed ({status})")
+        } else {
+            format!("headersHelper failed ({status}): {why}")
+        });
+    }
+    parse(&out)
+}
+
+/// At most [`MAX_OUTPUT`] bytes of `pipe`.
+async fn read_all(pipe: impl tokio::io::AsyncRead + Unpin) -> Vec<u8> {
+    let mut buf = Vec::new();
+    let _ = pipe.take(MAX_OUTPUT).read_to_end(&mut buf).await;
+    buf
+}
+
+/// The helper's output: one JSON object whose values are strings.
+fn parse(out: &[u8]) -> Result<BTreeMap<String, String>, String> {
+    let value: Value = serde_json::from_slice(out)
+        .map_err(|e| format!("headersHelper did not print a JSON object: {e}"))?;
+    let Value::Object(map) = value else {
+        return Err("headersHelper did not print a JSON object".into());
+    };
+    map.into_iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => Ok((k, s)),
+            _ => Err(format!("headersHelper's header `{k}` is not a string")),
+        })
+        .collect()
+}
+
+/// `headers` with the helper's output laid over them (the helper wins,
+/// whatever the case of the header's name).
+pub fn merged(
+    headers: &BTreeMap<String, String>,
+    dynamic: BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut out: BTreeMap<String, String> = headers
+        .iter()
+        .filter(|(k, _)| !dynamic.keys().any(|d| d.eq_ignore_ascii_case(k)))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    out.extend(dynamic);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_must_be_an_object_of_strings() {
+        assert_eq!(
+            parse(br#"{"Authorization": "Bearer t"}"#).unwrap()["Authorization"],
+            "Bearer t"
+        );
+        assert!(parse(b"Bearer t").unwrap_err().contains("JSON object"));
+        assert!(parse(b"[1]").unwrap_err().contains("JSON object"));
+        assert!(parse(br#"{"X": 1}"#).unwrap_err().contains("`X`"));
+    }
+
+    #[test]
+    fn the_helper_wins_whatever_the_case() {
+        let fixed = BTreeMap::from([
+            ("authorization".to_string(), "old".to_string()),
+            ("X-Keep".to_string(), "k".to_string()),
+        ]);
+        let out = merged(
+            &fixed,
+            BTreeMap::from([("Authorization".to_string(), "new".to_string())]),
+        );
+        assert_eq!(out.len(), 2);
+        assert_eq!(out["Authorization"], "new");
+        assert_eq!(out["X-Keep"], "k");
+    }
+
+    #[tokio::test]
+    async fn runs_with_the_servers_name_and_reports_failures() {
+        let dir = tempfile::tempdir().unwrap();
+        let got = run(
+            r#"printf '{"X-Who": "%s at %s"}' "$CLAUDE_CODE_MCP_SERVER_NAME" "$CLAUDE_CODE_MCP_SERVER_URL""#,
+            "deals",
+            "https://h/mcp",
+            dir.path(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(got["X-Who"], "deals at https://h/mcp");
+        let err = run("echo no token >&2; exit 3", "deals", "u", dir.path())
+            .await
+            .unwrap_err();
+        assert!(err.contains("no token"), "{err}");
+    }
+}
