@@ -149,6 +149,8 @@ async fn anthropic_list_is_stable_and_marks_deferred_tools() {
     assert_eq!(
         deferred,
         [
+            "EnterWorktree",
+            "ExitWorktree",
             "Monitor",
             "NotebookEdit",
             "Sleep",
