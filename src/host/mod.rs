@@ -21,9 +21,11 @@ pub mod agent;
 pub mod client;
 pub mod conversation;
 mod live;
+pub mod loop_hooks;
 pub mod notices;
 pub mod subagent;
 pub mod system_prompt;
+pub mod transcript;
 pub mod turn;
 
 use std::time::Duration;

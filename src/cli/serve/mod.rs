@@ -16,6 +16,7 @@ mod approve;
 mod ask;
 mod background;
 mod elicit;
+mod hook_event;
 mod input;
 mod model_hooks;
 pub mod oauth;

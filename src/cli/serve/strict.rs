@@ -37,6 +37,7 @@ pub const HOST_LINES: &[&str] = &[
     "elicitation",
     "question_answer",
     "hook_answer",
+    "hook_event",
     "tools",
     "reset_tools",
     "shutdown",
@@ -69,6 +70,7 @@ pub fn check(kind: &str, msg: &Value) -> Result<(), String> {
         "elicitation" => parse::<ElicitationLine>(kind, msg),
         "question_answer" => parse::<QuestionAnswerLine>(kind, msg),
         "hook_answer" => parse::<HookAnswerLine>(kind, msg),
+        "hook_event" => parse::<HookEventLine>(kind, msg),
         "tools" => parse::<ToolsLine>(kind, msg),
         "reset_tools" | "shutdown" | "tasks" => parse::<BareLine>(kind, msg),
         "task_stop" | "task_output" => parse::<TaskLine>(kind, msg),
@@ -303,6 +305,19 @@ pub struct HookAnswerLine {
     pub request_id: String,
     pub answer: Option<IgnoredAny>,
     pub error: Option<String>,
+}
+
+/// The event's own fields are checked against Claude Code's types by
+/// `hook_event::parse`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookEventLine {
+    #[serde(rename = "type")]
+    pub kind: Kind,
+    pub event: String,
+    pub input: Option<Object>,
+    /// Echoed in the `hook_event_result` line.
+    pub id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
