@@ -267,6 +267,11 @@ where
         batch.quiescent().await;
         if let Some(end) = turn_end(&completed, &results) {
             let ended = matches!(&end, AgentEnd::Done { stop_reason } if stop_reason.as_deref() != Some("hook"));
+            // The answer is in the transcript before Stop hooks read it.
+            if !is_empty(&completed.message) {
+                conversation.push_assistant(completed.message);
+            }
+            record(host, &conversation, report);
             let mut again = None;
             if ended {
                 let mut notes = Vec::new();
@@ -277,16 +282,12 @@ where
                     report(AgentEvent::Diagnostic(note));
                 }
             }
-            if !is_empty(&completed.message) {
-                conversation.push_assistant(completed.message);
-            }
             if let Some(reason) = again {
                 stop_hook_active = true;
                 conversation.push_user(&reason);
                 record(host, &conversation, report);
                 continue;
             }
-            record(host, &conversation, report);
             finished.end = end;
             return finished;
         }
