@@ -16,6 +16,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use tokio::sync::Notify;
+
 use baton::engine::hooks::{HookDecision, HookEvent, HookOutcome};
 use baton::Engine;
 use serde_json::{json, Map, Value};
@@ -222,11 +224,20 @@ pub fn result_line(id: Option<&Value>, event: HookEvent, outcome: &HookOutcome) 
 #[derive(Clone, Default)]
 pub struct HookEvents {
     running: Arc<AtomicUsize>,
+    /// Signalled each time one ends, so that a session waiting to end
+    /// looks again (its loop otherwise wakes only for lines and events).
+    ended: Arc<Notify>,
 }
 
 impl HookEvents {
     pub fn is_idle(&self) -> bool {
         self.running.load(Ordering::SeqCst) == 0
+    }
+
+    /// Resolves after an event ended (at once if one ended since the last
+    /// call).
+    pub async fn ended(&self) {
+        self.ended.notified().await
     }
 
     /// Handles a `hook_event` line: checks it now, runs its hooks on a
@@ -235,7 +246,7 @@ impl HookEvents {
         let (event, fields) = parse(msg)?;
         let id = msg.get("id").cloned();
         let engine = engine.clone();
-        let running = Running::start(&self.running);
+        let running = Running::start(self);
         tokio::spawn(async move {
             let outcome = engine.fire_hook(event, fields).await;
             let line = result_line(id.as_ref(), event, &outcome);
@@ -248,19 +259,22 @@ impl HookEvents {
     }
 }
 
-/// Counts one running event until dropped (also when its task panics).
-struct Running(Arc<AtomicUsize>);
+/// Counts one running event until dropped (also when its task panics),
+/// after its answer line was written.
+struct Running(HookEvents);
 
 impl Running {
-    fn start(count: &Arc<AtomicUsize>) -> Self {
-        count.fetch_add(1, Ordering::SeqCst);
-        Running(count.clone())
+    fn start(events: &HookEvents) -> Self {
+        events.running.fetch_add(1, Ordering::SeqCst);
+        Running(events.clone())
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        self.0.running.fetch_sub(1, Ordering::SeqCst);
+        // A stored permit if nobody waits yet: the wake-up is never lost.
+        self.0.ended.notify_one();
     }
 }
 

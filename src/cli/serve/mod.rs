@@ -90,6 +90,7 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
         session.close_input();
     }
     let mut hooks_bounded = false;
+    let hook_events = session.hook_events.clone();
     loop {
         if !input_open && !hooks_bounded {
             hooks_bounded = true;
@@ -119,6 +120,8 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
                 }
             },
             Some((batch, event)) = rx.recv() => session.emit(batch, event)?,
+            // A `hook_event` ended: the session may be idle now.
+            _ = hook_events.ended() => {}
             _ = &mut stop, if !stopping => {
                 // Stop every message's calls, report their results, exit.
                 stopping = true;

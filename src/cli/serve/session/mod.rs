@@ -44,7 +44,7 @@ pub struct Session {
     /// Prompt and agent hooks waiting for the host's model.
     pub model_hooks: super::model_hooks::ModelHooks,
     /// Host-loop events (`hook_event` lines) whose hooks are running.
-    hook_events: super::hook_event::HookEvents,
+    pub hook_events: super::hook_event::HookEvents,
 }
 
 struct Running {
