@@ -50,7 +50,7 @@ with the user before setting it. A worktree entered with `path` is never removed
 
 pub fn tools() -> Result<Vec<Tool>, baton_engine::schema::InvalidSchema> {
     let enter = ToolDef::new("EnterWorktree", ENTER_DESCRIPTION)
-        .search_hint("create an isolated git worktree and switch into it")
+        .search_hint("isolated git worktree switch into it")
         .should_defer(true)
         .work_kind(WorkKind::Wait);
     let exit = ToolDef::new("ExitWorktree", EXIT_DESCRIPTION)
