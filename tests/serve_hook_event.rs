@@ -230,3 +230,63 @@ printf '{"decision": "block", "reason": "Not finished: %s"}\n' "$last"
         assert!(l["s"].as_str().is_some_and(|s| !s.is_empty()));
     }
 }
+
+/// The same events through the library: `Engine::fire_hook` with the
+/// builder's transcript path, matchers on the new events' fields.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn library_hosts_fire_the_events_with_their_transcript() {
+    use baton::engine::hooks::{HookDecision, HookEvent};
+    let dir = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(dir.path()).unwrap();
+    let transcript = d.join("mine.jsonl");
+    std::fs::write(&transcript, transcript_line("assistant", "half way")).unwrap();
+    let check = script(
+        &d,
+        "check.sh",
+        "#!/bin/sh\nt=$(jq -r .transcript_path)\ntail -n 1 \"$t\" | jq -e '.message.content[0].text | test(\"DONE\")' >/dev/null || { echo \"not done in $t\" >&2; exit 2; }\n",
+    );
+    let settings = d.join("settings.json");
+    std::fs::write(
+        &settings,
+        json!({"hooks": {
+            "Stop": [{"hooks": [{"type": "command", "command": check}]}],
+            "UserPromptExpansion": [{"matcher": "deploy", "hooks": [{"type": "command", "command": "echo 'no deploys' >&2; exit 2"}]}]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let (builder, _) = baton::Engine::configured(&d, Some(&settings)).unwrap();
+    let engine = builder
+        .state_dir(d.join("state"))
+        .transcript_path(&transcript)
+        .build()
+        .unwrap();
+    let mut stop = serde_json::Map::new();
+    stop.insert("stop_hook_active".into(), json!(false));
+    let outcome = engine.fire_hook(HookEvent::Stop, stop.clone()).await;
+    assert_eq!(outcome.decision, Some(HookDecision::Deny), "{outcome:?}");
+    assert_eq!(
+        outcome.reason.as_deref(),
+        Some(format!("not done in {}", transcript.display()).as_str())
+    );
+    std::fs::write(&transcript, transcript_line("assistant", "DONE")).unwrap();
+    let outcome = engine.fire_hook(HookEvent::Stop, stop).await;
+    assert_eq!(outcome.decision, None, "{outcome:?}");
+
+    let expansion = |name: &str| {
+        let mut f = serde_json::Map::new();
+        f.insert("expansion_type".into(), json!("slash_command"));
+        f.insert("command_name".into(), json!(name));
+        f.insert("command_args".into(), json!(""));
+        f.insert("prompt".into(), json!(format!("/{name}")));
+        f
+    };
+    let blocked = engine
+        .fire_hook(HookEvent::UserPromptExpansion, expansion("deploy"))
+        .await;
+    assert_eq!(blocked.reason.as_deref(), Some("no deploys"));
+    let other = engine
+        .fire_hook(HookEvent::UserPromptExpansion, expansion("review"))
+        .await;
+    assert_eq!(other.decision, None, "the matcher reads command_name");
+}

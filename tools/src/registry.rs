@@ -205,6 +205,8 @@ mod tests {
         assert_eq!(
             deferred,
             [
+                "EnterWorktree",
+                "ExitWorktree",
                 "Monitor",
                 "NotebookEdit",
                 "Sleep",

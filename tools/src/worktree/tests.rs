@@ -68,7 +68,7 @@ async fn a_named_worktree_is_made_entered_and_removed_when_clean() {
     assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
     let wt = repo.join(".claude/worktrees/feat+x");
     assert_eq!(inside.cwd, wt);
-    assert_eq!(inside.roots.as_slice(), [wt.clone()]);
+    assert_eq!(inside.roots.as_slice(), std::slice::from_ref(&wt));
     assert_eq!(
         r.response.as_ref().unwrap()["worktreeBranch"],
         "worktree-feat+x"
@@ -91,7 +91,7 @@ async fn a_named_worktree_is_made_entered_and_removed_when_clean() {
     let (r, back) = step(&h, &inside, "ExitWorktree", json!({"action": "remove"})).await;
     assert_eq!(r.outcome, Outcome::Success, "{}", r.text());
     assert_eq!(back.cwd, repo);
-    assert_eq!(back.roots.as_slice(), [repo.clone()]);
+    assert_eq!(back.roots.as_slice(), std::slice::from_ref(&repo));
     assert!(!wt.exists());
     let branches = run_git(&repo, &["branch", "--list"]);
     assert!(!branches.contains("worktree-feat+x"), "{branches}");
