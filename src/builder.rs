@@ -26,6 +26,7 @@ pub struct EngineBuilder {
     roots: Vec<PathBuf>,
     state_dir: Option<PathBuf>,
     session_id: Option<String>,
+    transcript: Option<PathBuf>,
     mode: PermissionMode,
     policy: Option<Arc<dyn PermissionPolicy>>,
     pub(crate) hooks: Option<HookRegistry>,
@@ -51,6 +52,7 @@ impl EngineBuilder {
             roots: Vec::new(),
             state_dir: None,
             session_id: None,
+            transcript: None,
             mode: PermissionMode::Default,
             policy: None,
             hooks: None,
@@ -93,6 +95,14 @@ impl EngineBuilder {
 
     pub fn session_id(mut self, id: impl Into<String>) -> Self {
         self.session_id = Some(id.into());
+        self
+    }
+
+    /// The host's transcript (Claude Code's JSONL), given to every hook
+    /// as `transcript_path`; `baton agent` writes one in the state
+    /// directory.
+    pub fn transcript_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.transcript = Some(path.into());
         self
     }
 
@@ -262,7 +272,10 @@ impl EngineBuilder {
         let session_id = self
             .session_id
             .unwrap_or_else(|| format!("baton-{}", std::process::id()));
-        let session = Session::new(session_id, state_dir);
+        let session = match self.transcript {
+            Some(transcript) => Session::with_transcript(session_id, state_dir, transcript),
+            None => Session::new(session_id, state_dir),
+        };
         if let Some(state) = self.resume {
             crate::session_state::restore(&session, &mut context, state);
         }

@@ -27,6 +27,8 @@ fn tools_marks_deferred_tools_per_format_and_mode() {
     assert_eq!(
         marked,
         [
+            "EnterWorktree",
+            "ExitWorktree",
             "Monitor",
             "NotebookEdit",
             "Sleep",

@@ -87,6 +87,10 @@ fn every_line_type_refuses_unknown_and_mistyped_fields() {
             json!({"type": "hook_answer", "request_id": "hook-1", "answr": {}}),
             "answr",
         ),
+        (
+            json!({"type": "hook_event", "event": "Stop", "inptu": {}}),
+            "inptu",
+        ),
         (json!({"type": "tools", "fromat": "anthropic"}), "fromat"),
         (json!({"type": "reset_tools", "all": true}), "all"),
         (json!({"type": "shutdown", "now": true}), "now"),
@@ -142,6 +146,10 @@ fn every_line_type_refuses_unknown_and_mistyped_fields() {
         (
             json!({"type": "hook_answer", "request_id": 1, "error": "x"}),
             "request_id",
+        ),
+        (
+            json!({"type": "hook_event", "event": "Stop", "input": "stop"}),
+            "input",
         ),
         (json!({"type": "tools", "format": ["anthropic"]}), "format"),
         (json!({"type": "tools", "changes": "yes"}), "changes"),

@@ -124,6 +124,11 @@ pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
     // Subagents (the Agent tool) run the same loop, nested under their call.
     let runner = LoopRunner::new(options.clone(), subagent_reporter(events));
     setup.builder = setup.builder.take().map(|b| b.subagents(Arc::new(runner)));
+    if !setup.transcript_given {
+        // Hooks read the transcript (the last answer, the tools used).
+        let path = setup.state_dir.join("transcript.jsonl");
+        setup.builder = setup.builder.take().map(|b| b.transcript_path(path));
+    }
     let engine = setup.engine()?;
     if options.tool_changes && options.format == WireFormat::Anthropic {
         baton::tool_changes::use_tool_changes(engine.runtime().session());
@@ -156,6 +161,7 @@ pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
         AgentEnd::MaxTokens => json!({"reason": "max_tokens"}),
         AgentEnd::MaxTurns => json!({"reason": "max_turns"}),
         AgentEnd::Interrupted => json!({"reason": "interrupted"}),
+        AgentEnd::Blocked(e) => json!({"reason": "blocked", "error": e}),
         AgentEnd::Failed(e) => json!({"reason": "failed", "error": e}),
         AgentEnd::Stalled(e) => json!({"reason": "stalled", "error": e}),
     };
@@ -175,6 +181,7 @@ pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
     }
     match end {
         AgentEnd::Failed(e) => Err(CliError::Failed(e)),
+        AgentEnd::Blocked(e) => Err(CliError::Failed(format!("the prompt was blocked: {e}"))),
         AgentEnd::Stalled(e) => Err(CliError::Stalled(e)),
         AgentEnd::Interrupted => Err(CliError::Failed("interrupted".into())),
         _ => Ok(()),

@@ -153,6 +153,11 @@ struct Common {
     /// the session ended).
     #[arg(long)]
     state_dir: Option<PathBuf>,
+    /// The session's transcript (Claude Code's JSONL), given to hooks as
+    /// `transcript_path` (`baton agent` writes it; default there:
+    /// transcript.jsonl in the state directory).
+    #[arg(long, value_name = "FILE")]
+    transcript: Option<PathBuf>,
     #[command(flatten)]
     mcp: mcp::McpArgs,
     /// Run the tools named by --remote-tools on this Baton worker (an MCP
@@ -322,6 +327,10 @@ pub struct Setup {
     pub mcp: Arc<baton::mcp::McpClients>,
     /// Where a host with a model installs it for prompt and agent hooks.
     pub model_hooks: baton::engine::hooks::ModelHookSlot,
+    /// The session's state directory.
+    pub state_dir: PathBuf,
+    /// `--transcript` was given.
+    pub transcript_given: bool,
 }
 
 impl Setup {
@@ -383,12 +392,18 @@ impl Setup {
             // and the `env` block, the way `Engine::configured` applies them.
             .settings(&settings)
             .additional_roots(settings.roots(&cwd).into_iter().skip(1).collect())
-            .state_dir(state_dir)
+            .state_dir(state_dir.clone())
             .permission_mode(common.permission_mode.unwrap_or(settings.mode))
             .host_approvals(approvals)
             .tool_search(common.tool_search.settings(format)?)
             .tool_set(common.tool_set)
             .mcp(Arc::clone(&mcp));
+        if let Some(path) = &common.transcript {
+            // Taken from where `baton` was started, like --state-dir.
+            let path = std::path::absolute(path)
+                .map_err(|e| CliError::Usage(format!("--transcript {}: {e}", path.display())))?;
+            builder = builder.transcript_path(path);
+        }
         if let Some(n) = common.max_concurrency {
             builder = builder.max_concurrency(usize::try_from(n).unwrap_or(usize::MAX));
         }
@@ -406,6 +421,8 @@ impl Setup {
             approvals,
             mcp,
             model_hooks: settings.model_hooks.clone(),
+            state_dir,
+            transcript_given: common.transcript.is_some(),
         })
     }
 

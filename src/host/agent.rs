@@ -57,6 +57,9 @@ pub enum AgentEnd {
     MaxTurns,
     /// The user interrupted; the running batch was stopped.
     Interrupted,
+    /// A UserPromptSubmit hook blocked the prompt (the reason); nothing
+    /// was sent.
+    Blocked(String),
     /// The request kept failing, or cannot succeed.
     Failed(String),
     /// The model stream kept stalling (idle or total limit) until the
@@ -90,9 +93,29 @@ where
     I: Future<Output = ()>,
 {
     let host = MainHost::new(engine, WireTools::new(pool, options.format));
-    drive(&host, options, prompt, interrupt, &mut report)
+    let mut notes = Vec::new();
+    let prompt = super::loop_hooks::user_prompt_submit(engine, prompt, &mut notes).await;
+    for note in &notes {
+        report(AgentEvent::Diagnostic(note));
+    }
+    let prompt = match prompt {
+        super::loop_hooks::Prompt::Send(text) => text,
+        super::loop_hooks::Prompt::Blocked(reason) => return AgentEnd::Blocked(reason),
+    };
+    drive(&host, options, &prompt, interrupt, &mut report)
         .await
         .end
+}
+
+/// Hands the conversation's new items to the host's transcript.
+fn record<H, F>(host: &H, conversation: &Conversation, report: &mut F)
+where
+    H: TurnHost + ?Sized,
+    F: FnMut(AgentEvent<'_>),
+{
+    if let Some(problem) = host.record(conversation.items()) {
+        report(AgentEvent::Diagnostic(&problem));
+    }
 }
 
 /// The loop itself, for the main agent and subagents alike (`host` says
@@ -129,6 +152,10 @@ where
     let mut changes = super::tool_changes::Changes::new(options);
     let reminder = host.request_tools().reminder;
     let mut conversation = Conversation::with_reminder(options.format, prompt, reminder.as_deref());
+    record(host, &conversation, report);
+    // Claude Code's `stop_hook_active`: the model goes on because a Stop
+    // hook blocked; hooks read it so as not to keep it going forever.
+    let mut stop_hook_active = false;
     tokio::pin!(interrupt);
     for turn in 1..=options.max_turns {
         report(AgentEvent::Turn(turn));
@@ -252,6 +279,28 @@ where
         };
         batch.quiescent().await;
         if let Some(end) = turn_end(&completed, &results) {
+            let ended = matches!(&end, AgentEnd::Done { stop_reason } if stop_reason.as_deref() != Some("hook"));
+            // The answer is in the transcript before Stop hooks read it.
+            if !is_empty(&completed.message) {
+                conversation.push_assistant(completed.message);
+            }
+            record(host, &conversation, report);
+            let mut again = None;
+            if ended {
+                let mut notes = Vec::new();
+                again = host
+                    .stop_hook(&finished.text, stop_hook_active, &mut notes)
+                    .await;
+                for note in &notes {
+                    report(AgentEvent::Diagnostic(note));
+                }
+            }
+            if let Some(reason) = again {
+                stop_hook_active = true;
+                conversation.push_user(&reason);
+                record(host, &conversation, report);
+                continue;
+            }
             finished.end = end;
             return finished;
         }
@@ -263,6 +312,7 @@ where
         }
         // Tasks that ended (and monitor events) come before the next turn.
         conversation.push_notices(&host.notices());
+        record(host, &conversation, report);
     }
     finished
 }

@@ -63,6 +63,11 @@ impl Conversation {
         }
     }
 
+    /// Appends a user message of plain text (a Stop hook's reason to go on).
+    pub fn push_user(&mut self, text: &str) {
+        self.items.push(json!({"role": "user", "content": text}));
+    }
+
     /// Appends the answer to a batch.
     pub fn push_results(&mut self, results: &[CallResult]) {
         // The conversation's items hold the calls, so native local tools

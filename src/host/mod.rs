@@ -21,10 +21,12 @@ pub mod agent;
 pub mod client;
 pub mod conversation;
 mod live;
+pub mod loop_hooks;
 pub mod notices;
 pub mod subagent;
 pub mod system_prompt;
 mod tool_changes;
+pub mod transcript;
 pub mod turn;
 
 use std::time::Duration;

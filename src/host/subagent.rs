@@ -96,6 +96,8 @@ impl SubagentRunner for LoopRunner {
             AgentEnd::Failed(e) | AgentEnd::Stalled(e) => {
                 return Err(format!("the subagent's model request failed: {e}"))
             }
+            // Subagents fire no UserPromptSubmit; kept for completeness.
+            AgentEnd::Blocked(e) => return Err(format!("the subagent's prompt was blocked: {e}")),
         };
         let text = match note {
             Some(note) if finished.text.is_empty() => note,

@@ -101,6 +101,21 @@ pub trait TurnHost: Send + Sync {
     fn notices(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The model ended its turn: `Some(reason)` continues the loop with
+    /// `reason` as the next user message (a Stop hook blocked). Subagents
+    /// have none: the Agent tool runs SubagentStop around them.
+    async fn stop_hook(
+        &self,
+        _last: &str,
+        _active: bool,
+        _notes: &mut Vec<String>,
+    ) -> Option<String> {
+        None
+    }
+    /// The conversation grew: keep the transcript (a problem, if any).
+    fn record(&self, _items: &[serde_json::Value]) -> Option<String> {
+        None
+    }
 }
 
 /// The main agent: batches of the engine itself.
@@ -109,14 +124,23 @@ pub struct MainHost<'a> {
     /// Replaced when an MCP server changes its tools between turns.
     wire: std::sync::Mutex<Arc<WireTools>>,
     notices: super::notices::Notices,
+    /// The session's transcript, when it has a path (or why it cannot be
+    /// written, reported once).
+    transcript: std::sync::Mutex<Option<Result<super::transcript::Transcript, String>>>,
 }
 
 impl<'a> MainHost<'a> {
     pub fn new(engine: &'a Engine, wire: WireTools) -> Self {
+        let session = engine.runtime().session();
+        let transcript = session.transcript_path().map(|path| {
+            super::transcript::Transcript::open(path, session.id())
+                .map_err(|e| format!("transcript {}: {e}", path.display()))
+        });
         MainHost {
             engine,
             wire: std::sync::Mutex::new(Arc::new(wire)),
-            notices: super::notices::Notices::new(engine.runtime().session().subscribe()),
+            notices: super::notices::Notices::new(session.subscribe()),
+            transcript: std::sync::Mutex::new(transcript),
         }
     }
 }
@@ -142,6 +166,22 @@ impl TurnHost for MainHost<'_> {
     }
     fn notices(&self) -> Vec<String> {
         self.notices.take()
+    }
+    async fn stop_hook(&self, last: &str, active: bool, notes: &mut Vec<String>) -> Option<String> {
+        super::loop_hooks::stop(self.engine, last, active, notes).await
+    }
+    fn record(&self, items: &[serde_json::Value]) -> Option<String> {
+        let mut slot = self.transcript.lock().unwrap_or_else(|e| e.into_inner());
+        match slot.as_ref()? {
+            Ok(t) => {
+                let cwd = self.engine.runtime().context().cwd;
+                t.record(items, &cwd)
+                    .err()
+                    .map(|e| format!("transcript {}: {e}", t.path().display()))
+            }
+            // Reported once; later records do nothing.
+            Err(_) => slot.take().and_then(Result::err),
+        }
     }
 }
 

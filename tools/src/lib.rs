@@ -21,6 +21,7 @@ pub mod tasks;
 pub mod todo;
 pub mod tool_search;
 pub mod web_fetch;
+pub mod worktree;
 
 #[cfg(test)]
 mod test_support;

@@ -64,6 +64,7 @@ pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> 
     tools.extend(crate::exec::tools(&crate::exec::ExecConfig::default())?);
     tools.extend(crate::files::try_tools(config.read)?);
     tools.extend(crate::plan::tools()?);
+    tools.extend(crate::worktree::tools()?);
     if !config.skills.skills().is_empty() {
         tools.push(crate::skill::tool(
             config.skills.clone(),
@@ -204,6 +205,8 @@ mod tests {
         assert_eq!(
             deferred,
             [
+                "EnterWorktree",
+                "ExitWorktree",
                 "Monitor",
                 "NotebookEdit",
                 "Sleep",

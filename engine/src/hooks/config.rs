@@ -90,7 +90,7 @@ pub fn parse_hooks(value: &Value, source: &HookSource) -> ParsedHooks {
             // call Engine::session_start/session_end.
             EventSupport::Engine | EventSupport::Session => {}
             EventSupport::Host => parsed.warnings.push(format!(
-                "hooks.{name}: {name} belongs to the host's model loop; Baton runs these {count} hook(s) only when the host fires the event (Engine::fire_hook)"
+                "hooks.{name}: {name} belongs to the host's model loop; Baton runs these {count} hook(s) only when the host fires the event (Engine::fire_hook, the serve `hook_event` line; `baton agent` fires UserPromptSubmit and Stop)"
             )),
             EventSupport::NotRun => {
                 parsed.hooks.truncate(before);

@@ -91,9 +91,8 @@ impl HookEvent {
             SessionStart | SessionEnd => EventSupport::Session,
             // The MCP client, when a server asks for input.
             Elicitation | ElicitationResult => EventSupport::Engine,
-            UserPromptSubmit | Stop | Notification | PreCompact | PostCompact | StopFailure => {
-                EventSupport::Host
-            }
+            UserPromptSubmit | UserPromptExpansion | Stop | Notification | PreCompact
+            | PostCompact | StopFailure | Setup | ConfigChange => EventSupport::Host,
             _ => EventSupport::NotRun,
         }
     }
@@ -119,6 +118,9 @@ impl HookEvent {
             SessionEnd => Some("reason"),
             PreCompact | PostCompact => Some("trigger"),
             Notification => Some("notification_type"),
+            Setup => Some("trigger"),
+            ConfigChange => Some("source"),
+            UserPromptExpansion => Some("command_name"),
             SubagentStart | SubagentStop => Some("agent_type"),
             Elicitation | ElicitationResult => Some("mcp_server_name"),
             _ => None,

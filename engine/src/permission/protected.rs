@@ -52,13 +52,31 @@ pub(crate) const PROTECTED_FILES: &[&str] = &[
 /// absolute; both the written and the resolved spelling should be passed
 /// (see [`protected_reason_any`]).
 pub(crate) fn protected_reason(path: &Path) -> Option<String> {
-    for comp in path.components() {
-        if let Component::Normal(name) = comp {
-            if let Some(dir) = PROTECTED_DIRS.iter().find(|d| eq(name, d)) {
-                return Some(format!(
-                    "it writes inside `{dir}/`, which changes what later commands and sessions do"
-                ));
-            }
+    let names: Vec<&OsStr> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(name) => Some(name),
+            _ => None,
+        })
+        .collect();
+    let mut i = 0;
+    while let Some(&name) = names.get(i) {
+        // Inside a session worktree (`.claude/worktrees/<name>/…`, made by
+        // EnterWorktree) the files are the project's own; the worktree's
+        // own `.claude/`, `.git` and the rest are still seen below.
+        if eq(name, ".claude")
+            && names.get(i + 1).is_some_and(|n| eq(n, "worktrees"))
+            && names.len() > i + 3
+            && names[i + 2].to_str().is_some_and(|n| !n.starts_with('.'))
+        {
+            i += 3;
+            continue;
+        }
+        i += 1;
+        if let Some(dir) = PROTECTED_DIRS.iter().find(|d| eq(name, d)) {
+            return Some(format!(
+                "it writes inside `{dir}/`, which changes what later commands and sessions do"
+            ));
         }
     }
     if let Some(name) = path.file_name() {
@@ -110,6 +128,23 @@ fn eq(name: &OsStr, expected: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_worktree_is_project_files_but_its_own_config_is_not() {
+        assert_eq!(
+            protected_reason(Path::new("/w/.claude/worktrees/a/src/x.rs")),
+            None
+        );
+        for p in [
+            "/w/.claude/worktrees/a",
+            "/w/.claude/worktrees/a/.claude/settings.json",
+            "/w/.claude/worktrees/a/.git",
+            "/w/.claude/worktrees/.hidden/x",
+            "/w/.claude/settings.json",
+        ] {
+            assert!(protected_reason(Path::new(p)).is_some(), "{p}");
+        }
+    }
 
     #[test]
     fn names_and_dirs_at_any_depth() {

@@ -16,6 +16,7 @@ mod approve;
 mod ask;
 mod background;
 mod elicit;
+mod hook_event;
 mod input;
 mod model_hooks;
 pub mod oauth;
@@ -98,6 +99,7 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
         session.close_input();
     }
     let mut hooks_bounded = false;
+    let hook_events = session.hook_events.clone();
     loop {
         if !input_open && !hooks_bounded {
             hooks_bounded = true;
@@ -134,6 +136,8 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
                     resume::save(session.engine(), &mut save_warned);
                 }
             }
+            // A `hook_event` ended: the session may be idle now.
+            _ = hook_events.ended() => {}
             _ = &mut stop, if !stopping => {
                 // Stop every message's calls, report their results, exit.
                 stopping = true;

@@ -38,6 +38,7 @@ pub const HOST_LINES: &[&str] = &[
     "elicitation",
     "question_answer",
     "hook_answer",
+    "hook_event",
     "tools",
     "reset_tools",
     "shutdown",
@@ -85,6 +86,7 @@ pub fn check(kind: &str, msg: &Value) -> Result<Checked, String> {
         "elicitation" => parse::<ElicitationLine>(kind, msg).map(|_| Checked::Line),
         "question_answer" => parse::<QuestionAnswerLine>(kind, msg).map(|_| Checked::Line),
         "hook_answer" => parse::<HookAnswerLine>(kind, msg).map(|_| Checked::Line),
+        "hook_event" => parse::<HookEventLine>(kind, msg).map(|_| Checked::Line),
         "tools" => parse::<ToolsLine>(kind, msg).map(|_| Checked::Line),
         "tasks" => parse::<BareLine>(kind, msg).map(|_| Checked::Tasks),
         "reset_tools" | "shutdown" => parse::<BareLine>(kind, msg).map(|_| Checked::Line),
@@ -322,6 +324,19 @@ pub struct HookAnswerLine {
     pub request_id: String,
     pub answer: Option<IgnoredAny>,
     pub error: Option<String>,
+}
+
+/// The event's own fields are checked against Claude Code's types by
+/// `hook_event::parse`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookEventLine {
+    #[serde(rename = "type")]
+    pub kind: Kind,
+    pub event: String,
+    pub input: Option<Object>,
+    /// Echoed in the `hook_event_result` line.
+    pub id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -45,6 +45,8 @@ pub struct Session {
     agents: super::subagent::Agents,
     /// Prompt and agent hooks waiting for the host's model.
     pub model_hooks: super::model_hooks::ModelHooks,
+    /// Host-loop events (`hook_event` lines) whose hooks are running.
+    pub hook_events: super::hook_event::HookEvents,
 }
 
 struct Running {
@@ -87,6 +89,7 @@ impl Session {
             wire,
             agents,
             model_hooks: Default::default(),
+            hook_events: Default::default(),
         }
     }
 
@@ -97,7 +100,7 @@ impl Session {
     }
 
     pub fn is_idle(&self) -> bool {
-        self.batches.is_empty()
+        self.batches.is_empty() && self.hook_events.is_idle()
     }
 
     pub fn interrupt_all(&self, kind: InterruptKind) {
@@ -227,6 +230,11 @@ impl Session {
             }
             "hook_answer" => {
                 if let Err(e) = self.model_hooks.answer(&msg) {
+                    self.error(e)?;
+                }
+            }
+            "hook_event" => {
+                if let Err(e) = self.hook_events.fire(&self.engine, &msg) {
                     self.error(e)?;
                 }
             }
