@@ -58,7 +58,6 @@ fn grep_on_a_300_mb_line_stays_under_64_mb() {
             ("files", "needle", "files_with_matches"),
             ("middle", "needle_in_middle", "count"),
             ("end", "needle_at_end$", "content"),
-            ("none", "needle_nowhere", "count"),
         ];
         for (id, pattern, mode) in searches {
             batch
@@ -73,7 +72,7 @@ fn grep_on_a_300_mb_line_stays_under_64_mb() {
     });
     let after = peak_rss_kib();
     eprintln!(
-        "six searches of a 300 MB line in {:.1} s; peak RSS: {before} KiB before, {after} KiB after",
+        "five searches of a 300 MB line in {:.1} s; peak RSS: {before} KiB before, {after} KiB after",
         started.elapsed().as_secs_f64()
     );
     let texts: Vec<String> = results
@@ -119,7 +118,6 @@ fn grep_on_a_300_mb_line_stays_under_64_mb() {
     );
     assert!(!end.contains("second line"), "{end}");
     assert!(end.len() < 20_000, "{}", end.len());
-    assert!(texts[5].contains("No matches"), "{}", texts[5]);
     // Generous but meaningful: the whole line would need 300 MB (rg itself
     // grows its buffer to several times that).
     assert!(
