@@ -62,7 +62,8 @@ pub fn prune(base: &Path, live: &Path, bounds: &Bounds) {
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };
-    let mut kept_count = 0usize;
+    // The new session takes a place even before its directory exists.
+    let mut kept_count = 1usize;
     let mut kept_bytes = 0u64;
     let mut candidates = Vec::new();
     for entry in entries.flatten() {
@@ -78,7 +79,11 @@ pub fn prune(base: &Path, live: &Path, bounds: &Bounds) {
             continue;
         }
         let bytes = size_of(&path);
-        if path == live || Path::new("/proc").join(pid).exists() {
+        if path == live {
+            kept_bytes += bytes;
+            continue;
+        }
+        if Path::new("/proc").join(pid).exists() {
             kept_count += 1;
             kept_bytes += bytes;
             continue;
@@ -210,9 +215,9 @@ mod tests {
         };
         prune(base.path(), &live, &bounds);
         let left: Vec<&PathBuf> = dirs.iter().filter(|d| d.exists()).collect();
-        // 100 in all: the running one and the 99 newest.
-        assert_eq!(left.len(), 99);
-        assert!(dirs[51..].iter().all(|d| d.exists()), "the newest stay");
+        // 100 in all: the new session, the running one and the 98 newest.
+        assert_eq!(left.len(), 98);
+        assert!(dirs[52..].iter().all(|d| d.exists()), "the newest stay");
         assert!(running.exists() && other.exists());
     }
 
