@@ -54,8 +54,6 @@ fn grep_on_a_300_mb_line_stays_under_64_mb() {
         let batch = engine.open_batch().await.unwrap();
         let searches = [
             ("content", "needle", "content"),
-            ("count", "needle", "count"),
-            ("files", "needle", "files_with_matches"),
             ("middle", "needle_in_middle", "count"),
             ("end", "needle_at_end$", "content"),
         ];
@@ -72,7 +70,7 @@ fn grep_on_a_300_mb_line_stays_under_64_mb() {
     });
     let after = peak_rss_kib();
     eprintln!(
-        "five searches of a 300 MB line in {:.1} s; peak RSS: {before} KiB before, {after} KiB after",
+        "three searches of a 300 MB line in {:.1} s; peak RSS: {before} KiB before, {after} KiB after",
         started.elapsed().as_secs_f64()
     );
     let texts: Vec<String> = results
@@ -101,11 +99,9 @@ fn grep_on_a_300_mb_line_stays_under_64_mb() {
         "the long line is shown cut: {} bytes",
         content.len()
     );
-    assert!(texts[1].contains(":2"), "two matching lines: {}", texts[1]);
-    assert!(texts[2].contains("huge.min.js"), "{}", texts[2]);
-    assert!(texts[3].contains(":1"), "the middle match: {}", texts[3]);
+    assert!(texts[1].contains(":1"), "the middle match: {}", texts[1]);
     // The match at the very end is found and shown, the line cut around it.
-    let end = &texts[4];
+    let end = &texts[2];
     assert!(
         end.contains("huge.min.js:1:var needle_at_start"),
         "{}",

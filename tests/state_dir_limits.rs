@@ -81,7 +81,10 @@ fn old_sessions_are_pruned_by_count_and_size_and_a_running_one_stays() {
     // Count: 20 in all, counting the running one and the new session.
     run("20", "1000000000");
     let left = sessions(&root);
-    assert!(left.contains(&format!("{}-1", std::process::id())), "{left:?}");
+    assert!(
+        left.contains(&format!("{}-1", std::process::id())),
+        "{left:?}"
+    );
     assert!(left.contains(&"notes".to_string()), "not a session: kept");
     let ended: Vec<&String> = left.iter().filter(|n| n.starts_with('4')).collect();
     // 20 places: the running one, the new one (removed at exit: empty),
@@ -95,7 +98,10 @@ fn old_sessions_are_pruned_by_count_and_size_and_a_running_one_stays() {
     for name in left.iter().filter(|n| !n.starts_with('4') && *n != "notes") {
         let path = root.join(name);
         if path != running {
-            assert!(std::fs::read_dir(&path).unwrap().next().is_some(), "{name} is empty");
+            assert!(
+                std::fs::read_dir(&path).unwrap().next().is_some(),
+                "{name} is empty"
+            );
         }
     }
 
@@ -145,7 +151,10 @@ fn results_that_cannot_be_spilled_are_cut_to_the_budget() {
         .collect();
     let total: usize = texts.iter().map(|t| t.chars().count()).sum();
     eprintln!("8 results of 30,000 characters, state dir unwritable: {total} characters inline");
-    assert!(total <= 200_000, "{total} characters inline, over the budget");
+    assert!(
+        total <= 200_000,
+        "{total} characters inline, over the budget"
+    );
     let cut = texts
         .iter()
         .filter(|t| t.contains("could not be saved to a file"))

@@ -95,7 +95,7 @@ pub fn prune(base: &Path, live: &Path, bounds: &Bounds) {
         });
     }
     // Newest first: they are kept while they fit.
-    candidates.sort_by(|a, b| b.modified.cmp(&a.modified));
+    candidates.sort_by_key(|e| std::cmp::Reverse(e.modified));
     for entry in candidates {
         let fits = kept_count < bounds.max_sessions
             && kept_bytes.saturating_add(entry.bytes) <= bounds.max_bytes;

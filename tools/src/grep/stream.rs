@@ -58,7 +58,8 @@ pub struct Options<'a> {
 /// The line being read.
 enum Current<'a> {
     Held(Vec<u8>),
-    Long(LongLine<'a>),
+    /// Boxed: the automaton's state is large and most lines are held.
+    Long(Box<LongLine<'a>>),
     /// Longer than held, with no automaton: only counted.
     Unsearchable(u64),
 }
@@ -144,7 +145,7 @@ impl<'a> State<'a, '_> {
                 let held = std::mem::take(line);
                 self.current = match self.options.automaton {
                     Some(automaton) => {
-                        let mut long = automaton.line();
+                        let mut long = Box::new(automaton.line());
                         long.feed(&held);
                         long.feed(bytes);
                         Current::Long(long)
