@@ -38,6 +38,10 @@ pub struct Ordering {
     sent_chars: usize,
     budget: usize,
     state_dir: PathBuf,
+    /// Held results the budget may spill. When none is, the budget check
+    /// does not scan the held ones: many small results held behind a slow
+    /// call (refusals past the call limit) made each send O(held).
+    candidates: usize,
     /// First request of a hook to end the turn, from results sent so far.
     pub stop_turn: Option<String>,
 }
@@ -51,6 +55,7 @@ impl Ordering {
             sent_chars: 0,
             budget,
             state_dir,
+            candidates: 0,
             stop_turn: None,
         }
     }
@@ -77,6 +82,7 @@ impl Ordering {
         }
         let chars: usize = result.content.iter().map(|b| b.char_len()).sum();
         let spillable = !result.content.iter().any(|b| b.is_image());
+        self.candidates += usize::from(spillable && chars > MIN_SPILL_CHARS);
         self.held_chars += chars;
         self.held[index] = Some(Held {
             result,
@@ -95,6 +101,7 @@ impl Ordering {
             let Some(held) = self.held.get_mut(self.next).and_then(Option::take) else {
                 return;
             };
+            self.candidates -= usize::from(held.spillable && held.chars > MIN_SPILL_CHARS);
             self.held_chars -= held.chars;
             self.sent_chars += held.chars;
             if self.stop_turn.is_none() {
@@ -111,7 +118,7 @@ impl Ordering {
     /// Spills the largest held results until sent + held fits the budget, or
     /// nothing more can be spilled.
     fn fit_budget(&mut self) {
-        while self.sent_chars + self.held_chars > self.budget {
+        while self.sent_chars + self.held_chars > self.budget && self.candidates > 0 {
             let largest = self
                 .held
                 .iter_mut()
@@ -121,6 +128,7 @@ impl Ordering {
                 .max_by_key(|h| h.chars);
             let Some(held) = largest else { return };
             held.spillable = false;
+            self.candidates -= 1;
             let before = held.result.content.clone();
             if spill_result(&mut held.result, &self.state_dir) {
                 let now: usize = held.result.content.iter().map(|b| b.char_len()).sum();

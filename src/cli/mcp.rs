@@ -97,7 +97,18 @@ pub fn start(
     let clients = if loaded.servers.is_empty() {
         McpClients::empty()
     } else {
-        tokio::runtime::Handle::current().block_on(McpClients::start(loaded.servers, opts))
+        // A signal while servers connect ends the wait (early_signals.rs):
+        // the calls are then answered as never started, and the servers
+        // started so far end with the session (`kill_all_now`).
+        tokio::runtime::Handle::current().block_on(async {
+            tokio::select! {
+                clients = McpClients::start(loaded.servers, opts) => clients,
+                _ = super::early_signals::first() => {
+                    eprintln!("baton: mcp: a signal came while servers were connecting; none is used");
+                    McpClients::empty()
+                }
+            }
+        })
     };
     for problem in clients.diagnostics() {
         eprintln!("baton: mcp: {problem}");

@@ -3,6 +3,7 @@
 
 mod agent;
 mod approve;
+mod early_signals;
 mod hook_grace;
 mod logging;
 mod mcp;
@@ -13,6 +14,7 @@ mod serve;
 mod session;
 mod signals;
 mod state_dir;
+mod state_prune;
 mod tool_search;
 mod tools;
 
@@ -232,6 +234,7 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             events,
             file,
         } => {
+            early_signals::install();
             let text = run::read_input(&file)?;
             // Ask on the terminal only when stdin is not the message itself.
             let interactive = file != "-" && approve::terminal_attached();
@@ -249,6 +252,7 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             format,
             resume,
         } => {
+            early_signals::install();
             signals::guard_against_sudden_death();
             serve::oauth::install();
             let prepared = serve::resume::prepare(&mut common, resume.as_deref())?;
@@ -261,11 +265,13 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
         } => {
             // The same guard as run/serve/agent: SIGKILL of the server must
             // not leave its calls' processes running.
+            early_signals::install();
             signals::guard_against_sudden_death();
             let setup = Setup::load(&common, true)?;
             runtime.block_on(mcp_serve::serve(setup, args))
         }
         Command::Agent { common, args } => {
+            early_signals::install();
             let setup = Setup::load_for(&common, false, Some(args.tool_format()))?;
             signals::guard_against_sudden_death();
             runtime.block_on(agent::agent(setup, args))
@@ -306,6 +312,7 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
     // Whatever still runs (background tasks, jobs left by finished
     // commands) ends with the session, now.
     baton::engine::process::kill_all_now();
+    state_prune::at_exit();
     // A read of stdin may still be pending on a blocking thread (the session
     // ended on a signal, not on end of input); do not wait for it.
     runtime.shutdown_background();

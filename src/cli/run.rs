@@ -53,11 +53,32 @@ pub async fn run(
     events: bool,
 ) -> Result<(), CliError> {
     let engine = setup.engine()?;
-    super::session::report(&engine.session_start("startup").await, "SessionStart");
+    // A signal ends a SessionStart hook that hangs (its calls are then
+    // answered as never started); before, Baton waited for it.
+    let stop = super::signals::stop_requested();
+    tokio::pin!(stop);
+    let start = engine.session_start("startup");
+    tokio::pin!(start);
+    let mut interrupted = false;
+    let outcome = tokio::select! {
+        outcome = &mut start => outcome,
+        _ = &mut stop => {
+            interrupted = true;
+            engine.runtime().pipeline().hooks().stop_running(baton::engine::CancelReason::Shutdown);
+            start.await
+        }
+    };
+    super::session::report(&outcome, "SessionStart");
     let mut batch = engine
         .open_batch()
         .await
         .map_err(|e| CliError::Failed(e.to_string()))?;
+    if interrupted || super::early_signals::already() {
+        // The signal came during start-up: the batch is stopped before its
+        // calls are added, so each is answered as never started.
+        interrupted = true;
+        batch.interrupt(InterruptKind::Cancel);
+    }
     let set = engine.tool_set();
     for call in calls {
         let call = baton::tool_set::translate(set, call);
@@ -70,9 +91,6 @@ pub async fn run(
     let mut results = Vec::new();
     let mut summary = None;
     let mut out = std::io::stdout().lock();
-    let mut interrupted = false;
-    let stop = super::signals::stop_requested();
-    tokio::pin!(stop);
     loop {
         let event = tokio::select! {
             e = batch.next_event() => e,

@@ -32,6 +32,11 @@ async fn any(signals: &mut [Signal; 3]) {
 /// handlers cannot be installed, never resolves (the default behaviour
 /// stays, and PDEATHSIG plus the orphan sentinel still end the shells).
 pub async fn stop_requested() {
+    // Installed at start-up (early_signals.rs): it latches the first signal
+    // and handles the second itself.
+    if super::early_signals::installed() {
+        return super::early_signals::first().await;
+    }
     let Some(mut signals) = handlers() else {
         return std::future::pending().await;
     };

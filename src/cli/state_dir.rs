@@ -29,7 +29,11 @@ pub fn choose(flag: Option<&Path>) -> Result<PathBuf, CliError> {
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    Ok(base.join(format!("{}-{started}", std::process::id())))
+    let dir = base.join(format!("{}-{started}", std::process::id()));
+    // Age is not enough of a bound: count and size too (state_prune.rs).
+    super::state_prune::prune(&base, &dir, &super::state_prune::Bounds::from_env());
+    super::state_prune::remember(&dir);
+    Ok(dir)
 }
 
 /// Where session directories go by default (`--resume ID` looks here).

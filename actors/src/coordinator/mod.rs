@@ -11,6 +11,7 @@ mod batch_hooks;
 mod cancel_one;
 mod control;
 pub mod messages;
+mod over_limit;
 pub mod scheduler;
 pub(crate) mod state;
 

@@ -78,7 +78,7 @@ pub(crate) struct BatchState {
     /// The call ids seen so far: a repeated id is refused (see
     /// `PreparedCall::reject_duplicate_id`).
     ids: HashSet<Arc<str>>,
-    lifecycle: crate::lifecycle::Lifecycle,
+    pub(super) lifecycle: crate::lifecycle::Lifecycle,
     pub scheduler: Scheduler,
     pub ordering: Ordering,
     /// Invocation actors alive, and their call.
@@ -139,11 +139,10 @@ impl BatchState {
     pub fn add(&mut self, myself: &ActorRef<CoordMsg>, call: ToolUse, call_id: Arc<str>) {
         let index = self.slots.len();
         let max = self.runtime.config.max_calls_per_message;
-        let mut prepared = if index < max {
-            self.pipeline.prepare(call)
-        } else {
-            PreparedCall::over_limit(call, max)
-        };
+        if index >= max {
+            return self.refuse_over_limit(myself, call, call_id, max);
+        }
+        let mut prepared = self.pipeline.prepare(call);
         if !self.ids.insert(call_id.clone()) {
             prepared.reject_duplicate_id();
         }

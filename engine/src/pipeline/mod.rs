@@ -23,6 +23,7 @@ mod post_hooks;
 mod pre_hooks;
 pub mod size;
 mod trace;
+pub mod unspilled;
 mod validate;
 
 use std::sync::Arc;

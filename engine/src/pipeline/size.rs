@@ -47,8 +47,9 @@ pub(super) fn limit(mut result: CallResult, def: &ToolDef, session: &Session) ->
 }
 
 /// Replaces `result`'s content by a notice and a preview, the full content
-/// going to a file. On a write failure the content is kept inline: losing
-/// output would be worse than a long result.
+/// going to a file. On a write failure (a full or read-only state
+/// directory) the content is cut to its head and tail with a note
+/// (`unspilled.rs`): never inlined whole past the limits.
 pub fn spill_result(result: &mut CallResult, state_dir: &Path) -> bool {
     let text = joined_text(&result.content);
     let ext = match result.content.as_slice() {
@@ -65,7 +66,8 @@ pub fn spill_result(result: &mut CallResult, state_dir: &Path) -> bool {
             result
                 .diagnostics
                 .push(format!("could not spill a large result to disk: {err}"));
-            false
+            result.content = vec![ContentBlock::text(super::unspilled::cut_text(&text, &err))];
+            true
         }
     }
 }

@@ -39,6 +39,10 @@ use super::{CliError, Setup};
 use input::{Line, Lines};
 use session::Session;
 
+/// After a signal during start-up, input is read until it pauses this long
+/// (what the host had already sent), then the session ends.
+const DRAIN_IDLE: std::time::Duration = std::time::Duration::from_millis(300);
+
 pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), CliError> {
     let agents = subagent::Agents::default();
     setup.builder = setup.builder.take().map(|b| b.subagents(agents.runner()));
@@ -94,10 +98,13 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
         .model_hooks
         .set(std::sync::Arc::new(session.model_hooks.clone()));
     let mut lines = Lines::new(tokio::io::BufReader::new(tokio::io::stdin()));
-    let mut input_open = !stopping;
-    if stopping {
-        session.close_input();
-    }
+    // A signal during start-up (MCP connections, SessionStart hooks): what
+    // the host already sent is answered, every call as never started, then
+    // the session ends (early_signals.rs).
+    let drain = stopping || super::early_signals::already();
+    stopping |= drain;
+    session.refuse_calls = drain;
+    let mut input_open = true;
     let mut hooks_bounded = false;
     let hook_events = session.hook_events.clone();
     loop {
@@ -138,6 +145,11 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
             }
             // A `hook_event` ended: the session may be idle now.
             _ = hook_events.ended() => {}
+            _ = tokio::time::sleep(DRAIN_IDLE), if drain && input_open => {
+                input_open = false;
+                session.end_stream().await?;
+                session.close_input();
+            }
             _ = &mut stop, if !stopping => {
                 // Stop every message's calls, report their results, exit.
                 stopping = true;

@@ -1,12 +1,14 @@
-//! Bounding the memory one line can take.
+//! Bounding the memory one line can take in ripgrep's searcher.
 //!
 //! ripgrep's searcher holds a whole line in its buffer, so a single 300 MB
 //! line (a minified bundle, a data dump) costs 300 MB or more — several
 //! times that while the buffer grows. This reader passes each line's first
-//! [`MAX_SEARCHED_LINE`] bytes on and drops the rest up to the newline, so
-//! line numbers stay right and memory stays bounded whatever the file. The
-//! output says which lines were cut, as `rg --max-columns` says which lines
-//! it omitted: a match past the cut is not found, and the model is told.
+//! [`MAX_SEARCHED_LINE`] bytes on. In line-by-line searches it stops at the
+//! first longer line ([`LineCap::stopping`]), and the file is searched
+//! again by [`super::stream`], which decides such lines whole without
+//! holding them. Multiline searches hold the file in one buffer and cannot
+//! stream: there the rest of a long line is dropped up to the newline (line
+//! numbers stay right) and the output says which lines were cut.
 
 use std::io::{self, Read};
 
@@ -25,6 +27,10 @@ pub struct LineCap<R> {
     line: u64,
     pub cut: Vec<u64>,
     pub cut_count: u64,
+    /// Stop with an error at the first long line instead of cutting it.
+    stop: bool,
+    /// A long line was met in stopping mode.
+    pub met_long_line: bool,
 }
 
 /// Line numbers of cut lines kept for the note.
@@ -40,6 +46,17 @@ impl<R: Read> LineCap<R> {
             line: 1,
             cut: Vec::new(),
             cut_count: 0,
+            stop: false,
+            met_long_line: false,
+        }
+    }
+
+    /// A reader that fails at the first line longer than `max` bytes (and
+    /// sets [`Self::met_long_line`]), passing everything before it on.
+    pub fn stopping(inner: R, max: usize) -> Self {
+        LineCap {
+            stop: true,
+            ..LineCap::new(inner, max)
         }
     }
 
@@ -76,6 +93,10 @@ impl<R: Read> LineCap<R> {
                     read += take;
                     self.column += take;
                     if self.column == self.max && read < n && buf[read] != b'\n' {
+                        if self.stop {
+                            self.met_long_line = true;
+                            return kept;
+                        }
                         self.skipping = true;
                         self.cut_count += 1;
                         if self.cut.len() < KEPT_NUMBERS {
@@ -95,11 +116,17 @@ impl<R: Read> Read for LineCap<R> {
             return Ok(0);
         }
         loop {
+            if self.met_long_line {
+                return Err(io::Error::other("a line is longer than the searcher holds"));
+            }
             let n = self.inner.read(buf)?;
             if n == 0 {
                 return Ok(0);
             }
             let kept = self.filter(buf, n);
+            if self.met_long_line && kept == 0 {
+                continue;
+            }
             // Zero means end of file to the caller: read on while a long
             // line's tail is being dropped.
             if kept > 0 {

@@ -9,12 +9,16 @@
 //!
 //! - [`options`]: the input and how it maps to ripgrep's settings;
 //! - [`search`]: the walk and the per-file search, bounded by the limit;
-//! - [`output`]: how results read to the model.
+//! - [`output`]: how results read to the model;
+//! - [`long_lines`], [`stream`], [`whole_line`]: lines too long to hold are
+//!   searched whole by streaming them through the pattern's automaton.
 
 pub mod long_lines;
 pub mod options;
 pub mod output;
 pub mod search;
+pub mod stream;
+pub mod whole_line;
 
 use baton_engine::permission::{FileAccess, SearchFilter};
 use baton_engine::{

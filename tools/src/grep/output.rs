@@ -18,6 +18,12 @@ pub const MAX_ENTRIES: usize = 100_000;
 
 /// One content line in rg's layout; `sep` is `:` for matches, `-` for context.
 pub fn content_line(path: Option<&str>, sep: char, number: Option<u64>, bytes: &[u8]) -> String {
+    laid_out(path, sep, number, &shown_text(bytes))
+}
+
+/// A line's text as shown: without its line ending, cut after
+/// [`MAX_LINE_CHARS`] characters with a count of the rest.
+pub fn shown_text(bytes: &[u8]) -> String {
     let mut text = String::from_utf8_lossy(bytes).into_owned();
     while text.ends_with('\n') || text.ends_with('\r') {
         text.pop();
@@ -27,6 +33,11 @@ pub fn content_line(path: Option<&str>, sep: char, number: Option<u64>, bytes: &
         let cut: String = text.chars().take(MAX_LINE_CHARS).collect();
         text = format!("{cut} [… {} more characters]", total - MAX_LINE_CHARS);
     }
+    text
+}
+
+/// `text` in rg's layout.
+pub fn laid_out(path: Option<&str>, sep: char, number: Option<u64>, text: &str) -> String {
     let mut out = String::new();
     if let Some(path) = path {
         out.push_str(path);
@@ -36,7 +47,7 @@ pub fn content_line(path: Option<&str>, sep: char, number: Option<u64>, bytes: &
         out.push_str(&n.to_string());
         out.push(sep);
     }
-    out.push_str(&text);
+    out.push_str(text);
     out
 }
 
@@ -105,15 +116,20 @@ pub fn render(input: &GrepInput, found: &Found, limit: usize) -> String {
             named.push_str(&format!(" and {more} more"));
         }
         parts.push(format!(
-            "({} longer than {} MiB {} searched only in {} first {} MiB ({named}); a match \
-             further along is not shown. Read the file with `offset`/`limit`, or split it, to see the rest.)",
+            "({} longer than {} MiB could not be searched in full ({named}), so a match in \
+             {} may be missing: the pattern needs more than a streaming search allows (a word \
+             boundary next to non-ASCII text, or `multiline`). Read the file with \
+             `offset`/`limit`, or split it, to see the rest.)",
             plural(found.long_line_count as usize, "line", "lines"),
             MAX_SEARCHED_LINE >> 20,
-            if found.long_line_count == 1 { "was" } else { "were" },
-            if found.long_line_count == 1 { "its" } else { "their" },
-            MAX_SEARCHED_LINE >> 20,
+            if found.long_line_count == 1 {
+                "it"
+            } else {
+                "them"
+            },
         ));
     }
+
     if found.hidden > 0 {
         parts.push(format!(
             "({} not searched: permission rules cover {}.)",

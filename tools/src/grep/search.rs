@@ -13,7 +13,9 @@ use grep_searcher::{Searcher, Sink, SinkContext, SinkMatch};
 
 use super::long_lines::{LineCap, MAX_SEARCHED_LINE};
 use super::options::{Compiled, GrepInput, OutputMode};
-use super::output::content_line;
+use super::output::{content_line, laid_out};
+use super::stream;
+use super::whole_line::LineAutomaton;
 
 /// What a search found, bounded by the limit.
 #[derive(Debug, Default)]
@@ -30,13 +32,13 @@ pub struct Found {
     pub root_binary: bool,
     /// Files left out because a permission rule covers them.
     pub hidden: usize,
-    /// Lines longer than [`MAX_SEARCHED_LINE`], searched only in part: the
-    /// first few as `path:line`, and how many in all.
+    /// Lines longer than [`MAX_SEARCHED_LINE`] that could not be searched
+    /// in full: the first few as `path:line`, and how many in all.
     pub long_lines: Vec<String>,
     pub long_line_count: u64,
 }
 
-/// Cut lines named in the note; the rest are counted.
+/// Lines named in the long-line note; the rest are counted.
 const MAX_LONG_LINES_NAMED: usize = 5;
 
 struct Limits {
@@ -67,6 +69,7 @@ pub fn run(
         limits: Limits { max },
         cancel,
         found: Found::default(),
+        automaton: None,
     };
     if compiled.root_is_file {
         if hide(&compiled.root) {
@@ -120,6 +123,9 @@ struct Run<'a> {
     limits: Limits,
     cancel: &'a CancelScope,
     found: Found,
+    /// The pattern's streaming form, built at the first long line
+    /// (`Some(None)`: it cannot be built).
+    automaton: Option<Option<LineAutomaton>>,
 }
 
 struct FileOutcome {
@@ -145,23 +151,62 @@ impl Run<'_> {
             started: false,
             binary: false,
         };
-        // Each line's first MAX_SEARCHED_LINE bytes are searched, so one
-        // huge line cannot take the memory of its whole length.
+        // The searcher holds whole lines: it gets each line's first
+        // MAX_SEARCHED_LINE bytes, and at the first longer line (outside
+        // multiline mode) the file is searched again by streaming.
+        let mark = (sink.found.lines.len(), sink.found.truncated);
+        let multiline = self.input.multiline;
         let searched = std::fs::File::open(path).and_then(|file| {
-            let mut reader = LineCap::new(file, MAX_SEARCHED_LINE);
-            self.searcher
-                .search_reader(&self.compiled.matcher, &mut reader, &mut sink)?;
-            Ok(reader)
+            let mut reader = if multiline {
+                LineCap::new(file, MAX_SEARCHED_LINE)
+            } else {
+                LineCap::stopping(file, MAX_SEARCHED_LINE)
+            };
+            let result =
+                self.searcher
+                    .search_reader(&self.compiled.matcher, &mut reader, &mut sink);
+            match result {
+                Err(_) if reader.met_long_line => Ok(None),
+                Err(e) => Err(e),
+                Ok(()) => Ok(Some(reader)),
+            }
         });
+        let name = shown.map_or_else(|| path.display().to_string(), str::to_string);
         match searched {
-            Ok(reader) => {
-                let name = shown.map_or_else(|| path.display().to_string(), str::to_string);
+            Ok(Some(reader)) => {
                 for line in &reader.cut {
-                    if sink.found.long_lines.len() < MAX_LONG_LINES_NAMED {
-                        sink.found.long_lines.push(format!("{name}:{line}"));
-                    }
+                    sink.note_long_line(&name, *line);
                 }
                 sink.found.long_line_count += reader.cut_count;
+            }
+            Ok(None) => {
+                // Forget what the capped search found in this file.
+                sink.found.lines.truncate(mark.0);
+                sink.found.truncated = mark.1;
+                sink.matches = 0;
+                sink.started = false;
+                if self.automaton.is_none() {
+                    self.automaton = Some(LineAutomaton::new(self.input));
+                }
+                let options = stream::Options {
+                    matcher: &self.compiled.matcher,
+                    automaton: self.automaton.as_ref().and_then(Option::as_ref),
+                    held: MAX_SEARCHED_LINE,
+                    before,
+                    after,
+                    cancel: self.cancel,
+                };
+                match std::fs::File::open(path).and_then(|f| stream::search(f, &options, &mut sink))
+                {
+                    Ok(outcome) => {
+                        sink.binary = outcome.binary;
+                        for line in &outcome.undecided {
+                            sink.note_long_line(&name, *line);
+                        }
+                        sink.found.long_line_count += outcome.undecided_count;
+                    }
+                    Err(_) => sink.found.unreadable += 1,
+                }
             }
             Err(_) => sink.found.unreadable += 1,
         }
@@ -170,7 +215,6 @@ impl Run<'_> {
             binary: sink.binary,
         };
         if outcome.matches > 0 && mode != OutputMode::Content {
-            let name = shown.map_or_else(|| path.display().to_string(), str::to_string);
             if self.limits.full(self.found.files.len()) {
                 self.found.truncated = true;
             } else {
@@ -221,6 +265,57 @@ impl FileSink<'_> {
 
     fn line(&self, sep: char, number: Option<u64>, bytes: &[u8]) -> String {
         content_line(self.shown, sep, number.filter(|_| self.line_numbers), bytes)
+    }
+
+    fn note_long_line(&mut self, name: &str, line: u64) {
+        if self.found.long_lines.len() < MAX_LONG_LINES_NAMED {
+            self.found.long_lines.push(format!("{name}:{line}"));
+        }
+    }
+
+    /// A line of `text` in rg's layout, as the streaming search gives it.
+    fn text_line(&self, sep: char, number: u64, text: &str) -> String {
+        laid_out(
+            self.shown,
+            sep,
+            Some(number).filter(|_| self.line_numbers),
+            text,
+        )
+    }
+}
+
+/// The streaming search reports through the same sink, so both searches
+/// share the layout, the separators and the limit.
+impl stream::Emit for FileSink<'_> {
+    fn wants_text(&self) -> bool {
+        self.mode == OutputMode::Content
+    }
+
+    fn matched(&mut self, number: u64, text: String) -> bool {
+        if self.cancel.is_cancelled() {
+            return false;
+        }
+        self.matches += 1;
+        match self.mode {
+            OutputMode::FilesWithMatches => false,
+            OutputMode::Count => true,
+            OutputMode::Content => {
+                let line = self.text_line(':', number, &text);
+                self.starting_output() && self.push(line)
+            }
+        }
+    }
+
+    fn context(&mut self, number: u64, text: String) -> bool {
+        if self.cancel.is_cancelled() {
+            return false;
+        }
+        let line = self.text_line('-', number, &text);
+        self.starting_output() && self.push(line)
+    }
+
+    fn context_break(&mut self) -> bool {
+        self.push("--".to_string())
     }
 }
 

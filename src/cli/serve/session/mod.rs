@@ -35,6 +35,8 @@ pub struct Session {
     next_prompt: u64,
     /// The host closed its input: nobody can answer questions any more.
     input_closed: bool,
+    /// A signal came during start-up: every batch is stopped as it opens.
+    pub refuse_calls: bool,
     elicitor: std::sync::Arc<super::elicit::HostElicitor>,
     questions: std::sync::Arc<super::ask::HostQuestions>,
     /// The number of the input line being handled, for error lines.
@@ -82,6 +84,7 @@ impl Session {
             prompts: HashMap::new(),
             next_prompt: 1,
             input_closed: false,
+            refuse_calls: false,
             elicitor: super::elicit::install(),
             questions,
             line: 0,
@@ -272,6 +275,10 @@ impl Session {
         let id = self.next_batch;
         self.next_batch += 1;
         let (handle, mut events) = batch.split();
+        if self.refuse_calls {
+            // Stopped before its calls are added: each is never started.
+            handle.interrupt(InterruptKind::Cancel);
+        }
         let tx = self.events.clone();
         tokio::spawn(async move {
             while let Some(event) = events.next().await {

@@ -99,7 +99,7 @@ fn generate(root: &Path) -> usize {
     count
 }
 
-fn rg(root: &Path, args: &[&str]) -> String {
+pub(super) fn rg(root: &Path, args: &[&str]) -> String {
     let out = Command::new("rg")
         .current_dir(root)
         .env_remove("RIPGREP_CONFIG_PATH")
@@ -126,7 +126,7 @@ fn strip<'a>(line: &'a str, prefix: &str) -> &'a str {
 }
 
 /// `(path, separator, line number, text)` of rg-style content lines.
-fn parse_content(output: &str, prefix: &str) -> BTreeSet<(String, char, u64, String)> {
+pub(super) fn parse_content(output: &str, prefix: &str) -> BTreeSet<(String, char, u64, String)> {
     let mut set = BTreeSet::new();
     for line in output.lines().filter(|l| *l != "--") {
         let line = strip(line, prefix);
@@ -151,7 +151,7 @@ fn parse_content(output: &str, prefix: &str) -> BTreeSet<(String, char, u64, Str
     set
 }
 
-fn parse_counts(output: &str, prefix: &str) -> BTreeMap<String, u64> {
+pub(super) fn parse_counts(output: &str, prefix: &str) -> BTreeMap<String, u64> {
     output
         .lines()
         .take_while(|l| !l.is_empty())
@@ -163,7 +163,7 @@ fn parse_counts(output: &str, prefix: &str) -> BTreeMap<String, u64> {
         .collect()
 }
 
-fn parse_files(output: &str, prefix: &str) -> BTreeSet<String> {
+pub(super) fn parse_files(output: &str, prefix: &str) -> BTreeSet<String> {
     output
         .lines()
         .filter(|l| !l.starts_with("Found ") && !l.is_empty())

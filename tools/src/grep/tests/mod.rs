@@ -1,2 +1,3 @@
 mod against_rg;
 mod behaviour;
+mod long_lines_rg;
