@@ -27,8 +27,10 @@ fn tools_marks_deferred_tools_per_format_and_mode() {
     assert_eq!(
         marked,
         [
+            "ListAgents",
             "Monitor",
             "NotebookEdit",
+            "SendMessage",
             "Sleep",
             "TaskOutput",
             "TaskStop",

@@ -149,8 +149,10 @@ async fn anthropic_list_is_stable_and_marks_deferred_tools() {
     assert_eq!(
         deferred,
         [
+            "ListAgents",
             "Monitor",
             "NotebookEdit",
+            "SendMessage",
             "Sleep",
             "TaskOutput",
             "TaskStop",

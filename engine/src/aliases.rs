@@ -19,6 +19,7 @@ pub const TOOL_ALIASES: &[(&str, &str)] = &[
     ("LS", "Glob"),
     ("ListMcpResources", "ListMcpResourcesTool"),
     ("ReadMcpResource", "ReadMcpResourceTool"),
+    ("ListPeers", "ListAgents"),
 ];
 
 /// Today's name for `name` (itself when it is not an old name).

@@ -73,6 +73,9 @@ pub struct Finished {
     /// Tokens over every request, when the provider reported them.
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+    /// The conversation as it stood at the end (a subagent's transcript,
+    /// kept so a later message can continue it).
+    pub transcript: Vec<Value>,
 }
 
 /// Runs the agent on `prompt` until the model ends its turn, `interrupt`
@@ -109,11 +112,50 @@ where
     F: FnMut(AgentEvent<'_>),
     I: Future<Output = ()>,
 {
+    // The deferred tools are announced once, at the start; what ToolSearch
+    // loads later is added to each request's `tools`.
+    let reminder = host.request_tools().reminder;
+    let conversation = Conversation::with_reminder(options.format, prompt, reminder.as_deref());
+    drive_from(host, options, conversation, interrupt, report).await
+}
+
+/// The loop from a conversation already under way (a subagent continued
+/// with a new message).
+pub async fn drive_from<H, F, I>(
+    host: &H,
+    options: &AgentOptions,
+    mut conversation: Conversation,
+    interrupt: I,
+    report: &mut F,
+) -> Finished
+where
+    H: TurnHost + ?Sized,
+    F: FnMut(AgentEvent<'_>),
+    I: Future<Output = ()>,
+{
+    let mut finished = turns(host, options, &mut conversation, interrupt, report).await;
+    finished.transcript = conversation.items().to_vec();
+    finished
+}
+
+async fn turns<H, F, I>(
+    host: &H,
+    options: &AgentOptions,
+    conversation: &mut Conversation,
+    interrupt: I,
+    report: &mut F,
+) -> Finished
+where
+    H: TurnHost + ?Sized,
+    F: FnMut(AgentEvent<'_>),
+    I: Future<Output = ()>,
+{
     let mut finished = Finished {
         end: AgentEnd::MaxTurns,
         text: String::new(),
         input_tokens: None,
         output_tokens: None,
+        transcript: Vec::new(),
     };
     let client = match Client::new(options.clone()) {
         Ok(c) => c,
@@ -122,10 +164,6 @@ where
             return finished;
         }
     };
-    // The deferred tools are announced once, at the start; what ToolSearch
-    // loads later is added to each request's `tools`.
-    let reminder = host.request_tools().reminder;
-    let mut conversation = Conversation::with_reminder(options.format, prompt, reminder.as_deref());
     tokio::pin!(interrupt);
     for turn in 1..=options.max_turns {
         report(AgentEvent::Turn(turn));

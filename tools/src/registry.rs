@@ -72,6 +72,8 @@ pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> 
     }
     tools.extend([
         crate::agent::tool(config.agents.clone())?,
+        crate::agent::list::tool()?,
+        crate::agent::messaging::tool()?,
         crate::ask::tool()?,
         crate::glob::tool(config)?,
         crate::grep::tool(config)?,
@@ -204,8 +206,10 @@ mod tests {
         assert_eq!(
             deferred,
             [
+                "ListAgents",
                 "Monitor",
                 "NotebookEdit",
+                "SendMessage",
                 "Sleep",
                 "TaskOutput",
                 "TaskStop",

@@ -23,6 +23,7 @@ mod output;
 mod session;
 mod strict;
 mod subagent;
+mod subagent_mail;
 mod tasks;
 mod wire;
 

@@ -16,6 +16,9 @@ mod run;
 /// Runs an `Agent` call's work for another tool (a forked skill).
 pub(crate) use run::run as run_agent;
 pub mod tool_names;
+pub mod tree;
+pub mod list;
+pub mod messaging;
 mod worktree;
 
 use std::sync::Arc;
