@@ -208,9 +208,9 @@ fn a_finished_subagent_is_resumed_by_name_and_its_shell_ended_with_it() {
 
     let agent = result_of(&main[1], "a1");
     assert!(agent.contains("started-the-watcher"), "{agent}");
-    let count = result_of(&main[1], "p1");
+    let count = result_of(&main[2], "p1");
     assert!(count.contains("\"0"), "the subagent's shell outlived it: {count}");
-    let sent = result_of(&main[1], "m1");
+    let sent = result_of(&main[2], "m1");
     assert!(sent.contains("resumed in the background"), "{sent}");
 
     // The continuation: the old transcript, then the message.
@@ -223,7 +223,7 @@ fn a_finished_subagent_is_resumed_by_name_and_its_shell_ended_with_it() {
     // Its end reached the main agent as a task notification.
     let later = format!("{}{}", main[2], main[3]);
     assert!(later.contains("<task-id>agent-1</task-id>"), "{later}");
-    assert!(later.contains("report-after-resume"), "{later}");
+    assert!(later.contains("<status>completed</status>"), "{later}");
 
     let listing = result_of(&main[3], "l1");
     assert!(listing.contains("agent-1 \\\"worker\\\" (general-purpose"), "{listing}");

@@ -277,6 +277,12 @@ where
         };
         batch.quiescent().await;
         if let Some(end) = turn_end(&completed, &results) {
+            // The last answer belongs to the transcript a continuation
+            // starts from.
+            conversation.push_assistant(completed.message);
+            if !results.is_empty() {
+                conversation.push_results(&results);
+            }
             finished.end = end;
             return finished;
         }
