@@ -109,7 +109,12 @@ fn run(script: Script, prompt: &str) -> (HashMap<String, Vec<Value>>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_baton"))
         .args(["agent", "--provider", "anthropic", "--base-url"])
         .arg(format!("http://127.0.0.1:{port}"))
-        .args(["--events", "--permission-mode", "bypassPermissions", "--cwd"])
+        .args([
+            "--events",
+            "--permission-mode",
+            "bypassPermissions",
+            "--cwd",
+        ])
         .arg(dir.path())
         .arg(prompt)
         .env("HOME", dir.path())
@@ -209,13 +214,20 @@ fn a_finished_subagent_is_resumed_by_name_and_its_shell_ended_with_it() {
     let agent = result_of(&main[1], "a1");
     assert!(agent.contains("started-the-watcher"), "{agent}");
     let count = result_of(&main[2], "p1");
-    assert!(count.contains("\"0"), "the subagent's shell outlived it: {count}");
+    assert!(
+        count.contains("\"0"),
+        "the subagent's shell outlived it: {count}"
+    );
     let sent = result_of(&main[2], "m1");
     assert!(sent.contains("resumed in the background"), "{sent}");
 
     // The continuation: the old transcript, then the message.
     let resumed = sub[2]["messages"].to_string();
-    for part in ["SUB: start it", "started-the-watcher", "now report the count"] {
+    for part in [
+        "SUB: start it",
+        "started-the-watcher",
+        "now report the count",
+    ] {
         assert!(resumed.contains(part), "{part} missing: {resumed}");
     }
     assert!(resumed.contains("message-from-agent"), "{resumed}");
@@ -226,7 +238,10 @@ fn a_finished_subagent_is_resumed_by_name_and_its_shell_ended_with_it() {
     assert!(later.contains("<status>completed</status>"), "{later}");
 
     let listing = result_of(&main[3], "l1");
-    assert!(listing.contains("agent-1 \\\"worker\\\" (general-purpose"), "{listing}");
+    assert!(
+        listing.contains("agent-1 \\\"worker\\\" (general-purpose"),
+        "{listing}"
+    );
     let unknown = result_of(&main[3], "m2");
     assert!(unknown.contains("No agent `nobody`"), "{unknown}");
     assert!(unknown.contains("worker (agent-1"), "{unknown}");
@@ -318,7 +333,11 @@ fn task_stop_ends_a_background_agent_and_its_processes() {
         "BG".into(),
         vec![turn(
             "Running.",
-            &[("b1", "Bash", json!({"command": "sleep 318", "timeout": 600000}))],
+            &[(
+                "b1",
+                "Bash",
+                json!({"command": "sleep 318", "timeout": 600000}),
+            )],
         )],
     );
     let (by, stdout) = run(s, "MAIN: go");
@@ -328,7 +347,10 @@ fn task_stop_ends_a_background_agent_and_its_processes() {
     assert!(stopped.contains("agent-1"), "{stopped}");
     assert!(stopped.contains("stopped"), "{stopped}");
     let count = result_of(&main[4], "p1");
-    assert!(count.contains("\"0"), "processes left after TaskStop: {count}");
+    assert!(
+        count.contains("\"0"),
+        "processes left after TaskStop: {count}"
+    );
     let later = format!("{}{}", main[3], main[4]);
     assert!(later.contains("<status>stopped</status>"), "{later}");
     assert_eq!(procs::running("sleep 318"), 0);

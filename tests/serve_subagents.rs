@@ -85,7 +85,10 @@ fn a_python_host_messages_resumes_and_stops_background_subagents() {
     assert_eq!(requests[1]["agent_id"], "agent-1", "{s}");
     assert_eq!(requests[1]["resume"], true, "{s}");
     assert!(
-        requests[1]["prompt"].as_str().unwrap().contains("again please"),
+        requests[1]["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("again please"),
         "{s}"
     );
     assert!(

@@ -27,7 +27,9 @@ impl Letter {
     /// model's own words, so it is fenced, never spliced into markup.
     pub fn text(&self) -> String {
         let from = self.from.replace(['<', '>', '"', '\n'], "_");
-        let body = self.message.replace("</message-from-agent>", "</ message-from-agent>");
+        let body = self
+            .message
+            .replace("</message-from-agent>", "</ message-from-agent>");
         format!(
             "<message-from-agent from=\"{from}\">\n{body}\n</message-from-agent>\n\
              (A message sent to you with SendMessage while you work; take it into account.)"

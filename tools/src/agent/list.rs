@@ -67,14 +67,21 @@ impl ToolLogic<ListAgentsInput> for ListAgents {
             ("q", &input.q),
             ("cursor", &input.cursor),
         ] {
-            if value.as_ref().is_some_and(|v| v.chars().count() > FIELD_CHARS) {
+            if value
+                .as_ref()
+                .is_some_and(|v| v.chars().count() > FIELD_CHARS)
+            {
                 return Err(format!("`{field}` is longer than {FIELD_CHARS} characters"));
             }
         }
         Ok(())
     }
 
-    async fn call(&self, input: ListAgentsInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(
+        &self,
+        input: ListAgentsInput,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let records = AgentTree::of(&ctx.session).all();
         let mut listing = listing(&records);
         let unused = [("channel", &input.channel), ("q", &input.q)];
@@ -136,7 +143,11 @@ fn row(records: &[AgentRecord], record: &AgentRecord, depth: usize, out: &mut St
         .name
         .as_deref()
         .map_or_else(String::new, |n| format!(" \"{n}\""));
-    let mode = if record.background { ", background" } else { "" };
+    let mode = if record.background {
+        ", background"
+    } else {
+        ""
+    };
     out.push_str(&format!(
         "{}- {}{name} ({}{mode}) {}: {}\n",
         "  ".repeat(depth),

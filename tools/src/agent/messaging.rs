@@ -102,7 +102,11 @@ impl ToolLogic<SendMessageInput> for SendMessage {
         Ok(())
     }
 
-    async fn call(&self, input: SendMessageInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(
+        &self,
+        input: SendMessageInput,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let to = input.to.trim();
         if to == "main" {
             return Err(ToolError::new(
@@ -120,7 +124,10 @@ impl ToolLogic<SendMessageInput> for SendMessage {
         };
         let tree = AgentTree::of(&ctx.session);
         let from = sender.as_ref().map(|f| f.agent_id.as_str());
-        match tree.deliver(to, from, letter.clone()).map_err(ToolError::new)? {
+        match tree
+            .deliver(to, from, letter.clone())
+            .map_err(ToolError::new)?
+        {
             Delivery::Queued(record) => Ok(ToolOutput::text(format!(
                 "Message queued for {}: it is running and reads the message before its next \
                  turn.",

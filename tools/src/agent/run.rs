@@ -15,10 +15,10 @@ use baton_engine::{ToolContext, ToolError, ToolOutput, ToolPool};
 use super::background::{self, BackgroundAgents};
 use super::catalog::{AgentCatalog, READ_ONLY_TOOLS};
 use super::tree::{AgentRecord, AgentState, AgentTree};
-use baton_engine::subagent_inbox::Letter;
 use super::worktree::Worktree;
 use super::AgentInput;
 use crate::bash::TaskOwner;
+use baton_engine::subagent_inbox::Letter;
 
 /// How long a runner may take to wind down once its Agent call was
 /// cancelled, before the call stops waiting for it.
@@ -292,7 +292,11 @@ fn continue_with(ctx: &ToolContext, unread: Option<(AgentRecord, Vec<Letter>)>) 
     let ctx = ctx.clone();
     tokio::spawn(async move {
         let launch = super::messaging::resumed(record, prompt);
-        let id = launch.resume.as_ref().map(|r| r.id.clone()).unwrap_or_default();
+        let id = launch
+            .resume
+            .as_ref()
+            .map(|r| r.id.clone())
+            .unwrap_or_default();
         if let Err(e) = Box::pin(launch_run(launch, ctx.clone())).await {
             AgentTree::of(&ctx.session).ended(&id, AgentState::Failed, None);
             tracing_note(&ctx, &id, &e.to_string());

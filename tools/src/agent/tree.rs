@@ -136,8 +136,7 @@ impl AgentTree {
                     [i] => *i,
                     [] => return Err(unknown(&records, to)),
                     many => {
-                        let ids: Vec<&str> =
-                            many.iter().map(|i| records[*i].id.as_str()).collect();
+                        let ids: Vec<&str> = many.iter().map(|i| records[*i].id.as_str()).collect();
                         return Err(format!(
                             "Several agents are named `{to}` ({}); send to one of these ids.",
                             ids.join(", ")
