@@ -29,8 +29,10 @@ fn tools_marks_deferred_tools_per_format_and_mode() {
         [
             "EnterWorktree",
             "ExitWorktree",
+            "ListAgents",
             "Monitor",
             "NotebookEdit",
+            "SendMessage",
             "Sleep",
             "TaskOutput",
             "TaskStop",

@@ -64,3 +64,51 @@ fn subagent_hooks_reach_a_python_host_over_serve() {
         "{s}"
     );
 }
+
+#[test]
+fn a_python_host_messages_resumes_and_stops_background_subagents() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = python_host::run("subagent_messages.py", dir.path());
+    assert_eq!(s["exit"], 0, "{s}");
+    assert_eq!(s["errors"], serde_json::json!([]), "{s}");
+    // The message to the running helper, as a line of its own.
+    assert_eq!(s["messages"][0]["agent_id"], "agent-1", "{s}");
+    assert_eq!(s["messages"][0]["message"], "more work", "{s}");
+    assert_eq!(s["messages"][0]["from"], "main", "{s}");
+    assert!(
+        s["results"]["M1"].as_str().unwrap().contains("queued"),
+        "{s}"
+    );
+    // Resumed after it ended: same id, `resume`, the new message.
+    let requests = s["requests"].as_array().unwrap();
+    assert_eq!(requests[0]["resume"], false, "{s}");
+    assert_eq!(requests[1]["agent_id"], "agent-1", "{s}");
+    assert_eq!(requests[1]["resume"], true, "{s}");
+    assert!(
+        requests[1]["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("again please"),
+        "{s}"
+    );
+    assert!(
+        s["results"]["M2"].as_str().unwrap().contains("resumed"),
+        "{s}"
+    );
+    // Both agents were listed as tasks of kind `agent` (agent-2's last
+    // listing may come after the host's shutdown; task_stopped says it).
+    let tasks = s["agent_tasks"].as_array().unwrap();
+    for want in [
+        ["agent-1", "running"],
+        ["agent-1", "completed"],
+        ["agent-2", "running"],
+    ] {
+        assert!(tasks.contains(&serde_json::json!(want)), "{want:?}: {s}");
+    }
+    assert_eq!(s["stopped"]["kind"], "agent", "{s}");
+    assert_eq!(s["stopped"]["status"], "stopped", "{s}");
+    assert_eq!(s["cancelled"], serde_json::json!(["agent-2"]), "{s}");
+    let finished = s["finished"].as_array().unwrap();
+    assert!(finished.contains(&serde_json::json!(["agent-1", "completed"])));
+    assert!(finished.contains(&serde_json::json!(["agent-2", "stopped"])));
+}

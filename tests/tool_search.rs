@@ -151,8 +151,10 @@ async fn anthropic_list_is_stable_and_marks_deferred_tools() {
         [
             "EnterWorktree",
             "ExitWorktree",
+            "ListAgents",
             "Monitor",
             "NotebookEdit",
+            "SendMessage",
             "Sleep",
             "TaskOutput",
             "TaskStop",

@@ -20,6 +20,7 @@ pub const TOOL_ALIASES: &[(&str, &str)] = &[
     ("ListMcpResources", "ListMcpResourcesTool"),
     ("ReadMcpResource", "ReadMcpResourceTool"),
     ("ReadMcpResourceDir", "ReadMcpResourceDirTool"),
+    ("ListPeers", "ListAgents"),
 ];
 
 /// Today's name for `name` (itself when it is not an old name).

@@ -33,6 +33,7 @@ pub mod session;
 /// Bash command lines, understood (the `baton-shell` crate).
 pub use baton_shell as shell;
 pub mod subagent;
+pub mod subagent_inbox;
 pub mod tool;
 pub mod wire;
 

@@ -157,6 +157,10 @@ pub struct SubagentReport {
     pub output_tokens: Option<u64>,
     /// The model that actually ran, when the host knows it.
     pub model: Option<String>,
+    /// The subagent's conversation in the runner's own shapes, when the
+    /// runner keeps it: handed back in [`SubagentTask::resume`] when a
+    /// `SendMessage` continues the finished subagent.
+    pub transcript: Option<Vec<serde_json::Value>>,
 }
 
 impl SubagentReport {
@@ -190,6 +194,14 @@ pub struct SubagentTask {
     pub start_context: Vec<String>,
     /// The SubagentStop hooks; see [`SubagentTask::stopping`].
     pub hooks: Arc<SubagentHooks>,
+    /// Messages sent to the subagent while it runs (`SendMessage`): give
+    /// them to its model before its next turn.
+    pub inbox: Arc<crate::subagent_inbox::Inbox>,
+    /// Set when a finished subagent is continued: `Some` with the
+    /// transcript its last run reported (empty when the runner kept none,
+    /// e.g. a `serve` host that holds the transcript itself). `prompt` is
+    /// then the new message.
+    pub resume: Option<Vec<serde_json::Value>>,
 }
 
 impl SubagentTask {

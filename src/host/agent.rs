@@ -76,6 +76,9 @@ pub struct Finished {
     /// Tokens over every request, when the provider reported them.
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+    /// The conversation as it stood at the end (a subagent's transcript,
+    /// kept so a later message can continue it).
+    pub transcript: Vec<Value>,
 }
 
 /// Runs the agent on `prompt` until the model ends its turn, `interrupt`
@@ -132,11 +135,50 @@ where
     F: FnMut(AgentEvent<'_>),
     I: Future<Output = ()>,
 {
+    // The deferred tools are announced once, at the start; what ToolSearch
+    // loads later is added to each request's `tools`.
+    let reminder = host.request_tools().reminder;
+    let conversation = Conversation::with_reminder(options.format, prompt, reminder.as_deref());
+    drive_from(host, options, conversation, interrupt, report).await
+}
+
+/// The loop from a conversation already under way (a subagent continued
+/// with a new message).
+pub async fn drive_from<H, F, I>(
+    host: &H,
+    options: &AgentOptions,
+    mut conversation: Conversation,
+    interrupt: I,
+    report: &mut F,
+) -> Finished
+where
+    H: TurnHost + ?Sized,
+    F: FnMut(AgentEvent<'_>),
+    I: Future<Output = ()>,
+{
+    let mut finished = turns(host, options, &mut conversation, interrupt, report).await;
+    finished.transcript = conversation.items().to_vec();
+    finished
+}
+
+async fn turns<H, F, I>(
+    host: &H,
+    options: &AgentOptions,
+    conversation: &mut Conversation,
+    interrupt: I,
+    report: &mut F,
+) -> Finished
+where
+    H: TurnHost + ?Sized,
+    F: FnMut(AgentEvent<'_>),
+    I: Future<Output = ()>,
+{
     let mut finished = Finished {
         end: AgentEnd::MaxTurns,
         text: String::new(),
         input_tokens: None,
         output_tokens: None,
+        transcript: Vec::new(),
     };
     let mut client = match Client::new(options.clone()) {
         Ok(c) => c,
@@ -145,14 +187,10 @@ where
             return finished;
         }
     };
-    // The deferred tools are announced once, at the start; what ToolSearch
-    // loads later is added to each request's `tools`.
     // Anthropic tool changes: the first request's `tools` stays; what
     // changes later is appended as blocks (see `tool_changes`).
     let mut changes = super::tool_changes::Changes::new(options);
-    let reminder = host.request_tools().reminder;
-    let mut conversation = Conversation::with_reminder(options.format, prompt, reminder.as_deref());
-    record(host, &conversation, report);
+    record(host, conversation, report);
     // Claude Code's `stop_hook_active`: the model goes on because a Stop
     // hook blocked; hooks read it so as not to keep it going forever.
     let mut stop_hook_active = false;
@@ -163,7 +201,7 @@ where
         host.refresh().await;
         let tools = host.wire();
         let tools = &*tools;
-        let defs = changes.tools(host.request_tools(), &mut conversation);
+        let defs = changes.tools(host.request_tools(), conversation);
         let mut body = conversation.request(options, Value::Array(defs));
         let mut batch = match host.open().await {
             Ok(b) => b,
@@ -280,11 +318,15 @@ where
         batch.quiescent().await;
         if let Some(end) = turn_end(&completed, &results) {
             let ended = matches!(&end, AgentEnd::Done { stop_reason } if stop_reason.as_deref() != Some("hook"));
-            // The answer is in the transcript before Stop hooks read it.
+            // The answer is in the transcript before Stop hooks read it,
+            // and belongs to the transcript a continuation starts from.
             if !is_empty(&completed.message) {
                 conversation.push_assistant(completed.message);
             }
-            record(host, &conversation, report);
+            if !results.is_empty() {
+                conversation.push_results(&results);
+            }
+            record(host, conversation, report);
             let mut again = None;
             if ended {
                 let mut notes = Vec::new();
@@ -298,7 +340,7 @@ where
             if let Some(reason) = again {
                 stop_hook_active = true;
                 conversation.push_user(&reason);
-                record(host, &conversation, report);
+                record(host, conversation, report);
                 continue;
             }
             finished.end = end;
@@ -312,7 +354,7 @@ where
         }
         // Tasks that ended (and monitor events) come before the next turn.
         conversation.push_notices(&host.notices());
-        record(host, &conversation, report);
+        record(host, conversation, report);
     }
     finished
 }

@@ -50,6 +50,17 @@ impl Conversation {
         }
     }
 
+    /// A conversation continued from `items` (a transcript this loop
+    /// produced earlier) with `message` as the next user message.
+    pub fn resumed(format: WireFormat, items: Vec<Value>, message: &str) -> Self {
+        let mut conversation = Conversation { format, items };
+        if conversation.items.is_empty() {
+            return Conversation::new(format, message);
+        }
+        conversation.push_notices(&[message.to_string()]);
+        conversation
+    }
+
     pub fn items(&self) -> &[Value] {
         &self.items
     }

@@ -10,7 +10,8 @@ use baton_engine::async_trait;
 use baton_engine::subagent::{SubagentReport, SubagentRunner, SubagentTask};
 use baton_engine::wire::{WireFormat, WireTools};
 
-use super::agent::{drive, AgentEnd, AgentEvent};
+use super::agent::{drive, drive_from, AgentEnd, AgentEvent};
+use super::conversation::Conversation;
 use super::turn::SubagentHost;
 use super::AgentOptions;
 
@@ -72,18 +73,36 @@ impl SubagentRunner for LoopRunner {
             pool: task.tools.clone(),
             session: task.batches.parent().session.clone(),
             wire: std::sync::Arc::new(WireTools::new(&task.tools, options.format)),
+            inbox: task.inbox.clone(),
         };
         let agent_id = task.agent_id.clone();
         let report = self.report.clone();
         let mut forward = |event: AgentEvent<'_>| report(&agent_id, event);
-        let finished = drive(
-            &host,
-            &options,
-            &task.prompt,
-            task.cancel.cancelled(),
-            &mut forward,
-        )
-        .await;
+        let finished = match task.resume.clone() {
+            // A message to the finished subagent: its transcript, then the
+            // message as the next user turn.
+            Some(items) => {
+                let conversation = Conversation::resumed(options.format, items, &task.prompt);
+                drive_from(
+                    &host,
+                    &options,
+                    conversation,
+                    task.cancel.cancelled(),
+                    &mut forward,
+                )
+                .await
+            }
+            None => {
+                drive(
+                    &host,
+                    &options,
+                    &task.prompt,
+                    task.cancel.cancelled(),
+                    &mut forward,
+                )
+                .await
+            }
+        };
         let note = match finished.end {
             AgentEnd::Done { .. } => None,
             AgentEnd::MaxTurns => Some(format!(
@@ -109,6 +128,7 @@ impl SubagentRunner for LoopRunner {
             input_tokens: finished.input_tokens,
             output_tokens: finished.output_tokens,
             model: Some(options.model),
+            transcript: Some(finished.transcript),
         })
     }
 }

@@ -192,10 +192,15 @@ pub struct SubagentHost {
     pub pool: ToolPool,
     pub session: Arc<Session>,
     pub wire: Arc<WireTools>,
+    /// Messages sent to the subagent (`SendMessage`), read before each turn.
+    pub inbox: Arc<baton_engine::subagent_inbox::Inbox>,
 }
 
 #[async_trait]
 impl TurnHost for SubagentHost {
+    fn notices(&self) -> Vec<String> {
+        self.inbox.take_all().iter().map(|l| l.text()).collect()
+    }
     async fn open(&self) -> Result<Box<dyn TurnBatch>, String> {
         let batch = self.batches.open().await.map_err(|e| e.to_string())?;
         Ok(Box::new(Nested(batch)))

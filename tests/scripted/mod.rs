@@ -178,6 +178,7 @@ impl SubagentRunner for Scripted {
             input_tokens: Some(100),
             output_tokens: Some(20),
             model: task.model.clone(),
+            transcript: None,
         })
     }
 }

@@ -73,6 +73,8 @@ pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> 
     }
     tools.extend([
         crate::agent::tool(config.agents.clone())?,
+        crate::agent::list::tool()?,
+        crate::agent::messaging::tool()?,
         crate::ask::tool()?,
         crate::glob::tool(config)?,
         crate::grep::tool(config)?,
@@ -207,8 +209,10 @@ mod tests {
             [
                 "EnterWorktree",
                 "ExitWorktree",
+                "ListAgents",
                 "Monitor",
                 "NotebookEdit",
+                "SendMessage",
                 "Sleep",
                 "TaskOutput",
                 "TaskStop",

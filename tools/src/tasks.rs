@@ -29,7 +29,7 @@ pub const TAIL_BYTES: usize = 8 * 1024;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TaskInfo {
     pub id: String,
-    /// `shell`, `monitor` or `session`.
+    /// `shell`, `monitor`, `agent` (a background subagent) or `session`.
     pub kind: String,
     /// `running`, `completed`, `failed`, `stopped`, `timed_out`, or
     /// `exited` (a session whose end the model has not read yet).

@@ -25,6 +25,7 @@ pub mod resume;
 mod session;
 mod strict;
 mod subagent;
+mod subagent_mail;
 mod tasks;
 mod wire;
 

@@ -127,11 +127,20 @@ impl SubagentRunner for HostRunner {
             "deferred": tools.deferred,
             "reminder": tools.reminder,
             "additional_context": task.start_context,
+            // A message continued this subagent after it ended: the host
+            // keeps its transcript and adds `prompt` as the next user turn.
+            "resume": task.resume.is_some(),
         });
         if let Err(e) = write(&line) {
             self.agents.0.lock().remove(&agent_id);
             return Err(e.to_string());
         }
+        // Messages sent to the running subagent go to the host as they
+        // come, for its next turn (docs/serve-protocol.md).
+        let forward = tokio::spawn(super::subagent_mail::forward(
+            task.inbox.clone(),
+            agent_id.clone(),
+        ));
         let mut rx = rx;
         let outcome = loop {
             let answer = tokio::select! {
@@ -160,6 +169,7 @@ impl SubagentRunner for HostRunner {
                 break Ok(report);
             }
         };
+        forward.abort();
         // End whatever message the host left open, so its batch can finish.
         let mut drivers = Vec::new();
         if let Some(entry) = self.agents.0.lock().remove(&agent_id) {
@@ -272,6 +282,7 @@ impl Agents {
                         input_tokens: msg.pointer("/usage/input_tokens").and_then(Value::as_u64),
                         output_tokens: msg.pointer("/usage/output_tokens").and_then(Value::as_u64),
                         model: msg.get("model").and_then(Value::as_str).map(str::to_string),
+                        transcript: None,
                     }),
                 };
                 let _ = reply.send(outcome);

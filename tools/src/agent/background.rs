@@ -5,11 +5,24 @@
 //! shutdown) cancels that root, which reaches every batch they opened and
 //! every process in them. When one ends, its report goes to an output file
 //! and the host hears of it through a session notification.
+//!
+//! Each one is also a task of the session's task list (kind `agent`, its
+//! agent id as task id): listed beside shells and monitors, stopped by
+//! `TaskStop` or the host's stop like them, and owned by the subagent that
+//! started it, so it ends when that one does.
 
 use std::path::PathBuf;
 
-use baton_engine::{CancelReason, CancelScope, Notification, Session};
+use std::sync::Arc;
+
+use baton_engine::{CancelReason, CancelScope, Notification, Session, ToolContext};
+use parking_lot::Mutex;
 use serde_json::json;
+
+use super::tree::AgentState;
+use crate::bash::background::{BackgroundTasks, Finish, Task};
+use crate::bash::output::{Capture, CaptureSpec};
+use crate::bash::TaskOwner;
 
 /// The session slot holding the root of background agents.
 #[derive(Default)]
@@ -53,8 +66,62 @@ pub fn launched(agent_id: &str, output: &std::path::Path) -> String {
     )
 }
 
+/// A background agent's entry in the session's task list.
+pub(crate) struct Listed(Arc<Task>);
+
+/// Lists the agent about to run under `ctx.cancel` (its own background
+/// scope) as a task; stopping the task cancels that scope.
+pub(crate) fn listed(ctx: &ToolContext, agent_id: &str, description: &str) -> Listed {
+    let capture = Arc::new(Mutex::new(Capture::new(CaptureSpec {
+        inline_chars: 2,
+        log_path: output_file(&ctx.session, agent_id),
+        log_max_bytes: 0,
+        eager_log: false,
+    })));
+    let task = BackgroundTasks::register(
+        &ctx.session,
+        agent_id.to_string(),
+        "agent",
+        description,
+        capture,
+        TaskOwner::of(&ctx.context),
+    );
+    let scope = ctx.cancel.clone();
+    let watched = task.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = watched.stop_scope().cancelled() => {
+                scope.cancel(CancelReason::Other("the agent's task was stopped".into()));
+            }
+            _ = watched.finished() => {}
+        }
+    });
+    Listed(task)
+}
+
+impl Listed {
+    /// Records the end in the task list (and tells the host the list
+    /// changed).
+    pub(crate) fn ended(&self, session: &Session, state: AgentState) {
+        let (status, is_error) = match state {
+            AgentState::Finished | AgentState::Running => ("completed", false),
+            AgentState::Failed => ("failed", true),
+            AgentState::Cancelled => ("stopped", true),
+        };
+        self.0.complete(
+            session,
+            Finish {
+                line: None,
+                exit_code: None,
+                is_error,
+                status,
+            },
+        );
+    }
+}
+
 /// Writes the report and tells the host the agent ended.
-pub async fn finished(session: &Session, agent_id: &str, text: &str, is_error: bool) {
+pub async fn finished(session: &Session, agent_id: &str, text: &str, state: AgentState) {
     let path = output_file(session, agent_id);
     let written = match path.parent() {
         Some(dir) => tokio::fs::create_dir_all(dir)
@@ -62,7 +129,11 @@ pub async fn finished(session: &Session, agent_id: &str, text: &str, is_error: b
             .and(tokio::fs::write(&path, text).await),
         None => Ok(()),
     };
-    let status = if is_error { "failed" } else { "completed" };
+    let status = match state {
+        AgentState::Finished | AgentState::Running => "completed",
+        AgentState::Failed => "failed",
+        AgentState::Cancelled => "stopped",
+    };
     let mut message = format!("Background agent {agent_id} {status}.");
     if let Err(e) = &written {
         message.push_str(&format!(" Its report could not be written ({e}):\n{text}"));

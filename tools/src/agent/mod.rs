@@ -15,7 +15,10 @@ pub mod definitions;
 mod run;
 /// Runs an `Agent` call's work for another tool (a forked skill).
 pub(crate) use run::run as run_agent;
+pub mod list;
+pub mod messaging;
 pub mod tool_names;
+pub mod tree;
 mod worktree;
 
 use std::sync::Arc;

@@ -14,9 +14,11 @@ use baton_engine::{ToolContext, ToolError, ToolOutput, ToolPool};
 
 use super::background::{self, BackgroundAgents};
 use super::catalog::{AgentCatalog, READ_ONLY_TOOLS};
+use super::tree::{AgentRecord, AgentState, AgentTree};
 use super::worktree::Worktree;
 use super::AgentInput;
 use crate::bash::TaskOwner;
+use baton_engine::subagent_inbox::Letter;
 
 /// How long a runner may take to wind down once its Agent call was
 /// cancelled, before the call stops waiting for it.
@@ -53,11 +55,44 @@ fn refuse(text: String) -> Result<ToolOutput, ToolError> {
     Err(ToolError::new(text))
 }
 
+/// What one run of a subagent starts from: a new Agent call, or a
+/// `SendMessage` continuing a subagent that had ended.
+pub(crate) struct Launch {
+    pub definition: Arc<AgentDefinition>,
+    pub description: String,
+    pub prompt: String,
+    /// The call's `model`; the definition's applies when `None`.
+    pub model: Option<String>,
+    pub name: Option<String>,
+    pub background: bool,
+    pub worktree: bool,
+    /// The subagent to continue (its id, and the transcript its last run
+    /// reported), for a resumed run.
+    pub resume: Option<AgentRecord>,
+}
+
 pub(crate) async fn run(
     catalog: &AgentCatalog,
     input: AgentInput,
     ctx: ToolContext,
 ) -> Result<ToolOutput, ToolError> {
+    let definition = catalog
+        .find(input.subagent_type.as_deref())
+        .map_err(ToolError::new)?;
+    let launch = Launch {
+        definition,
+        description: input.description,
+        prompt: input.prompt,
+        model: input.model,
+        name: input.name.filter(|n| !n.trim().is_empty()),
+        background: input.run_in_background == Some(true),
+        worktree: input.isolation.as_deref() == Some("worktree"),
+        resume: None,
+    };
+    launch_run(launch, ctx).await
+}
+
+pub(crate) async fn launch_run(launch: Launch, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
     let Some(service) = SubagentService::of(&ctx) else {
         return refuse(
             "No subagent runner is registered: this host does not run subagents, so the \
@@ -65,9 +100,7 @@ pub(crate) async fn run(
                 .into(),
         );
     };
-    let definition = catalog
-        .find(input.subagent_type.as_deref())
-        .map_err(ToolError::new)?;
+    let definition = launch.definition.clone();
     let chain = AgentChain::of(&ctx.context);
     let max_depth = service.limits.max_depth;
     if chain.depth() >= max_depth {
@@ -91,15 +124,18 @@ pub(crate) async fn run(
         ));
     };
 
-    let agent_id = service.next_agent_id();
-    let background = input.run_in_background == Some(true);
-    let worktree = match input.isolation.as_deref() {
-        Some("worktree") => Some(
+    let agent_id = match &launch.resume {
+        Some(record) => record.id.clone(),
+        None => service.next_agent_id(),
+    };
+    let background = launch.background;
+    let worktree = match launch.worktree {
+        true => Some(
             Worktree::create(ctx.cwd(), ctx.session.state_dir(), &agent_id)
                 .await
                 .map_err(ToolError::new)?,
         ),
-        _ => None,
+        false => None,
     };
     let pool = child_pool(&parent_pool, &definition);
     // At the last level `Agent` is not offered to the model; its batches
@@ -129,7 +165,7 @@ pub(crate) async fn run(
         .with(chain)
         .with(TaskOwner(agent_id.clone()));
 
-    let model = input.model.clone().or_else(|| {
+    let model = launch.model.clone().or_else(|| {
         definition
             .model
             .clone()
@@ -141,6 +177,25 @@ pub(crate) async fn run(
     if background {
         parent.cancel = BackgroundAgents::scope(&ctx.session);
     }
+    let tree = AgentTree::of(&ctx.session);
+    let inbox = match &launch.resume {
+        Some(record) => record.inbox.clone(),
+        None => Arc::default(),
+    };
+    tree.started(AgentRecord {
+        id: agent_id.clone(),
+        name: launch.name.clone(),
+        agent_type: definition.name.clone(),
+        description: launch.description.clone(),
+        parent: chain_parent(&ctx),
+        state: AgentState::Running,
+        background,
+        inbox: inbox.clone(),
+        started: Instant::now(),
+        definition: definition.clone(),
+        model: launch.model.clone(),
+        transcript: None,
+    });
     let batches = SubagentBatches::new(parent.clone(), pool, context.clone());
     let hooks = Arc::new(SubagentHooks::new(
         ctx.services
@@ -156,8 +211,8 @@ pub(crate) async fn run(
     let task = SubagentTask {
         agent_id: agent_id.clone(),
         definition: definition.clone(),
-        description: input.description.clone(),
-        prompt: input.prompt.clone(),
+        description: launch.description.clone(),
+        prompt: launch.prompt.clone(),
         model,
         tools: offered,
         context,
@@ -165,6 +220,11 @@ pub(crate) async fn run(
         batches: batches.clone(),
         start_context: start.additional_context,
         hooks: hooks.clone(),
+        inbox,
+        resume: launch
+            .resume
+            .as_ref()
+            .map(|r| r.transcript.clone().unwrap_or_default()),
     };
     let run = Run {
         agent_id: agent_id.clone(),
@@ -178,16 +238,79 @@ pub(crate) async fn run(
     if background {
         let output = background::output_file(&ctx.session, &agent_id);
         let text = background::launched(&agent_id, &output);
+        let listed = background::listed(&parent, &agent_id, &launch.description);
         tokio::spawn(async move {
-            let (text, is_error) = run.run(task, &parent).await;
-            background::finished(&parent.session, &agent_id, &text, is_error).await;
+            let ended = run.run(task, &parent).await;
+            // The tree first: whoever hears of the end may message it at
+            // once, and must find it ended.
+            let unread = mark_ended(&parent, &agent_id, ended.state, ended.transcript);
+            background::finished(&parent.session, &agent_id, &ended.text, ended.state).await;
+            listed.ended(&parent.session, ended.state);
+            continue_with(&parent, unread);
         });
         return Ok(ToolOutput::text(text));
     }
-    match run.run(task, &ctx).await {
-        (text, false) => Ok(ToolOutput::text(text)),
-        (text, true) => Err(ToolError::new(text)),
+    let ended = run.run(task, &ctx).await;
+    let unread = mark_ended(&ctx, &agent_id, ended.state, ended.transcript);
+    continue_with(&ctx, unread);
+    match ended.state {
+        AgentState::Finished => Ok(ToolOutput::text(ended.text)),
+        _ => Err(ToolError::new(ended.text)),
     }
+}
+
+/// The subagent the calling context runs inside (`None`: the main agent).
+fn chain_parent(ctx: &ToolContext) -> Option<String> {
+    AgentChain::of(&ctx.context)
+        .current()
+        .map(|f| f.agent_id.clone())
+}
+
+/// Marks the run's end in the session's agent tree; returns the messages
+/// that came in after the runner last looked (the subagent then stays
+/// marked running, for [`continue_with`]).
+fn mark_ended(
+    ctx: &ToolContext,
+    agent_id: &str,
+    state: AgentState,
+    transcript: Option<Vec<serde_json::Value>>,
+) -> Option<(AgentRecord, Vec<Letter>)> {
+    AgentTree::of(&ctx.session).ended(agent_id, state, transcript)
+}
+
+/// Unread messages would otherwise be lost: the subagent is continued
+/// with them in the background, as a message to a finished agent is.
+fn continue_with(ctx: &ToolContext, unread: Option<(AgentRecord, Vec<Letter>)>) {
+    let Some((record, letters)) = unread else {
+        return;
+    };
+    let prompt = letters
+        .iter()
+        .map(|l| l.text())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let ctx = ctx.clone();
+    tokio::spawn(async move {
+        let launch = super::messaging::resumed(record, prompt);
+        let id = launch
+            .resume
+            .as_ref()
+            .map(|r| r.id.clone())
+            .unwrap_or_default();
+        if let Err(e) = Box::pin(launch_run(launch, ctx.clone())).await {
+            AgentTree::of(&ctx.session).ended(&id, AgentState::Failed, None);
+            tracing_note(&ctx, &id, &e.to_string());
+        }
+    });
+}
+
+/// Tells the host a continuation could not start (nobody else would know).
+fn tracing_note(ctx: &ToolContext, agent_id: &str, why: &str) {
+    ctx.session.notify(baton_engine::Notification {
+        kind: "agent_finished".into(),
+        message: format!("Agent {agent_id} could not be continued with its messages: {why}"),
+        data: Some(serde_json::json!({"agent_id": agent_id, "status": "failed", "text": why})),
+    });
 }
 
 /// One subagent from start to end, in the foreground or background.
@@ -205,9 +328,11 @@ struct Run {
 impl Run {
     /// Runs the loop, stops what the subagent left running, settles the
     /// worktree; the result text and whether it is an error.
-    async fn run(self, task: SubagentTask, parent: &ToolContext) -> (String, bool) {
+    async fn run(self, task: SubagentTask, parent: &ToolContext) -> Ended {
         let started = Instant::now();
         let outcome = run_to_end(self.runner.clone(), task, parent).await;
+        let transcript = outcome.as_ref().ok().and_then(|r| r.transcript.clone());
+        let cancelled = parent.cancel.is_cancelled();
         let unheard = stop_hooks(&self.hooks, &outcome, parent).await;
         crate::bash::stop_owned(&parent.session, &self.agent_id).await;
         let kept = match self.worktree {
@@ -215,17 +340,21 @@ impl Run {
             None => None,
         };
         let uses = self.batches.tool_uses();
-        let (mut text, is_error) = match outcome {
+        let (mut text, state) = match outcome {
             Ok(report) => (
                 completed(&self.agent_id, &report, uses, started.elapsed()),
-                false,
+                AgentState::Finished,
             ),
             Err(message) => (
                 format!(
                     "Subagent {} ({}) failed after {uses} tool uses: {message}",
                     self.agent_id, self.agent_type
                 ),
-                true,
+                if cancelled {
+                    AgentState::Cancelled
+                } else {
+                    AgentState::Failed
+                },
             ),
         };
         if let Some(feedback) = unheard {
@@ -243,8 +372,21 @@ The agent changed its worktree, which was kept:
             );
             text.push_str(&kept);
         }
-        (text, is_error)
+        Ended {
+            text,
+            state,
+            transcript,
+        }
     }
+}
+
+/// How one run of a subagent ended.
+struct Ended {
+    /// The Agent call's result text.
+    text: String,
+    state: AgentState,
+    /// What the runner reported, kept for a later continuation.
+    transcript: Option<Vec<serde_json::Value>>,
 }
 
 /// Fires SubagentStop for a runner that did not ask the hooks itself.
