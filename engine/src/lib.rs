@@ -9,6 +9,7 @@
 pub mod aliases;
 pub mod call;
 pub mod call_details;
+pub mod shell_details;
 pub mod cancel;
 pub mod confine;
 /// The kernel confinement layer (its own crate, usable alone).

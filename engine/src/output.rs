@@ -19,6 +19,9 @@ pub struct ToolOutput {
     /// The structured result Claude Code gives hooks as `tool_response`
     /// (its per-tool output types); `None`: derived from input and text.
     pub response: Option<Value>,
+    /// Facts about a shell command for the host (not the model); see
+    /// [`crate::shell_details`].
+    pub shell: Option<crate::shell_details::ShellDetails>,
 }
 
 impl ToolOutput {

@@ -11,8 +11,11 @@
 //! dropped without stopping it (the pipeline drops a tool's future when it
 //! ignores cancellation).
 //!
-//! The shell's stdout and stderr are the same pipe, so the output reaches
-//! Baton in the order it was written.
+//! The shell's stdout and stderr are two pipes, so the host can be told
+//! them apart (`details.stdout`, `details.stderr`). The model still reads
+//! both in one text, in the order Baton read them: writes to the two
+//! streams in the same instant may swap places, as in a terminal fed by
+//! two pipes.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -53,6 +56,8 @@ pub(crate) struct Shell {
     pub(crate) child: Child,
     guard: TreeGuard,
     pub(crate) output: pipe::Receiver,
+    /// The read end of the stderr pipe.
+    pub(crate) errors: pipe::Receiver,
     _egress: Option<Proxy>,
 }
 
@@ -68,7 +73,8 @@ impl Shell {
     ) -> io::Result<Shell> {
         let (writer, reader) = pipe::pipe()?;
         let stdout = writer.into_blocking_fd()?;
-        let stderr = stdout.try_clone()?;
+        let (err_writer, err_reader) = pipe::pipe()?;
+        let stderr = err_writer.into_blocking_fd()?;
         // A new session (and so a new process group led by the shell),
         // without a controlling terminal: a program that opens /dev/tty to
         // ask for a password fails at once instead of being stopped by
@@ -97,8 +103,8 @@ impl Shell {
         if let Some(confined) = confine {
             confined.apply(&mut launch);
         }
-        // `launch` owned our copies of the pipe's write end; only the shell
-        // and its descendants hold it now, so EOF means they closed it.
+        // `launch` owned our copies of the pipes' write ends; only the shell
+        // and its descendants hold them now, so EOF means they closed them.
         let (child, tree) = launch.spawn()?;
         let guard = TreeGuard::new(tree);
         // The command's network, if it has one, lives as long as the shell.
@@ -111,6 +117,7 @@ impl Shell {
             child,
             guard,
             output: reader,
+            errors: err_reader,
             _egress: egress,
         })
     }

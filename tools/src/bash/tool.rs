@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use baton_engine::shell;
+use baton_engine::shell_details::ShellDetails;
 use baton_engine::{
     async_trait, ContextModifier, PermissionTarget, Tool, ToolContext, ToolDef, ToolError,
     ToolLogic, ToolOutput,
@@ -336,6 +337,17 @@ impl Bash {
             },
             "timedOut": matches!(ending, Ending::TimedOut { .. }),
         }));
+        let (stdout, stderr) = capture.streams();
+        output.shell = Some(ShellDetails {
+            exit_code: match &ending {
+                Ending::Exited(status) => status.code(),
+                _ => None,
+            },
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+            timed_out: matches!(ending, Ending::TimedOut { .. }),
+            interrupted: matches!(ending, Ending::Cancelled(_)),
+        });
         Ok(output)
     }
 }

@@ -47,6 +47,18 @@ impl Taken {
         self.head.len() + self.tail.len()
     }
 
+    /// The end of what was taken, bounded for the host; bytes dropped in
+    /// the middle count as truncation.
+    pub fn stream_tail(&self) -> baton_engine::shell_details::StreamTail {
+        let mut tail = baton_engine::shell_details::TailCollector::default();
+        tail.push(&self.head);
+        tail.push(&self.tail);
+        let mut out = tail.finish();
+        out.total_bytes += self.omitted;
+        out.truncated |= self.omitted > 0;
+        out
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
