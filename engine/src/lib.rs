@@ -9,6 +9,7 @@
 pub mod aliases;
 pub mod call;
 pub mod call_details;
+pub mod metrics;
 pub mod shell_details;
 pub mod cancel;
 pub mod confine;

@@ -45,13 +45,24 @@ pub fn parse_message(
     ))
 }
 
+/// What `run` prints on stdout.
+#[derive(Clone, Copy, Debug)]
+pub struct Output {
+    /// JSON lines of every event (`--events`).
+    pub events: bool,
+    /// The live view for a person (stdout is a terminal, no `--json`).
+    pub live: bool,
+}
+
 pub async fn run(
     mut setup: Setup,
     format: WireFormat,
     calls: Vec<ToolUse>,
     value: &serde_json::Value,
-    events: bool,
+    output: Output,
 ) -> Result<(), CliError> {
+    let events = output.events;
+    let mut view = output.live.then(|| super::run_view::RunView::new(&calls));
     let engine = setup.engine()?;
     super::session::report(&engine.session_start("startup").await, "SessionStart");
     let mut batch = engine
@@ -69,7 +80,8 @@ pub async fn run(
 
     let mut results = Vec::new();
     let mut summary = None;
-    let mut out = std::io::stdout().lock();
+    // Not locked for the whole run: the live view draws from its own thread.
+    let mut out = std::io::stdout();
     let mut interrupted = false;
     let stop = super::signals::stop_requested();
     tokio::pin!(stop);
@@ -84,6 +96,9 @@ pub async fn run(
             }
         };
         let Some(event) = event else { break };
+        if let Some(view) = view.as_mut() {
+            view.event(&event);
+        }
         if events {
             if let Event::Done(s) = &event {
                 let mut line = json!({"type": "done", "summary": summary_json(s)});
@@ -118,6 +133,9 @@ pub async fn run(
                 // for Enter; the pending question is then abandoned and the
                 // call reported as interrupted, not as answered "no".
                 let keep = prompt.clone();
+                if let Some(view) = &view {
+                    view.hide();
+                }
                 tokio::select! {
                     _ = approve::ask(prompt) => {}
                     _ = &mut stop, if !interrupted => {
@@ -132,6 +150,9 @@ pub async fn run(
                         });
                     }
                 }
+                if let Some(view) = &view {
+                    view.show();
+                }
             }
             _ => {}
         }
@@ -143,7 +164,14 @@ pub async fn run(
             "the batch ended without reporting done".into(),
         ));
     };
-    if !events && results.is_empty() {
+    if let Some(view) = view {
+        view.finish(&results, &mut out)
+            .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))?;
+        if results.is_empty() {
+            writeln!(out, "{NO_CALLS}")
+                .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))?;
+        }
+    } else if !events && results.is_empty() {
         // Nothing to answer: `null` on stdout, and why on stderr.
         eprintln!("baton: {NO_CALLS}");
         write_line(&mut out, &serde_json::Value::Null)?;

@@ -14,6 +14,7 @@ mod connect;
 mod elicit;
 mod expand;
 mod handler;
+mod health;
 mod hook_call;
 mod load;
 pub mod naming;

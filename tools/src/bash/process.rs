@@ -11,11 +11,11 @@
 //! dropped without stopping it (the pipeline drops a tool's future when it
 //! ignores cancellation).
 //!
-//! The shell's stdout and stderr are two pipes, so the host can be told
-//! them apart (`details.stdout`, `details.stderr`). The model still reads
-//! both in one text, in the order Baton read them: writes to the two
-//! streams in the same instant may swap places, as in a terminal fed by
-//! two pipes.
+//! The shell's stdout and stderr are the same pipe, so the output reaches
+//! Baton in the order it was written. When the host asked for stderr apart
+//! (`BashConfig::separate_stderr`), stderr has a pipe of its own; the model
+//! still reads both in one text, in the order Baton read them, so writes to
+//! the two streams in the same instant may swap places.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -56,8 +56,8 @@ pub(crate) struct Shell {
     pub(crate) child: Child,
     guard: TreeGuard,
     pub(crate) output: pipe::Receiver,
-    /// The read end of the stderr pipe.
-    pub(crate) errors: pipe::Receiver,
+    /// The read end of stderr's own pipe, when it has one.
+    pub(crate) errors: Option<pipe::Receiver>,
     _egress: Option<Proxy>,
 }
 
@@ -70,11 +70,16 @@ impl Shell {
         cwd_report: Option<OwnedFd>,
         env: &[(String, String)],
         confine: Option<&Confined>,
+        separate_stderr: bool,
     ) -> io::Result<Shell> {
         let (writer, reader) = pipe::pipe()?;
         let stdout = writer.into_blocking_fd()?;
-        let (err_writer, err_reader) = pipe::pipe()?;
-        let stderr = err_writer.into_blocking_fd()?;
+        let (stderr, err_reader) = if separate_stderr {
+            let (err_writer, err_reader) = pipe::pipe()?;
+            (err_writer.into_blocking_fd()?, Some(err_reader))
+        } else {
+            (stdout.try_clone()?, None)
+        };
         // A new session (and so a new process group led by the shell),
         // without a controlling terminal: a program that opens /dev/tty to
         // ask for a password fails at once instead of being stopped by

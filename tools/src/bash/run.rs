@@ -90,7 +90,7 @@ pub(crate) async fn run(
     let mut buf = Vec::with_capacity(CHUNK / 8);
     let mut err_buf = Vec::with_capacity(CHUNK / 8);
     let mut eof = false;
-    let mut err_eof = false;
+    let mut err_eof = shell.errors.is_none();
     let ending = loop {
         tokio::select! {
             read = read_chunk(&mut shell.output, &mut buf), if !eof => match read {
@@ -99,7 +99,7 @@ pub(crate) async fn run(
                 Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => eof = true,
             },
-            read = read_chunk(&mut shell.errors, &mut err_buf), if !err_eof => match read {
+            read = read_optional(shell.errors.as_mut(), &mut err_buf), if !err_eof => match read {
                 Ok(0) => err_eof = true,
                 Ok(_) => capture.lock().push_from(Stream::Stderr, &err_buf),
                 Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
@@ -145,8 +145,8 @@ pub(crate) async fn run(
     if !eof {
         eof = read_ready(&mut shell.output, Stream::Stdout, capture, &mut buf);
     }
-    if !err_eof {
-        err_eof = read_ready(&mut shell.errors, Stream::Stderr, capture, &mut buf);
+    if let Some(errors) = shell.errors.as_mut().filter(|_| !err_eof) {
+        err_eof = read_ready(errors, Stream::Stderr, capture, &mut buf);
     }
     if !eof || !err_eof {
         // Nothing of the tree runs any more (it was stopped, or exited
@@ -169,8 +169,8 @@ pub(crate) async fn run(
         if !eof {
             drain(&mut shell.output, Stream::Stdout, capture, &mut buf, until, idle).await;
         }
-        if !err_eof {
-            drain(&mut shell.errors, Stream::Stderr, capture, &mut buf, until, idle).await;
+        if let Some(errors) = shell.errors.as_mut().filter(|_| !err_eof) {
+            drain(errors, Stream::Stderr, capture, &mut buf, until, idle).await;
         }
     }
     (ending, start.elapsed())
@@ -204,6 +204,17 @@ async fn read_chunk(output: &mut pipe::Receiver, buf: &mut Vec<u8>) -> std::io::
     }
     buf.clear();
     output.read_buf(buf).await
+}
+
+/// [`read_chunk`] on a pipe that may not exist (then it never returns).
+async fn read_optional(
+    output: Option<&mut pipe::Receiver>,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<usize> {
+    match output {
+        Some(output) => read_chunk(output, buf).await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn sleep_until(deadline: Option<Instant>) {

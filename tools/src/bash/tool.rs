@@ -197,6 +197,7 @@ impl Bash {
             report_write,
             &env.0,
             sandbox.as_ref(),
+            self.config.separate_stderr,
         ) {
             Ok(shell) => shell,
             Err(err) => {
@@ -343,8 +344,9 @@ impl Bash {
                 Ending::Exited(status) => status.code(),
                 _ => None,
             },
+            // With one pipe, stdout holds both streams (see `separate_stderr`).
             stdout: Some(stdout),
-            stderr: Some(stderr),
+            stderr: self.config.separate_stderr.then_some(stderr),
             timed_out: matches!(ending, Ending::TimedOut { .. }),
             interrupted: matches!(ending, Ending::Cancelled(_)),
         });
