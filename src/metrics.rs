@@ -12,6 +12,9 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
+/// How often recorded histogram samples are folded into their buckets.
+const UPKEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Phase timings span a microsecond check to a half-hour command.
 const PHASE_BUCKETS: [f64; 12] = [
     0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 60.0, 600.0,
@@ -35,6 +38,18 @@ pub fn install_prometheus() -> Result<PrometheusHandle, String> {
     metrics::set_global_recorder(recorder)
         .map_err(|e| format!("metrics: another recorder is installed: {e}"))?;
     baton_engine::metrics::describe();
+    // Histogram samples pile up until they are folded into buckets; without
+    // a scrape (or between rare ones) that would grow with every call.
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let upkeep = handle.clone();
+        runtime.spawn(async move {
+            let mut every = tokio::time::interval(UPKEEP_EVERY);
+            loop {
+                every.tick().await;
+                upkeep.run_upkeep();
+            }
+        });
+    }
     // Only one install can reach this point: the global recorder is set once.
     let _ = HANDLE.set(handle.clone());
     Ok(handle)

@@ -142,13 +142,16 @@ pub async fn serve(
     let token = options.token.clone().map(Arc::<str>::from);
     let mcp = axum::Router::new()
         .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(token, authenticate));
+        .layer(axum::middleware::from_fn_with_state(
+            token.clone(),
+            authenticate,
+        ));
     let metrics = super::metrics_route::router(
         super::metrics_route::Guard {
             hosts,
             origins: allowed_origins(addr, &options),
         },
-        token.clone(),
+        token,
     );
     let app = axum::Router::new()
         .route("/healthz", axum::routing::get(|| async { "ok" }))
