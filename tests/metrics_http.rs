@@ -95,10 +95,18 @@ async fn metrics_are_scraped_after_real_calls_and_guarded_like_mcp() {
     let engine = routed_engine(&local, &[&worker], "metrics", TOKEN, &["Bash"]);
     let batch = engine.open_batch().await.unwrap();
     batch
-        .add(baton::ToolUse::new("ok", "Bash", json!({"command": "echo hi"})))
+        .add(baton::ToolUse::new(
+            "ok",
+            "Bash",
+            json!({"command": "echo hi"}),
+        ))
         .unwrap();
     batch
-        .add(baton::ToolUse::new("bad", "Bash", json!({"command": "exit 4"})))
+        .add(baton::ToolUse::new(
+            "bad",
+            "Bash",
+            json!({"command": "exit 4"}),
+        ))
         .unwrap();
     let (results, _) = batch.finish().await;
     assert_eq!(results.len(), 2);
@@ -116,7 +124,9 @@ async fn metrics_are_scraped_after_real_calls_and_guarded_like_mcp() {
     let count = |outcome: &str| {
         calls
             .iter()
-            .filter(|s| s.labels.get("tool") == Some("Bash") && s.labels.get("outcome") == Some(outcome))
+            .filter(|s| {
+                s.labels.get("tool") == Some("Bash") && s.labels.get("outcome") == Some(outcome)
+            })
             .map(|s| number(&s.value))
             .sum::<f64>()
     };
@@ -135,7 +145,11 @@ async fn metrics_are_scraped_after_real_calls_and_guarded_like_mcp() {
     }
     // Gauges: nothing queued or running once the calls are done; the shells'
     // process trees are gone.
-    for gauge in ["baton_calls_queued", "baton_calls_running", "baton_process_trees"] {
+    for gauge in [
+        "baton_calls_queued",
+        "baton_calls_running",
+        "baton_process_trees",
+    ] {
         let s = samples(&scrape, gauge);
         assert_eq!(s.len(), 1, "{gauge} in {body}");
         assert_eq!(number(&s[0].value), 0.0, "{gauge} in {body}");
@@ -148,9 +162,27 @@ async fn metrics_are_scraped_after_real_calls_and_guarded_like_mcp() {
         vec![
             get(&base, "/metrics", &[]).0,
             get(&base, "/metrics", &[("Authorization", "Bearer wrong")]).0,
-            get(&base, "/metrics", &[("Authorization", &auth), ("Host", "evil.example")]).0,
-            get(&base, "/metrics", &[("Authorization", &auth), ("Origin", "https://evil.example")]).0,
-            get(&base, "/metrics", &[("Authorization", &auth), ("Origin", "http://localhost:3000")]).0,
+            get(
+                &base,
+                "/metrics",
+                &[("Authorization", &auth), ("Host", "evil.example")],
+            )
+            .0,
+            get(
+                &base,
+                "/metrics",
+                &[("Authorization", &auth), ("Origin", "https://evil.example")],
+            )
+            .0,
+            get(
+                &base,
+                "/metrics",
+                &[
+                    ("Authorization", &auth),
+                    ("Origin", "http://localhost:3000"),
+                ],
+            )
+            .0,
         ]
     })
     .await

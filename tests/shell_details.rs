@@ -18,18 +18,21 @@ fn start(cwd: &std::path::Path) -> Serve {
 }
 
 fn start_with(cwd: &std::path::Path, env: &[(&str, &str)]) -> Serve {
-    Serve::start_with_env(&[
-        "--cwd",
-        cwd.to_str().unwrap(),
-        "--state-dir",
-        cwd.join("state").to_str().unwrap(),
-        "--permission-mode",
-        "bypassPermissions",
-        // Each call's facts on their own: a failing command must not stop
-        // the others.
-        "--sibling-policy",
-        "off",
-    ], env)
+    Serve::start_with_env(
+        &[
+            "--cwd",
+            cwd.to_str().unwrap(),
+            "--state-dir",
+            cwd.join("state").to_str().unwrap(),
+            "--permission-mode",
+            "bypassPermissions",
+            // Each call's facts on their own: a failing command must not stop
+            // the others.
+            "--sibling-policy",
+            "off",
+        ],
+        env,
+    )
 }
 
 #[test]
@@ -55,7 +58,10 @@ fn serve_results_carry_exit_code_and_both_streams_apart() {
     assert!(d.get("timed_out").is_none() && d.get("interrupted").is_none());
     // The model's block still has both streams in one text, and no facts.
     let block = r[0]["block"].to_string();
-    assert!(block.contains("to-out") && block.contains("to-err"), "{block}");
+    assert!(
+        block.contains("to-out") && block.contains("to-err"),
+        "{block}"
+    );
     assert!(!block.contains("exit_code") && !block.contains("truncated"));
 
     let d = &r[1]["details"];
@@ -70,7 +76,11 @@ fn serve_results_carry_exit_code_and_both_streams_apart() {
     assert_eq!(d["stdout"]["total_bytes"], 200_004, "{d}");
     let text = d["stdout"]["text"].as_str().unwrap();
     assert_eq!(text.len(), 32 * 1024, "a 32 KiB tail");
-    assert!(text.ends_with("yyyy\nEND\n") || text.ends_with("yEND\n"), "{}", &text[text.len() - 20..]);
+    assert!(
+        text.ends_with("yyyy\nEND\n") || text.ends_with("yEND\n"),
+        "{}",
+        &text[text.len() - 20..]
+    );
     assert_eq!(d["stderr"]["total_bytes"], 0, "{d}");
     s.finish();
 }
@@ -172,7 +182,10 @@ async fn the_library_result_has_the_shell_details() {
     let shell = results[0].details.shell.as_ref().expect("shell details");
     assert_eq!(shell.exit_code, Some(7));
     // One pipe by default: stderr is in stdout, in order.
-    assert_eq!(shell.stdout.as_ref().map(|s| s.text.as_str()), Some("a\nb\n"));
+    assert_eq!(
+        shell.stdout.as_ref().map(|s| s.text.as_str()),
+        Some("a\nb\n")
+    );
     assert!(shell.stderr.is_none());
     assert!(!shell.timed_out && !shell.interrupted);
 }

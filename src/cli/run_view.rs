@@ -12,9 +12,9 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::time::Duration;
 
+use baton::actors::{CallEvent, CallState};
 use baton::engine::permission::summary::printable;
 use baton::engine::{CallResult, Outcome, ToolUse};
-use baton::actors::{CallEvent, CallState};
 use baton::Event;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -151,9 +151,18 @@ impl RunView {
 
 /// `Tool(main argument)`, one line, escaped, cut to fit.
 fn label(call: &ToolUse) -> String {
-    let main = ["command", "cmd", "file_path", "path", "pattern", "url", "query", "description"]
-        .iter()
-        .find_map(|key| call.input.get(*key).and_then(|v| v.as_str()));
+    let main = [
+        "command",
+        "cmd",
+        "file_path",
+        "path",
+        "pattern",
+        "url",
+        "query",
+        "description",
+    ]
+    .iter()
+    .find_map(|key| call.input.get(*key).and_then(|v| v.as_str()));
     let text = match main {
         Some(arg) => format!("{}({})", call.name, arg),
         None => call.name.clone(),
@@ -184,7 +193,8 @@ fn seconds(d: Duration) -> String {
 }
 
 fn queued_style() -> ProgressStyle {
-    ProgressStyle::with_template("  · {prefix} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner())
+    ProgressStyle::with_template("  · {prefix} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner())
 }
 
 fn running_style() -> ProgressStyle {
@@ -193,5 +203,6 @@ fn running_style() -> ProgressStyle {
 }
 
 fn done_style() -> ProgressStyle {
-    ProgressStyle::with_template("  {prefix} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner())
+    ProgressStyle::with_template("  {prefix} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner())
 }

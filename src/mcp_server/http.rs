@@ -140,12 +140,9 @@ pub async fn serve(
     let service: StreamableHttpService<McpServer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.clone()), Default::default(), config);
     let token = options.token.clone().map(Arc::<str>::from);
-    let mcp = axum::Router::new()
-        .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(
-            token.clone(),
-            authenticate,
-        ));
+    let mcp = axum::Router::new().nest_service("/mcp", service).layer(
+        axum::middleware::from_fn_with_state(token.clone(), authenticate),
+    );
     let metrics = super::metrics_route::router(
         super::metrics_route::Guard {
             hosts,

@@ -43,7 +43,10 @@ pub(super) fn router(guard: Guard, token: Option<Arc<str>>) -> axum::Router {
 async fn render() -> Response {
     match crate::metrics::prometheus() {
         Some(handle) => (
-            [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+            [(
+                header::CONTENT_TYPE,
+                "text/plain; version=0.0.4; charset=utf-8",
+            )],
             handle.render(),
         )
             .into_response(),
@@ -66,7 +69,9 @@ async fn check_host_and_origin(
         (None, _) => true,
         (Some(allowed), Some(host)) => {
             let name = host_name(host);
-            allowed.iter().any(|a| host_name(a).eq_ignore_ascii_case(name))
+            allowed
+                .iter()
+                .any(|a| host_name(a).eq_ignore_ascii_case(name))
         }
         // HTTP/1.1 requires `Host`; a request without one is not trusted.
         (Some(_), None) => false,
@@ -125,10 +130,19 @@ mod tests {
 
     #[test]
     fn origins_match_exactly_or_by_any_port() {
-        assert!(origin_matches("http://localhost:*", "http://localhost:3000"));
-        assert!(!origin_matches("http://localhost:*", "http://localhost.evil:3000"));
+        assert!(origin_matches(
+            "http://localhost:*",
+            "http://localhost:3000"
+        ));
+        assert!(!origin_matches(
+            "http://localhost:*",
+            "http://localhost.evil:3000"
+        ));
         assert!(!origin_matches("http://localhost:*", "http://localhost:"));
         assert!(origin_matches("https://app.example", "https://APP.example"));
-        assert!(!origin_matches("https://app.example", "https://app.example.evil"));
+        assert!(!origin_matches(
+            "https://app.example",
+            "https://app.example.evil"
+        ));
     }
 }

@@ -167,7 +167,15 @@ pub(crate) async fn run(
         // other, never longer than one pipe used to take.
         let until = Instant::now() + budget;
         if !eof {
-            drain(&mut shell.output, Stream::Stdout, capture, &mut buf, until, idle).await;
+            drain(
+                &mut shell.output,
+                Stream::Stdout,
+                capture,
+                &mut buf,
+                until,
+                idle,
+            )
+            .await;
         }
         if let Some(errors) = shell.errors.as_mut().filter(|_| !err_eof) {
             drain(errors, Stream::Stderr, capture, &mut buf, until, idle).await;
