@@ -20,8 +20,9 @@ pub struct ToolOutput {
     /// (its per-tool output types); `None`: derived from input and text.
     pub response: Option<Value>,
     /// Facts about a shell command for the host (not the model); see
-    /// [`crate::shell_details`].
-    pub shell: Option<crate::shell_details::ShellDetails>,
+    /// [`crate::shell_details`]. Boxed: most tools have none, and every
+    /// output moves through the pipeline.
+    pub shell: Option<Box<crate::shell_details::ShellDetails>>,
 }
 
 impl ToolOutput {

@@ -62,7 +62,7 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
         let mut shell = None;
         if let Ok(Ok(output)) = ran {
             content.extend(output.content.into_iter().filter(|b| !is_blank(b)));
-            shell = output.shell;
+            shell = output.shell.map(|s| *s);
         }
         let mut result = CallResult::new(
             state.call.id.clone(),
@@ -97,7 +97,7 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
             result.extra_messages = output.extra_messages;
             result.modifier = output.modifier;
             result.response = output.response;
-            result.details.shell = output.shell;
+            result.details.shell = output.shell.map(|s| *s);
             result
         }
         Ok(Err(err)) => CallResult::error(

@@ -339,7 +339,7 @@ impl Bash {
             "timedOut": matches!(ending, Ending::TimedOut { .. }),
         }));
         let (stdout, stderr) = capture.streams();
-        output.shell = Some(ShellDetails {
+        output.shell = Some(Box::new(ShellDetails {
             exit_code: match &ending {
                 Ending::Exited(status) => status.code(),
                 _ => None,
@@ -349,7 +349,7 @@ impl Bash {
             stderr: self.config.separate_stderr.then_some(stderr),
             timed_out: matches!(ending, Ending::TimedOut { .. }),
             interrupted: matches!(ending, Ending::Cancelled(_)),
-        });
+        }));
         Ok(output)
     }
 }

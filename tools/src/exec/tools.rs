@@ -375,11 +375,11 @@ fn shell_program(requested: Option<&str>) -> Result<&'static str, String> {
 /// ended, and the output this call took. A session has one stream (a
 /// terminal, or both pipes merged), so there is no `stderr`.
 fn with_details(mut output: ToolOutput, taken: &Taken, exit: Option<i32>) -> ToolOutput {
-    output.shell = Some(ShellDetails {
+    output.shell = Some(Box::new(ShellDetails {
         exit_code: exit,
         stdout: Some(taken.stream_tail()),
         ..Default::default()
-    });
+    }));
     output
 }
 
