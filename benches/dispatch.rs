@@ -164,6 +164,21 @@ fn metrics_recording(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
+    // The recording alone, per call, without a recorder: what a library
+    // host that installed none pays (one call's counter, six phase
+    // timings, the queue and running gauges).
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("record_one_call_no_recorder", |b| {
+        use baton::engine::metrics as m;
+        b.iter(|| {
+            let running = m::Queued::enter().start();
+            for phase in ["queue", "validate", "hooks", "permission", "exec"] {
+                m::phase(phase, Duration::from_micros(3));
+            }
+            drop(running);
+            m::call_finished(Some("Noop"), &baton::Outcome::Success);
+        })
+    });
     group.finish();
 }
 
