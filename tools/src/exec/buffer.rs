@@ -130,6 +130,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_host_tail_counts_what_the_buffer_dropped() {
+        let mut b = HeadTail::new(8);
+        b.push(b"0123456789abcdef");
+        let taken = b.take();
+        let tail = taken.stream_tail();
+        assert_eq!(tail.total_bytes, 16);
+        assert!(tail.truncated);
+        let small = Taken {
+            head: b"ok\n".to_vec(),
+            ..Default::default()
+        };
+        let tail = small.stream_tail();
+        assert_eq!((tail.text.as_str(), tail.truncated), ("ok\n", false));
+    }
+
+    #[test]
     fn small_output_is_kept_whole_and_in_order() {
         let mut b = HeadTail::new(16);
         b.push(b"abc");
