@@ -113,5 +113,74 @@ fn dispatch_on(c: &mut Criterion, flavour: &str, rt: tokio::runtime::Runtime) {
     group.finish();
 }
 
-criterion_group!(benches, dispatch);
+/// What recording metrics costs per call: the pipeline alone, 100 calls,
+/// without a recorder (a library host that installed none) and with the
+/// Prometheus recorder `baton mcp serve --http` installs. Thread-local
+/// recorder on a current-thread runtime, so the process-wide one stays
+/// unset for the other groups.
+fn metrics_recording(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let engine = {
+        let _g = rt.enter();
+        common::engine(10)
+    };
+    let pipeline = engine.runtime().pipeline().clone();
+    let session = engine.runtime().session().clone();
+    let context = engine.runtime().context();
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let mut group = c.benchmark_group("metrics_recording");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2))
+        .throughput(Throughput::Elements(100));
+    let run = |calls: Vec<baton::ToolUse>| {
+        rt.block_on(async {
+            for call in calls {
+                let ctx = baton::engine::ToolContext::standalone(
+                    call.id.clone(),
+                    context.clone(),
+                    session.clone(),
+                );
+                let r = pipeline.run(pipeline.prepare(call), ctx).await;
+                assert!(!r.is_error);
+            }
+        })
+    };
+    group.bench_function("no_recorder", |b| {
+        b.iter_batched(
+            || common::calls("Noop", 100, json!({"n": 1})),
+            &run,
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("prometheus", |b| {
+        b.iter_batched(
+            || common::calls("Noop", 100, json!({"n": 1})),
+            |calls| metrics::with_local_recorder(&recorder, || run(calls)),
+            BatchSize::SmallInput,
+        )
+    });
+    // The recording alone, per call, without a recorder: what a library
+    // host that installed none pays (one call's counter, six phase
+    // timings, the queue and running gauges).
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("record_one_call_no_recorder", |b| {
+        use baton::engine::metrics as m;
+        b.iter(|| {
+            let running = m::Queued::enter().start();
+            for phase in ["queue", "validate", "hooks", "permission", "exec"] {
+                m::phase(phase, Duration::from_micros(3));
+            }
+            drop(running);
+            m::call_finished(Some("Noop"), &baton::Outcome::Success);
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, dispatch, metrics_recording);
 criterion_main!(benches);

@@ -63,6 +63,7 @@ pub mod jsonl;
 mod mcp_elicit;
 pub mod mcp_host;
 pub mod mcp_server;
+pub mod metrics;
 pub mod remote;
 pub mod session_hooks;
 pub mod session_state;

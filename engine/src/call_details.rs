@@ -22,6 +22,10 @@ pub struct CallDetails {
     /// Files the call wrote or edited (only when it succeeded).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files_written: Vec<PathBuf>,
+    /// What a shell command did (exit code, stdout and stderr apart,
+    /// time-out, interruption); only from the shell tools.
+    #[serde(flatten)]
+    pub shell: Option<crate::shell_details::ShellDetails>,
 }
 
 impl CallDetails {

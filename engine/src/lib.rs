@@ -11,6 +11,8 @@ pub mod call;
 pub mod call_details;
 pub mod cancel;
 pub mod confine;
+pub mod metrics;
+pub mod shell_details;
 /// The kernel confinement layer (its own crate, usable alone).
 pub use baton_sandbox as sandbox;
 pub mod content;

@@ -19,6 +19,10 @@ pub struct ToolOutput {
     /// The structured result Claude Code gives hooks as `tool_response`
     /// (its per-tool output types); `None`: derived from input and text.
     pub response: Option<Value>,
+    /// Facts about a shell command for the host (not the model); see
+    /// [`crate::shell_details`]. Boxed: most tools have none, and every
+    /// output moves through the pipeline.
+    pub shell: Option<Box<crate::shell_details::ShellDetails>>,
 }
 
 impl ToolOutput {

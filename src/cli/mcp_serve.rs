@@ -56,6 +56,8 @@ pub async fn serve(mut setup: Setup, args: ServeArgs) -> Result<(), CliError> {
     };
     if let Some(addr) = args.http {
         http::check(addr, &options).map_err(|e| CliError::Usage(e.to_string()))?;
+        // Before the engine starts, so its MCP servers' health is recorded.
+        baton::metrics::install_prometheus().map_err(CliError::Failed)?;
     }
     let engine = setup.engine()?;
     let server =

@@ -10,6 +10,7 @@ mod mcp;
 mod mcp_login;
 mod mcp_serve;
 mod run;
+mod run_view;
 mod serve;
 mod session;
 mod signals;
@@ -52,6 +53,10 @@ enum Command {
         /// Print JSON lines (progress, results in order, done) instead.
         #[arg(long)]
         events: bool,
+        /// Print the JSON answer even when stdout is a terminal (where a
+        /// live view of the calls is shown otherwise).
+        #[arg(long)]
+        json: bool,
         /// The message file, or `-` for stdin.
         file: String,
     },
@@ -232,6 +237,7 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             common,
             format,
             events,
+            json,
             file,
         } => {
             early_signals::install();
@@ -245,7 +251,9 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             // The message again, to answer native calls in their own types.
             let message = serde_json::from_str(&text).unwrap_or_default();
             signals::guard_against_sudden_death();
-            runtime.block_on(run::run(setup, format, calls, &message, events))
+            let live = !events && !json && std::io::IsTerminal::is_terminal(&std::io::stdout());
+            let output = run::Output { events, live };
+            runtime.block_on(run::run(setup, format, calls, &message, output))
         }
         Command::Serve {
             mut common,

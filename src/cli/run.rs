@@ -45,13 +45,24 @@ pub fn parse_message(
     ))
 }
 
+/// What `run` prints on stdout.
+#[derive(Clone, Copy, Debug)]
+pub struct Output {
+    /// JSON lines of every event (`--events`).
+    pub events: bool,
+    /// The live view for a person (stdout is a terminal, no `--json`).
+    pub live: bool,
+}
+
 pub async fn run(
     mut setup: Setup,
     format: WireFormat,
     calls: Vec<ToolUse>,
     value: &serde_json::Value,
-    events: bool,
+    output: Output,
 ) -> Result<(), CliError> {
+    let events = output.events;
+    let mut view = output.live.then(|| super::run_view::RunView::new(&calls));
     let engine = setup.engine()?;
     // A signal ends a SessionStart hook that hangs (its calls are then
     // answered as never started); before, Baton waited for it.
@@ -90,7 +101,8 @@ pub async fn run(
 
     let mut results = Vec::new();
     let mut summary = None;
-    let mut out = std::io::stdout().lock();
+    // Not locked for the whole run: the live view draws from its own thread.
+    let mut out = std::io::stdout();
     loop {
         let event = tokio::select! {
             e = batch.next_event() => e,
@@ -102,6 +114,9 @@ pub async fn run(
             }
         };
         let Some(event) = event else { break };
+        if let Some(view) = view.as_mut() {
+            view.event(&event);
+        }
         if events {
             if let Event::Done(s) = &event {
                 let mut line = json!({"type": "done", "summary": summary_json(s)});
@@ -136,6 +151,9 @@ pub async fn run(
                 // for Enter; the pending question is then abandoned and the
                 // call reported as interrupted, not as answered "no".
                 let keep = prompt.clone();
+                if let Some(view) = &view {
+                    view.hide();
+                }
                 tokio::select! {
                     _ = approve::ask(prompt) => {}
                     _ = &mut stop, if !interrupted => {
@@ -150,6 +168,9 @@ pub async fn run(
                         });
                     }
                 }
+                if let Some(view) = &view {
+                    view.show();
+                }
             }
             _ => {}
         }
@@ -161,7 +182,14 @@ pub async fn run(
             "the batch ended without reporting done".into(),
         ));
     };
-    if !events && results.is_empty() {
+    if let Some(view) = view {
+        view.finish(&results, &mut out)
+            .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))?;
+        if results.is_empty() {
+            writeln!(out, "{NO_CALLS}")
+                .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))?;
+        }
+    } else if !events && results.is_empty() {
         // Nothing to answer: `null` on stdout, and why on stderr.
         eprintln!("baton: {NO_CALLS}");
         write_line(&mut out, &serde_json::Value::Null)?;

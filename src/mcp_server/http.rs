@@ -124,15 +124,19 @@ pub async fn serve(
     let mut config = StreamableHttpServerConfig::default()
         .with_max_request_body_bytes(options.max_request_bytes)
         .with_cancellation_token(shutdown.child_token());
-    config = if options.allowed_hosts.iter().any(|h| h == "*") {
-        config.disable_allowed_hosts()
+    let hosts = if options.allowed_hosts.iter().any(|h| h == "*") {
+        None
     } else {
         let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
         if !addr.ip().is_unspecified() {
             hosts.push(addr.ip().to_string());
         }
         hosts.extend(options.allowed_hosts.iter().cloned());
-        config.with_allowed_hosts(hosts)
+        Some(hosts)
+    };
+    config = match hosts.clone() {
+        None => config.disable_allowed_hosts(),
+        Some(hosts) => config.with_allowed_hosts(hosts),
     };
     // Validation stays on even with an empty list: then any `Origin` is
     // refused (rmcp would otherwise let every origin through).
@@ -141,13 +145,21 @@ pub async fn serve(
         .with_allowed_origins(allowed_origins(addr, &options));
     let service: StreamableHttpService<McpServer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.clone()), Default::default(), config);
-    let token = options.token.map(Arc::<str>::from);
-    let mcp = axum::Router::new()
-        .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(token, authenticate));
+    let token = options.token.clone().map(Arc::<str>::from);
+    let mcp = axum::Router::new().nest_service("/mcp", service).layer(
+        axum::middleware::from_fn_with_state(token.clone(), authenticate),
+    );
+    let metrics = super::metrics_route::router(
+        super::metrics_route::Guard {
+            hosts,
+            origins: allowed_origins(addr, &options),
+        },
+        token,
+    );
     let app = axum::Router::new()
         .route("/healthz", axum::routing::get(|| async { "ok" }))
-        .merge(mcp);
+        .merge(mcp)
+        .merge(metrics);
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
         .await?;
@@ -155,7 +167,7 @@ pub async fn serve(
 }
 
 /// Lets a request through only with the right bearer token (when one is set).
-async fn authenticate(
+pub(super) async fn authenticate(
     State(token): State<Option<Arc<str>>>,
     request: Request,
     next: Next,

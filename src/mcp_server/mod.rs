@@ -29,6 +29,7 @@ mod call;
 mod catalog;
 mod gate;
 pub mod http;
+mod metrics_route;
 mod results;
 mod rounds;
 pub mod token_strength;

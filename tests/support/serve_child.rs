@@ -22,9 +22,15 @@ pub struct Serve {
 impl Serve {
     /// `baton serve` with `args`.
     pub fn start(args: &[&str]) -> Serve {
+        Serve::start_with_env(args, &[])
+    }
+
+    /// `baton serve` with `args` and the environment variables `env` added.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Serve {
         let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
             .arg("serve")
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

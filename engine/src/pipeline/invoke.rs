@@ -59,16 +59,25 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
 
     if let Some(reason) = cancelled {
         let mut content = vec![ContentBlock::text(messages::cancelled(&reason, true))];
+        let mut shell = None;
         if let Ok(Ok(output)) = ran {
             content.extend(output.content.into_iter().filter(|b| !is_blank(b)));
+            shell = output.shell.map(|s| *s);
         }
-        return CallResult::new(
+        let mut result = CallResult::new(
             state.call.id.clone(),
             state.call.name.clone(),
             content,
             true,
             Outcome::Cancelled { started: true },
         );
+        // The command's output so far is still worth having, and it was
+        // interrupted whatever the tool noticed.
+        result.details.shell = shell.map(|mut s| {
+            s.interrupted = true;
+            s
+        });
+        return result;
     }
 
     match ran {
@@ -88,6 +97,7 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
             result.extra_messages = output.extra_messages;
             result.modifier = output.modifier;
             result.response = output.response;
+            result.details.shell = output.shell.map(|s| *s);
             result
         }
         Ok(Err(err)) => CallResult::error(

@@ -165,16 +165,20 @@ impl Pipeline {
             label,
             rejected: None,
             prepared_at: std::time::Instant::now(),
+            queued: crate::metrics::Queued::enter(),
         }
     }
 
     /// Runs a prepared call through every stage. Always returns a result.
-    pub async fn run(&self, call: PreparedCall, ctx: ToolContext) -> CallResult {
+    pub async fn run(&self, mut call: PreparedCall, ctx: ToolContext) -> CallResult {
         use tracing::Instrument;
         let span = trace::call_span(&call.call, call.prepared_at.elapsed());
+        let _running = std::mem::replace(&mut call.queued, crate::metrics::Queued::none()).start();
+        let tool = call.tool.clone();
         let started = std::time::Instant::now();
         let written = crate::call_details::files_written(&call.call);
         let mut result = self.run_stages(call, ctx).instrument(span).await;
+        crate::metrics::call_finished(tool.as_ref().map(|t| t.name()), &result.outcome);
         result.details.duration_ms = Some(started.elapsed().as_millis() as u64);
         if result.outcome == Outcome::Success {
             result.details.files_written = written;
@@ -277,6 +281,8 @@ pub struct PreparedCall {
     rejected: Option<String>,
     /// When it was added, for the `queue_ms` of its tracing span.
     prepared_at: std::time::Instant,
+    /// Counts the call in the queue-depth metric until it starts.
+    queued: crate::metrics::Queued,
 }
 
 impl PreparedCall {
@@ -298,6 +304,7 @@ impl PreparedCall {
             work: WorkKind::Process,
             read_only: false,
             prepared_at: std::time::Instant::now(),
+            queued: crate::metrics::Queued::enter(),
         }
     }
 

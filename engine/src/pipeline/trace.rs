@@ -17,6 +17,7 @@ use tracing::Span;
 use crate::call::{CallResult, ToolUse};
 
 pub(super) fn call_span(call: &ToolUse, queued: Duration) -> Span {
+    crate::metrics::phase("queue", queued);
     tracing::info_span!(
         "call",
         call_id = %call.id,
@@ -33,7 +34,10 @@ pub(super) fn call_span(call: &ToolUse, queued: Duration) -> Span {
 /// Records how long the phase `field` took since `start`, on the current
 /// (call) span.
 pub(super) fn phase(field: &'static str, start: Instant) {
-    Span::current().record(field, ms(start.elapsed()));
+    let took = start.elapsed();
+    Span::current().record(field, ms(took));
+    // The metric's label is the span field without its unit.
+    crate::metrics::phase(field.strip_suffix("_ms").unwrap_or(field), took);
 }
 
 /// Records the call's outcome kind (`success`, `denied`, …).

@@ -54,6 +54,7 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 impl Drop for ProcessTree {
     fn drop(&mut self) {
         super::table::tree_ended(self.start);
+        crate::metrics::process_tree(false);
     }
 }
 
@@ -85,6 +86,7 @@ impl ProcessTree {
     pub fn new(root: i32, tag: &str) -> Option<ProcessTree> {
         let info = ProcInfo::read(root)?;
         super::table::tree_started(info.start);
+        crate::metrics::process_tree(true);
         Some(ProcessTree {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             root,

@@ -20,6 +20,7 @@ mod frame_guard;
 mod frame_scan;
 mod handler;
 mod headers_helper;
+mod health;
 mod hook_call;
 mod load;
 pub mod naming;

@@ -232,6 +232,7 @@ impl Server {
 
     /// Connects for the first time and lists the tools.
     pub(crate) async fn start(self: &Arc<Self>) -> Result<(), String> {
+        crate::health::watch(self.name().to_string(), self.state.subscribe());
         match self.connect_and_list().await {
             Ok(()) => {
                 self.spawn_supervisor();

@@ -234,7 +234,7 @@ pub(crate) fn start(
         eager_log: true,
     })));
     let env = baton_engine::env::SettingsEnv::of(session);
-    let shell = Shell::spawn(command, cwd, None, &env.0, sandbox)?;
+    let shell = Shell::spawn(command, cwd, None, &env.0, sandbox, false)?;
     Ok(run_on(
         session, id, shell, capture, command, owner, config, limit,
     ))

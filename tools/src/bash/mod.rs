@@ -78,6 +78,12 @@ pub struct BashConfig {
     /// still running, and the result names the task; `false` stops it, as
     /// eval harnesses may want. [`TIMEOUT_KILLS_ENV`]` = 1` sets `false`.
     pub timeout_moves_to_background: bool,
+    /// Read stderr from its own pipe, so the host's `details.stderr` has it
+    /// apart. Off by default: with one pipe for both streams the model
+    /// reads the output exactly in the order it was written; with two,
+    /// writes to both streams in the same instant may swap places in the
+    /// model's text. [`SEPARATE_STDERR_ENV`]` = 1` turns it on.
+    pub separate_stderr: bool,
     /// Time limit of a background task when the call gives none (30 min).
     pub background_timeout: Duration,
     /// Longer requested background limits are cut to this (2 h).
@@ -98,10 +104,20 @@ impl Default for BashConfig {
             task_output_default_wait: Duration::from_secs(30),
             keep_background_jobs: true,
             timeout_moves_to_background: !detach::timeout_kills_from_env(),
+            separate_stderr: separate_stderr_from_env(),
             background_timeout: Duration::from_secs(30 * 60),
             max_background_timeout: Duration::from_secs(2 * 60 * 60),
         }
     }
+}
+
+/// Set to `1` (or `true`) to read a command's stderr apart from its
+/// stdout (see [`BashConfig::separate_stderr`]).
+pub const SEPARATE_STDERR_ENV: &str = "BATON_BASH_SEPARATE_STDERR";
+
+fn separate_stderr_from_env() -> bool {
+    std::env::var(SEPARATE_STDERR_ENV)
+        .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
 }
 
 impl BashConfig {

@@ -9,6 +9,8 @@
 
 use std::path::PathBuf;
 
+use baton_engine::shell_details::{StreamTail, TailCollector};
+
 use super::log_file::LogFile;
 
 /// The inline budget and the log file a capture writes to.
@@ -37,6 +39,17 @@ pub(crate) struct Capture {
     /// line is "1 line", not "0 lines".
     ends_in_newline: bool,
     log: LogFile,
+    /// The end of each stream apart, for the host (see
+    /// [`baton_engine::shell_details`]).
+    stdout: TailCollector,
+    stderr: TailCollector,
+}
+
+/// Which pipe bytes came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stream {
+    Stdout,
+    Stderr,
 }
 
 /// What the model sees of the output.
@@ -61,7 +74,24 @@ impl Capture {
             lines: 0,
             ends_in_newline: true,
             log: LogFile::new(spec.log_path, spec.log_max_bytes, spec.eager_log),
+            stdout: TailCollector::default(),
+            stderr: TailCollector::default(),
         }
+    }
+
+    /// Bytes read from one of the two pipes: into the merged text the
+    /// model reads, and into that stream's own tail.
+    pub(crate) fn push_from(&mut self, stream: Stream, data: &[u8]) {
+        match stream {
+            Stream::Stdout => self.stdout.push(data),
+            Stream::Stderr => self.stderr.push(data),
+        }
+        self.push(data);
+    }
+
+    /// The tails of stdout and stderr.
+    pub(crate) fn streams(&self) -> (StreamTail, StreamTail) {
+        (self.stdout.finish(), self.stderr.finish())
     }
 
     pub(crate) fn push(&mut self, data: &[u8]) {

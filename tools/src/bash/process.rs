@@ -12,7 +12,10 @@
 //! ignores cancellation).
 //!
 //! The shell's stdout and stderr are the same pipe, so the output reaches
-//! Baton in the order it was written.
+//! Baton in the order it was written. When the host asked for stderr apart
+//! (`BashConfig::separate_stderr`), stderr has a pipe of its own; the model
+//! still reads both in one text, in the order Baton read them, so writes to
+//! the two streams in the same instant may swap places.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -53,6 +56,8 @@ pub(crate) struct Shell {
     pub(crate) child: Child,
     guard: TreeGuard,
     pub(crate) output: pipe::Receiver,
+    /// The read end of stderr's own pipe, when it has one.
+    pub(crate) errors: Option<pipe::Receiver>,
     _egress: Option<Proxy>,
 }
 
@@ -65,10 +70,16 @@ impl Shell {
         cwd_report: Option<OwnedFd>,
         env: &[(String, String)],
         confine: Option<&Confined>,
+        separate_stderr: bool,
     ) -> io::Result<Shell> {
         let (writer, reader) = pipe::pipe()?;
         let stdout = writer.into_blocking_fd()?;
-        let stderr = stdout.try_clone()?;
+        let (stderr, err_reader) = if separate_stderr {
+            let (err_writer, err_reader) = pipe::pipe()?;
+            (err_writer.into_blocking_fd()?, Some(err_reader))
+        } else {
+            (stdout.try_clone()?, None)
+        };
         // A new session (and so a new process group led by the shell),
         // without a controlling terminal: a program that opens /dev/tty to
         // ask for a password fails at once instead of being stopped by
@@ -97,8 +108,8 @@ impl Shell {
         if let Some(confined) = confine {
             confined.apply(&mut launch);
         }
-        // `launch` owned our copies of the pipe's write end; only the shell
-        // and its descendants hold it now, so EOF means they closed it.
+        // `launch` owned our copies of the pipes' write ends; only the shell
+        // and its descendants hold them now, so EOF means they closed them.
         let (child, tree) = launch.spawn()?;
         let guard = TreeGuard::new(tree);
         // The command's network, if it has one, lives as long as the shell.
@@ -111,6 +122,7 @@ impl Shell {
             child,
             guard,
             output: reader,
+            errors: err_reader,
             _egress: egress,
         })
     }

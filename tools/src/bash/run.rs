@@ -19,7 +19,7 @@ use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use super::output::Capture;
+use super::output::{Capture, Stream};
 use super::process::Shell;
 use super::progress::Reporter;
 use baton_engine::process::StopReport;
@@ -88,14 +88,22 @@ pub(crate) async fn run(
     // little (a 64 KiB buffer per call cost the allocator a heap growth and
     // a trim each time); it grows when a read fills it.
     let mut buf = Vec::with_capacity(CHUNK / 8);
+    let mut err_buf = Vec::with_capacity(CHUNK / 8);
     let mut eof = false;
+    let mut err_eof = shell.errors.is_none();
     let ending = loop {
         tokio::select! {
             read = read_chunk(&mut shell.output, &mut buf), if !eof => match read {
                 Ok(0) => eof = true,
-                Ok(_) => capture.lock().push(&buf),
+                Ok(_) => capture.lock().push_from(Stream::Stdout, &buf),
                 Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => eof = true,
+            },
+            read = read_optional(shell.errors.as_mut(), &mut err_buf), if !err_eof => match read {
+                Ok(0) => err_eof = true,
+                Ok(_) => capture.lock().push_from(Stream::Stderr, &err_buf),
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => err_eof = true,
             },
             status = shell.child.wait() => {
                 break match status {
@@ -131,13 +139,16 @@ pub(crate) async fn run(
             }
         }
     };
+    // Usually the pipes already hold everything up to their end when the
+    // shell's exit is seen: take it without asking the kernel for the tree
+    // (below).
     if !eof {
-        // Usually the pipe already holds everything up to its end when the
-        // shell's exit is seen: take it without asking the kernel for the
-        // tree (below).
-        eof = read_ready(&mut shell.output, capture, &mut buf);
+        eof = read_ready(&mut shell.output, Stream::Stdout, capture, &mut buf);
     }
-    if !eof {
+    if let Some(errors) = shell.errors.as_mut().filter(|_| !err_eof) {
+        err_eof = read_ready(errors, Stream::Stderr, capture, &mut buf);
+    }
+    if !eof || !err_eof {
         // Nothing of the tree runs any more (it was stopped, or exited
         // with nothing left behind): EOF is near, so read until it, with
         // a generous bound in case something escaped. Otherwise background
@@ -152,7 +163,23 @@ pub(crate) async fn run(
         } else {
             limits.drain
         };
-        drain(&mut shell.output, capture, &mut buf, budget, idle).await;
+        // One budget for both pipes: their ends are read one after the
+        // other, never longer than one pipe used to take.
+        let until = Instant::now() + budget;
+        if !eof {
+            drain(
+                &mut shell.output,
+                Stream::Stdout,
+                capture,
+                &mut buf,
+                until,
+                idle,
+            )
+            .await;
+        }
+        if let Some(errors) = shell.errors.as_mut().filter(|_| !err_eof) {
+            drain(errors, Stream::Stderr, capture, &mut buf, until, idle).await;
+        }
     }
     (ending, start.elapsed())
 }
@@ -161,6 +188,7 @@ pub(crate) async fn run(
 /// bounded number of reads: a background job may keep writing (`yes &`).
 fn read_ready(
     output: &mut pipe::Receiver,
+    stream: Stream,
     capture: &Arc<Mutex<Capture>>,
     buf: &mut Vec<u8>,
 ) -> bool {
@@ -168,7 +196,7 @@ fn read_ready(
         buf.clear();
         match output.try_read_buf(buf) {
             Ok(0) => return true,
-            Ok(_) => capture.lock().push(buf),
+            Ok(_) => capture.lock().push_from(stream, buf),
             Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => return false,
         }
@@ -184,6 +212,17 @@ async fn read_chunk(output: &mut pipe::Receiver, buf: &mut Vec<u8>) -> std::io::
     }
     buf.clear();
     output.read_buf(buf).await
+}
+
+/// [`read_chunk`] on a pipe that may not exist (then it never returns).
+async fn read_optional(
+    output: Option<&mut pipe::Receiver>,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<usize> {
+    match output {
+        Some(output) => read_chunk(output, buf).await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn sleep_until(deadline: Option<Instant>) {
@@ -209,22 +248,23 @@ async fn tick(ticker: &mut Option<tokio::time::Interval>) {
     }
 }
 
-/// Reads the pipe for at most `budget`; stops at EOF, or when the pipe
-/// stays empty for `idle` (when given).
+/// Reads the pipe until `until` at the latest; stops at EOF, or when the
+/// pipe stays empty for `idle` (when given).
 async fn drain(
     output: &mut pipe::Receiver,
+    stream: Stream,
     capture: &Arc<Mutex<Capture>>,
     buf: &mut Vec<u8>,
-    budget: Duration,
+    until: Instant,
     idle: Option<Duration>,
 ) {
-    let until = Instant::now() + budget;
+    let budget = until.saturating_duration_since(Instant::now());
     let idle = idle.unwrap_or(budget).min(budget);
     while Instant::now() < until {
         let wait = idle.min(until.saturating_duration_since(Instant::now()));
         match tokio::time::timeout(wait, read_chunk(output, buf)).await {
             Ok(Ok(0)) | Err(_) => return,
-            Ok(Ok(_)) => capture.lock().push(buf),
+            Ok(Ok(_)) => capture.lock().push_from(stream, buf),
             Ok(Err(err)) if err.kind() == std::io::ErrorKind::Interrupted => {}
             Ok(Err(_)) => return,
         }

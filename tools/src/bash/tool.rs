@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use baton_engine::shell;
+use baton_engine::shell_details::ShellDetails;
 use baton_engine::{
     async_trait, ContextModifier, PermissionTarget, Tool, ToolContext, ToolDef, ToolError,
     ToolLogic, ToolOutput,
@@ -196,6 +197,7 @@ impl Bash {
             report_write,
             &env.0,
             sandbox.as_ref(),
+            self.config.separate_stderr,
         ) {
             Ok(shell) => shell,
             Err(err) => {
@@ -335,6 +337,18 @@ impl Bash {
                 _ => None,
             },
             "timedOut": matches!(ending, Ending::TimedOut { .. }),
+        }));
+        let (stdout, stderr) = capture.streams();
+        output.shell = Some(Box::new(ShellDetails {
+            exit_code: match &ending {
+                Ending::Exited(status) => status.code(),
+                _ => None,
+            },
+            // With one pipe, stdout holds both streams (see `separate_stderr`).
+            stdout: Some(stdout),
+            stderr: self.config.separate_stderr.then_some(stderr),
+            timed_out: matches!(ending, Ending::TimedOut { .. }),
+            interrupted: matches!(ending, Ending::Cancelled(_)),
         }));
         Ok(output)
     }

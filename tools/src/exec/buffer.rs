@@ -47,6 +47,18 @@ impl Taken {
         self.head.len() + self.tail.len()
     }
 
+    /// The end of what was taken, bounded for the host; bytes dropped in
+    /// the middle count as truncation.
+    pub fn stream_tail(&self) -> baton_engine::shell_details::StreamTail {
+        let mut tail = baton_engine::shell_details::TailCollector::default();
+        tail.push(&self.head);
+        tail.push(&self.tail);
+        let mut out = tail.finish();
+        out.total_bytes += self.omitted;
+        out.truncated |= self.omitted > 0;
+        out
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -116,6 +128,22 @@ impl HeadTail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_host_tail_counts_what_the_buffer_dropped() {
+        let mut b = HeadTail::new(8);
+        b.push(b"0123456789abcdef");
+        let taken = b.take();
+        let tail = taken.stream_tail();
+        assert_eq!(tail.total_bytes, 16);
+        assert!(tail.truncated);
+        let small = Taken {
+            head: b"ok\n".to_vec(),
+            ..Default::default()
+        };
+        let tail = small.stream_tail();
+        assert_eq!((tail.text.as_str(), tail.truncated), ("ok\n", false));
+    }
 
     #[test]
     fn small_output_is_kept_whole_and_in_order() {

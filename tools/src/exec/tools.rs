@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use baton_engine::shell;
+use baton_engine::shell_details::ShellDetails;
 use baton_engine::{
     async_trait, InterruptBehavior, PermissionTarget, Tool, ToolContext, ToolDef, ToolError,
     ToolLogic, ToolOutput, ToolPermission,
@@ -253,14 +254,8 @@ impl ToolLogic<ExecCommandInput> for ExecCommand {
             crate::tasks::changed(&ctx.session);
         }
         let max = self.config.max_output_bytes(input.max_output_tokens);
-        Ok(ToolOutput::text(render(
-            begun.elapsed(),
-            &taken,
-            exit,
-            session.id,
-            max,
-            &notes,
-        )))
+        let text = render(begun.elapsed(), &taken, exit, session.id, max, &notes);
+        Ok(with_details(ToolOutput::text(text), &taken, exit))
     }
 }
 
@@ -358,14 +353,8 @@ impl ToolLogic<WriteStdinInput> for WriteStdin {
             crate::tasks::changed(&ctx.session);
         }
         let max = self.config.max_output_bytes(input.max_output_tokens);
-        Ok(ToolOutput::text(render(
-            begun.elapsed(),
-            &taken,
-            exit,
-            session.id,
-            max,
-            &[],
-        )))
+        let text = render(begun.elapsed(), &taken, exit, session.id, max, &[]);
+        Ok(with_details(ToolOutput::text(text), &taken, exit))
     }
 }
 
@@ -380,6 +369,18 @@ fn shell_program(requested: Option<&str>) -> Result<&'static str, String> {
             "`shell` {other:?} is not supported; use bash (the default) or sh."
         )),
     }
+}
+
+/// The host's facts beside the reply: the exit code once the session
+/// ended, and the output this call took. A session has one stream (a
+/// terminal, or both pipes merged), so there is no `stderr`.
+fn with_details(mut output: ToolOutput, taken: &Taken, exit: Option<i32>) -> ToolOutput {
+    output.shell = Some(Box::new(ShellDetails {
+        exit_code: exit,
+        stdout: Some(taken.stream_tail()),
+        ..Default::default()
+    }));
+    output
 }
 
 /// The reply, in codex's shape.
