@@ -37,6 +37,10 @@ use super::{CliError, Setup};
 use input::{Line, Lines};
 use session::Session;
 
+/// Most events written under one hold: a host reads the first lines of a
+/// long run without waiting for the whole of it.
+const READY_AT_ONCE: usize = 512;
+
 pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), CliError> {
     let agents = subagent::Agents::default();
     setup.builder = setup.builder.take().map(|b| b.subagents(agents.runner()));
@@ -117,7 +121,19 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
                     session.close_input();
                 }
             },
-            Some((batch, event)) = rx.recv() => session.emit(batch, event)?,
+            Some((batch, event)) = rx.recv() => {
+                // Events ready together leave with one write (see `output`);
+                // emitting never waits, so nothing is held back for long.
+                let held = output::hold();
+                session.emit(batch, event)?;
+                for _ in 0..READY_AT_ONCE {
+                    match rx.try_recv() {
+                        Ok((batch, event)) => session.emit(batch, event)?,
+                        Err(_) => break,
+                    }
+                }
+                held.release()?;
+            }
             _ = &mut stop, if !stopping => {
                 // Stop every message's calls, report their results, exit.
                 stopping = true;
