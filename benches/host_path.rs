@@ -21,7 +21,11 @@ use std::time::{Duration, Instant};
 /// The `baton` built with this bench; `BATON_BIN` names another (an older
 /// build, to compare before and after in one run).
 fn baton() -> String {
-    std::env::var("BATON_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_baton").to_string())
+    let named = std::env::var("BATON_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_baton").into());
+    // Runs start in a temporary directory: a relative path would miss.
+    std::fs::canonicalize(&named)
+        .map(|p| p.display().to_string())
+        .unwrap_or(named)
 }
 const SMALL: usize = 1_000;
 const LARGE: usize = 10_000;
@@ -73,8 +77,8 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-/// Median times at SMALL and LARGE, sizes alternating; `check` sees each
-/// run's output and its size.
+/// Median times at SMALL and LARGE, sizes alternating, and the marginal
+/// cost per call in µs; `run` checks each run's output itself.
 fn marginal(rounds: usize, mut run: impl FnMut(usize) -> Duration) -> (Duration, Duration, f64) {
     let (mut small, mut large) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
@@ -131,7 +135,11 @@ fn main() {
     let cat = marginal(rounds, |n| timed("cat", &[], text(n), dir.path()).0);
     println!("| path | t(1,000) | t(10,000) | marginal per call |");
     println!("|---|---|---|---|");
-    for (name, (s, l, per)) in [("baton run", run), ("baton serve", serve), ("cat (baseline)", cat)] {
+    for (name, (s, l, per)) in [
+        ("baton run", run),
+        ("baton serve", serve),
+        ("cat (baseline)", cat),
+    ] {
         println!(
             "| {name} | {:.1} ms | {:.1} ms | {per:.2} µs |",
             s.as_secs_f64() * 1e3,
