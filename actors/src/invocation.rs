@@ -1,17 +1,33 @@
-//! The invocation actor: one per call, living exactly as long as its call.
+//! The invocation: one lightweight task per call, living exactly as long
+//! as its call, under its batch's coordinator.
 //!
-//! It runs the per-call pipeline and keeps the result in its state; when it
-//! stops, ractor hands that final state to the supervising coordinator with
-//! the termination event. Delivering the result through the supervision
-//! event (rather than a separate message) means the coordinator learns
-//! "finished" and "here is the result" in one step, and cannot mistake a
-//! result still in flight for a lost one. An invocation that panics or is
-//! killed arrives without a state; the coordinator then writes the result.
+//! It was a ractor actor of its own. A no-op call's whole life then cost
+//! about as much as the rest of the engine together (see
+//! docs/benchmarks.md §1): an actor brings a mailbox of four ports, a
+//! registry entry, a start handshake and a supervision event, and a call
+//! uses none of them — nothing ever sends an invocation a message. A plain
+//! tokio task keeps what the actor gave: the call runs apart from the
+//! coordinator (which stays free for new calls and interrupts), the
+//! coordinator learns of its end exactly once, whatever the end was, and
+//! stopping the coordinator stops it.
+//!
+//! - The result travels to the coordinator as [`CoordMsg::Finished`].
+//! - A call that panics is caught, and reported without a result.
+//! - A task dropped before it reported (aborted by its coordinator, or by
+//!   the runtime shutting down) reports from its [`Report`]'s `Drop`: the
+//!   coordinator then writes the call's result, as it did for a killed actor.
+//! - The coordinator keeps each task's [`AbortHandle`] and aborts the tasks
+//!   still running if it stops before its batch is finished.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use baton_engine::{CallResult, Pipeline, PreparedCall, ToolContext};
-use ractor::{Actor, ActorProcessingErr, ActorRef};
+use futures::FutureExt;
+use ractor::ActorRef;
+use tokio::task::AbortHandle;
+
+use crate::coordinator::CoordMsg;
 
 /// Faults a test can inject into an invocation, to exercise supervision.
 #[doc(hidden)]
@@ -19,9 +35,9 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 pub enum InjectedFault {
     #[default]
     None,
-    /// The actor panics after running the call, losing its result.
+    /// The invocation panics after running the call, losing its result.
     Panic,
-    /// The actor is killed while the call runs.
+    /// The invocation is aborted while the call runs.
     Kill,
     /// The coordinator panics while booking this call's result (before the
     /// ordering stage has it): the batch's last line of defence must still
@@ -29,9 +45,7 @@ pub enum InjectedFault {
     PanicCoordinator,
 }
 
-pub struct Invocation;
-
-pub struct InvocationArgs {
+pub(crate) struct InvocationArgs {
     pub pipeline: Arc<Pipeline>,
     pub call: PreparedCall,
     pub ctx: ToolContext,
@@ -40,57 +54,81 @@ pub struct InvocationArgs {
     pub span: tracing::Span,
 }
 
-pub struct InvocationState {
-    work: Option<(PreparedCall, ToolContext)>,
-    span: tracing::Span,
-    pipeline: Arc<Pipeline>,
-    fault: InjectedFault,
-    /// The call's result, once it has one.
-    pub result: Option<CallResult>,
+/// How an invocation ended, as its coordinator learns it.
+#[derive(Debug)]
+pub enum Ending {
+    /// The call ran to its result.
+    Result(Box<CallResult>),
+    /// The task ended without a result; the text says how.
+    Lost(&'static str),
 }
 
-impl Actor for Invocation {
-    type Msg = ();
-    type State = InvocationState;
-    type Arguments = InvocationArgs;
+/// The one report an invocation owes its coordinator; sent on drop if the
+/// task never got to send it.
+struct Report {
+    coordinator: ActorRef<CoordMsg>,
+    index: usize,
+    sent: bool,
+}
 
-    async fn pre_start(
-        &self,
-        _myself: ActorRef<()>,
-        args: InvocationArgs,
-    ) -> Result<InvocationState, ActorProcessingErr> {
-        Ok(InvocationState {
-            work: Some((args.call, args.ctx)),
-            pipeline: args.pipeline,
-            fault: args.fault,
-            span: args.span,
-            result: None,
-        })
+impl Report {
+    fn send(mut self, ending: Ending) {
+        self.sent = true;
+        // A coordinator that is gone settled the call itself.
+        let _ = self
+            .coordinator
+            .cast(CoordMsg::Finished(self.index, ending));
     }
+}
 
-    /// The call runs here, in the actor's own task, so the coordinator stays
-    /// free to take new calls and interrupts while it runs.
-    async fn post_start(
-        &self,
-        myself: ActorRef<()>,
-        state: &mut InvocationState,
-    ) -> Result<(), ActorProcessingErr> {
-        if let Some((call, ctx)) = state.work.take() {
-            if state.fault == InjectedFault::Kill {
-                myself.kill();
-                // Let the kill signal reach the running loop.
-                std::future::pending::<()>().await;
-            }
-            // Boxed: the pipeline's future is large, and the actor's task
-            // future would otherwise carry (and move) it whole.
-            let run = state.pipeline.run(call, ctx);
-            let result = Box::pin(tracing::Instrument::instrument(run, state.span.clone())).await;
-            if state.fault == InjectedFault::Panic {
+impl Drop for Report {
+    fn drop(&mut self) {
+        if !self.sent {
+            let _ = self.coordinator.cast(CoordMsg::Finished(
+                self.index,
+                Ending::Lost("the task running it was killed"),
+            ));
+        }
+    }
+}
+
+/// Starts call `index` on its own task; the handle aborts it.
+pub(crate) fn spawn(
+    coordinator: ActorRef<CoordMsg>,
+    index: usize,
+    args: InvocationArgs,
+) -> AbortHandle {
+    let report = Report {
+        coordinator,
+        index,
+        sent: false,
+    };
+    let fault = args.fault;
+    let task = tokio::spawn(async move {
+        // Boxed: the pipeline's future is large, and would otherwise make
+        // this task's future (moved into the task's cell) as large.
+        let run = Box::pin(tracing::Instrument::instrument(
+            args.pipeline.run(args.call, args.ctx),
+            args.span,
+        ));
+        let work = async move {
+            let result = run.await;
+            if fault == InjectedFault::Panic {
                 panic!("injected invocation fault");
             }
-            state.result = Some(result);
-        }
-        myself.stop(None);
-        Ok(())
+            result
+        };
+        let ending = match AssertUnwindSafe(work).catch_unwind().await {
+            Ok(result) => Ending::Result(Box::new(result)),
+            Err(_) => Ending::Lost("the task running it panicked"),
+        };
+        report.send(ending);
+    });
+    let handle = task.abort_handle();
+    if fault == InjectedFault::Kill {
+        // As a killed actor: the task goes away with the call unfinished,
+        // and only its report's drop tells the coordinator.
+        handle.abort();
     }
+    handle
 }

@@ -3,10 +3,11 @@
 //! One **coordinator** actor per assistant message owns its batch: it decides
 //! when each call starts (SPEC §5), applies context changes (§6), stops calls
 //! on interrupts (§7) and on a failed sibling (§8), and sends results in call
-//! order through its ordering stage (§1, §9). One **invocation** actor per
-//! call runs the engine's per-call pipeline and dies with its call; it is
-//! linked to its coordinator, so a call that panics or is killed still
-//! reaches the coordinator, which then writes its result. Cancellation flows
+//! order through its ordering stage (§1, §9). One **invocation** per call, a
+//! lightweight task under its coordinator, runs the engine's per-call
+//! pipeline and ends with its call; it reports its end to the coordinator
+//! exactly once, so a call that panics or is aborted still reaches the
+//! coordinator, which then writes its result. Cancellation flows
 //! down a tree of scopes (turn → batch → call → nested batch, §15).
 //!
 //! Hosts use a [`Runtime`] to open batches and a [`BatchHandle`] to feed and

@@ -1,7 +1,7 @@
 //! The "everything is over" signal of a batch (SPEC §7).
 //!
 //! A batch is quiescent when every call has its result and every invocation
-//! actor has stopped. The coordinator's state owns a [`QuiescenceGuard`];
+//! has reported its end. The coordinator's state owns a [`QuiescenceGuard`];
 //! dropping it (the coordinator stopped, normally or not) raises the signal,
 //! so a waiting host is released even if the coordinator itself failed.
 //! Both async and blocking hosts can wait on it.

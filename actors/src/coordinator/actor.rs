@@ -1,16 +1,16 @@
 //! The coordinator actor: one per message, owner of its batch.
 //!
 //! It takes calls, the end of the message and interrupts from the host, and
-//! the termination of its invocation actors from ractor's supervision: each
-//! invocation is linked to it, so a call that ends in any way (result, panic,
-//! kill) reaches the coordinator as exactly one event. When it stops, ractor
-//! stops every invocation still linked to it.
+//! the end of its invocations: each invocation task reports how it ended
+//! exactly once, whatever the end was (result, panic, abort; see
+//! [`crate::invocation`]). When it stops unfinished, its state aborts every
+//! invocation still running.
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
 
 use super::messages::CoordMsg;
 use super::state::{BatchSpec, BatchState};
-use crate::invocation::InvocationState;
+use crate::invocation::Ending;
 
 pub(crate) struct Coordinator;
 
@@ -44,34 +44,26 @@ impl Actor for Coordinator {
             CoordMsg::HostGone => state.host_gone(&myself),
             CoordMsg::CancelCall(id, reason) => state.cancel_call(&myself, &id, reason),
             CoordMsg::Deadline(id, after) => BatchState::arm_deadline(&myself, id, after),
+            CoordMsg::Finished(index, ending) => {
+                let (result, why) = match ending {
+                    Ending::Result(result) => (Some(*result), ""),
+                    Ending::Lost(why) => (None, why),
+                };
+                state.invocation_stopped(&myself, index, result, why);
+            }
         }
         Ok(())
     }
 
+    /// Nothing is linked to a coordinator (invocations are tasks, nested
+    /// batches have coordinators of their own); ractor's default would stop
+    /// this batch on any such event, so none is acted on.
     async fn handle_supervisor_evt(
         &self,
-        myself: ActorRef<CoordMsg>,
-        event: SupervisionEvent,
-        state: &mut BatchState,
+        _myself: ActorRef<CoordMsg>,
+        _event: SupervisionEvent,
+        _state: &mut BatchState,
     ) -> Result<(), ActorProcessingErr> {
-        match event {
-            SupervisionEvent::ActorTerminated(cell, final_state, reason) => {
-                let result = final_state
-                    .and_then(|mut s| s.take::<InvocationState>().ok())
-                    .and_then(|s| s.result);
-                let why = match reason.as_deref() {
-                    Some("killed") => "the task running it was killed".to_string(),
-                    Some(other) => format!("the task running it stopped ({other})"),
-                    None => "the task running it stopped without a result".to_string(),
-                };
-                state.invocation_stopped(&myself, cell.get_id(), result, &why);
-            }
-            SupervisionEvent::ActorFailed(cell, err) => {
-                let why = format!("the task running it failed ({err})");
-                state.invocation_stopped(&myself, cell.get_id(), None, &why);
-            }
-            _ => {}
-        }
         Ok(())
     }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use baton_engine::ToolUse;
 
 use crate::config::InterruptKind;
+use crate::invocation::Ending;
 
 #[derive(Debug)]
 pub enum CoordMsg {
@@ -20,4 +21,7 @@ pub enum CoordMsg {
     CancelCall(String, baton_engine::CancelReason),
     /// The host's deadline for one call: stop it if it runs that long.
     Deadline(String, std::time::Duration),
+    /// The invocation of call `index` ended (sent by the invocation itself,
+    /// exactly once; see [`crate::invocation`]).
+    Finished(usize, Ending),
 }

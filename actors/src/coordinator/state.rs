@@ -15,13 +15,14 @@ use baton_engine::{
     CallResult, CancelReason, CancelScope, Context, InterruptBehavior, Outcome, Pipeline,
     PreparedCall, ProgressSink, ToolContext, ToolUse, WorkKind,
 };
-use ractor::{ActorId, ActorRef, ActorRuntime};
+use ractor::ActorRef;
+use tokio::task::AbortHandle;
 
 use super::messages::CoordMsg;
 use super::scheduler::{Queued, Scheduler};
 use crate::event::{BatchSummary, Event, EventSink};
 use crate::intake::Intake;
-use crate::invocation::{InjectedFault, Invocation, InvocationArgs};
+use crate::invocation::{InjectedFault, InvocationArgs};
 use crate::nesting::Children;
 use crate::ordering::Ordering;
 use crate::quiescence::QuiescenceGuard;
@@ -81,8 +82,9 @@ pub(crate) struct BatchState {
     pub(super) lifecycle: crate::lifecycle::Lifecycle,
     pub scheduler: Scheduler,
     pub ordering: Ordering,
-    /// Invocation actors alive, and their call.
-    pub running: HashMap<ActorId, usize>,
+    /// Invocations running, by call index: aborted if the coordinator
+    /// stops before they report.
+    pub running: HashMap<usize, AbortHandle>,
     /// Nested batches opened by this batch's calls.
     pub children: Arc<Children>,
     /// Calls whose result booking panics (fault injection in tests).
@@ -289,33 +291,23 @@ impl BatchState {
             fault,
             span: self.span.clone(),
         };
-        // Spawned without awaiting its start: the coordinator's futures stay
-        // small (they are moved on every message), and the invocation's
-        // trivial pre_start cannot fail. Should it be lost before linking
-        // (only if this coordinator is itself stopping), the state's drop
-        // settles the call.
-        match ActorRuntime::spawn_linked_instant(None, Invocation, args, myself.get_cell()) {
-            Ok((actor, _)) => {
-                self.running.insert(actor.get_id(), index);
-            }
-            Err(err) => {
-                let result = self.lost_result(index, &format!("it could not be started: {err}"));
-                self.finish_call(index, result);
-            }
-        }
+        // A task, not an actor: see `crate::invocation` for why, and for
+        // how its end reaches this coordinator exactly once.
+        let task = crate::invocation::spawn(myself.clone(), index, args);
+        self.running.insert(index, task);
     }
 
     /// An invocation stopped; `result` is `None` when it died without one.
     pub fn invocation_stopped(
         &mut self,
         myself: &ActorRef<CoordMsg>,
-        actor: ActorId,
+        index: usize,
         result: Option<CallResult>,
         why: &str,
     ) {
-        let Some(index) = self.running.remove(&actor) else {
+        if self.running.remove(&index).is_none() {
             return;
-        };
+        }
         let result = match result {
             Some(r) => r,
             None => self.lost_result(index, why),
@@ -405,6 +397,11 @@ impl Drop for BatchState {
     /// went away) still owes every call a result: settle them all here, in
     /// order, so the host's invariant holds even then.
     fn drop(&mut self) {
+        // Invocations still running belong to nobody once their coordinator
+        // is gone (ractor used to stop linked children here).
+        for (_, task) in self.running.drain() {
+            task.abort();
+        }
         if self.finished {
             return;
         }

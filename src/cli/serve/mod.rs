@@ -43,6 +43,9 @@ use session::Session;
 /// After a signal during start-up, input is read until it pauses this long
 /// (what the host had already sent), then the session ends.
 const DRAIN_IDLE: std::time::Duration = std::time::Duration::from_millis(300);
+/// Most events written under one hold: a host reads the first lines of a
+/// long run without waiting for the whole of it.
+const READY_AT_ONCE: usize = 512;
 
 pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), CliError> {
     let agents = subagent::Agents::default();
@@ -138,8 +141,21 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
                 }
             },
             Some((batch, event)) = rx.recv() => {
-                let changes = resume::changes_state(&event);
+                // Events ready together leave with one write (see `output`);
+                // emitting never waits, so nothing is held back for long.
+                let held = output::hold();
+                let mut changes = resume::changes_state(&event);
                 session.emit(batch, event)?;
+                for _ in 0..READY_AT_ONCE {
+                    match rx.try_recv() {
+                        Ok((batch, event)) => {
+                            changes |= resume::changes_state(&event);
+                            session.emit(batch, event)?;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                held.release()?;
                 if changes {
                     resume::save(session.engine(), &mut save_warned);
                 }

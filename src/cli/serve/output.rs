@@ -1,14 +1,76 @@
 //! Writing protocol lines to stdout, one JSON object per line, flushed.
+//!
+//! A line is flushed as soon as it is written, except while the session
+//! holds output ([`hold`]) to emit a run of events that were all ready at
+//! once: those lines leave together, with one write and one flush when the
+//! hold is released. A 10,000-call message makes four lines per call; one
+//! write per line was the largest cost of the serve path (docs/benchmarks.md).
 
 use std::io::Write;
+use std::sync::{Mutex, PoisonError};
 
 use serde_json::{json, Value};
 
 use crate::cli::CliError;
 
+/// Lines held back while a [`Hold`] lasts.
+static HELD: Mutex<Option<Vec<u8>>> = Mutex::new(None);
+
 pub fn write_line(value: &Value) -> Result<(), CliError> {
+    let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(buffer) = held.as_mut() {
+        // Writing a Value into memory cannot fail.
+        let _ = serde_json::to_writer(&mut *buffer, value);
+        buffer.push(b'\n');
+        return Ok(());
+    }
+    drop(held);
     let mut out = std::io::stdout().lock();
     writeln!(out, "{value}")
+        .and_then(|_| out.flush())
+        .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))
+}
+
+/// Holds every line written until [`Hold::release`] (or the drop) writes
+/// them at once. Only one hold is taken at a time (by the session loop,
+/// around code that never waits).
+pub struct Hold(());
+
+pub fn hold() -> Hold {
+    let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+    held.get_or_insert_with(Vec::new);
+    Hold(())
+}
+
+impl Hold {
+    /// Writes the held lines and flushes.
+    pub fn release(self) -> Result<(), CliError> {
+        let lines = take_held();
+        std::mem::forget(self);
+        write_all(&lines)
+    }
+}
+
+impl Drop for Hold {
+    /// Released by an early return (an error): the lines still go out.
+    fn drop(&mut self) {
+        let _ = write_all(&take_held());
+    }
+}
+
+fn take_held() -> Vec<u8> {
+    HELD.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+        .unwrap_or_default()
+}
+
+fn write_all(bytes: &[u8]) -> Result<(), CliError> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
         .and_then(|_| out.flush())
         .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))
 }
