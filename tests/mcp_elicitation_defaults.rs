@@ -88,7 +88,7 @@ import os, pty, re, select, sys, time
 answers = {"name": "", "age": "41", "score": "", "status": "", "verified": "", "nickname": "Nick"}
 pid, fd = pty.fork()
 if pid == 0:
-    os.execv(sys.argv[1], ["baton", "run", "--strict-mcp-config", "--mcp-config", "mcp.json",
+    os.execv(sys.argv[1], ["baton", "run", "--json", "--strict-mcp-config", "--mcp-config", "mcp.json",
                            "--settings", "s.json", "--state-dir", ".state", "m.json"])
 buf, done, said_yes, end = b"", 0, False, time.time() + 240
 while time.time() < end:
