@@ -4,9 +4,11 @@
 //! in its `.mcp.json`; both are offered as `mcp__plugin_<plugin>_<server>__…`
 //! and answer, and `--strict-mcp-config` leaves them out.
 
-use std::io::Write;
+#[path = "support/baton_run.rs"]
+mod baton_run;
+
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
@@ -40,32 +42,23 @@ fn install(home: &Path, plugin: &Path, project: &Path) -> std::path::PathBuf {
 }
 
 fn run(project: &Path, home: &Path, settings: &Path, extra: &[&str], message: &Value) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-        .arg("run")
-        .args(extra)
-        .arg("--cwd")
-        .arg(project)
-        .arg("--settings")
-        .arg(settings)
-        .arg("--state-dir")
-        .arg(project.join("state"))
-        .arg("-")
-        .env("HOME", home)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        // A cold Python on a loaded machine can take long to start.
-        .env("MCP_TIMEOUT", "120000")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(message.to_string().as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    baton_run::with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_baton"))
+            .arg("run")
+            .args(extra)
+            .arg("--cwd")
+            .arg(project)
+            .arg("--settings")
+            .arg(settings)
+            .arg("--state-dir")
+            .arg(project.join("state"))
+            .arg("-")
+            .env("HOME", home)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            // A cold Python on a loaded machine can take long to start.
+            .env("MCP_TIMEOUT", "120000"),
+        &message.to_string(),
+    )
 }
 
 #[test]

@@ -5,9 +5,11 @@
 //! arguments, is refused with nothing run (headless: nobody to ask). The
 //! settings' `disableSkillShellExecution` runs none of them.
 
-use std::io::Write;
+#[path = "support/baton_run.rs"]
+mod baton_run;
+
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{json, Value};
 
@@ -24,26 +26,17 @@ fn run_skill(project: &Path, home: &Path, skill: &str, args: &str, settings: Val
     let message = json!({"role": "assistant", "content": [
         {"type": "tool_use", "id": "s", "name": "Skill", "input": {"skill": skill, "args": args}}
     ]});
-    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(["run", "--cwd"])
-        .arg(project)
-        .arg("--settings")
-        .arg(&settings_file)
-        .arg("-")
-        .env("HOME", home)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(message.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = baton_run::with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(["run", "--cwd"])
+            .arg(project)
+            .arg("--settings")
+            .arg(&settings_file)
+            .arg("-")
+            .env("HOME", home)
+            .env_remove("CLAUDE_CONFIG_DIR"),
+        &message.to_string(),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
         out.status.success(),

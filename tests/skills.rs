@@ -3,6 +3,8 @@
 //! instructions with the arguments put in; a `context: fork` skill runs as
 //! a subagent whose "model" is the skill body, with the skill's model.
 
+#[path = "support/baton_run.rs"]
+mod baton_run;
 mod common;
 mod scripted;
 
@@ -110,8 +112,7 @@ async fn inline_and_forked_skills_run_through_the_engine() {
 /// (`baton run`, a real process): named `plugin:skill`.
 #[test]
 fn an_enabled_plugins_skill_is_offered_by_the_command() {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
+    use std::process::Command;
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let plugin = tempfile::tempdir().unwrap();
@@ -139,26 +140,17 @@ fn an_enabled_plugins_skill_is_offered_by_the_command() {
     let message = json!({"role": "assistant", "content": [
         {"type": "tool_use", "id": "s", "name": "Skill", "input": {"skill": "tidy:lint", "args": "src/"}}
     ]});
-    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(["run", "--cwd"])
-        .arg(project.path())
-        .arg("--settings")
-        .arg(&settings)
-        .arg("-")
-        .env("HOME", home.path())
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(message.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = baton_run::with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(["run", "--cwd"])
+            .arg(project.path())
+            .arg("--settings")
+            .arg(&settings)
+            .arg("-")
+            .env("HOME", home.path())
+            .env_remove("CLAUDE_CONFIG_DIR"),
+        &message.to_string(),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("Lint every file under src/."),

@@ -12,7 +12,7 @@
 
 use std::sync::OnceLock;
 
-use tokio::signal::unix::{signal, Signal, SignalKind};
+use super::signals::{any, handlers};
 use tokio::sync::watch;
 
 /// Set once the handlers are installed; `true` after the first signal.
@@ -59,22 +59,5 @@ pub async fn first() {
     if rx.wait_for(|&stopped| stopped).await.is_err() {
         // The watcher is gone (the runtime is ending): no signal will come.
         std::future::pending::<()>().await;
-    }
-}
-
-fn handlers() -> Option<[Signal; 3]> {
-    Some([
-        signal(SignalKind::interrupt()).ok()?,
-        signal(SignalKind::terminate()).ok()?,
-        signal(SignalKind::hangup()).ok()?,
-    ])
-}
-
-async fn any(signals: &mut [Signal; 3]) {
-    let [int, term, hup] = signals;
-    tokio::select! {
-        _ = int.recv() => {}
-        _ = term.recv() => {}
-        _ = hup.recv() => {}
     }
 }

@@ -10,7 +10,8 @@
 
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
-fn handlers() -> Option<[Signal; 3]> {
+/// SIGINT, SIGTERM and SIGHUP handlers (`None` when they cannot be had).
+pub(super) fn handlers() -> Option<[Signal; 3]> {
     Some([
         signal(SignalKind::interrupt()).ok()?,
         signal(SignalKind::terminate()).ok()?,
@@ -18,7 +19,8 @@ fn handlers() -> Option<[Signal; 3]> {
     ])
 }
 
-async fn any(signals: &mut [Signal; 3]) {
+/// The next of any of the three.
+pub(super) async fn any(signals: &mut [Signal; 3]) {
     let [int, term, hup] = signals;
     tokio::select! {
         _ = int.recv() => {}

@@ -1,5 +1,7 @@
-//! `baton run` on one message of `Bash` calls, as the sandbox tests use it:
-//! each call's result text and whether it was an error, in call order.
+//! `baton run` from tests: one message of `Bash` calls, as the sandbox
+//! tests use it (each call's result text and whether it was an error, in
+//! call order), and a message fed on stdin.
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::Command;
@@ -68,4 +70,24 @@ pub fn bash_calls(
             (text, r["is_error"].as_bool().unwrap_or(false))
         })
         .collect()
+}
+
+/// Runs `cmd` with `input` on its stdin (a message given as `-`); its
+/// whole output once it ends.
+pub fn with_stdin(cmd: &mut Command, input: &str) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("baton starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("message written");
+    child.wait_with_output().expect("baton ends")
 }

@@ -47,51 +47,40 @@ pub fn blocks(body: &str) -> Vec<Block> {
     found
 }
 
-/// ```` ```!\s*\n? … \n?``` ```` blocks.
+/// ```` ```! … ``` ```` blocks.
 fn fenced(body: &str) -> Vec<Block> {
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(at) = body[from..].find("```!") {
-        let start = from + at;
-        let inner_start = start + 4;
-        let Some(close) = body[inner_start..].find("```") else {
-            break;
-        };
-        let end = inner_start + close + 3;
-        let command = body[inner_start..inner_start + close].trim().to_string();
-        if !command.is_empty() {
-            out.push(Block {
-                start,
-                end,
-                command,
-            });
-        }
-        from = end;
-    }
-    out
+    scan(body, "```!", "```", |_, _| true)
 }
 
-/// `` !`…` `` spans whose `!` starts the body or follows whitespace.
+/// `` !`…` `` spans whose `!` starts the body or follows whitespace; a
+/// fenced block's opener (```` ```! ````) is not one.
 fn inline(body: &str) -> Vec<Block> {
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(at) = body[from..].find("!`") {
-        let start = from + at;
-        let opens = body[..start]
+    scan(body, "!`", "`", |body, start| {
+        body[..start]
             .chars()
             .next_back()
-            .is_none_or(char::is_whitespace);
-        let inner_start = start + 2;
-        // A fenced block's opener (```!) is not an inline span.
-        if !opens || body[inner_start..].starts_with('`') {
-            from = inner_start;
+            .is_none_or(char::is_whitespace)
+            && !body[start + 2..].starts_with('`')
+    })
+}
+
+/// Every `open … close` span of `body` whose start `opens` accepts, with a
+/// non-empty command between the markers.
+fn scan(body: &str, open: &str, close: &str, opens: impl Fn(&str, usize) -> bool) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = body[from..].find(open) {
+        let start = from + at;
+        let inner = start + open.len();
+        if !opens(body, start) {
+            from = inner;
             continue;
         }
-        let Some(close) = body[inner_start..].find('`') else {
+        let Some(len) = body[inner..].find(close) else {
             break;
         };
-        let end = inner_start + close + 1;
-        let command = body[inner_start..inner_start + close].trim().to_string();
+        let end = inner + len + close.len();
+        let command = body[inner..inner + len].trim().to_string();
         if !command.is_empty() {
             out.push(Block {
                 start,
