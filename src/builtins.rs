@@ -33,8 +33,17 @@ pub fn builtin_pool(policy: &dyn PermissionPolicy) -> Result<ToolPool, String> {
 /// The agent types of a project: built-ins, `~/.claude/agents` (from
 /// `$HOME`), then the project's `.claude/agents`; with the loading problems.
 pub fn agent_catalog(project_dir: &Path) -> AgentCatalog {
+    agent_catalog_with_plugins(project_dir, &[])
+}
+
+/// [`agent_catalog`], plus the agents of `plugins` (`(name, root)`, e.g.
+/// `Settings::plugin_roots`), named `plugin:agent`.
+pub fn agent_catalog_with_plugins(
+    project_dir: &Path,
+    plugins: &[(String, std::path::PathBuf)],
+) -> AgentCatalog {
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    AgentCatalog::load(project_dir, home.as_deref())
+    AgentCatalog::load_with_plugins(project_dir, home.as_deref(), plugins)
 }
 
 /// The skills of a project: `~/.claude/skills` (from `$HOME`), then the

@@ -108,10 +108,11 @@ async fn inline_and_forked_skills_run_through_the_engine() {
     assert_eq!(records[0].batches[0][0].3, Outcome::Success);
 }
 
-/// A skill shipped by an enabled plugin, through the command line
-/// (`baton run`, a real process): named `plugin:skill`.
+/// A skill and an agent shipped by an enabled plugin, through the command
+/// line (`baton run` and `baton tools`, real processes): named
+/// `plugin:skill` and `plugin:agent`.
 #[test]
-fn an_enabled_plugins_skill_is_offered_by_the_command() {
+fn an_enabled_plugins_skill_and_agent_are_offered_by_the_command() {
     use std::process::Command;
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
@@ -121,6 +122,12 @@ fn an_enabled_plugins_skill_is_offered_by_the_command() {
     std::fs::write(
         skill.join("SKILL.md"),
         "---\ndescription: Lints the code\n---\nLint every file under $ARGUMENTS.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(plugin.path().join("agents")).unwrap();
+    std::fs::write(
+        plugin.path().join("agents/reviewer.md"),
+        "---\nname: reviewer\ndescription: Reviews diffs for the tidy plugin\ntools: Read, Grep\n---\nReview.\n",
     )
     .unwrap();
     std::fs::create_dir_all(home.path().join(".claude/plugins")).unwrap();
@@ -156,5 +163,19 @@ fn an_enabled_plugins_skill_is_offered_by_the_command() {
         stdout.contains("Lint every file under src/."),
         "stdout: {stdout}\nstderr: {}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    let tools = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["tools", "--cwd"])
+        .arg(project.path())
+        .arg("--settings")
+        .arg(&settings)
+        .env("HOME", home.path())
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&tools.stdout);
+    assert!(
+        listed.contains("tidy:reviewer: Reviews diffs for the tidy plugin"),
+        "{listed}"
     );
 }

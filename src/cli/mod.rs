@@ -368,7 +368,7 @@ impl Setup {
         };
         let settings = Settings::load(&cwd, common.settings.as_deref())
             .map_err(|e| CliError::Usage(format!("settings: {e}")))?;
-        let agents = baton::builtins::agent_catalog(&cwd);
+        let agents = baton::builtins::agent_catalog_with_plugins(&cwd, &settings.plugin_roots);
         for warning in &agents.diagnostics {
             eprintln!("baton: agents: {warning}");
         }

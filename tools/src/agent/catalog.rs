@@ -82,7 +82,27 @@ impl AgentCatalog {
     /// Built-ins, then `~/.claude/agents` (when `home` is given), then the
     /// project's `.claude/agents`.
     pub fn load(project_dir: &Path, home: Option<&Path>) -> Self {
+        Self::load_with_plugins(project_dir, home, &[])
+    }
+
+    /// [`AgentCatalog::load`], with the agents of enabled plugins
+    /// (`(plugin name, plugin root)`) after the built-ins: each
+    /// `<root>/agents/*.md`, named `plugin:agent` as the plugin's skills
+    /// are, so a plugin cannot take the name of the user's own agents.
+    pub fn load_with_plugins(
+        project_dir: &Path,
+        home: Option<&Path>,
+        plugins: &[(String, std::path::PathBuf)],
+    ) -> Self {
         let mut catalog = Self::builtin();
+        for (plugin, root) in plugins {
+            let (defs, diags) = load_dir(&root.join("agents"), false);
+            catalog.diagnostics.extend(diags);
+            for mut def in defs {
+                def.name = format!("{plugin}:{}", def.name);
+                catalog.insert_reporting(def);
+            }
+        }
         if let Some(home) = home {
             let (defs, diags) = load_dir(&home.join(".claude").join("agents"), false);
             catalog.diagnostics.extend(diags);
