@@ -390,3 +390,46 @@ fn an_interrupted_question_is_withdrawn() {
     assert_eq!(s.next_of("error")["type"], "error");
     s.finish();
 }
+
+/// The MCP tools of Claude Code's set through `baton serve`, against the
+/// demo's real Python server: `WaitForMcpServers` reports it connected,
+/// `RefreshMcpTools` re-lists its tools, `ReadMcpResourceDirTool` answers
+/// in its shape (the server has no resources: an empty listing).
+#[test]
+fn mcp_wait_refresh_and_resource_directory_run_through_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let server =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo/mcp/notes_server.py");
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"notes": {"command": "python3", "args": [server], "timeout": 60000}}})
+            .to_string(),
+    )
+    .unwrap();
+    let mut s = Serve::start(&[
+        "--cwd",
+        dir.path().to_str().unwrap(),
+        "--strict-mcp-config",
+        "--mcp-config",
+        config.to_str().unwrap(),
+    ]);
+    s.send(message(vec![
+        use_("w", "WaitForMcpServers", json!({"server": "notes"})),
+        use_("r", "RefreshMcpTools", json!({"server": "notes"})),
+        use_(
+            "d",
+            "ReadMcpResourceDirTool",
+            json!({"server": "notes", "uri": "notes://"}),
+        ),
+    ]));
+    let lines = s.until("done");
+    let r = results(&lines);
+    assert_eq!(r.len(), 3, "{lines:?}");
+    assert_eq!(r[0]["outcome"]["kind"], "success", "{}", r[0]);
+    assert!(text(r[0]).contains("connected"), "{}", r[0]);
+    assert_eq!(r[1]["outcome"]["kind"], "success", "{}", r[1]);
+    assert!(text(r[1]).contains("refreshed"), "{}", r[1]);
+    assert!(text(r[2]).contains("resources"), "{}", r[2]);
+    s.finish();
+}
