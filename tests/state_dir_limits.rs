@@ -12,6 +12,15 @@ use serde_json::{json, Value};
 /// A pid no process has (pids stay below 2^22 on Linux).
 const GONE: u32 = 4_000_000;
 
+/// One of the made-up ended sessions (pid at least `GONE`), not this
+/// test's running one, whose pid may start with the same digit.
+fn is_ended(name: &str) -> bool {
+    name.split('-')
+        .next()
+        .and_then(|pid| pid.parse::<u32>().ok())
+        .is_some_and(|pid| pid >= GONE)
+}
+
 fn message(dir: &Path, calls: Vec<Value>) -> std::path::PathBuf {
     let path = dir.join("message.json");
     std::fs::write(
@@ -86,7 +95,7 @@ fn old_sessions_are_pruned_by_count_and_size_and_a_running_one_stays() {
         "{left:?}"
     );
     assert!(left.contains(&"notes".to_string()), "not a session: kept");
-    let ended: Vec<&String> = left.iter().filter(|n| n.starts_with('4')).collect();
+    let ended: Vec<&String> = left.iter().filter(|n| is_ended(n)).collect();
     // 20 places: the running one, the new one (removed at exit: empty),
     // and the 18 newest ended ones.
     assert_eq!(ended.len(), 18, "{left:?}");
@@ -95,7 +104,7 @@ fn old_sessions_are_pruned_by_count_and_size_and_a_running_one_stays() {
         i >= 42
     }));
     // The new session's directory stays only if something was left in it.
-    for name in left.iter().filter(|n| !n.starts_with('4') && *n != "notes") {
+    for name in left.iter().filter(|n| !is_ended(n) && *n != "notes") {
         let path = root.join(name);
         if path != running {
             assert!(
@@ -108,7 +117,7 @@ fn old_sessions_are_pruned_by_count_and_size_and_a_running_one_stays() {
     // Size: 55 KB keep the running one (4 bytes) and five of 10 KB.
     run("1000", "55000");
     let left = sessions(&root);
-    let ended = left.iter().filter(|n| n.starts_with('4')).count();
+    let ended = left.iter().filter(|n| is_ended(n)).count();
     assert_eq!(ended, 5, "{left:?}");
     assert!(running.exists());
 }
