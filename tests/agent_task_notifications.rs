@@ -8,43 +8,12 @@ mod scenario;
 #[path = "support/axum_thread.rs"]
 mod axum_thread;
 
-use std::process::Command;
-use std::sync::{Arc, Mutex};
+#[path = "support/sse_mock.rs"]
+mod sse_mock;
 
-use axum::extract::State;
-use axum::response::{IntoResponse, Response};
 use scenario::{Call, Scenario};
-use serde_json::Value;
-
-#[derive(Clone, Default)]
-struct Mock {
-    replies: Arc<Mutex<Vec<String>>>,
-    requests: Arc<Mutex<Vec<Value>>>,
-}
-
-async fn handle(State(mock): State<Mock>, body: String) -> Response {
-    mock.requests
-        .lock()
-        .unwrap()
-        .push(serde_json::from_str(&body).unwrap_or(Value::Null));
-    let reply = {
-        let mut replies = mock.replies.lock().unwrap();
-        (!replies.is_empty()).then(|| replies.remove(0))
-    };
-    match reply {
-        Some(sse) => ([("content-type", "text/event-stream")], sse).into_response(),
-        None => (axum::http::StatusCode::BAD_REQUEST, "no more replies").into_response(),
-    }
-}
-
-fn serve(mock: Mock) -> String {
-    let port = axum_thread::serve(
-        axum::Router::new()
-            .fallback(axum::routing::post(handle))
-            .with_state(mock),
-    );
-    format!("http://127.0.0.1:{port}")
-}
+use sse_mock::Mock;
+use std::process::Command;
 
 fn turn(calls: Vec<Call>) -> String {
     let s = Scenario {
@@ -76,7 +45,7 @@ fn a_finished_background_task_reaches_the_next_turn() {
         ]),
         turn(vec![]),
     ];
-    let base = serve(mock.clone());
+    let base = sse_mock::serve(mock.clone());
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_baton"))
         .args([
