@@ -13,6 +13,9 @@ mod scenario;
 #[path = "support/axum_thread.rs"]
 mod axum_thread;
 
+#[path = "support/procs.rs"]
+mod procs;
+
 use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -229,4 +232,83 @@ fn a_blocking_prompt_hook_stops_before_anything_is_sent() {
         "{end}"
     );
     assert!(mock.requests.lock().unwrap().is_empty());
+}
+
+/// A loop hook that hangs (`sleep`) must not hold Ctrl-C: the first SIGINT
+/// ends the hook's process and the run (`interrupted`), as it does for the
+/// hooks of calls (issue 25: every hook stage is interruptible).
+fn a_hanging_loop_hook_yields_to_sigint(event: &str, seconds: u32) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(dir.path()).unwrap();
+    let started = d.join("hook-started");
+    let hang = script(
+        &d,
+        "hang.sh",
+        &format!(
+            "#!/bin/sh\ncat >/dev/null\ntouch '{}'\nsleep {seconds}\n",
+            started.display()
+        ),
+    );
+    let settings = settings(
+        &d,
+        json!({ event: [{"hooks": [{"type": "command", "command": hang}]}]}),
+    );
+    let (_mock, base) = start(&["all tidy"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["agent", "--provider", "anthropic", "--base-url", &base])
+        .args(["--events", "--settings", &settings, "--cwd"])
+        .arg(&d)
+        .arg("--state-dir")
+        .arg(d.join("state"))
+        .arg("tidy up the notes")
+        .env_remove("ANTHROPIC_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the {event} hook never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let sent = std::time::Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    // Generous: the hook's own limit is 600 s; anything near it is a hang.
+    let mut status = None;
+    while sent.elapsed() < std::time::Duration::from_secs(30) {
+        if let Some(s) = child.try_wait().unwrap() {
+            status = Some(s);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("baton agent still ran 30 s after SIGINT while a {event} hook hung");
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut text).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(end_of(&lines)["reason"], "interrupted", "{text}");
+    assert_eq!(
+        procs::running(&format!("sleep {seconds}")),
+        0,
+        "the hook's sleep was left running"
+    );
+}
+
+#[test]
+fn a_hanging_stop_hook_yields_to_sigint() {
+    a_hanging_loop_hook_yields_to_sigint("Stop", 617);
+}
+
+#[test]
+fn a_hanging_prompt_hook_yields_to_sigint() {
+    a_hanging_loop_hook_yields_to_sigint("UserPromptSubmit", 619);
 }

@@ -97,7 +97,12 @@ where
 {
     let host = MainHost::new(engine, WireTools::new(pool, options.format));
     let mut notes = Vec::new();
-    let prompt = super::loop_hooks::user_prompt_submit(engine, prompt, &mut notes).await;
+    tokio::pin!(interrupt);
+    // A hook may hang; Ctrl-C drops it, which ends its process group.
+    let prompt = tokio::select! {
+        p = super::loop_hooks::user_prompt_submit(engine, prompt, &mut notes) => p,
+        _ = interrupt.as_mut() => return AgentEnd::Interrupted,
+    };
     for note in &notes {
         report(AgentEvent::Diagnostic(note));
     }
@@ -315,7 +320,17 @@ where
                 }
             }
         };
-        batch.quiescent().await;
+        // PostToolBatch hooks run here; an interrupt ends them.
+        let quiet = tokio::select! {
+            _ = batch.quiescent() => true,
+            _ = &mut interrupt => false,
+        };
+        if !quiet {
+            batch.interrupt();
+            batch.quiescent().await;
+            finished.end = AgentEnd::Interrupted;
+            return finished;
+        }
         if let Some(end) = turn_end(&completed, &results) {
             let ended = matches!(&end, AgentEnd::Done { stop_reason } if stop_reason.as_deref() != Some("hook"));
             // The answer is in the transcript before Stop hooks read it,
@@ -330,9 +345,17 @@ where
             let mut again = None;
             if ended {
                 let mut notes = Vec::new();
-                again = host
-                    .stop_hook(&finished.text, stop_hook_active, &mut notes)
-                    .await;
+                // A hanging Stop hook yields to Ctrl-C (dropped: its
+                // process group is killed).
+                let stopped = tokio::select! {
+                    a = host.stop_hook(&finished.text, stop_hook_active, &mut notes) => Some(a),
+                    _ = &mut interrupt => None,
+                };
+                let Some(a) = stopped else {
+                    finished.end = AgentEnd::Interrupted;
+                    return finished;
+                };
+                again = a;
                 for note in &notes {
                     report(AgentEvent::Diagnostic(note));
                 }
