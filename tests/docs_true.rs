@@ -229,3 +229,53 @@ fn the_readme_links_only_files_in_the_repository() {
         }
     }
 }
+
+/// The names a cell of limits.md's last column places in a file: the
+/// backticked list right before each " in `path`".
+fn placed_names(cell: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let parts: Vec<&str> = cell.split(" in `").collect();
+    for pair in parts.windows(2) {
+        let Some(path) = pair[1].split('`').next() else {
+            continue;
+        };
+        let mut before = pair[0].trim_end();
+        while let Some(rest) = before.strip_suffix('`') {
+            let Some(start) = rest.rfind('`') else { break };
+            found.push((rest[start + 1..].to_string(), path.to_string()));
+            before = rest[..start].trim_end();
+            match before.strip_suffix(',') {
+                Some(b) => before = b.trim_end(),
+                None => break,
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_constant_the_limits_table_names_is_where_it_says() {
+    let doc = read("docs/limits.md");
+    let mut checked = 0;
+    for row in doc.lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<&str> = row.trim_matches('|').split(" | ").collect();
+        let Some(last) = cells.last() else { continue };
+        for (name, path) in placed_names(last) {
+            let file = read(&path);
+            let ok = match name.split_once("::") {
+                // `Type::field`: the type and its field are in the file.
+                Some((ty, field)) => {
+                    file.contains(&format!("struct {ty}")) && file.contains(&format!("{field}:"))
+                }
+                None => file.contains(&format!("const {name}:")),
+            };
+            assert!(
+                ok,
+                "limits.md says {name} is in {path}, which does not define it"
+            );
+            checked += 1;
+        }
+    }
+    // The table names at least these many constants today.
+    assert!(checked >= 13, "only {checked} constants found in limits.md");
+}
