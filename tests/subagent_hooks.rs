@@ -280,3 +280,47 @@ async fn background_agents_fire_start_and_stop() {
         .unwrap()
         .starts_with("bg done"));
 }
+
+/// A SubagentStart hook that hangs yields to an interrupt at once: the hook
+/// is dropped (its process group killed) and the Agent call is answered as
+/// cancelled, not held until the engine's grace period gives up on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_start_hook_yields_to_an_interrupt() {
+    let marker = tempfile::tempdir().unwrap();
+    let started = marker.path().join("started");
+    let s = setup(|log| {
+        let then = format!("touch '{}'; sleep 623", started.display());
+        json!({"SubagentStart": [{"hooks": [logging(log, &then)]}]})
+    });
+    let mut batch = s.engine.open_batch().await.unwrap();
+    batch
+        .add(to_call(&agent("a1", script(vec![], "finished"))))
+        .unwrap();
+    batch.end();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hook never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let sent = std::time::Instant::now();
+    batch.interrupt(baton::InterruptKind::Cancel);
+    let run = common::drain(&mut batch).await;
+    let r = run.result("a1");
+    // Before, the call was answered only when the engine's 5 s grace for
+    // tools that ignore cancellation ran out; now at once (tens of ms).
+    assert!(
+        sent.elapsed() < Duration::from_secs(4),
+        "the call waited {:?} for the grace period: {}",
+        sent.elapsed(),
+        r.text()
+    );
+    assert_ne!(r.outcome, Outcome::Success, "{}", r.text());
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", "sleep 623"])
+        .output()
+        .unwrap();
+    assert!(left.stdout.is_empty(), "the hook's sleep is still running");
+}

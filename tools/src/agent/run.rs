@@ -207,7 +207,12 @@ pub(crate) async fn launch_run(launch: Launch, ctx: ToolContext) -> Result<ToolO
         agent_id.clone(),
         definition.name.clone(),
     ));
-    let start = hooks.start().await;
+    // A hanging SubagentStart hook yields to an interrupt (dropped: its
+    // process group is killed); the run then sees the cancellation.
+    let start = tokio::select! {
+        s = hooks.start() => s,
+        _ = parent.cancel.cancelled() => Default::default(),
+    };
     let task = SubagentTask {
         agent_id: agent_id.clone(),
         definition: definition.clone(),
