@@ -124,6 +124,9 @@ fn every_line_type_refuses_unknown_and_mistyped_fields() {
             json!({"type": "message", "message": {}, "format": 3}),
             "format",
         ),
+        // A message is an object or a list of items (objects), nothing else.
+        (json!({"type": "message", "message": "hello"}), "message"),
+        (json!({"type": "message", "message": [{}, 3]}), "message[1]"),
         (json!({"type": "interrupt", "kind": 1}), "kind"),
         (json!({"type": "cancel", "id": 5}), "id"),
         (json!({"type": "background", "call_id": ["x"]}), "call_id"),

@@ -222,14 +222,39 @@ pub struct MessageLine {
 }
 
 /// A whole message (an object) or a Responses output (a list of items).
-#[derive(Debug, Deserialize)]
-#[serde(
-    untagged,
-    expecting = "an assistant message (an object) or a list of output items"
-)]
+///
+/// Not `#[serde(untagged)]`: an untagged enum first copies the whole value
+/// into serde's buffer to try each variant, which for a message of 10,000
+/// calls is a second tree of the message on every line. The shape is told
+/// from the first token instead.
+#[derive(Debug)]
 pub enum MessageBody {
     Object(Object),
     Items(Vec<Object>),
+}
+
+impl<'de> Deserialize<'de> for MessageBody {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MessageBody;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an assistant message (an object) or a list of output items")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageBody, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(MessageBody::Object(Object))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<MessageBody, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<Object>()? {
+                    items.push(item);
+                }
+                Ok(MessageBody::Items(items))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Debug, Deserialize)]
