@@ -259,7 +259,9 @@ impl Pipeline {
             let tool = validate::lookup(&state, tool)?;
             // Hooks, rules and results know a tool by its name, not the alias
             // the model happened to use.
-            state.call.name = tool.name().to_string();
+            if state.call.name != tool.name() {
+                state.call.name = tool.name().to_string();
+            }
             validate::not_cancelled(&state)?;
             let start = std::time::Instant::now();
             state.parsed = Some(validate::schema(&state, &tool, parsed, &self.pool)?);
@@ -267,16 +269,19 @@ impl Pipeline {
             validate::interruptible(&cancel, validate::validate_input(&state, &tool))
                 .await
                 .map_err(|reason| validate::interrupted(&state, reason))??;
-            trace::phase("validate_ms", start);
-            let start = std::time::Instant::now();
-            validate::interruptible(&cancel, pre_hooks::run(self, &mut state, &tool))
-                .await
-                .map_err(|reason| validate::interrupted(&state, reason))??;
-            trace::phase("hooks_ms", start);
-            let start = std::time::Instant::now();
+            let start = trace::phase("validate_ms", start);
+            // Hook stages are boxed, and only entered when there are hooks:
+            // inline they would grow every call's future by their size,
+            // and the future is moved whole (into its box, into a task).
+            if !self.hooks.is_empty() {
+                let hooks = Box::pin(pre_hooks::run(self, &mut state, &tool));
+                validate::interruptible(&cancel, hooks)
+                    .await
+                    .map_err(|reason| validate::interrupted(&state, reason))??;
+            }
+            let start = trace::phase("hooks_ms", start);
             permission::decide(self, &mut state, &tool).await?;
-            trace::phase("permission_ms", start);
-            let start = std::time::Instant::now();
+            let start = trace::phase("permission_ms", start);
             let result = invoke::call(self, &mut state, &tool).await;
             trace::phase("exec_ms", start);
             Ok((tool, result))
@@ -285,7 +290,11 @@ impl Pipeline {
         let result = match flow {
             Ok((tool, result)) => {
                 let result = size::limit(result, tool.def(), &state.ctx.session);
-                post_hooks::run(self, &state, &tool, result).await
+                if self.hooks.is_empty() {
+                    result
+                } else {
+                    Box::pin(post_hooks::run(self, &state, &tool, result)).await
+                }
             }
             Err(Early(result)) => *result,
         };
