@@ -78,10 +78,11 @@ impl BatchHandle {
         // before reading it (its cleanup answers every admitted call), so a
         // failed send needs no error here.
         let actor = &inner.actor;
-        let id = call.id.clone();
+        // Made before the lock, which the coordinator's cleanup shares.
+        let id: Arc<str> = Arc::from(call.id.as_str());
         inner
             .intake
-            .admit(&id, move |id| {
+            .admit(id, move |id| {
                 let _ = actor.cast(CoordMsg::Add(call, id));
             })
             .ok_or(BatchError::Gone)

@@ -30,12 +30,11 @@ impl Intake {
 
     /// Notes `id` and runs `send` under the same lock (so mailbox order and
     /// record order agree); `None` when the intake is closed.
-    pub fn admit<R>(&self, id: &str, send: impl FnOnce(Arc<str>) -> R) -> Option<R> {
+    pub fn admit<R>(&self, id: Arc<str>, send: impl FnOnce(Arc<str>) -> R) -> Option<R> {
         let mut book = self.book.lock();
         if book.closed {
             return None;
         }
-        let id: Arc<str> = Arc::from(id);
         book.ids.push(id.clone());
         Some(send(id))
     }
@@ -56,11 +55,11 @@ mod tests {
     fn nothing_is_admitted_after_close() {
         let intake = Intake::new();
         assert_eq!(
-            intake.admit("a", |id| id.to_string()),
+            intake.admit("a".into(), |id| id.to_string()),
             Some("a".to_string())
         );
         let ids = intake.close();
         assert_eq!(ids.len(), 1);
-        assert_eq!(intake.admit("b", |_| ()), None);
+        assert_eq!(intake.admit("b".into(), |_| ()), None);
     }
 }

@@ -11,6 +11,8 @@
 //! coordinator learns of its end exactly once, whatever the end was, and
 //! stopping the coordinator stops it.
 //!
+//! - A call is first polled on the coordinator (see [`start`]); one that
+//!   ends there needs no task, and the coordinator books its end at once.
 //! - The result travels to the coordinator as [`CoordMsg::Finished`].
 //! - A call that panics is caught, and reported without a result.
 //! - A task dropped before it reported (aborted by its coordinator, or by
@@ -19,8 +21,11 @@
 //! - The coordinator keeps each task's [`AbortHandle`] and aborts the tasks
 //!   still running if it stops before its batch is finished.
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
 use baton_engine::{CallResult, Pipeline, PreparedCall, ToolContext};
 use futures::FutureExt;
@@ -92,25 +97,72 @@ impl Drop for Report {
     }
 }
 
-/// Starts call `index` on its own task; the handle aborts it.
-pub(crate) fn spawn(
-    coordinator: ActorRef<CoordMsg>,
+/// How starting a call went.
+pub(crate) enum Start {
+    /// The call finished during its first poll, on the coordinator.
+    Done(Ending),
+    /// The call runs on its own task, which will report its end.
+    Running(AbortHandle),
+}
+
+/// The call's whole pipeline, owned, boxed: it may move into a task after
+/// its first poll.
+type Run = Pin<Box<dyn Future<Output = CallResult> + Send>>;
+
+/// Starts call `index`. With `inline`, the call's first poll happens here,
+/// on the coordinator: a call that needs nothing outside the process (a
+/// no-op, a plan update, a denial, a validation error) ends there and then,
+/// and is spared a task, its wake-up and the message back, which together
+/// cost more than the call itself (docs/benchmarks.md §1b). A call that
+/// must wait for anything (a process, a file on the blocking pool, a
+/// server, an approval) returns `Pending` and moves, already started, onto
+/// its own task. Polling with a waker that does nothing is sound: the task
+/// polls the future again as soon as it starts, and that poll registers
+/// the task's waker. A panic during the first poll is caught and reported
+/// as one from the task would be. Injected faults always take the task.
+pub(crate) fn start(
+    coordinator: &ActorRef<CoordMsg>,
     index: usize,
     args: InvocationArgs,
+    inline: bool,
+) -> Start {
+    let InvocationArgs {
+        pipeline,
+        call,
+        ctx,
+        fault,
+        span,
+    } = args;
+    let mut run: Run = Box::pin(tracing::Instrument::instrument(
+        async move { pipeline.run(call, ctx).await },
+        span,
+    ));
+    if inline && fault == InjectedFault::None {
+        let mut cx = Context::from_waker(Waker::noop());
+        match std::panic::catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(&mut cx))) {
+            Ok(Poll::Ready(result)) => return Start::Done(Ending::Result(Box::new(result))),
+            Ok(Poll::Pending) => {}
+            Err(_) => return Start::Done(Ending::Lost(PANICKED)),
+        }
+    }
+    Start::Running(spawn(coordinator.clone(), index, run, fault))
+}
+
+const PANICKED: &str = "the task running it panicked";
+
+/// Runs the rest of call `index` on its own task; the handle aborts it.
+fn spawn(
+    coordinator: ActorRef<CoordMsg>,
+    index: usize,
+    run: Run,
+    fault: InjectedFault,
 ) -> AbortHandle {
     let report = Report {
         coordinator,
         index,
         sent: false,
     };
-    let fault = args.fault;
     let task = tokio::spawn(async move {
-        // Boxed: the pipeline's future is large, and would otherwise make
-        // this task's future (moved into the task's cell) as large.
-        let run = Box::pin(tracing::Instrument::instrument(
-            args.pipeline.run(args.call, args.ctx),
-            args.span,
-        ));
         let work = async move {
             let result = run.await;
             if fault == InjectedFault::Panic {
@@ -120,7 +172,7 @@ pub(crate) fn spawn(
         };
         let ending = match AssertUnwindSafe(work).catch_unwind().await {
             Ok(result) => Ending::Result(Box::new(result)),
-            Err(_) => Ending::Lost("the task running it panicked"),
+            Err(_) => Ending::Lost(PANICKED),
         };
         report.send(ending);
     });

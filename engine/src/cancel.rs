@@ -31,10 +31,14 @@ pub enum CancelReason {
     Other(String),
 }
 
-/// The reason slot of one scope, linked to its parent's. Shared by every
-/// clone of the scope, so cloning never copies the ancestor chain.
-#[derive(Debug, Default)]
+/// One scope: its token and reason slot, linked to its parent's. Shared
+/// by every clone of the scope, so cloning never copies the ancestor chain
+/// and never touches the token: a `CancellationToken` clone or drop locks
+/// its tree node, and a call's scope is cloned several times on its way
+/// (its context, the coordinator's slot, the pipeline's stages).
+#[derive(Debug)]
 struct Node {
+    token: CancellationToken,
     reason: OnceLock<CancelReason>,
     parent: Option<Arc<Node>>,
 }
@@ -42,7 +46,6 @@ struct Node {
 /// A node of the cancellation tree. Cheap to clone; clones share the node.
 #[derive(Clone, Debug)]
 pub struct CancelScope {
-    token: CancellationToken,
     node: Arc<Node>,
 }
 
@@ -56,16 +59,19 @@ impl CancelScope {
     /// A root scope.
     pub fn new() -> Self {
         CancelScope {
-            token: CancellationToken::new(),
-            node: Arc::new(Node::default()),
+            node: Arc::new(Node {
+                token: CancellationToken::new(),
+                reason: OnceLock::new(),
+                parent: None,
+            }),
         }
     }
 
     /// A scope cancelled whenever this one is, which can also be cancelled alone.
     pub fn child(&self) -> Self {
         CancelScope {
-            token: self.token.child_token(),
             node: Arc::new(Node {
+                token: self.node.token.child_token(),
                 reason: OnceLock::new(),
                 parent: Some(Arc::clone(&self.node)),
             }),
@@ -76,17 +82,17 @@ impl CancelScope {
     /// cancelling twice is harmless and keeps the original explanation.
     pub fn cancel(&self, reason: CancelReason) {
         let _ = self.node.reason.set(reason);
-        self.token.cancel();
+        self.node.token.cancel();
     }
 
     pub fn is_cancelled(&self) -> bool {
-        self.token.is_cancelled()
+        self.node.token.is_cancelled()
     }
 
     /// Why this scope is cancelled: its own reason, else the nearest
     /// cancelled ancestor's. `None` while not cancelled.
     pub fn reason(&self) -> Option<CancelReason> {
-        if !self.token.is_cancelled() {
+        if !self.node.token.is_cancelled() {
             return None;
         }
         let mut node = Some(&self.node);
@@ -101,12 +107,12 @@ impl CancelScope {
 
     /// Resolves when this scope is cancelled.
     pub async fn cancelled(&self) {
-        self.token.cancelled().await
+        self.node.token.cancelled().await
     }
 
     /// The underlying token, for APIs that take one.
     pub fn token(&self) -> &CancellationToken {
-        &self.token
+        &self.node.token
     }
 }
 

@@ -55,7 +55,7 @@ pub use permission::{
 };
 pub use pipeline::{Pipeline, PreparedCall};
 pub use pool::{PoolSpec, ToolPool};
-pub use progress::{Progress, ProgressSink};
+pub use progress::{Progress, ProgressSink, TaggedEmit};
 pub use session::{Notification, Session};
 pub use tool::{InterruptBehavior, Tool, ToolDef, ToolLogic, ToolOrigin, WorkKind};
 

@@ -11,7 +11,12 @@
 //! of a tool the pool does not have is counted as `unknown`, never under
 //! its own name (a model could otherwise grow the recorder without end).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
+
+use metrics::{Key, Label, Level, Metadata, SharedString};
 
 use crate::call::Outcome;
 
@@ -67,13 +72,110 @@ pub fn outcome_label(outcome: &Outcome) -> &'static str {
 
 /// A call has its result. `tool` is the pool's name for it, or `None`.
 pub fn call_finished(tool: Option<&str>, outcome: &Outcome) {
-    let tool = tool.unwrap_or(UNKNOWN_TOOL).to_string();
-    metrics::counter!(CALLS, "tool" => tool, "outcome" => outcome_label(outcome)).increment(1);
+    let outcome = outcome_index(outcome);
+    CALL_KEYS.with(|keys| {
+        let mut keys = keys.borrow_mut();
+        let name = tool.unwrap_or(UNKNOWN_TOOL);
+        if !keys.contains_key(name) {
+            keys.insert(name.into(), call_keys(name));
+        }
+        if let Some(key) = keys.get(name).and_then(|k| k.get(outcome)) {
+            metrics::with_recorder(|r| r.register_counter(key, &METADATA)).increment(1);
+        }
+    });
+}
+
+/// What the `metrics` macros would give a metric recorded here.
+static METADATA: Metadata<'static> =
+    Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
+
+/// Every outcome label, in the order of [`outcome_index`].
+const OUTCOMES: [&str; 9] = [
+    "success",
+    "tool_error",
+    "panicked",
+    "unknown_tool",
+    "invalid_input",
+    "validation_failed",
+    "denied",
+    "cancelled",
+    "internal",
+];
+
+fn outcome_index(outcome: &Outcome) -> usize {
+    match outcome {
+        Outcome::Success => 0,
+        Outcome::ToolError => 1,
+        Outcome::Panicked => 2,
+        Outcome::UnknownTool => 3,
+        Outcome::InvalidInput => 4,
+        Outcome::ValidationFailed => 5,
+        Outcome::Denied => 6,
+        Outcome::Cancelled { .. } => 7,
+        Outcome::Internal => 8,
+    }
+}
+
+thread_local! {
+    /// The [`CALLS`] keys of each tool already counted on this thread, one
+    /// per outcome. The macros build a key with labels on every use (a
+    /// `Vec` of labels, and a `String` for a tool name that is not
+    /// `'static`), recorder or not: two allocations per call for a library
+    /// host that installed none. A retained key is built once and lent.
+    /// Per thread, so the runtime's workers share no lock. Bounded: only
+    /// the pool's names get here (a name the model made up is counted as
+    /// [`UNKNOWN_TOOL`]).
+    static CALL_KEYS: RefCell<HashMap<Box<str>, Vec<Key>>> = RefCell::new(HashMap::new());
+}
+
+fn call_keys(tool: &str) -> Vec<Key> {
+    let tool = SharedString::from_shared(Arc::<str>::from(tool));
+    OUTCOMES
+        .iter()
+        .map(|&outcome| {
+            let labels = vec![
+                Label::new("tool", tool.clone()),
+                Label::from_static_parts("outcome", outcome),
+            ];
+            Key::from_parts(CALLS, labels).to_retained()
+        })
+        .collect()
 }
 
 /// `phase` (one of the names in [`PHASE_SECONDS`]) took `took`.
 pub fn phase(phase: &'static str, took: Duration) {
-    metrics::histogram!(PHASE_SECONDS, "phase" => phase).record(took.as_secs_f64());
+    // Static keys for the known phases: no labels built per call.
+    static LABELS: [[Label; 1]; 5] = [
+        [Label::from_static_parts("phase", "queue")],
+        [Label::from_static_parts("phase", "validate")],
+        [Label::from_static_parts("phase", "hooks")],
+        [Label::from_static_parts("phase", "permission")],
+        [Label::from_static_parts("phase", "exec")],
+    ];
+    static KEYS: [Key; 5] = [
+        phase_key(&LABELS[0]),
+        phase_key(&LABELS[1]),
+        phase_key(&LABELS[2]),
+        phase_key(&LABELS[3]),
+        phase_key(&LABELS[4]),
+    ];
+    let known = ["queue", "validate", "hooks", "permission", "exec"]
+        .iter()
+        .position(|&p| p == phase);
+    let record = |key: &Key| {
+        metrics::with_recorder(|r| r.register_histogram(key, &METADATA)).record(took.as_secs_f64())
+    };
+    match known {
+        Some(i) => record(&KEYS[i]),
+        None => record(&Key::from_parts(
+            PHASE_SECONDS,
+            vec![Label::new("phase", phase)],
+        )),
+    }
+}
+
+const fn phase_key(labels: &'static [Label]) -> Key {
+    Key::from_static_parts(PHASE_SECONDS, labels)
 }
 
 /// Counts one call as queued until it is dropped or [`Queued::start`]ed,

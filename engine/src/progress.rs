@@ -21,16 +21,27 @@ pub struct Progress {
 
 type Emit = dyn Fn(Progress) + Send + Sync;
 
+/// An emitter shared by many calls; each call's sink tags its progress
+/// with the call's index and id (see [`ProgressSink::tagged`]).
+pub type TaggedEmit = dyn Fn(usize, &Arc<str>, Progress) + Send + Sync;
+
 /// Where a call sends its progress. Sending never blocks and never fails.
 #[derive(Clone)]
 pub struct ProgressSink {
-    emit: Option<Arc<Emit>>,
+    emit: Target,
+}
+
+#[derive(Clone)]
+enum Target {
+    Discard,
+    Own(Arc<Emit>),
+    Tagged(Arc<TaggedEmit>, usize, Arc<str>),
 }
 
 impl std::fmt::Debug for ProgressSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ProgressSink")
-            .field("connected", &self.emit.is_some())
+            .field("connected", &!matches!(self.emit, Target::Discard))
             .finish()
     }
 }
@@ -38,18 +49,30 @@ impl std::fmt::Debug for ProgressSink {
 impl ProgressSink {
     /// A sink that drops everything.
     pub fn discard() -> Self {
-        ProgressSink { emit: None }
+        ProgressSink {
+            emit: Target::Discard,
+        }
     }
 
     pub fn new(emit: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         ProgressSink {
-            emit: Some(Arc::new(emit)),
+            emit: Target::Own(Arc::new(emit)),
+        }
+    }
+
+    /// A sink of call `index` (`call_id`) over an emitter its batch
+    /// shares: no closure to allocate per call, which [`Self::new`] needs.
+    pub fn tagged(emit: Arc<TaggedEmit>, index: usize, call_id: Arc<str>) -> Self {
+        ProgressSink {
+            emit: Target::Tagged(emit, index, call_id),
         }
     }
 
     pub fn send(&self, progress: Progress) {
-        if let Some(emit) = &self.emit {
-            emit(progress);
+        match &self.emit {
+            Target::Discard => {}
+            Target::Own(emit) => emit(progress),
+            Target::Tagged(emit, index, call_id) => emit(*index, call_id, progress),
         }
     }
 

@@ -10,7 +10,6 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
 
 use super::messages::CoordMsg;
 use super::state::{BatchSpec, BatchState};
-use crate::invocation::Ending;
 
 pub(crate) struct Coordinator;
 
@@ -44,13 +43,7 @@ impl Actor for Coordinator {
             CoordMsg::HostGone => state.host_gone(&myself),
             CoordMsg::CancelCall(id, reason) => state.cancel_call(&myself, &id, reason),
             CoordMsg::Deadline(id, after) => BatchState::arm_deadline(&myself, id, after),
-            CoordMsg::Finished(index, ending) => {
-                let (result, why) = match ending {
-                    Ending::Result(result) => (Some(*result), ""),
-                    Ending::Lost(why) => (None, why),
-                };
-                state.invocation_stopped(&myself, index, result, why);
-            }
+            CoordMsg::Finished(index, ending) => state.invocation_stopped(&myself, index, ending),
         }
         Ok(())
     }

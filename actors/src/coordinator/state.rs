@@ -13,7 +13,7 @@ use baton_engine::extensions::Extensions;
 use baton_engine::pipeline::messages;
 use baton_engine::{
     CallResult, CancelReason, CancelScope, Context, InterruptBehavior, Outcome, Pipeline,
-    PreparedCall, ProgressSink, ToolContext, ToolUse, WorkKind,
+    PreparedCall, ProgressSink, TaggedEmit, ToolContext, ToolUse, WorkKind,
 };
 use ractor::ActorRef;
 use tokio::task::AbortHandle;
@@ -22,11 +22,16 @@ use super::messages::CoordMsg;
 use super::scheduler::{Queued, Scheduler};
 use crate::event::{BatchSummary, Event, EventSink};
 use crate::intake::Intake;
-use crate::invocation::{InjectedFault, InvocationArgs};
+use crate::invocation::{Ending, InjectedFault, InvocationArgs, Start};
 use crate::nesting::Children;
 use crate::ordering::Ordering;
 use crate::quiescence::QuiescenceGuard;
 use crate::runtime::RuntimeInner;
+
+/// A call whose first poll on the coordinator took longer than this goes
+/// to a task from then on: its tool works the CPU, and its calls should
+/// run beside each other, not one after the other on the coordinator.
+const INLINE_BUDGET: std::time::Duration = std::time::Duration::from_micros(200);
 
 pub(crate) enum Phase {
     Queued(Box<PreparedCall>),
@@ -89,6 +94,14 @@ pub(crate) struct BatchState {
     pub children: Arc<Children>,
     /// Calls whose result booking panics (fault injection in tests).
     doomed: Vec<usize>,
+    /// Tools whose calls in this batch did not end during their first
+    /// poll, or took long in it: their later calls go straight to a task
+    /// (see [`crate::invocation::start`]), so a tool that starts processes
+    /// or works the CPU never holds the coordinator, and its calls start
+    /// side by side.
+    no_inline: HashSet<String>,
+    /// Every call's progress goes out through this one emitter.
+    progress: Arc<TaggedEmit>,
     pub ended: bool,
     pub finished: bool,
     /// Once set, no queued or later call starts; they settle with this reason.
@@ -107,6 +120,16 @@ pub(crate) struct BatchState {
 impl BatchState {
     pub fn new(spec: BatchSpec, services: Extensions, children: Arc<Children>) -> Self {
         let config = &spec.runtime.config;
+        let sink = spec.sink.clone();
+        let progress: Arc<TaggedEmit> = Arc::new(move |index, call_id: &Arc<str>, progress| {
+            sink.send(Event::Progress {
+                index,
+                call_id: call_id.clone(),
+                progress,
+            })
+        });
+        // What the pipeline adds to every call's services, added once.
+        let services = spec.pipeline.call_services(&services);
         BatchState {
             scheduler: Scheduler::new(config.limits()),
             ordering: Ordering::new(
@@ -124,6 +147,8 @@ impl BatchState {
             lifecycle: Default::default(),
             running: HashMap::new(),
             doomed: Vec::new(),
+            no_inline: HashSet::new(),
+            progress,
             children,
             ended: false,
             finished: false,
@@ -244,35 +269,31 @@ impl BatchState {
                 self.settle_unstarted(index, &reason);
                 continue;
             }
-            self.start(myself, index);
+            if let Some(ending) = self.start(myself, index) {
+                // Ended during its first poll: booked now, and the loop
+                // goes on to the calls its slot lets start.
+                self.book(index, ending);
+            }
         }
         self.maybe_finish(myself);
     }
 
-    fn start(&mut self, myself: &ActorRef<CoordMsg>, index: usize) {
+    /// Starts call `index`; its ending if it ended at once.
+    fn start(&mut self, myself: &ActorRef<CoordMsg>, index: usize) -> Option<Ending> {
         let scope = self.scope.child();
         let slot = &mut self.slots[index];
         let Phase::Queued(prepared) =
             std::mem::replace(&mut slot.phase, Phase::Running(scope.clone()))
         else {
-            return;
+            return None;
         };
-        let sink = self.sink.clone();
-        let call_id = slot.call_id.clone();
-        self.lifecycle.started(&sink, index, &call_id);
-        let progress = ProgressSink::new(move |progress| {
-            sink.send(Event::Progress {
-                index,
-                call_id: call_id.clone(),
-                progress,
-            })
-        });
+        self.lifecycle.started(&self.sink, index, &slot.call_id);
         let ctx = ToolContext {
             call_id: slot.call_id.to_string(),
             context: self.context.clone(),
             session: self.runtime.session.clone(),
             cancel: scope,
-            progress,
+            progress: ProgressSink::tagged(self.progress.clone(), index, slot.call_id.clone()),
             services: self.services.clone(),
             // Decided by the permission stage.
             approval: Default::default(),
@@ -284,6 +305,7 @@ impl BatchState {
         if fault == InjectedFault::PanicCoordinator {
             self.doomed.push(index);
         }
+        let inline = !self.no_inline.contains(&slot.name);
         let args = InvocationArgs {
             pipeline: self.pipeline.clone(),
             call: *prepared,
@@ -291,29 +313,48 @@ impl BatchState {
             fault,
             span: self.span.clone(),
         };
-        // A task, not an actor: see `crate::invocation` for why, and for
-        // how its end reaches this coordinator exactly once.
-        let task = crate::invocation::spawn(myself.clone(), index, args);
-        self.running.insert(index, task);
+        let began = inline.then(std::time::Instant::now);
+        // A task only when the call must wait: see `crate::invocation` for
+        // why, and for how a task's end reaches this coordinator exactly once.
+        match crate::invocation::start(myself, index, args, inline) {
+            Start::Done(ending) => {
+                if began.is_some_and(|t| t.elapsed() > INLINE_BUDGET) {
+                    self.no_inline.insert(self.slots[index].name.clone());
+                }
+                Some(ending)
+            }
+            Start::Running(task) => {
+                if inline {
+                    self.no_inline.insert(self.slots[index].name.clone());
+                }
+                self.running.insert(index, task);
+                None
+            }
+        }
     }
 
-    /// An invocation stopped; `result` is `None` when it died without one.
+    /// An invocation task ended (its report, exactly once per task).
     pub fn invocation_stopped(
         &mut self,
         myself: &ActorRef<CoordMsg>,
         index: usize,
-        result: Option<CallResult>,
-        why: &str,
+        ending: Ending,
     ) {
         if self.running.remove(&index).is_none() {
             return;
         }
-        let result = match result {
-            Some(r) => r,
-            None => self.lost_result(index, why),
+        self.book(index, ending);
+        self.pump(myself);
+    }
+
+    /// Books how a started call ended; a call that ended without a result
+    /// gets the engine's "lost" result.
+    fn book(&mut self, index: usize, ending: Ending) {
+        let result = match ending {
+            Ending::Result(result) => *result,
+            Ending::Lost(why) => self.lost_result(index, why),
         };
         self.finish_call(index, result);
-        self.pump(myself);
     }
 
     /// Books a result of a call that was running.

@@ -13,7 +13,6 @@ use super::{messages, CallState, Pipeline};
 use crate::call::{CallResult, Outcome};
 use crate::content::ContentBlock;
 use crate::output::{ToolError, ToolOutput};
-use crate::permission::SearchFilter;
 use crate::tool::Tool;
 
 type Ran = Result<Result<ToolOutput, ToolError>, Box<dyn std::any::Any + Send>>;
@@ -27,14 +26,9 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
         );
     };
     let mut ctx = state.ctx.clone();
-    // Search tools ask the rules about every file they visit.
-    ctx.services = ctx
-        .services
-        .with(SearchFilter::new(pipeline.policy.clone()));
-    // The Agent tool fires SubagentStart/SubagentStop with the same hooks.
-    if !pipeline.hooks.is_empty() {
-        ctx.services = ctx.services.with(pipeline.hooks.clone());
-    }
+    // A search filter and the hooks for the tool (see
+    // `Pipeline::call_services`; a batch's coordinator added them already).
+    ctx.services = pipeline.call_services(&ctx.services);
     let cancel = ctx.cancel.clone();
     let running = AssertUnwindSafe(tool.call(parsed, ctx)).catch_unwind();
     tokio::pin!(running);

@@ -62,7 +62,22 @@ pub struct Pipeline {
     hooks: HookRegistry,
     approver: Option<Arc<dyn Approver>>,
     cancel_grace: Duration,
+    /// Names the services this pipeline adds to every call's (its policy
+    /// and hooks); renewed whenever either changes. See
+    /// [`Pipeline::call_services`].
+    services_id: u64,
 }
+
+/// Source of [`Pipeline`]'s `services_id`s.
+static NEXT_SERVICES_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_services_id() -> u64 {
+    NEXT_SERVICES_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Marks services that already hold what the pipeline with this
+/// `services_id` adds to a call's (see [`Pipeline::call_services`]).
+struct CallServices(u64);
 
 impl std::fmt::Debug for Pipeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -87,6 +102,7 @@ impl Pipeline {
             hooks: HookRegistry::default(),
             approver: None,
             cancel_grace: Duration::from_secs(5),
+            services_id: next_services_id(),
         }
     }
 
@@ -98,12 +114,42 @@ impl Pipeline {
 
     pub fn with_policy(mut self, policy: Arc<dyn PermissionPolicy>) -> Self {
         self.policy = policy;
+        self.services_id = next_services_id();
         self
     }
 
     pub fn with_hooks(mut self, hooks: HookRegistry) -> Self {
         self.hooks = hooks;
+        self.services_id = next_services_id();
         self
+    }
+
+    /// `base` with what this pipeline gives every call it runs: search
+    /// tools ask the rules about every file they visit (a
+    /// [`SearchFilter`](crate::permission::SearchFilter)), and the Agent
+    /// tool fires SubagentStart/SubagentStop with the same hooks. A batch
+    /// computes this once for all its calls; otherwise each call copies
+    /// its services' map to add them.
+    pub fn call_services(
+        &self,
+        base: &crate::extensions::Extensions,
+    ) -> crate::extensions::Extensions {
+        if self.has_call_services(base) {
+            return base.clone();
+        }
+        let mut services = base.with(crate::permission::SearchFilter::new(self.policy.clone()));
+        if !self.hooks.is_empty() {
+            services = services.with(self.hooks.clone());
+        }
+        services.with(CallServices(self.services_id))
+    }
+
+    /// Whether `services` came from [`Self::call_services`] of this
+    /// pipeline (or of a clone with the same policy and hooks).
+    fn has_call_services(&self, services: &crate::extensions::Extensions) -> bool {
+        services
+            .get::<CallServices>()
+            .is_some_and(|m| m.0 == self.services_id)
     }
 
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
@@ -213,7 +259,9 @@ impl Pipeline {
             let tool = validate::lookup(&state, tool)?;
             // Hooks, rules and results know a tool by its name, not the alias
             // the model happened to use.
-            state.call.name = tool.name().to_string();
+            if state.call.name != tool.name() {
+                state.call.name = tool.name().to_string();
+            }
             validate::not_cancelled(&state)?;
             let start = std::time::Instant::now();
             state.parsed = Some(validate::schema(&state, &tool, parsed, &self.pool)?);
@@ -221,16 +269,19 @@ impl Pipeline {
             validate::interruptible(&cancel, validate::validate_input(&state, &tool))
                 .await
                 .map_err(|reason| validate::interrupted(&state, reason))??;
-            trace::phase("validate_ms", start);
-            let start = std::time::Instant::now();
-            validate::interruptible(&cancel, pre_hooks::run(self, &mut state, &tool))
-                .await
-                .map_err(|reason| validate::interrupted(&state, reason))??;
-            trace::phase("hooks_ms", start);
-            let start = std::time::Instant::now();
+            let start = trace::phase("validate_ms", start);
+            // Hook stages are boxed, and only entered when there are hooks:
+            // inline they would grow every call's future by their size,
+            // and the future is moved whole (into its box, into a task).
+            if !self.hooks.is_empty() {
+                let hooks = Box::pin(pre_hooks::run(self, &mut state, &tool));
+                validate::interruptible(&cancel, hooks)
+                    .await
+                    .map_err(|reason| validate::interrupted(&state, reason))??;
+            }
+            let start = trace::phase("hooks_ms", start);
             permission::decide(self, &mut state, &tool).await?;
-            trace::phase("permission_ms", start);
-            let start = std::time::Instant::now();
+            let start = trace::phase("permission_ms", start);
             let result = invoke::call(self, &mut state, &tool).await;
             trace::phase("exec_ms", start);
             Ok((tool, result))
@@ -239,7 +290,11 @@ impl Pipeline {
         let result = match flow {
             Ok((tool, result)) => {
                 let result = size::limit(result, tool.def(), &state.ctx.session);
-                post_hooks::run(self, &state, &tool, result).await
+                if self.hooks.is_empty() {
+                    result
+                } else {
+                    Box::pin(post_hooks::run(self, &state, &tool, result)).await
+                }
             }
             Err(Early(result)) => *result,
         };

@@ -32,12 +32,15 @@ pub(super) fn call_span(call: &ToolUse, queued: Duration) -> Span {
 }
 
 /// Records how long the phase `field` took since `start`, on the current
-/// (call) span.
-pub(super) fn phase(field: &'static str, start: Instant) {
-    let took = start.elapsed();
+/// (call) span; returns its end, the next phase's start (one clock read
+/// per phase boundary, not two).
+pub(super) fn phase(field: &'static str, start: Instant) -> Instant {
+    let end = Instant::now();
+    let took = end.saturating_duration_since(start);
     Span::current().record(field, ms(took));
     // The metric's label is the span field without its unit.
     crate::metrics::phase(field.strip_suffix("_ms").unwrap_or(field), took);
+    end
 }
 
 /// Records the call's outcome kind (`success`, `denied`, …).
