@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use baton::engine::{PermissionPolicy, PoolSpec, ToolPool};
-use baton::{Engine, Event, InterruptKind, ToolUse};
+use baton::{CallResult, Engine, Event, InterruptKind, ToolUse};
 use fault_sources::event_name;
 use fault_verdict::{Call, Case, End, HookFault, Kind, McpKind, Source};
 use proptest::prelude::*;
@@ -122,6 +122,7 @@ fn mcp_sources() -> BoxedStrategy<Source> {
 fn worker_sources() -> BoxedStrategy<Source> {
     prop_oneof![
         1 => Just(Source::None),
+        1 => (0u64..1200).prop_map(Source::WorkerStall),
         2 => (0u64..1200).prop_map(Source::WorkerKill),
         2 => (0u64..1200).prop_map(Source::WorkerPause),
     ]
@@ -141,7 +142,10 @@ fn tool_use(i: usize, call: &Call, needle: &str, dir: &std::path::Path) -> ToolU
     };
     let id = format!("c{i}");
     let (name, input) = match call.kind {
-        Kind::Bash => ("Bash", json!({"command": format!("echo b{i} # {needle} {mark}")})),
+        Kind::Bash => (
+            "Bash",
+            json!({"command": format!("echo b{i} # {needle} {mark}")}),
+        ),
         Kind::BashFail => (
             "Bash",
             json!({"command": format!("echo f{i}; exit 3 # {needle} {mark}")}),
@@ -165,7 +169,10 @@ fn tool_use(i: usize, call: &Call, needle: &str, dir: &std::path::Path) -> ToolU
             "Glob",
             json!({"pattern": format!("nothing{mark}*.none"), "path": dir}),
         ),
-        Kind::Denied => ("Bash", json!({"command": format!("touch denied{i} # {mark}")})),
+        Kind::Denied => (
+            "Bash",
+            json!({"command": format!("touch denied{i} # {mark}")}),
+        ),
     };
     ToolUse::new(id, name, input)
 }
@@ -182,6 +189,70 @@ fn listing(needle: &str) -> String {
         .filter(|c| c.contains(needle))
         .collect::<Vec<_>>()
         .join(" | ")
+}
+
+/// One batch's results, in the order they came; `Err` if it stalled.
+async fn results_of(
+    engine: &Engine,
+    calls: Vec<ToolUse>,
+) -> Result<Vec<(usize, CallResult)>, String> {
+    let run = async {
+        let mut batch = engine.open_batch().await.map_err(|e| e.to_string())?;
+        for c in calls {
+            batch.add(c).map_err(|e| e.to_string())?;
+        }
+        batch.end();
+        let mut out = Vec::new();
+        while let Some(e) = batch.next_event().await {
+            match e {
+                Event::Result { index, result } => out.push((index, result)),
+                Event::Done(_) => break,
+                _ => {}
+            }
+        }
+        Ok(out)
+    };
+    tokio::time::timeout(BOUND, run)
+        .await
+        .map_err(|_| format!("a batch after the faults took over {BOUND:?}"))?
+}
+
+/// The batches after the faulted one: local Bash, remote Bash and an MCP
+/// call; then, if the session's worker was lost, one more remote call.
+async fn next_batches(
+    engine: &Engine,
+    case: &Case,
+    needle: &str,
+) -> Result<(Vec<(usize, CallResult)>, Option<CallResult>), String> {
+    let remote = |id: &str| {
+        ToolUse::new(
+            id,
+            "WorkerBash",
+            json!({"command": format!("echo after-w # {needle}")}),
+        )
+    };
+    let first = results_of(
+        engine,
+        vec![
+            ToolUse::new(
+                "a0",
+                "Bash",
+                json!({"command": format!("echo after-b # {needle}")}),
+            ),
+            remote("a1"),
+            ToolUse::new("a2", "mcp__faults__echo", json!({"text": "after-m"})),
+        ],
+    )
+    .await?;
+    let second = if case.worker_lost() {
+        results_of(engine, vec![remote("a3")])
+            .await?
+            .pop()
+            .map(|(_, r)| r)
+    } else {
+        None
+    };
+    Ok((first, second))
 }
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
@@ -203,7 +274,7 @@ async fn run_case(case: &Case) -> Result<(), String> {
         .to_string(),
     )
     .map_err(|e| e.to_string())?;
-    let settings = baton::settings::Settings::load(&host, Some(&host.join("settings.json")))
+    let settings = baton::engine::Settings::load(&host, Some(&host.join("settings.json")))
         .map_err(|e| e.to_string())?;
 
     let workers = [
@@ -213,9 +284,12 @@ async fn run_case(case: &Case) -> Result<(), String> {
     let key = format!("faults-{seq}");
     let target = fault_sources::first_worker(&key, workers.len());
     let target_pid = workers[target].child.id();
-    let urls = workers.iter().map(|w| w.url.clone()).collect();
+    let urls_of: Vec<String> = workers.iter().map(|w| w.url.clone()).collect();
+    let urls = urls_of.clone();
     let clients = fault_sources::mcp(&host, &needle).await?;
-    let mcp_pid = clients.servers()[0].pid().ok_or("the MCP server has no pid")?;
+    let mcp_pid = clients.servers()[0]
+        .pid()
+        .ok_or("the MCP server has no pid")?;
     let (mut others, _) = clients.tools();
     others.push(fault_sources::worker_bash(urls, TOKEN, &key)?);
     let pool = ToolPool::assemble(
@@ -238,7 +312,7 @@ async fn run_case(case: &Case) -> Result<(), String> {
     drop(clients);
 
     let started = Instant::now();
-    let mut batch = engine.open_batch().await.map_err(|e| e.to_string())?;
+    let batch = engine.open_batch().await.map_err(|e| e.to_string())?;
     for (i, call) in case.calls.iter().enumerate() {
         batch
             .add(tool_use(i, call, &needle, &host))
@@ -281,10 +355,14 @@ async fn run_case(case: &Case) -> Result<(), String> {
             Source::None => return,
             Source::McpKill(ms) => (ms, mcp_pid as u32, "-KILL"),
             Source::WorkerKill(ms) => (ms, target_pid, "-KILL"),
-            Source::WorkerPause(ms) => (ms, target_pid, "-STOP"),
+            Source::WorkerPause(ms) | Source::WorkerStall(ms) => (ms, target_pid, "-STOP"),
         };
         tokio::time::sleep(Duration::from_millis(ms)).await;
         fault_sources::signal(pid, sig);
+        if matches!(fault, Source::WorkerStall(_)) {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            fault_sources::signal(pid, "-CONT");
+        }
     });
     match case.end {
         End::Natural => {}
@@ -301,6 +379,12 @@ async fn run_case(case: &Case) -> Result<(), String> {
     let took = started.elapsed();
     let _ = injector.await;
     drop(handle);
+    let after = match (&read, case.end) {
+        (Ok(Ok(_)), End::Natural | End::Interrupt(_)) => {
+            Some(next_batches(&engine, case, &needle).await)
+        }
+        _ => None,
+    };
     engine.shutdown();
     drop(engine);
     // Resume a paused worker so that killing it (on drop) leaves nothing.
@@ -312,7 +396,19 @@ async fn run_case(case: &Case) -> Result<(), String> {
     if took > BOUND {
         return Err(format!("the batch took {took:?}"));
     }
+    if std::env::var_os("FAULTS_VERBOSE").is_some() {
+        eprintln!("case {seq} in {took:?}: {case:?}");
+        for (i, r) in &results {
+            let text: String = r.text().chars().take(160).collect();
+            eprintln!("  {i}: {:?} {text:?}", r.outcome);
+        }
+    }
     fault_verdict::check(case, &results)?;
+    if let Some(after) = after {
+        let (first, second) = after?;
+        let lost = &urls_of[target];
+        fault_verdict::check_after(case, lost, &first, second.as_ref())?;
+    }
     // Hooks, shells (here and on the workers) and the MCP server end with
     // the batch or the engine; allow the stop's grace periods.
     let until = Instant::now() + Duration::from_secs(8);
@@ -338,7 +434,7 @@ fn groups() -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2)
+        .unwrap_or(3)
 }
 
 fn run_group(group: &[Case]) -> Result<(), TestCaseError> {
@@ -380,7 +476,7 @@ const ALL: Mix = Mix {
 };
 
 proptest! {
-    // PROPTEST_CASES sets the number of groups of 4 cases (default 2).
+    // PROPTEST_CASES sets the number of groups of 4 cases (default 3).
     #![proptest_config(ProptestConfig {
         cases: groups(),
         failure_persistence: None,

@@ -131,7 +131,8 @@ impl ToolLogic<Value> for OnWorker {
     }
 
     fn is_read_only(&self, input: &Value) -> bool {
-        self.parsed(input).is_some_and(|p| self.remote.is_read_only(&p))
+        self.parsed(input)
+            .is_some_and(|p| self.remote.is_read_only(&p))
     }
 
     fn permission_target(&self, input: &Value, ctx: &ToolContext) -> PermissionTarget {

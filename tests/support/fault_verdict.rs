@@ -52,7 +52,9 @@ pub enum Kind {
     /// `exit 3` in local Bash (a tool error; cancels its siblings).
     BashFail,
     /// Bash on the worker: 0.4 s, or (`long`) 30 s, for cases that end it.
-    Worker { long: bool },
+    Worker {
+        long: bool,
+    },
     Mcp(McpKind),
     /// Glob, which the settings ask about; the host allows it.
     Ask,
@@ -112,6 +114,9 @@ pub enum Source {
     WorkerKill(u64),
     /// SIGSTOP to it (SIGCONT once the batch is over).
     WorkerPause(u64),
+    /// SIGSTOP to it, SIGCONT a second later: a hiccup shorter than the
+    /// health check's patience, which must not fail any call.
+    WorkerStall(u64),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,6 +146,7 @@ impl Case {
     pub fn new(mut calls: Vec<Call>, source: Source, end: End) -> Case {
         let ended = matches!(source, Source::WorkerKill(_) | Source::WorkerPause(_))
             || !matches!(end, End::Natural);
+        // (A stall ends nothing.)
         if !ended {
             for c in &mut calls {
                 if let Kind::Worker { long } = &mut c.kind {
@@ -151,7 +157,7 @@ impl Case {
         Case { calls, source, end }
     }
 
-    fn interrupted(&self) -> bool {
+    pub fn interrupted(&self) -> bool {
         !matches!(self.end, End::Natural)
     }
 
@@ -165,7 +171,7 @@ impl Case {
                 .any(|c| c.kind == Kind::Mcp(McpKind::Crash))
     }
 
-    fn worker_lost(&self) -> bool {
+    pub fn worker_lost(&self) -> bool {
         matches!(self.source, Source::WorkerKill(_) | Source::WorkerPause(_))
     }
 
@@ -248,6 +254,42 @@ pub fn check(case: &Case, results: &[(usize, CallResult)]) -> Result<(), String>
             return Err(format!("result {i} has index {index}"));
         }
         judge(case, i, result).map_err(|e| format!("call {i} ({:?}): {e}", case.calls[i]))?;
+    }
+    Ok(())
+}
+
+/// After the faulted batch (when the engine was not shut down), the session
+/// goes on: local Bash and MCP calls work (a lost server was restarted);
+/// a remote call works, or, when the session's worker was lost before the
+/// session noticed, fails naming that worker. `second` is the result of
+/// one more remote call, which must work (the session moved).
+pub fn check_after(
+    case: &Case,
+    lost_url: &str,
+    first: &[(usize, CallResult)],
+    second: Option<&CallResult>,
+) -> Result<(), String> {
+    let said = |r: &CallResult| format!("{:?}: {}", r.outcome, r.text());
+    let [(0, bash), (1, remote), (2, mcp)] = first else {
+        return Err(format!("the next batch gave {} results", first.len()));
+    };
+    for (r, word) in [(bash, "after-b"), (mcp, "after-m")] {
+        if r.outcome != Outcome::Success || !r.text().contains(word) {
+            return Err(format!("after the faults, {word}: {}", said(r)));
+        }
+    }
+    let remote_ok = remote.outcome == Outcome::Success && remote.text().contains("after-w");
+    let named = remote.is_error && remote.text().contains(lost_url);
+    if !(remote_ok || (case.worker_lost() && named)) {
+        return Err(format!(
+            "after the faults, the remote call: {}",
+            said(remote)
+        ));
+    }
+    if let Some(r) = second {
+        if r.outcome != Outcome::Success || !r.text().contains("after-w") {
+            return Err(format!("the session did not move: {}", said(r)));
+        }
     }
     Ok(())
 }
