@@ -135,7 +135,8 @@ fn any_source() -> BoxedStrategy<Source> {
 
 /// The call's input: its kind's command or arguments, tagged with the
 /// hook fault's marker (`@<event>:<fault>@`) and the case's `needle`.
-fn tool_use(i: usize, call: &Call, needle: &str, dir: &std::path::Path) -> ToolUse {
+fn tool_use(case: &Case, i: usize, needle: &str, dir: &std::path::Path) -> ToolUse {
+    let call = &case.calls[i];
     let mark = match call.hook {
         Some((event, fault)) => format!("@{}:{}@", event_name(event), fault.word()),
         None => String::new(),
@@ -151,7 +152,14 @@ fn tool_use(i: usize, call: &Call, needle: &str, dir: &std::path::Path) -> ToolU
             json!({"command": format!("echo f{i}; exit 3 # {needle} {mark}")}),
         ),
         Kind::Worker { long } => {
-            let pause = if long { needle } else { "0.4" };
+            // Long enough to be running when a fault lands; past BOUND when
+            // only the host's interrupt can end it (a worker fault may land
+            // before the call, which then runs on the other worker).
+            let pause = match long {
+                false => "0.4",
+                true if case.interrupted() => needle,
+                true => "3",
+            };
             (
                 "WorkerBash",
                 json!({"command": format!("sleep {pause}; echo w{i} # {needle} {mark}")}),
@@ -315,9 +323,9 @@ async fn run_case(case: &Case) -> Result<(), String> {
 
     let started = Instant::now();
     let batch = engine.open_batch().await.map_err(|e| e.to_string())?;
-    for (i, call) in case.calls.iter().enumerate() {
+    for i in 0..case.calls.len() {
         batch
-            .add(tool_use(i, call, &needle, &host))
+            .add(tool_use(case, i, &needle, &host))
             .map_err(|e| e.to_string())?;
     }
     batch.end();
@@ -334,7 +342,12 @@ async fn run_case(case: &Case) -> Result<(), String> {
         {
             match e {
                 _ if done => after_done += 1,
-                Event::Result { index, result } => results.push((index, result)),
+                Event::Result { index, result } => {
+                    if std::env::var_os("FAULTS_VERBOSE").is_some() {
+                        eprintln!("result {index} at {:?}", started.elapsed());
+                    }
+                    results.push((index, result))
+                }
                 Event::Done(s) if s.calls != n => {
                     return Err(format!("done says {} calls of {n}", s.calls))
                 }
@@ -395,15 +408,15 @@ async fn run_case(case: &Case) -> Result<(), String> {
     }
     drop(workers);
     let results = read??;
-    if took > BOUND {
-        return Err(format!("the batch took {took:?}"));
-    }
     if std::env::var_os("FAULTS_VERBOSE").is_some() {
-        eprintln!("case {seq} in {took:?}: {case:?}");
+        eprintln!("case {seq} in {took:?} (worker {target} of {urls_of:?}): {case:?}");
         for (i, r) in &results {
-            let text: String = r.text().chars().take(160).collect();
+            let text: String = r.text().chars().take(200).collect();
             eprintln!("  {i}: {:?} {text:?}", r.outcome);
         }
+    }
+    if took > BOUND {
+        return Err(format!("the batch took {took:?}"));
     }
     fault_verdict::check(case, &results)?;
     if let Some(after) = after {

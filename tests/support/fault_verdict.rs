@@ -51,7 +51,8 @@ pub enum Kind {
     Bash,
     /// `exit 3` in local Bash (a tool error; cancels its siblings).
     BashFail,
-    /// Bash on the worker: 0.4 s, or (`long`) 300 s, for cases that end it.
+    /// Bash on the worker: 0.4 s, or (`long`) 3 s (300 s when the host
+    /// interrupts), for cases that end it.
     Worker {
         long: bool,
     },
@@ -141,7 +142,7 @@ pub struct Case {
 }
 
 impl Case {
-    /// A case; a 300 s worker call needs something to end it, so without a
+    /// A case; a long worker call needs something to end it, so without a
     /// worker fault or an ending from the host it becomes a short one.
     pub fn new(mut calls: Vec<Call>, source: Source, end: End) -> Case {
         let ended = matches!(source, Source::WorkerKill(_) | Source::WorkerPause(_))
