@@ -247,11 +247,8 @@ async fn call_on(
                 tokio::select! {
                     biased;
                     answer = &mut handle.rx => return Ok(Some(answer)),
-                    alive = &mut alive => if !alive {
-                        return Err(format!(
-                            "it stopped answering (no answer to its health check within {} s of the interrupt)",
-                            super::health::CANCEL_PROBE_TIMEOUT.as_secs()
-                        ));
+                    alive = &mut alive => if let Err(why) = alive {
+                        return Err(why);
                     },
                 }
                 Ok(tokio::time::timeout(CANCEL_GRACE, &mut handle.rx).await.ok())

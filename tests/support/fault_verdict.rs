@@ -202,6 +202,14 @@ fn judge(case: &Case, i: usize, result: &CallResult) -> Result<(), String> {
     let bad = |why: &str| Err(format!("{why}: {outcome:?}: {text}"));
     match call.kind {
         Kind::Mcp(_) if case.mcp_server_lost() => Ok(()),
+        // A killed worker fails its health check at once: it is reported
+        // gone, not silent.
+        Kind::Worker { .. }
+            if matches!(case.source, Source::WorkerKill(_))
+                && text.contains("stopped answering") =>
+        {
+            bad("a killed worker was reported as not answering")
+        }
         Kind::Worker { .. } if case.worker_lost() => Ok(()),
         Kind::Mcp(k) if k.is_fault() => {
             if result.is_error {
