@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use baton::engine::HookEvent;
 use baton::engine::{PermissionPolicy, PoolSpec, ToolPool};
 use baton::{CallResult, Engine, Event, InterruptKind, ToolUse};
 use fault_sources::event_name;
@@ -69,17 +70,20 @@ struct Mix {
     worker: u32,
     mcp: u32,
     mcp_faulty: u32,
+    /// Failing Bash, asking Glob, denied Bash: the calls that run the
+    /// PostToolUseFailure, PermissionRequest and PermissionDenied hooks.
+    rare: u32,
     hook_fault: f64,
 }
 
 fn call(mix: Mix) -> impl Strategy<Value = Call> {
     let kind = prop_oneof![
         3 => Just(Kind::Bash),
-        1 => Just(Kind::BashFail),
+        mix.rare => Just(Kind::BashFail),
         mix.worker => any::<bool>().prop_map(|long| Kind::Worker { long }),
         mix.mcp => mcp_kind(mix.mcp_faulty).prop_map(Kind::Mcp),
-        1 => Just(Kind::Ask),
-        1 => Just(Kind::Denied),
+        mix.rare => Just(Kind::Ask),
+        mix.rare => Just(Kind::Denied),
     ];
     (
         kind,
@@ -466,24 +470,28 @@ fn run_group(group: &[Case]) -> Result<(), TestCaseError> {
 }
 
 const HOOKS: Mix = Mix {
+    rare: 3,
     worker: 1,
     mcp: 2,
     mcp_faulty: 0,
     hook_fault: 0.6,
 };
 const MCP: Mix = Mix {
+    rare: 1,
     worker: 1,
     mcp: 6,
     mcp_faulty: 1,
     hook_fault: 0.15,
 };
 const REMOTE: Mix = Mix {
+    rare: 1,
     worker: 5,
     mcp: 1,
     mcp_faulty: 0,
     hook_fault: 0.15,
 };
 const ALL: Mix = Mix {
+    rare: 1,
     worker: 2,
     mcp: 3,
     mcp_faulty: 1,
@@ -527,5 +535,43 @@ proptest! {
         group in prop::collection::vec(case(ALL, any_source()), GROUP..=GROUP),
     ) {
         run_group(&group)?;
+    }
+}
+
+/// Every event of the batch path meets every hook fault, in every run:
+/// one case per fault, one call per event (the failing call last, so that
+/// it cancels no sibling before its hooks ran).
+#[test]
+fn every_event_meets_every_fault() {
+    use HookEvent::*;
+    let faults = [
+        HookFault::Hang,
+        HookFault::Block,
+        HookFault::Crash,
+        HookFault::Garbage,
+        HookFault::Slow,
+    ];
+    let cases: Vec<Case> = faults
+        .iter()
+        .map(|&f| {
+            let calls = [
+                (Kind::Bash, PreToolUse),
+                (Kind::Bash, PostToolUse),
+                (Kind::Ask, PermissionRequest),
+                (Kind::Denied, PermissionDenied),
+                (Kind::Bash, PostToolBatch),
+                (Kind::BashFail, PostToolUseFailure),
+            ]
+            .into_iter()
+            .map(|(kind, event)| Call {
+                kind,
+                hook: Some((event, f)),
+            })
+            .collect();
+            Case::new(calls, Source::None, End::Natural)
+        })
+        .collect();
+    if let Err(e) = run_group(&cases) {
+        panic!("{e}");
     }
 }

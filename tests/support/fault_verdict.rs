@@ -67,13 +67,29 @@ impl Kind {
     /// The events whose hooks this call runs (PostToolBatch: its batch's).
     pub fn hook_events(self) -> &'static [HookEvent] {
         use HookEvent::*;
+        // The event only this kind runs comes twice: it is picked more.
         match self {
             Kind::Bash | Kind::Worker { .. } | Kind::Mcp(McpKind::Echo | McpKind::Slow) => {
                 &[PreToolUse, PostToolUse, PostToolBatch]
             }
-            Kind::BashFail | Kind::Mcp(_) => &[PreToolUse, PostToolUseFailure, PostToolBatch],
-            Kind::Ask => &[PermissionRequest, PreToolUse, PostToolUse],
-            Kind::Denied => &[PermissionDenied, PreToolUse, PostToolBatch],
+            Kind::BashFail | Kind::Mcp(_) => &[
+                PostToolUseFailure,
+                PostToolUseFailure,
+                PreToolUse,
+                PostToolBatch,
+            ],
+            Kind::Ask => &[
+                PermissionRequest,
+                PermissionRequest,
+                PreToolUse,
+                PostToolUse,
+            ],
+            Kind::Denied => &[
+                PermissionDenied,
+                PermissionDenied,
+                PreToolUse,
+                PostToolBatch,
+            ],
         }
     }
 }
@@ -195,11 +211,10 @@ fn judge(case: &Case, i: usize, result: &CallResult) -> Result<(), String> {
     if cancelled && (case.interrupted() || case.siblings_may_cancel()) {
         return Ok(());
     }
-    // An exit 2 may block the call, or turn its result into feedback.
-    if matches!(call.hook, Some((_, HookFault::Block))) {
-        return Ok(());
-    }
     let bad = |why: &str| Err(format!("{why}: {outcome:?}: {text}"));
+    if let Some((event, HookFault::Block)) = call.hook {
+        return blocked(case, call, event, result).or_else(|why| bad(&why));
+    }
     match call.kind {
         Kind::Mcp(_) if case.mcp_server_lost() => Ok(()),
         // A killed worker fails its health check at once: it is reported
@@ -246,6 +261,42 @@ fn judge(case: &Case, i: usize, result: &CallResult) -> Result<(), String> {
             Outcome::Denied => Ok(()),
             _ => bad("expected the deny rule to deny"),
         },
+    }
+}
+
+/// An exit 2 from the hook of `event`: it blocks the call (PreToolUse,
+/// PermissionRequest; the result names that hook), or becomes feedback in
+/// the result (PostToolUse, PostToolUseFailure, unless a lost server or
+/// worker or an interrupt changed which of the two ran); PermissionDenied
+/// and PostToolBatch blocks change no result.
+fn blocked(case: &Case, call: Call, event: HookEvent, result: &CallResult) -> Result<(), String> {
+    let text = result.text();
+    let name = crate::fault_sources::event_name(event);
+    let said = text.contains(&format!("blocked by the test's {name} hook"));
+    let source_hit = match call.kind {
+        Kind::Mcp(k) => case.mcp_server_lost() || k.is_fault(),
+        Kind::Worker { .. } => case.worker_lost(),
+        _ => false,
+    };
+    match event {
+        HookEvent::PreToolUse | HookEvent::PermissionRequest => {
+            let named = text.contains(&format!("A {name} hook"));
+            if result.outcome == Outcome::Denied && said && named {
+                Ok(())
+            } else {
+                Err(format!("expected a denial by the {name} hook"))
+            }
+        }
+        HookEvent::PostToolUse | HookEvent::PostToolUseFailure
+            if !source_hit && !case.interrupted() =>
+        {
+            if said {
+                Ok(())
+            } else {
+                Err(format!("expected the {name} hook's feedback"))
+            }
+        }
+        _ => Ok(()),
     }
 }
 
