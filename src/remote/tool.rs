@@ -247,9 +247,7 @@ async fn call_on(
                 tokio::select! {
                     biased;
                     answer = &mut handle.rx => return Ok(Some(answer)),
-                    alive = &mut alive => if let Err(why) = alive {
-                        return Err(why);
-                    },
+                    alive = &mut alive => alive?,
                 }
                 Ok(tokio::time::timeout(CANCEL_GRACE, &mut handle.rx).await.ok())
             };
