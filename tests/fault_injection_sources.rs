@@ -14,6 +14,8 @@
 //! faulted MCP call is an error, never a success; and afterwards no process
 //! of the case runs (hooks, shells local and remote, the MCP server).
 
+#[path = "support/fault_after.rs"]
+mod fault_after;
 #[path = "support/fault_sources.rs"]
 mod fault_sources;
 #[path = "support/fault_verdict.rs"]
@@ -29,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use baton::engine::HookEvent;
 use baton::engine::{PermissionPolicy, PoolSpec, ToolPool};
-use baton::{CallResult, Engine, Event, InterruptKind, ToolUse};
+use baton::{Engine, Event, InterruptKind, ToolUse};
 use fault_sources::event_name;
 use fault_verdict::{Call, Case, End, HookFault, Kind, McpKind, Source};
 use proptest::prelude::*;
@@ -40,7 +42,7 @@ const TOKEN: &str = "fault-sources-token";
 
 /// No batch may take longer, whatever fails: hooks end at 2 s, MCP calls
 /// at 2 s of silence, a paused worker is noticed within about 10 s.
-const BOUND: Duration = Duration::from_secs(60);
+pub const BOUND: Duration = Duration::from_secs(60);
 
 fn hook_fault() -> impl Strategy<Value = HookFault> {
     prop_oneof![
@@ -189,84 +191,6 @@ fn tool_use(case: &Case, i: usize, needle: &str, dir: &std::path::Path) -> ToolU
     ToolUse::new(id, name, input)
 }
 
-/// The command lines of the processes `needle` finds, for the report.
-fn listing(needle: &str) -> String {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return String::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(needle))
-        .collect::<Vec<_>>()
-        .join(" | ")
-}
-
-/// One batch's results, in the order they came; `Err` if it stalled.
-async fn results_of(
-    engine: &Engine,
-    calls: Vec<ToolUse>,
-) -> Result<Vec<(usize, CallResult)>, String> {
-    let run = async {
-        let mut batch = engine.open_batch().await.map_err(|e| e.to_string())?;
-        for c in calls {
-            batch.add(c).map_err(|e| e.to_string())?;
-        }
-        batch.end();
-        let mut out = Vec::new();
-        while let Some(e) = batch.next_event().await {
-            match e {
-                Event::Result { index, result } => out.push((index, result)),
-                Event::Done(_) => break,
-                _ => {}
-            }
-        }
-        Ok(out)
-    };
-    tokio::time::timeout(BOUND, run)
-        .await
-        .map_err(|_| format!("a batch after the faults took over {BOUND:?}"))?
-}
-
-/// The batches after the faulted one: local Bash, remote Bash and an MCP
-/// call; then, if the session's worker was lost, one more remote call.
-async fn next_batches(
-    engine: &Engine,
-    case: &Case,
-    needle: &str,
-) -> Result<(Vec<(usize, CallResult)>, Option<CallResult>), String> {
-    let remote = |id: &str| {
-        ToolUse::new(
-            id,
-            "WorkerBash",
-            json!({"command": format!("echo after-w # {needle}")}),
-        )
-    };
-    let first = results_of(
-        engine,
-        vec![
-            ToolUse::new(
-                "a0",
-                "Bash",
-                json!({"command": format!("echo after-b # {needle}")}),
-            ),
-            remote("a1"),
-            ToolUse::new("a2", "mcp__faults__echo", json!({"text": "after-m"})),
-        ],
-    )
-    .await?;
-    let second = if case.worker_lost() {
-        results_of(engine, vec![remote("a3")])
-            .await?
-            .pop()
-            .map(|(_, r)| r)
-    } else {
-        None
-    };
-    Ok((first, second))
-}
-
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
 async fn run_case(case: &Case) -> Result<(), String> {
@@ -400,7 +324,7 @@ async fn run_case(case: &Case) -> Result<(), String> {
     drop(handle);
     let after = match (&read, case.end) {
         (Ok(Ok(_)), End::Natural | End::Interrupt(_)) => {
-            Some(next_batches(&engine, case, &needle).await)
+            Some(fault_after::next_batches(&engine, case, &needle).await)
         }
         _ => None,
     };
@@ -436,7 +360,7 @@ async fn run_case(case: &Case) -> Result<(), String> {
             return Err(format!(
                 "{} processes left running: {}",
                 procs::running(&needle),
-                listing(&needle)
+                fault_after::listing(&needle)
             ));
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
