@@ -42,28 +42,58 @@ fn health_url(mcp_url: &str) -> Option<reqwest::Url> {
     Some(url)
 }
 
-/// Whether the worker answers its health check within `within`. A URL
-/// that cannot be probed counts as answering (the connection's own checks
-/// still apply): no probe must fail a call by itself.
-pub(super) async fn answers(mcp_url: &str, within: Duration) -> bool {
-    let (Some(client), Some(url)) = (client(), health_url(mcp_url)) else {
-        return true;
-    };
-    matches!(
-        tokio::time::timeout(within, client.get(url).send()).await,
-        Ok(Ok(response)) if response.status().is_success()
-    )
+/// What one health check found.
+enum Probe {
+    Answered,
+    /// Failed at once: the connection was refused or reset, or the
+    /// worker said it is not healthy. A worker that died looks like this.
+    Failed(String),
+    /// No answer in time: paused, frozen or cut off.
+    Silent,
 }
 
-/// Resolves (with the reason) once the worker fails a health check.
+/// Asks the worker's `/healthz`, waiting at most `within`. A URL that
+/// cannot be probed counts as answering (the connection's own checks still
+/// apply): no probe must fail a call by itself.
+async fn probe(mcp_url: &str, within: Duration) -> Probe {
+    let (Some(client), Some(url)) = (client(), health_url(mcp_url)) else {
+        return Probe::Answered;
+    };
+    match tokio::time::timeout(within, client.get(url).send()).await {
+        Ok(Ok(response)) if response.status().is_success() => Probe::Answered,
+        Ok(Ok(response)) => Probe::Failed(format!("it answered HTTP {}", response.status())),
+        Ok(Err(e)) if e.is_connect() => Probe::Failed("the connection was refused".into()),
+        Ok(Err(e)) if e.is_timeout() => Probe::Silent,
+        Ok(Err(_)) => Probe::Failed("the connection failed".into()),
+        Err(_) => Probe::Silent,
+    }
+}
+
+/// `Ok` if the worker answers its health check within `within`, else why
+/// not, as a clause for the call's error ("it is gone …").
+pub(super) async fn answers(mcp_url: &str, within: Duration) -> Result<(), String> {
+    match probe(mcp_url, within).await {
+        Probe::Answered => Ok(()),
+        Probe::Failed(why) => Err(gone(&why)),
+        Probe::Silent => Err(format!(
+            "it stopped answering (its health check got no answer within {} s)",
+            within.as_secs()
+        )),
+    }
+}
+
+fn gone(why: &str) -> String {
+    format!("it is gone (its health check failed at once: {why})")
+}
+
+/// Resolves (with the reason) once the worker fails a health check. The
+/// reason tells a worker that is gone (the check failed at once) from one
+/// that stopped answering, so whoever reads it looks in the right place.
 pub(super) async fn stops_answering(mcp_url: &str) -> String {
     loop {
         tokio::time::sleep(PROBE_EVERY).await;
-        if !answers(mcp_url, PROBE_TIMEOUT).await {
-            return format!(
-                "it stopped answering (its health check got no answer within {} s)",
-                PROBE_TIMEOUT.as_secs()
-            );
+        if let Err(why) = answers(mcp_url, PROBE_TIMEOUT).await {
+            return why;
         }
     }
 }

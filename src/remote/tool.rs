@@ -247,12 +247,7 @@ async fn call_on(
                 tokio::select! {
                     biased;
                     answer = &mut handle.rx => return Ok(Some(answer)),
-                    alive = &mut alive => if !alive {
-                        return Err(format!(
-                            "it stopped answering (no answer to its health check within {} s of the interrupt)",
-                            super::health::CANCEL_PROBE_TIMEOUT.as_secs()
-                        ));
-                    },
+                    alive = &mut alive => alive?,
                 }
                 Ok(tokio::time::timeout(CANCEL_GRACE, &mut handle.rx).await.ok())
             };

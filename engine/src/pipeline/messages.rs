@@ -73,6 +73,20 @@ pub fn hook_denied(tool: &str, reason: Option<&str>) -> String {
     }
 }
 
+/// A PermissionRequest hook's denial (named as such: the model and the
+/// user look for the hook that said no).
+pub fn permission_hook_denied(tool: &str, reason: Option<&str>) -> String {
+    match reason {
+        Some(r) if !r.trim().is_empty() => {
+            format!(
+                "A PermissionRequest hook denied this `{tool}` call: {}",
+                r.trim()
+            )
+        }
+        _ => format!("A PermissionRequest hook denied this `{tool}` call and gave no reason."),
+    }
+}
+
 pub fn over_call_limit(max: usize) -> String {
     wrap(&format!(
         "This message has more than {max} tool calls, the most Baton runs from one message, so this call and the ones after it did not run. Make fewer calls per message."

@@ -77,7 +77,7 @@ pub(super) async fn permission_request(
             }
             Err(deny(
                 state,
-                messages::hook_denied(tool.name(), message.as_deref()),
+                messages::permission_hook_denied(tool.name(), message.as_deref()),
             ))
         }
         Some(PermissionAnswer::Allow {
