@@ -23,6 +23,7 @@ mod init;
 mod spawn;
 pub mod table;
 mod tree;
+mod workers;
 
 #[cfg(test)]
 mod tests;
@@ -34,6 +35,7 @@ pub use guard::{install_orphan_guard, kill_all_now, TreeGuard};
 pub use init::{split_off_init, under_init};
 pub use spawn::{Child, Launch};
 pub use tree::{ProcessTree, StopReport};
+pub use workers::runtime_workers;
 
 /// The environment variable that marks a tree's processes.
 pub const TAG_VAR: &str = "BATON_TREE";
