@@ -15,7 +15,9 @@
 //!   the process a child subreaper (orphans re-parent to it, so a container
 //!   without a reaping init does not fill with zombies) and starts a small
 //!   sentinel that kills every tagged process if Baton dies without
-//!   cleaning up (SIGKILL), catching grandchildren that PDEATHSIG misses.
+//!   cleaning up (SIGKILL), catching grandchildren that PDEATHSIG misses;
+//! - [`runtime_workers`]: how many runtime workers a program that starts
+//!   commands needs (each start suspends its worker for a moment).
 
 mod children;
 mod guard;
