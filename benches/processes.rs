@@ -111,6 +111,35 @@ async fn baseline(n: usize) {
     }
 }
 
+/// Rounds of the interleaved fan-out measurement (`BATON_FANOUT_ROUNDS`,
+/// default 1); with `BATON_FANOUT_ONLY` set, only those rounds run.
+fn fan_out_rounds() -> usize {
+    std::env::var("BATON_FANOUT_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&v: &usize| v > 0)
+        .unwrap_or(1)
+}
+
+/// User + system time of this process and of its children waited for so
+/// far (the shells of both the engine and the baseline).
+fn cpu_time() -> Duration {
+    let of = |who| {
+        // SAFETY: getrusage fills the struct it is given.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(who, &mut u) };
+        let t = |v: libc::timeval| Duration::new(v.tv_sec as u64, v.tv_usec as u32 * 1000);
+        t(u.ru_utime) + t(u.ru_stime)
+    };
+    of(libc::RUSAGE_SELF) + of(libc::RUSAGE_CHILDREN)
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
 fn mean_of(runs: u32, f: &dyn Fn()) -> Duration {
     let start = Instant::now();
     for _ in 0..runs {
@@ -149,8 +178,25 @@ async fn interrupt_four(engine: &Engine) -> Duration {
     t0.elapsed()
 }
 
+/// The runtime of the host: as many workers as `baton` itself uses
+/// (`process::runtime_workers`), or `BATON_BENCH_WORKERS`. Engine and
+/// baseline share it: both start processes from its workers.
+fn host_runtime() -> tokio::runtime::Runtime {
+    let workers = std::env::var("BATON_BENCH_WORKERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&v: &usize| v > 0)
+        .unwrap_or_else(baton::engine::process::runtime_workers);
+    eprintln!("runtime: {workers} worker threads");
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
 fn processes(c: &mut Criterion) {
-    let rt = common::runtime();
+    let rt = host_runtime();
     let mut group = c.benchmark_group("processes");
     group
         .sample_size(10)
@@ -178,23 +224,42 @@ fn processes(c: &mut Criterion) {
             assert_eq!(rt.block_on(common::run_batch(&engine, calls)), n);
         };
         let base = || rt.block_on(baseline(n));
-        // Interleaved, so load changes on the shared machine hit both.
-        let (mut e, mut b) = (Duration::ZERO, Duration::ZERO);
-        for _ in 0..5 {
-            e += mean_of(1, &run);
-            b += mean_of(1, &base);
+        // Interleaved, so load changes on the shared machine hit both; CPU
+        // time of this process and its reaped shells beside the wall time.
+        for _ in 0..fan_out_rounds() {
+            let (mut e, mut b) = (Duration::ZERO, Duration::ZERO);
+            let (mut ec, mut bc) = (Duration::ZERO, Duration::ZERO);
+            for _ in 0..5 {
+                let cpu = cpu_time();
+                e += mean_of(1, &run);
+                ec += cpu_time() - cpu;
+                let cpu = cpu_time();
+                b += mean_of(1, &base);
+                bc += cpu_time() - cpu;
+            }
+            eprintln!(
+                "fan-out N={n} ({mode}): engine {:.1} ms (CPU {:.1} ms), tokio `bash -c true` baseline {:.1} ms (CPU {:.1} ms) -> {:.2}x wall, {:.2}x CPU; load {}",
+                e.as_secs_f64() * 1e3 / 5.0,
+                ec.as_secs_f64() * 1e3 / 5.0,
+                b.as_secs_f64() * 1e3 / 5.0,
+                bc.as_secs_f64() * 1e3 / 5.0,
+                e.as_secs_f64() / b.as_secs_f64(),
+                ec.as_secs_f64() / bc.as_secs_f64(),
+                loadavg()
+            );
         }
-        eprintln!(
-            "fan-out N={n} ({mode}): engine {:.1} ms, tokio `bash -c true` baseline {:.1} ms -> {:.2}x",
-            e.as_secs_f64() * 1e3 / 5.0,
-            b.as_secs_f64() * 1e3 / 5.0,
-            e.as_secs_f64() / b.as_secs_f64()
-        );
+        if std::env::var_os("BATON_FANOUT_ONLY").is_some() {
+            continue;
+        }
         group.bench_function(format!("engine_bash_true_x{n}_{mode}"), |bch| bch.iter(run));
         group.bench_function(format!("tokio_bash_true_x{n}_{mode}"), |bch| bch.iter(base));
     }
     // The sandbox, interleaved with its baselines (the orphan guard is
     // installed by now, as the CLI runs).
+    if std::env::var_os("BATON_FANOUT_ONLY").is_some() {
+        group.finish();
+        return;
+    }
     if baton::engine::sandbox::support().usable()
         && baton::engine::sandbox::support().user_namespaces
     {

@@ -17,8 +17,12 @@ codex`: codex's own tool names and schemas (the mock calls whichever shell
 tool the request offers), so codex and Baton are measured on the same
 tools as well as the same workloads.
 
+`baton-alt` is `baton agent` like `baton`, with the program named by
+$BATON_ALT (another build, or a wrapper that sets an environment variable):
+two builds interleaved in one run.
+
     python3 bench/peer/run.py [--runs 5] [--agents baton,codex,claude,baton-a,baton-codex]
-                              [--workloads a,b] [--hog N]
+                              [--workloads a,b] [--hog N] [--hog-kind spin|fork]
 
 `--hog N` runs N busy processes (normal priority) for the whole run: the
 contention mode, for the turn gap on a machine that is busy with other
@@ -33,6 +37,7 @@ Prints one JSON line per run and a summary table (medians) at the end.
 import argparse
 import json
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -45,7 +50,7 @@ sys.path.insert(0, HERE)
 import mock_messages  # noqa: E402
 import mock_responses  # noqa: E402
 
-AGENTS = ["baton", "codex", "claude", "baton-a", "baton-codex"]
+AGENTS = ["baton", "codex", "claude", "baton-a", "baton-codex", "baton-alt"]
 # Agents that speak Anthropic's Messages wire (the others speak Responses).
 ANTHROPIC = {"claude", "baton-a"}
 
@@ -90,9 +95,12 @@ def command(agent, url, workdir, home):
                 "--model", "claude-sonnet-4-5", "--cwd", workdir, "--permission-mode",
                 "bypassPermissions", "--max-turns", "3", "--state-dir",
                 os.path.join(home, "state"), prompt]
-    if agent in ("baton", "baton-codex"):
+    if agent in ("baton", "baton-codex", "baton-alt"):
         tool_set = ["--tool-set", "codex"] if agent == "baton-codex" else []
-        return [baton_bin(), "agent", "--provider", "openai-responses", "--base-url", url,
+        # baton-alt: another build (or a wrapper script) as BATON_ALT, run
+        # interleaved with the first, to compare before and after in one run.
+        program = os.environ.get("BATON_ALT", baton_bin()) if agent == "baton-alt" else baton_bin()
+        return [program, "agent", "--provider", "openai-responses", "--base-url", url,
                 "--model", "gpt-5-codex", "--cwd", workdir, "--permission-mode",
                 "bypassPermissions", "--max-turns", "3", "--state-dir",
                 os.path.join(home, "state")] + tool_set + [prompt]
@@ -158,6 +166,7 @@ def one_run(servers, agent, workload):
                        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1")
         os.makedirs(env["CODEX_HOME"])
         env.pop("OPENAI_API_KEY", None)
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
         proc = subprocess.Popen(command(agent, url, workdir, home), cwd=workdir, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -205,6 +214,7 @@ def one_run(servers, agent, workload):
             result["error"] = "timeout"
         result["exit_code"] = proc.returncode
         result["wall_ms"] = round((time.monotonic() - started) * 1000, 1)
+        result.update(cpu_of(usage))
         posts = [r for r in run.requests if r[0] == "POST"]
         result["requests"] = len(posts)
         if run.errors:
@@ -228,11 +238,42 @@ def one_run(servers, agent, workload):
         return result
 
 
-def start_hog(n):
-    """N processes that spin at normal priority until killed."""
-    return [subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def cpu_of(before):
+    """CPU time and context switches of the agent and everything it started
+    and reaped (its shells), since `before`: RUSAGE_CHILDREN of this process
+    counts a child once it is waited for, with its own waited-for children.
+    The hog is never waited for during the runs, so it is not counted."""
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "cpu_ms": round((after.ru_utime + after.ru_stime
+                         - before.ru_utime - before.ru_stime) * 1000, 1),
+        "vcsw": after.ru_nvcsw - before.ru_nvcsw,
+        "ivcsw": after.ru_nivcsw - before.ru_nivcsw,
+    }
+
+
+# What each hog process runs: `spin` only burns CPU; `fork` starts short
+# programs without pause, as a build does (new tasks, exits, page faults).
+HOGS = {
+    "spin": [sys.executable, "-c", "while True: pass"],
+    "fork": ["bash", "-c", "while :; do /bin/true; done"],
+}
+
+
+def start_hog(n, kind="spin"):
+    """N processes that keep a CPU busy at normal priority until killed."""
+    return [subprocess.Popen(HOGS[kind], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
             for _ in range(n)]
+
+
+def stop_hog(hog):
+    for proc in hog:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.wait()
 
 
 def main():
@@ -243,21 +284,21 @@ def main():
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--hog", type=int, default=0,
                    help="busy processes running beside the agents (contention mode)")
+    p.add_argument("--hog-kind", default="spin", choices=sorted(HOGS),
+                   help="spin: pure CPU; fork: short programs without pause, like a build")
     a = p.parse_args()
     agents = a.agents.split(",")
     for agent in agents:
         if agent not in AGENTS:
             p.error("unknown agent %r (known: %s)" % (agent, ", ".join(AGENTS)))
     servers = {"responses": mock_responses.serve(), "messages": mock_messages.serve()}
-    hog = start_hog(a.hog)
+    hog = start_hog(a.hog, a.hog_kind)
     try:
         results = run_all(servers, agents, a)
     finally:
-        for proc in hog:
-            proc.kill()
-            proc.wait()
+        stop_hog(hog)
     print("\nmedians of %d runs%s (load average at the end: %s)" % (
-        a.runs, " beside %d busy processes" % a.hog if a.hog else "",
+        a.runs, " beside %d busy processes (%s)" % (a.hog, a.hog_kind) if a.hog else "",
         " ".join("%.2f" % x for x in os.getloadavg())))
     summarise(results, agents, a)
 
@@ -286,6 +327,11 @@ def summarise(results, agents, a):
                 extra = " left=%s" % [r.get("left_after_2s") for r in rs]
             else:
                 extra = " ordered=%d/%d" % (sum(1 for r in rs if r.get("in_order")), len(rs))
+                cpus = [r["cpu_ms"] for r in rs if "cpu_ms" in r]
+                if cpus:
+                    extra += " cpu_ms=%s ivcsw=%s" % (
+                        statistics.median(cpus),
+                        statistics.median(r["ivcsw"] for r in rs if "ivcsw" in r))
             row.append("%s %s=%s%s" % (agent, key, med, extra))
         print("  ".join(row))
         # How many times longer codex's median is than each Baton agent's.

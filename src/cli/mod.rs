@@ -226,7 +226,14 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
         eprintln!("baton: {problem}");
     }
     logging::init();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    // Starting a shell suspends its worker until the shell executes, which
+    // takes a while on a busy machine: enough workers that the waits
+    // overlap (see `process::runtime_workers`). TOKIO_WORKER_THREADS wins.
+    if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        builder.worker_threads(baton::engine::process::runtime_workers());
+    }
+    let runtime = builder
         .enable_all()
         .build()
         .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;

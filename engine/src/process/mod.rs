@@ -15,7 +15,9 @@
 //!   the process a child subreaper (orphans re-parent to it, so a container
 //!   without a reaping init does not fill with zombies) and starts a small
 //!   sentinel that kills every tagged process if Baton dies without
-//!   cleaning up (SIGKILL), catching grandchildren that PDEATHSIG misses.
+//!   cleaning up (SIGKILL), catching grandchildren that PDEATHSIG misses;
+//! - [`runtime_workers`]: how many runtime workers a program that starts
+//!   commands needs (each start suspends its worker for a moment).
 
 mod children;
 mod guard;
@@ -23,6 +25,7 @@ mod init;
 mod spawn;
 pub mod table;
 mod tree;
+mod workers;
 
 #[cfg(test)]
 mod tests;
@@ -34,6 +37,7 @@ pub use guard::{install_orphan_guard, kill_all_now, TreeGuard};
 pub use init::{split_off_init, under_init};
 pub use spawn::{Child, Launch};
 pub use tree::{ProcessTree, StopReport};
+pub use workers::runtime_workers;
 
 /// The environment variable that marks a tree's processes.
 pub const TAG_VAR: &str = "BATON_TREE";
