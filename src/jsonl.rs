@@ -7,7 +7,7 @@
 use baton_actors::{BatchSummary, Event};
 use baton_engine::wire::anthropic;
 use baton_engine::CallResult;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 /// The JSON line of `event`. A permission request needs an id the host can
 /// answer with: `request_id`.
@@ -91,12 +91,20 @@ pub fn call_json(call: &baton_actors::CallEvent) -> Value {
 }
 
 pub fn result_json(index: usize, result: &CallResult) -> Value {
+    let mut line = result_json_without_block(index, result);
+    line["block"] = anthropic::tool_result_block(result);
+    line
+}
+
+/// [`result_json`] without its `block`, for writers that write the block
+/// straight from the result ([`baton_engine::wire::answer::write_tool_result_block`]
+/// and [`write_with_raw`]) instead of building its tree.
+pub fn result_json_without_block(index: usize, result: &CallResult) -> Value {
     let mut line = json!({
         "type": "result",
         "index": index,
         "tool_use_id": result.call_id,
         "outcome": result.outcome,
-        "block": anthropic::tool_result_block(result),
         "diagnostics": result.diagnostics,
     });
     // Facts for the host beside the block (duration, spill file, files
@@ -161,4 +169,46 @@ pub fn results_message_with_context<'a>(
         baton_engine::wire::WireFormat::Anthropic => user_message_with_context(results, summary),
         other => other.answer(calls, results),
     }
+}
+
+/// Writes `object` as a `Value` object prints (compact, keys in
+/// sorted order) with `raw`, JSON text written as it is, as the value of
+/// `key` (in place of any value `object` has there; a value that is no
+/// object is taken as an empty one). For lines that carry an
+/// answer written by [`baton_engine::wire::AnswerWriter`], so the answer
+/// is never parsed back into a tree.
+pub fn write_with_raw(
+    out: &mut impl std::io::Write,
+    object: &Value,
+    key: &str,
+    raw: &[u8],
+) -> std::io::Result<()> {
+    let empty = Map::new();
+    let map = object.as_object().unwrap_or(&empty);
+    let mut first = true;
+    let mut entry = |out: &mut dyn std::io::Write, k: &str, v: Result<&Value, &[u8]>| {
+        out.write_all(if first { b"{" } else { b"," })?;
+        first = false;
+        serde_json::to_writer(&mut *out, k)?;
+        out.write_all(b":")?;
+        match v {
+            Ok(value) => serde_json::to_writer(&mut *out, value)?,
+            Err(raw) => out.write_all(raw)?,
+        }
+        std::io::Result::Ok(())
+    };
+    let mut placed = false;
+    for (k, v) in map {
+        if !placed && k.as_str() >= key {
+            entry(out, key, Err(raw))?;
+            placed = true;
+        }
+        if k != key {
+            entry(out, k, Ok(v))?;
+        }
+    }
+    if !placed {
+        entry(out, key, Err(raw))?;
+    }
+    out.write_all(b"}")
 }

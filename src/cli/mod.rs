@@ -253,14 +253,13 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             let interactive = file != "-" && approve::terminal_attached();
             mcp::ask_on_terminal(interactive);
             let setup = Setup::load(&common, interactive)?;
-            let (format, calls) = run::parse_message(&text, format, &setup.pool)
+            let (format, calls, asked) = run::parse_message(&text, format, &setup.pool)
                 .map_err(|e| CliError::Usage(format!("{file}: {e}")))?;
-            // The message again, to answer native calls in their own types.
-            let message = serde_json::from_str(&text).unwrap_or_default();
+            drop(text);
             signals::guard_against_sudden_death();
             let live = !events && !json && std::io::IsTerminal::is_terminal(&std::io::stdout());
             let output = run::Output { events, live };
-            runtime.block_on(run::run(setup, format, calls, &message, output))
+            runtime.block_on(run::run(setup, format, calls, &asked, output))
         }
         Command::Serve {
             mut common,

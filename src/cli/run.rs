@@ -1,11 +1,11 @@
 //! `baton run`: one assistant message in, its user message of results out.
 
-use std::io::{Read, Write};
+use std::io::{BufWriter, Read, Stdout, Write};
 
-use baton::engine::wire::{self, WireError, WireFormat, WireTools};
-use baton::engine::{ToolPool, ToolUse};
-use baton::jsonl::{event_json, results_message_with_context, summary_json};
-use baton::{Event, InterruptKind};
+use baton::engine::wire::{self, AnswerWriter, Asked, WireError, WireFormat, WireTools};
+use baton::engine::{CallResult, ToolPool, ToolUse};
+use baton::jsonl::{event_json, result_json_without_block, summary_json, write_with_raw};
+use baton::{BatchSummary, Event, InterruptKind};
 use serde_json::json;
 
 use super::{approve, CliError, Setup};
@@ -23,12 +23,15 @@ pub fn read_input(file: &str) -> Result<String, CliError> {
 }
 
 /// The calls of the message `text`, in `format` or the detected one, with
-/// the names and nulls the wire format forced undone.
+/// the names and nulls the wire format forced undone, and the native items
+/// among them (Responses), to answer each in its own output type. Nothing
+/// else of the message is kept: a message of 100,000 calls was held whole
+/// (twice) for the whole run.
 pub fn parse_message(
     text: &str,
     format: Option<WireFormat>,
     pool: &ToolPool,
-) -> Result<(WireFormat, Vec<ToolUse>), WireError> {
+) -> Result<(WireFormat, Vec<ToolUse>, Asked), WireError> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| WireError::NotJson(e.to_string()))?;
     let (format, calls) = wire::parse(&value, format)?;
@@ -38,10 +41,16 @@ pub fn parse_message(
             eprintln!("baton: {note}");
         }
     }
+    let asked = match format {
+        WireFormat::OpenAiResponses => Asked::from_calls(&value),
+        _ => Asked::default(),
+    };
+    drop(value);
     let tools = WireTools::new(pool, format);
     Ok((
         format,
         calls.into_iter().map(|c| tools.resolve(c)).collect(),
+        asked,
     ))
 }
 
@@ -58,7 +67,7 @@ pub async fn run(
     mut setup: Setup,
     format: WireFormat,
     calls: Vec<ToolUse>,
-    value: &serde_json::Value,
+    asked: &Asked,
     output: Output,
 ) -> Result<(), CliError> {
     let events = output.events;
@@ -99,7 +108,7 @@ pub async fn run(
     }
     batch.end();
 
-    let mut results = Vec::new();
+    let mut answer = Answer::new(format, asked, output);
     let mut summary = None;
     // Not locked for the whole run: the live view draws from its own thread.
     let mut out = std::io::stdout();
@@ -119,14 +128,9 @@ pub async fn run(
         }
         if events {
             if let Event::Done(s) = &event {
-                let mut line = json!({"type": "done", "summary": summary_json(s)});
-                line["message"] = results_message_with_context(format, value, results.iter(), s);
-                if results.is_empty() {
-                    // As in serve: the model APIs reject an empty user message.
-                    line["message"] = serde_json::Value::Null;
-                    line["reason"] = json!(NO_CALLS);
-                }
-                write_line(&mut out, &line)?;
+                write_done(&mut out, s, answer.take_done_line(s))?;
+            } else if let Event::Result { index, result } = &event {
+                write_result_line(&mut out, *index, result)?;
             } else if !matches!(event, Event::PermissionRequest(_)) {
                 write_line(&mut out, &event_json(&event, None))?;
             }
@@ -137,7 +141,7 @@ pub async fn run(
                 for message in &result.system_messages {
                     eprintln!("baton: hook: {message}");
                 }
-                results.push(result)
+                answer.push(result)
             }
             Event::Done(s) => {
                 for message in &s.system_messages {
@@ -182,22 +186,142 @@ pub async fn run(
             "the batch ended without reporting done".into(),
         ));
     };
-    if let Some(view) = view {
-        view.finish(&results, &mut out)
-            .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))?;
-        if results.is_empty() {
-            writeln!(out, "{NO_CALLS}")
-                .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))?;
+    match answer {
+        Answer::View(results) => {
+            if let Some(view) = view {
+                view.finish(&results, &mut out).map_err(stdout_error)?;
+            }
+            if results.is_empty() {
+                writeln!(out, "{NO_CALLS}").map_err(stdout_error)?;
+            }
         }
-    } else if !events && results.is_empty() {
-        // Nothing to answer: `null` on stdout, and why on stderr.
-        eprintln!("baton: {NO_CALLS}");
-        write_line(&mut out, &serde_json::Value::Null)?;
-    } else if !events {
-        let message = results_message_with_context(format, value, results.iter(), &summary);
-        write_line(&mut out, &message)?;
+        Answer::Stdout { writer, failed } => {
+            if let Some(e) = failed {
+                return Err(stdout_error(e));
+            }
+            if writer.written() == 0 {
+                // Nothing to answer: `null` on stdout, and why on stderr.
+                eprintln!("baton: {NO_CALLS}");
+                write_line(&mut out, &serde_json::Value::Null)?;
+            } else {
+                let mut rest = writer
+                    .finish(&summary.additional_context)
+                    .map_err(stdout_error)?;
+                rest.write_all(b"\n")
+                    .and_then(|_| rest.flush())
+                    .map_err(stdout_error)?;
+            }
+        }
+        Answer::DoneLine(_) => {}
     }
     Ok(())
+}
+
+/// Where results go as they arrive, in call order.
+enum Answer<'a> {
+    /// Straight into the answer on stdout (the default): a result is
+    /// dropped once written, so memory does not grow with the message.
+    /// A write that failed (stdout closed) is reported at the end; the
+    /// batch still runs to its end.
+    Stdout {
+        writer: AnswerWriter<'a, BufWriter<Stdout>>,
+        failed: Option<std::io::Error>,
+    },
+    /// Into the answer the `done` line carries (`--events`; the results
+    /// themselves are already on their own lines).
+    DoneLine(Option<AnswerWriter<'a, Vec<u8>>>),
+    /// Kept for the live view's text at the end.
+    View(Vec<CallResult>),
+}
+
+impl<'a> Answer<'a> {
+    fn new(format: WireFormat, asked: &'a Asked, output: Output) -> Answer<'a> {
+        if output.events {
+            Answer::DoneLine(Some(AnswerWriter::new(format, asked, Vec::new())))
+        } else if output.live {
+            Answer::View(Vec::new())
+        } else {
+            // Large writes: the answer of a big message leaves in 64 KiB
+            // pieces rather than one flush per result.
+            let out = BufWriter::with_capacity(1 << 16, std::io::stdout());
+            Answer::Stdout {
+                writer: AnswerWriter::new(format, asked, out),
+                failed: None,
+            }
+        }
+    }
+
+    fn push(&mut self, result: CallResult) {
+        match self {
+            Answer::Stdout { writer, failed } => {
+                if failed.is_none() {
+                    if let Err(e) = writer.push(&result) {
+                        *failed = Some(e);
+                    }
+                }
+            }
+            Answer::DoneLine(Some(writer)) => {
+                // Writing into memory does not fail.
+                let _ = writer.push(&result);
+            }
+            Answer::DoneLine(None) => {}
+            Answer::View(results) => results.push(result),
+        }
+    }
+
+    /// The `done` line's answer, closed with the batch's hook context;
+    /// `None` when there were no results.
+    fn take_done_line(&mut self, summary: &BatchSummary) -> Option<Vec<u8>> {
+        let Answer::DoneLine(writer) = self else {
+            return None;
+        };
+        let writer = writer.take()?;
+        if writer.written() == 0 {
+            return None;
+        }
+        writer.finish(&summary.additional_context).ok()
+    }
+}
+
+/// The `--events` `done` line: the summary and the answer (the bytes
+/// [`Answer::take_done_line`] wrote), or `null` and why.
+fn write_done(
+    out: &mut impl Write,
+    summary: &BatchSummary,
+    answer: Option<Vec<u8>>,
+) -> Result<(), CliError> {
+    let mut line = json!({"type": "done", "summary": summary_json(summary)});
+    let Some(answer) = answer else {
+        // As in serve: the model APIs reject an empty user message.
+        line["message"] = serde_json::Value::Null;
+        line["reason"] = json!(NO_CALLS);
+        return write_line(out, &line);
+    };
+    write_with_raw(&mut *out, &line, "message", &answer)
+        .and_then(|_| out.write_all(b"\n"))
+        .and_then(|_| out.flush())
+        .map_err(stdout_error)
+}
+
+/// A `result` line (`--events`), its block written straight from the
+/// result: the bytes of `event_json`'s line without building the block.
+fn write_result_line(
+    out: &mut impl Write,
+    index: usize,
+    result: &CallResult,
+) -> Result<(), CliError> {
+    let mut block = Vec::new();
+    // Writing into memory cannot fail.
+    let _ = wire::answer::write_tool_result_block(&mut block, result);
+    let line = result_json_without_block(index, result);
+    write_with_raw(&mut *out, &line, "block", &block)
+        .and_then(|_| out.write_all(b"\n"))
+        .and_then(|_| out.flush())
+        .map_err(stdout_error)
+}
+
+fn stdout_error(e: std::io::Error) -> CliError {
+    CliError::Failed(format!("cannot write to stdout: {e}"))
 }
 
 /// What `run` says about a message without tool calls.
@@ -207,5 +331,5 @@ const NO_CALLS: &str = "the message has no tool calls, so there are no results t
 fn write_line(out: &mut impl Write, value: &serde_json::Value) -> Result<(), CliError> {
     writeln!(out, "{value}")
         .and_then(|_| out.flush())
-        .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))
+        .map_err(stdout_error)
 }

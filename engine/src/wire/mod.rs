@@ -14,6 +14,7 @@
 //! over, never executed) and strict where a mistake would lose a call (a call
 //! without an id is an error, not silently dropped).
 
+pub mod answer;
 pub mod anthropic;
 pub mod codex;
 pub mod detect;
@@ -26,6 +27,7 @@ pub mod strict;
 pub mod tool_changes;
 mod tools;
 
+pub use answer::{AnswerWriter, Asked};
 pub use codex::ToolSet;
 pub use detect::{detect, parse};
 pub use request::{request_tools, RequestTools};

@@ -31,6 +31,24 @@ pub fn write_line(value: &Value) -> Result<(), CliError> {
         .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))
 }
 
+/// Writes the line `value` with `raw` (JSON text already written, such as
+/// a result's block or a batch's answer) as its `key`: the bytes
+/// [`write_line`] would write had `raw` been parsed into `value`.
+pub fn write_line_with_raw(value: &Value, key: &str, raw: &[u8]) -> Result<(), CliError> {
+    let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(buffer) = held.as_mut() {
+        // Writing into memory cannot fail.
+        let _ = baton::jsonl::write_with_raw(&mut *buffer, value, key, raw);
+        buffer.push(b'\n');
+        return Ok(());
+    }
+    drop(held);
+    let mut line = Vec::with_capacity(raw.len() + 256);
+    let _ = baton::jsonl::write_with_raw(&mut line, value, key, raw);
+    line.push(b'\n');
+    write_all(&line)
+}
+
 /// Holds every line written until [`Hold::release`] (or the drop) writes
 /// them at once. Only one hold is taken at a time (by the session loop,
 /// around code that never waits).

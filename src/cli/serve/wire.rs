@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use baton::engine::wire::{
-    self, anthropic, openai_chat, openai_responses, Completed, FnSink, StreamError, StreamParser,
-    WireFormat, WireTools,
+    self, anthropic, openai_chat, openai_responses, AnswerWriter, Asked, Completed, FnSink,
+    StreamError, StreamParser, WireFormat, WireTools,
 };
 use baton::engine::{CallResult, ToolPool, ToolUse};
 use serde_json::Value;
@@ -127,17 +127,30 @@ impl Wire {
         }
     }
 
-    /// What a `done` line carries as `message`: the answer in `format`,
-    /// each native call's result in its item's output type.
-    pub fn answer(&mut self, format: WireFormat, results: &[CallResult]) -> Value {
-        if format != WireFormat::OpenAiResponses {
-            return format.results_message(results.iter());
+    /// What a `done` line carries as `message`, written: the answer in
+    /// `format`, each native call's result in its item's output type, and
+    /// (Anthropic) the batch's hook `context` after the results.
+    pub fn answer(
+        &mut self,
+        format: WireFormat,
+        results: &[CallResult],
+        context: &[String],
+    ) -> Vec<u8> {
+        let asked = if format == WireFormat::OpenAiResponses {
+            Asked::from_items(
+                results
+                    .iter()
+                    .filter_map(|r| self.native.remove(&r.call_id)),
+            )
+        } else {
+            Asked::default()
+        };
+        let mut writer = AnswerWriter::new(format, &asked, Vec::new());
+        for result in results {
+            // Writing into memory cannot fail.
+            let _ = writer.push(result);
         }
-        let asked: Vec<Value> = results
-            .iter()
-            .filter_map(|r| self.native.remove(&r.call_id))
-            .collect();
-        openai_responses::answer_items_in(&asked, results)
+        writer.finish(context).unwrap_or_default()
     }
 }
 

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 mod targets;
 
-use super::output::write_line;
+use super::output::{write_line, write_line_with_raw};
 use super::strict::Checked;
 use super::tasks::TaskLine;
 use super::wire::{self, Wire};
@@ -439,6 +439,9 @@ impl Session {
             _ => None,
         };
         let label = batch.map(|id| self.label(id));
+        // JSON text written straight from the results, and the key it goes
+        // under: a result's block, a batch's answer (never built as trees).
+        let mut raw: Option<(&str, Vec<u8>)> = None;
         let mut line = match &event {
             Event::Done(summary) => {
                 let finished = batch.and_then(|id| self.batches.remove(&id));
@@ -452,37 +455,32 @@ impl Session {
                 let (format, results) = finished
                     .map(|b| (b.format.unwrap_or_default(), b.results))
                     .unwrap_or_default();
-                let mut done = if results.is_empty() {
+                let mut done = json!({"type": "done", "summary": summary_json(summary)});
+                if results.is_empty() {
                     // The model APIs reject an empty user message: there is
                     // nothing to send back.
-                    json!({
-                        "type": "done",
-                        "summary": summary_json(summary),
-                        "message": null,
-                        "reason": "the message had no tool calls, so there are no results to send; \
-                                   do not send an empty user message",
-                    })
+                    done["message"] = Value::Null;
+                    done["reason"] = json!(
+                        "the message had no tool calls, so there are no results to send; \
+                         do not send an empty user message"
+                    );
                 } else {
-                    json!({
-                        "type": "done",
-                        "summary": summary_json(summary),
-                        "message": self.wire.answer(format, &results),
-                    })
-                };
-                // PostToolBatch hooks' context follows the results, the way
-                // Claude Code adds it; only Anthropic messages have a place.
-                if format == WireFormat::Anthropic {
-                    if let Some(content) = done["message"]
-                        .get_mut("content")
-                        .and_then(|c| c.as_array_mut())
-                    {
-                        content.extend(baton::jsonl::batch_context_blocks(summary));
-                    }
+                    // PostToolBatch hooks' context follows the results, the
+                    // way Claude Code adds it (only Anthropic has a place).
+                    let context = &summary.additional_context;
+                    raw = Some(("message", self.wire.answer(format, &results, context)));
                 }
                 if !loaded.is_empty() {
                     done["loaded_tools"] = json!(loaded);
                 }
                 done
+            }
+            Event::Result { index, result } => {
+                let mut block = Vec::new();
+                // Writing into memory cannot fail.
+                let _ = baton::engine::wire::answer::write_tool_result_block(&mut block, result);
+                raw = Some(("block", block));
+                baton::jsonl::result_json_without_block(*index, result)
             }
             _ => event_json(&event, request_id),
         };
@@ -494,7 +492,10 @@ impl Session {
                 b.results.push(result);
             }
         }
-        write_line(&line)
+        match raw {
+            Some((key, bytes)) => write_line_with_raw(&line, key, &bytes),
+            None => write_line(&line),
+        }
     }
 
     /// A pending request was withdrawn (its call was cancelled): the host
