@@ -154,26 +154,7 @@ impl<'a, W: Write> AnswerWriter<'a, W> {
     /// `{"content":text,"role":"tool","tool_call_id":id}`; images are kept
     /// for the user message [`finish`](Self::finish) writes.
     fn chat_message(&mut self, r: &CallResult) -> io::Result<()> {
-        let mut text = r.text();
-        let mut count = 0;
-        for block in &r.content {
-            if let ContentBlock::Image { media_type, data } = block {
-                if count == 0 {
-                    let intro = format!("Image returned by tool call {}:", r.call_id);
-                    self.images
-                        .push(serde_json::json!({"type": "text", "text": intro}));
-                }
-                let url = format!("data:{media_type};base64,{data}");
-                self.images
-                    .push(serde_json::json!({"type": "image_url", "image_url": {"url": url}}));
-                count += 1;
-            }
-        }
-        if count > 0 {
-            text.push_str(&format!(
-                "\n({count} image(s) returned; attached in the next user message)"
-            ));
-        }
+        let text = crate::wire::openai_chat::message::tool_text(r, &mut self.images);
         self.out.write_all(b"{\"content\":")?;
         string(&mut self.out, &text)?;
         self.out

@@ -102,28 +102,38 @@ pub fn tool_messages<'a>(results: impl IntoIterator<Item = &'a CallResult>) -> V
     let mut messages = Vec::new();
     let mut images = Vec::new();
     for r in results {
-        let mut text = r.text();
-        let mut count = 0;
-        for block in &r.content {
-            if let ContentBlock::Image { media_type, data } = block {
-                if count == 0 {
-                    images.push(json!({"type": "text", "text": format!("Image returned by tool call {}:", r.call_id)}));
-                }
-                images.push(json!({"type": "image_url", "image_url": {"url": format!("data:{media_type};base64,{data}")}}));
-                count += 1;
-            }
-        }
-        if count > 0 {
-            text.push_str(&format!(
-                "\n({count} image(s) returned; attached in the next user message)"
-            ));
-        }
+        let text = tool_text(r, &mut images);
         messages.push(json!({"role": "tool", "tool_call_id": r.call_id, "content": text}));
     }
     if !images.is_empty() {
         messages.push(json!({"role": "user", "content": images}));
     }
     Value::Array(messages)
+}
+
+/// A result's `tool` message text. Its images are moved to `images` (the
+/// parts of the user message that follows the `tool` messages), introduced
+/// by the call's id, and the text says where they went.
+pub(crate) fn tool_text(r: &CallResult, images: &mut Vec<Value>) -> String {
+    let mut text = r.text();
+    let mut count = 0;
+    for block in &r.content {
+        if let ContentBlock::Image { media_type, data } = block {
+            if count == 0 {
+                let intro = format!("Image returned by tool call {}:", r.call_id);
+                images.push(json!({"type": "text", "text": intro}));
+            }
+            let url = format!("data:{media_type};base64,{data}");
+            images.push(json!({"type": "image_url", "image_url": {"url": url}}));
+            count += 1;
+        }
+    }
+    if count > 0 {
+        text.push_str(&format!(
+            "\n({count} image(s) returned; attached in the next user message)"
+        ));
+    }
+    text
 }
 
 /// Function tool definitions of the pool (names mapped, strict schemas
