@@ -140,6 +140,14 @@ impl EngineBuilder {
         self
     }
 
+    /// Whether batches send each call's lifecycle events (queued, started,
+    /// finished); on by default. A host that reads only results may turn
+    /// them off to save three events per call.
+    pub fn call_events(mut self, on: bool) -> Self {
+        self.config = self.config.with_call_events(on);
+        self
+    }
+
     pub fn max_concurrency(mut self, n: usize) -> Self {
         self.config = self.config.with_max_concurrency(n);
         self

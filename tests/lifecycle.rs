@@ -60,3 +60,38 @@ async fn each_call_is_queued_started_and_finished_once_and_at_once() {
     }
     assert_eq!(fast_finished_before_slow_result, Some(true));
 }
+
+/// A host that turned lifecycle events off (`call_events(false)`, as
+/// `baton run` does when it prints only results) gets none of them, and
+/// every result still, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_events_turned_off_leave_only_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = baton::Engine::builder(baton::actors::testkit::pool())
+        .cwd(dir.path())
+        .state_dir(dir.path().join("state"))
+        .call_events(false)
+        .allow_all_unsafe()
+        .build()
+        .unwrap();
+    let mut batch = engine.open_batch().await.unwrap();
+    batch
+        .add(call("slow", "Probe", json!({"ms": 300})))
+        .unwrap();
+    batch.add(call("fast", "Probe", json!({}))).unwrap();
+    batch.add(call("nope", "NoSuchTool", json!({}))).unwrap();
+    batch.end();
+    let mut ids = Vec::new();
+    while let Some(event) = tokio::time::timeout(Duration::from_secs(20), batch.next_event())
+        .await
+        .unwrap()
+    {
+        match event {
+            Event::Call(c) => panic!("a lifecycle event although they are off: {c:?}"),
+            Event::Result { result, .. } => ids.push(result.call_id.clone()),
+            Event::Done(_) => break,
+            _ => {}
+        }
+    }
+    assert_eq!(ids, ["slow", "fast", "nope"]);
+}

@@ -111,6 +111,11 @@ pub struct RuntimeConfig {
     /// Send `ask` decisions to the host as permission-request events. When
     /// false, the pipeline's own approver (if any) answers.
     pub host_approvals: bool,
+    /// Send each call's lifecycle events (queued, started, finished). A
+    /// host that reads only results (`baton run` without `--events`) turns
+    /// them off: three events fewer per call, each a message through the
+    /// batch's channel. Approval events are sent either way.
+    pub call_events: bool,
 }
 
 impl Default for RuntimeConfig {
@@ -128,6 +133,7 @@ impl Default for RuntimeConfig {
             max_calls_per_message: DEFAULT_MAX_CALLS_PER_MESSAGE,
             max_running_nested: None,
             host_approvals: false,
+            call_events: true,
         }
     }
 }
@@ -179,6 +185,12 @@ impl RuntimeConfig {
 
     pub fn with_host_approvals(mut self, yes: bool) -> Self {
         self.host_approvals = yes;
+        self
+    }
+
+    /// See [`Self::call_events`].
+    pub fn with_call_events(mut self, yes: bool) -> Self {
+        self.call_events = yes;
         self
     }
 

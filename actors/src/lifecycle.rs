@@ -62,13 +62,25 @@ impl CallState {
 }
 
 /// Emits a batch's lifecycle events and remembers when calls started.
-#[derive(Debug, Default)]
+/// Turned off (`RuntimeConfig::call_events`), it does neither.
+#[derive(Debug)]
 pub(crate) struct Lifecycle {
+    enabled: bool,
     started: HashMap<usize, Instant>,
 }
 
 impl Lifecycle {
+    pub fn new(enabled: bool) -> Self {
+        Lifecycle {
+            enabled,
+            started: HashMap::new(),
+        }
+    }
+
     pub fn queued(&mut self, sink: &EventSink, index: usize, call_id: &Arc<str>, tool: &str) {
+        if !self.enabled {
+            return;
+        }
         send(
             sink,
             Some(index),
@@ -80,6 +92,9 @@ impl Lifecycle {
     }
 
     pub fn started(&mut self, sink: &EventSink, index: usize, call_id: &Arc<str>) {
+        if !self.enabled {
+            return;
+        }
         self.started.insert(index, Instant::now());
         send(sink, Some(index), call_id, CallState::Started);
     }
@@ -91,6 +106,9 @@ impl Lifecycle {
         call_id: &Arc<str>,
         outcome: &Outcome,
     ) {
+        if !self.enabled {
+            return;
+        }
         let duration = self
             .started
             .remove(&index)

@@ -72,6 +72,11 @@ pub async fn run(
 ) -> Result<(), CliError> {
     let events = output.events;
     let mut view = output.live.then(|| super::run_view::RunView::new(&calls));
+    if !events && !output.live {
+        // Only results are printed: the calls' lifecycle events would be
+        // made, sent and dropped, three per call.
+        setup.builder = setup.builder.take().map(|b| b.call_events(false));
+    }
     let engine = setup.engine()?;
     // A signal ends a SessionStart hook that hangs (its calls are then
     // answered as never started); before, Baton waited for it.

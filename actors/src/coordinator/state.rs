@@ -144,7 +144,7 @@ impl BatchState {
             persist_context: spec.persist_context,
             slots: Vec::new(),
             ids: HashSet::new(),
-            lifecycle: Default::default(),
+            lifecycle: crate::lifecycle::Lifecycle::new(config.call_events),
             running: HashMap::new(),
             doomed: Vec::new(),
             no_inline: HashSet::new(),
