@@ -186,8 +186,10 @@ async fn interrupting_running_shells_does_not_wait_for_zombies() {
             run.results[0].1.text()
         );
     }
-    // 50 ms is the goal (see the bench); under a loaded CI machine allow
-    // more, but far less than the old wait for init's reaping.
-    assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+    // 50 ms is the goal (benches/interrupt_scale.rs measures it); this
+    // test only proves Baton does not wait for init's reaping, which never
+    // comes for a container's PID 1. 1 s was exceeded once (1.5 s) on the
+    // 2-core machine with a release build compiling beside the tests.
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
     assert_eq!(running(&format!("1000.{m}")), 0);
 }
