@@ -13,8 +13,10 @@
 //! More workers let the waits overlap. An idle worker only sleeps, so the
 //! floor costs nothing measurable on cheap calls (§11).
 
-/// Workers that may wait in `clone` at the same time, at least: as many as
-/// the safe calls that run together by default (10), rounded to 8.
+/// Workers that may wait in `clone` at the same time, at least. Measured
+/// beside a 2× CPU hog on 2 cores (docs/benchmarks.md §11): 8 workers gave
+/// a 98 ms turn gap on 64 × `true` and 16 gave 116 ms, and on 10,000 no-op
+/// calls 8 cost about what 2 did while 16 cost more.
 const FLOOR: usize = 8;
 
 /// Worker threads for the runtime of a program that starts commands: one
