@@ -241,9 +241,9 @@ impl<'de> Deserialize<'de> for MessageBody {
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("an assistant message (an object) or a list of output items")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageBody, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(MessageBody::Object(Object))
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MessageBody, A::Error> {
+                Object::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(MessageBody::Object)
             }
             fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<MessageBody, A::Error> {
                 let mut items = Vec::new();
