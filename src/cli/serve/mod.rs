@@ -155,10 +155,13 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
                         Err(_) => break,
                     }
                 }
-                held.release()?;
+                // Saved before the host sees the lines: a host that reads a
+                // result and then loses Baton (SIGKILL) resumes a session
+                // that knows what the result said (a task started, a rule).
                 if changes {
                     resume::save(session.engine(), &mut save_warned);
                 }
+                held.release()?;
             }
             // A `hook_event` ended: the session may be idle now.
             _ = hook_events.ended() => {}
