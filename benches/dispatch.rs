@@ -11,31 +11,6 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use serde_json::json;
 
-/// The baseline: every call spawned at once, completions reordered.
-async fn hand_written(n: usize) -> usize {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, String)>();
-    for i in 0..n {
-        let tx = tx.clone();
-        tokio::spawn(async move {
-            let _ = tx.send((i, "ok".to_string()));
-        });
-    }
-    drop(tx);
-    let mut buffer: Vec<Option<String>> = (0..n).map(|_| None).collect();
-    let (mut next, mut emitted) = (0, Vec::with_capacity(n));
-    while let Some((i, r)) = rx.recv().await {
-        buffer[i] = Some(r);
-        while next < n {
-            match buffer[next].take() {
-                Some(r) => emitted.push(r),
-                None => break,
-            }
-            next += 1;
-        }
-    }
-    emitted.len()
-}
-
 /// Both runtime flavours: the multi-threaded one pays cross-thread wake-ups
 /// on every hand-off, the current-thread one shows the CPU cost alone.
 fn dispatch(c: &mut Criterion) {
@@ -107,7 +82,7 @@ fn dispatch_on(c: &mut Criterion, flavour: &str, rt: tokio::runtime::Runtime) {
             )
         });
         group.bench_with_input(BenchmarkId::new("tokio_baseline", n), &n, |b, &n| {
-            b.iter(|| assert_eq!(rt.block_on(rt.spawn(hand_written(n))).unwrap(), n))
+            b.iter(|| assert_eq!(rt.block_on(rt.spawn(common::tokio_batch(n))).unwrap(), n))
         });
     }
     group.finish();

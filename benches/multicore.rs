@@ -66,34 +66,11 @@ async fn engine_session(engine: baton::Engine, shape: (usize, usize)) -> usize {
     done
 }
 
-/// The hand-written equivalent of one batch: a task per call, a reorder
-/// buffer, results in order.
-async fn tokio_batch(n: usize) -> usize {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, String)>();
-    for i in 0..n {
-        let tx = tx.clone();
-        tokio::spawn(async move {
-            let _ = tx.send((i, "ok".to_string()));
-        });
-    }
-    drop(tx);
-    let mut buffer: Vec<Option<String>> = (0..n).map(|_| None).collect();
-    let (mut next, mut emitted) = (0, 0);
-    while let Some((i, r)) = rx.recv().await {
-        buffer[i] = Some(r);
-        while next < n && buffer[next].take().is_some() {
-            emitted += 1;
-            next += 1;
-        }
-    }
-    emitted
-}
-
 async fn tokio_session(shape: (usize, usize)) -> usize {
     let (batches, calls) = shape;
     let mut done = 0;
     for _ in 0..batches {
-        done += tokio_batch(calls).await;
+        done += common::tokio_batch(calls).await;
     }
     done
 }

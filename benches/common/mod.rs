@@ -182,3 +182,30 @@ pub fn rss_bytes() -> usize {
         .unwrap_or(0);
     pages * 4096
 }
+
+/// The hand-written tokio equivalent of one batch of `n` no-op calls,
+/// every bench's baseline: a task per call, all spawned at once, the
+/// completions reordered into call order.
+pub async fn tokio_batch(n: usize) -> usize {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, String)>();
+    for i in 0..n {
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let _ = tx.send((i, "ok".to_string()));
+        });
+    }
+    drop(tx);
+    let mut buffer: Vec<Option<String>> = (0..n).map(|_| None).collect();
+    let (mut next, mut emitted) = (0, Vec::with_capacity(n));
+    while let Some((i, r)) = rx.recv().await {
+        buffer[i] = Some(r);
+        while next < n {
+            match buffer[next].take() {
+                Some(r) => emitted.push(r),
+                None => break,
+            }
+            next += 1;
+        }
+    }
+    emitted.len()
+}
