@@ -6,50 +6,31 @@
 
 #[path = "support/axum_thread.rs"]
 mod axum_thread;
+#[path = "support/sse_mock.rs"]
+mod sse_mock;
 
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use axum::extract::State;
-use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
-#[derive(Clone, Default)]
-struct Mock {
-    replies: Arc<Mutex<Vec<Vec<Value>>>>,
-    requests: Arc<Mutex<Vec<Value>>>,
-}
-
-async fn handle(State(mock): State<Mock>, body: String) -> Response {
-    mock.requests
-        .lock()
-        .unwrap()
-        .push(serde_json::from_str(&body).unwrap_or(Value::Null));
-    let events = {
-        let mut replies = mock.replies.lock().unwrap();
-        if replies.is_empty() {
-            return (axum::http::StatusCode::BAD_REQUEST, "no more replies").into_response();
-        }
-        replies.remove(0)
-    };
-    let text: String = events
+/// Serves the replies (each a list of SSE events) as a mock Responses API.
+fn start(replies: Vec<Vec<Value>>) -> (sse_mock::Mock, String) {
+    let replies = replies
         .iter()
-        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+        .map(|events| {
+            events
+                .iter()
+                .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+                .collect::<String>()
+        })
         .collect();
-    ([("content-type", "text/event-stream")], text).into_response()
-}
-
-fn start(replies: Vec<Vec<Value>>) -> (Mock, String) {
-    let mock = Mock {
+    let mock = sse_mock::Mock {
         replies: Arc::new(Mutex::new(replies)),
-        ..Mock::default()
+        ..sse_mock::Mock::default()
     };
-    let port = axum_thread::serve(
-        axum::Router::new()
-            .fallback(axum::routing::post(handle))
-            .with_state(mock.clone()),
-    );
-    (mock, format!("http://127.0.0.1:{port}/v1"))
+    let base = sse_mock::serve(mock.clone());
+    (mock, format!("{base}/v1"))
 }
 
 /// A Responses stream whose output is `items`, each added then done.
