@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use scenario::{Call, Scenario};
+use scenario::{turn, Scenario};
 use serde_json::{json, Value};
 
 type Script = HashMap<String, Vec<Scenario>>;
@@ -74,22 +74,6 @@ async fn handle(State(mock): State<Mock>, body: String) -> Response {
             format!("the script of `{who}` has no more turns"),
         )
             .into_response(),
-    }
-}
-
-fn turn(text: &str, calls: &[(&str, &str, Value)]) -> Scenario {
-    Scenario {
-        text: Some(text.into()),
-        thinking: None,
-        server_tool: false,
-        calls: calls
-            .iter()
-            .map(|(id, name, input)| Call {
-                id: id.to_string(),
-                name: name.to_string(),
-                args: input.to_string(),
-            })
-            .collect(),
     }
 }
 

@@ -22,7 +22,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::response::Response;
 use baton::engine::wire::WireFormat;
-use scenario::{Call, Scenario};
+use scenario::{turn, Scenario};
 use sdk_check::sdk_check;
 use serde_json::{json, Value};
 
@@ -101,22 +101,6 @@ fn start(format: WireFormat, script: HashMap<&'static str, Vec<Scenario>>) -> (M
             .with_state(mock.clone()),
     );
     (mock, format!("http://127.0.0.1:{port}"))
-}
-
-fn turn(text: &str, calls: &[(&str, &str, Value)]) -> Scenario {
-    Scenario {
-        text: Some(text.into()),
-        thinking: None,
-        server_tool: false,
-        calls: calls
-            .iter()
-            .map(|(id, name, input)| Call {
-                id: id.to_string(),
-                name: name.to_string(),
-                args: input.to_string(),
-            })
-            .collect(),
-    }
 }
 
 fn script() -> HashMap<&'static str, Vec<Scenario>> {

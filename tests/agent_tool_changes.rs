@@ -19,7 +19,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use scenario::{Call, Scenario};
+use scenario::{turn, Scenario};
 use serde_json::{json, Value};
 
 const BETA: &str = "mid-conversation-tool-changes-2026-07-01";
@@ -68,22 +68,6 @@ async fn handle(State(mock): State<Mock>, headers: HeaderMap, body: String) -> R
             .body(Body::from(scenario::sse(&scenario::anthropic(&s, &[]))))
             .unwrap(),
         None => (StatusCode::BAD_REQUEST, "no more replies").into_response(),
-    }
-}
-
-fn turn(text: &str, calls: &[(&str, &str, Value)]) -> Scenario {
-    Scenario {
-        text: Some(text.into()),
-        thinking: None,
-        server_tool: false,
-        calls: calls
-            .iter()
-            .map(|(id, name, input)| Call {
-                id: id.to_string(),
-                name: name.to_string(),
-                args: input.to_string(),
-            })
-            .collect(),
     }
 }
 

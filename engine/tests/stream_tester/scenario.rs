@@ -229,3 +229,22 @@ pub fn sse(events: &[Value]) -> String {
     }
     body
 }
+
+/// A turn of `text` with `calls` (id, name, input), for the agent tests
+/// that script a model.
+#[allow(dead_code)]
+pub fn turn(text: &str, calls: &[(&str, &str, Value)]) -> Scenario {
+    Scenario {
+        text: Some(text.into()),
+        thinking: None,
+        server_tool: false,
+        calls: calls
+            .iter()
+            .map(|(id, name, input)| Call {
+                id: id.to_string(),
+                name: name.to_string(),
+                args: input.to_string(),
+            })
+            .collect(),
+    }
+}
