@@ -140,6 +140,11 @@ impl EngineBuilder {
         self
     }
 
+    /// The runtime settings the engine will be built with.
+    pub fn runtime_config(&self) -> &RuntimeConfig {
+        &self.config
+    }
+
     /// Whether batches send each call's lifecycle events (queued, started,
     /// finished); on by default. A host that reads only results may turn
     /// them off to save three events per call.

@@ -122,3 +122,58 @@ fn a_line_over_64_mib_is_an_error_costs_at_most_the_limit_and_the_session_goes_o
     // dropped) on top of the process's own ~30 MB, far below the 192 MiB.
     assert!(hwm_kb < 150 * 1024, "peak {hwm_kb} kB for a 192 MiB line");
 }
+
+/// `baton run` on `message`: its stdout, and its peak resident size in kB
+/// (`wait4`'s `ru_maxrss`, the child's own).
+// The child is reaped by `wait4` (for its `rusage`), which clippy cannot see.
+#[allow(clippy::zombie_processes)]
+fn run_with_peak(dir: &std::path::Path, message: &std::path::Path) -> (String, i64) {
+    let out_path = dir.join("out.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["run", "--json", "--cwd", dir.to_str().unwrap()])
+        .arg(message)
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed `rusage` is valid; `wait4` reaps our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    (std::fs::read_to_string(out_path).unwrap(), usage.ru_maxrss)
+}
+
+#[test]
+fn calls_past_the_limit_cost_their_ids_not_their_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    // 100,000 calls, each input a list of 150 numbers: 0.4 KB of text,
+    // about 5 KB as a parsed tree. Read whole (and copied into each call,
+    // as before), the message alone would be about 1 GB.
+    let pad = format!("[{}]", vec!["0"; 150].join(","));
+    let mut text = String::from(r#"{"role":"assistant","content":["#);
+    for i in 0..100_000 {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&format!(
+            r#"{{"type":"tool_use","id":"c{i}","name":"Nope","input":{{"pad":{pad}}}}}"#
+        ));
+    }
+    text.push_str("]}");
+    let path = dir.path().join("message.json");
+    std::fs::write(&path, &text).unwrap();
+    let (out, peak_kb) = run_with_peak(dir.path(), &path);
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    let blocks = answer["content"].as_array().unwrap();
+    assert_eq!(blocks.len(), 100_000, "one result per call");
+    assert_eq!(blocks[99_999]["tool_use_id"], "c99999");
+    let last = blocks[99_999]["content"][0]["text"].as_str().unwrap();
+    assert!(last.contains("more than 10000 tool calls"), "{last}");
+    let first = blocks[0]["content"][0]["text"].as_str().unwrap();
+    assert!(!first.contains("more than"), "{first}");
+    // The text (40 MB), 10,000 calls read whole (about 100 MB with their
+    // copies) and an id and a name for each of the rest; well below 1 GB.
+    assert!(peak_kb < 400 * 1024, "peak {peak_kb} kB");
+}

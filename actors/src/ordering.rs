@@ -11,9 +11,11 @@
 //! still holds until the total fits; a decision, once sent, never changes.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use baton_engine::pipeline::messages;
 use baton_engine::pipeline::size::{spill_result, PREVIEW_BYTES};
-use baton_engine::CallResult;
+use baton_engine::{CallResult, ContentBlock, Outcome};
 
 use crate::event::{Event, EventSink};
 
@@ -23,11 +25,53 @@ use crate::event::{Event, EventSink};
 /// file (and, past the budget, one file per later result).
 const MIN_SPILL_CHARS: usize = PREVIEW_BYTES + 1_000;
 
-struct Held {
+/// A result waiting for its turn.
+enum Held {
+    Made(Box<Made>),
+    /// A refusal past the message's call limit (see
+    /// `coordinator::over_limit`), kept as the call's id and name and made
+    /// when it leaves. Such refusals wait behind every call that runs, and
+    /// there may be ten times as many of them; a made result is about
+    /// 700 bytes on the heap, this is the id and the name.
+    OverLimit {
+        call_id: Arc<str>,
+        name: String,
+        max: usize,
+    },
+}
+
+struct Made {
     result: CallResult,
     chars: usize,
     /// False once spilled, or when it cannot be (images, a failed write).
     spillable: bool,
+}
+
+impl Held {
+    fn chars(&self) -> usize {
+        match self {
+            Held::Made(made) => made.chars,
+            Held::OverLimit { max, .. } => messages::over_call_limit(*max).chars().count(),
+        }
+    }
+
+    /// Whether the budget may spill it.
+    fn candidate(&self) -> bool {
+        matches!(self, Held::Made(m) if m.spillable && m.chars > MIN_SPILL_CHARS)
+    }
+
+    fn into_result(self) -> CallResult {
+        match self {
+            Held::Made(made) => made.result,
+            Held::OverLimit { call_id, name, max } => CallResult::new(
+                call_id.as_ref(),
+                name,
+                vec![ContentBlock::text(messages::over_call_limit(max))],
+                true,
+                Outcome::InvalidInput,
+            ),
+        }
+    }
 }
 
 pub struct Ordering {
@@ -74,21 +118,40 @@ impl Ordering {
     /// next in line. A second result for the same call is dropped: the first
     /// one is the call's result.
     pub fn complete(&mut self, index: usize, result: CallResult, sink: &EventSink) {
+        let chars: usize = result.content.iter().map(|b| b.char_len()).sum();
+        let spillable = !result.content.iter().any(|b| b.is_image());
+        let made = Made {
+            result,
+            chars,
+            spillable,
+        };
+        self.hold(index, Held::Made(Box::new(made)), sink);
+    }
+
+    /// Call `index` was refused past the message's limit of `max` calls:
+    /// its refusal is made when it leaves.
+    pub fn refuse_over_limit(
+        &mut self,
+        index: usize,
+        call_id: Arc<str>,
+        name: String,
+        max: usize,
+        sink: &EventSink,
+    ) {
+        let held = Held::OverLimit { call_id, name, max };
+        self.hold(index, held, sink);
+    }
+
+    fn hold(&mut self, index: usize, held: Held, sink: &EventSink) {
         if self.has(index) {
             return;
         }
         if self.held.len() <= index {
             self.held.resize_with(index + 1, || None);
         }
-        let chars: usize = result.content.iter().map(|b| b.char_len()).sum();
-        let spillable = !result.content.iter().any(|b| b.is_image());
-        self.candidates += usize::from(spillable && chars > MIN_SPILL_CHARS);
-        self.held_chars += chars;
-        self.held[index] = Some(Held {
-            result,
-            chars,
-            spillable,
-        });
+        self.candidates += usize::from(held.candidate());
+        self.held_chars += held.chars();
+        self.held[index] = Some(held);
         self.flush(sink);
     }
 
@@ -101,15 +164,17 @@ impl Ordering {
             let Some(held) = self.held.get_mut(self.next).and_then(Option::take) else {
                 return;
             };
-            self.candidates -= usize::from(held.spillable && held.chars > MIN_SPILL_CHARS);
-            self.held_chars -= held.chars;
-            self.sent_chars += held.chars;
+            self.candidates -= usize::from(held.candidate());
+            let chars = held.chars();
+            self.held_chars -= chars;
+            self.sent_chars += chars;
+            let result = held.into_result();
             if self.stop_turn.is_none() {
-                self.stop_turn.clone_from(&held.result.stop_turn);
+                self.stop_turn.clone_from(&result.stop_turn);
             }
             sink.send(Event::Result {
                 index: self.next,
-                result: held.result,
+                result,
             });
             self.next += 1;
         }
@@ -124,7 +189,11 @@ impl Ordering {
                 .iter_mut()
                 .skip(self.next)
                 .flatten()
-                .filter(|h| h.spillable && h.chars > MIN_SPILL_CHARS)
+                .filter(|h| h.candidate())
+                .filter_map(|h| match h {
+                    Held::Made(made) => Some(made),
+                    Held::OverLimit { .. } => None,
+                })
                 .max_by_key(|h| h.chars);
             let Some(held) = largest else { return };
             held.spillable = false;

@@ -253,8 +253,9 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             let interactive = file != "-" && approve::terminal_attached();
             mcp::ask_on_terminal(interactive);
             let setup = Setup::load(&common, interactive)?;
-            let (format, calls, asked) = run::parse_message(&text, format, &setup.pool)
-                .map_err(|e| CliError::Usage(format!("{file}: {e}")))?;
+            let (format, calls, asked) =
+                run::parse_message(&text, format, &setup.pool, setup.max_calls_per_message())
+                    .map_err(|e| CliError::Usage(format!("{file}: {e}")))?;
             drop(text);
             signals::guard_against_sudden_death();
             let live = !events && !json && std::io::IsTerminal::is_terminal(&std::io::stdout());
@@ -445,6 +446,16 @@ impl Setup {
             state_dir,
             transcript_given: common.transcript.is_some(),
         })
+    }
+
+    /// How many calls of one message the engine runs (the rest are
+    /// refused unread, so a message parser need not build them).
+    pub fn max_calls_per_message(&self) -> usize {
+        self.builder
+            .as_ref()
+            .map_or(baton::RuntimeConfig::default().max_calls_per_message, |b| {
+                b.runtime_config().max_calls_per_message
+            })
     }
 
     pub fn engine(&mut self) -> Result<Engine, CliError> {

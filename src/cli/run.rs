@@ -24,28 +24,30 @@ pub fn read_input(file: &str) -> Result<String, CliError> {
 
 /// The calls of the message `text`, in `format` or the detected one, with
 /// the names and nulls the wire format forced undone, and the native items
-/// among them (Responses), to answer each in its own output type. Nothing
-/// else of the message is kept: a message of 100,000 calls was held whole
-/// (twice) for the whole run.
+/// among them (Responses), to answer each in its own output type. Calls
+/// past `max_calls` are refused by the engine unread, so only their ids and
+/// names are read (see [`wire::BoundedMessage`]): a message of 100,000
+/// calls costs its text and 100,000 ids, not a tree of every input. Nothing
+/// else of the message is kept.
 pub fn parse_message(
     text: &str,
     format: Option<WireFormat>,
     pool: &ToolPool,
+    max_calls: usize,
 ) -> Result<(WireFormat, Vec<ToolUse>, Asked), WireError> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| WireError::NotJson(e.to_string()))?;
-    let (format, calls) = wire::parse(&value, format)?;
+    let message = wire::BoundedMessage::from_str(text, max_calls)?;
+    let (format, calls) = message.parse(format)?;
     if format == WireFormat::OpenAiChat {
         // Several choices: only choice 0 runs; say so.
-        if let Some(note) = wire::openai_chat::choices_note(&value) {
+        if let Some(note) = wire::openai_chat::choices_note(message.head()) {
             eprintln!("baton: {note}");
         }
     }
     let asked = match format {
-        WireFormat::OpenAiResponses => Asked::from_calls(&value),
+        WireFormat::OpenAiResponses => Asked::from_items(message.output_items()?),
         _ => Asked::default(),
     };
-    drop(value);
+    drop(message);
     let tools = WireTools::new(pool, format);
     Ok((
         format,

@@ -4,15 +4,14 @@
 //! holding its whole input), queued, started as an invocation actor and
 //! run through the pipeline only to return its refusal: a message of
 //! 100,000 calls held 90,000 of them at once for the 10,000 that run. Now
-//! the call is answered on arrival and only what every settled call keeps
-//! is kept (its id and name in the slot, its small result until its turn
-//! in the ordering stage); its input is dropped at once, and it takes no
+//! the call is answered on arrival and only its id and name are kept (in
+//! the slot, and in the ordering stage, which makes the refusal only when
+//! its turn comes); its input is dropped at once, and it takes no
 //! part in scheduling, id checks or hooks.
 
 use std::sync::Arc;
 
-use baton_engine::pipeline::messages;
-use baton_engine::{CallResult, InterruptBehavior, Outcome, ToolUse, WorkKind};
+use baton_engine::{InterruptBehavior, Outcome, ToolUse, WorkKind};
 use ractor::ActorRef;
 
 use super::messages::CoordMsg;
@@ -28,8 +27,6 @@ impl BatchState {
         max: usize,
     ) {
         let index = self.slots.len();
-        let result =
-            CallResult::error(&call, messages::over_call_limit(max), Outcome::InvalidInput);
         let ToolUse { name, .. } = call;
         self.slots.push(Slot {
             call_id: call_id.clone(),
@@ -46,8 +43,10 @@ impl BatchState {
         self.lifecycle
             .queued(&self.sink, index, &call_id, &slot.name);
         self.lifecycle
-            .finished(&self.sink, index, &call_id, &result.outcome);
-        self.ordering.complete(index, result, &self.sink);
+            .finished(&self.sink, index, &call_id, &Outcome::InvalidInput);
+        let name = slot.name.clone();
+        self.ordering
+            .refuse_over_limit(index, call_id, name, max, &self.sink);
         self.maybe_finish(myself);
     }
 }

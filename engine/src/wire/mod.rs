@@ -16,6 +16,7 @@
 
 pub mod answer;
 pub mod anthropic;
+pub mod bounded;
 pub mod codex;
 pub mod detect;
 pub mod names;
@@ -28,6 +29,7 @@ pub mod tool_changes;
 mod tools;
 
 pub use answer::{AnswerWriter, Asked};
+pub use bounded::BoundedMessage;
 pub use codex::ToolSet;
 pub use detect::{detect, parse};
 pub use request::{request_tools, RequestTools};

@@ -5,11 +5,50 @@
 use std::collections::HashMap;
 
 use baton::engine::wire::{
-    self, anthropic, openai_chat, openai_responses, AnswerWriter, Asked, Completed, FnSink,
-    StreamError, StreamParser, WireFormat, WireTools,
+    self, anthropic, openai_chat, openai_responses, AnswerWriter, Asked, BoundedMessage, Completed,
+    FnSink, StreamError, StreamParser, WireFormat, WireTools,
 };
 use baton::engine::{CallResult, ToolPool, ToolUse};
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 use serde_json::Value;
+
+/// `message` lines at least this long are read by [`cut_message_line`]: a
+/// shorter one holds too few calls for the cut to matter, and every line
+/// would pay for the look at its type.
+const CUT_FROM: usize = 1 << 20;
+
+/// A long `message` line read with its calls past the engine's limit of
+/// `keep` left unbuilt (see [`BoundedMessage`]): a 64 MiB line of 600,000
+/// calls peaked at 2.3 GB read whole. `None` for any other line, or when
+/// the line's kind cannot be told for sure (it is then read whole, as
+/// before). Lines for a subagent (`agent_id`) are never cut: their calls
+/// are counted against another batch.
+pub fn cut_message_line(line: &str, keep: usize) -> Option<Result<BoundedMessage<'_>, String>> {
+    /// Present, whatever its value (`null` included, as `Value::get` sees it).
+    #[derive(Default)]
+    struct Present(bool);
+    impl<'de> Deserialize<'de> for Present {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            IgnoredAny::deserialize(d).map(|_| Present(true))
+        }
+    }
+    #[derive(Deserialize)]
+    struct Peek {
+        #[serde(rename = "type")]
+        kind: Option<String>,
+        #[serde(default)]
+        agent_id: Present,
+    }
+    if line.len() < CUT_FROM {
+        return None;
+    }
+    let peek: Peek = serde_json::from_str(line).ok()?;
+    if peek.kind.as_deref() != Some("message") || peek.agent_id.0 {
+        return None;
+    }
+    Some(BoundedMessage::from_field(line, "message", keep).map_err(|e| e.to_string()))
+}
 
 /// What the session knows about formats: the one fixed by `--format` (if
 /// any) and each format's view of the pool.
@@ -97,17 +136,31 @@ impl Wire {
     }
 
     /// The calls of a `message` line's message (in its `format` field's
-    /// format, the session's, or the detected one).
-    pub fn message_line(&mut self, msg: &Value) -> Result<(WireFormat, Vec<ToolUse>), String> {
+    /// format, the session's, or the detected one). `cut` is the line read
+    /// by [`cut_message_line`], when it was.
+    pub fn message_line(
+        &mut self,
+        msg: &Value,
+        cut: Option<&BoundedMessage>,
+    ) -> Result<(WireFormat, Vec<ToolUse>), String> {
         let message = msg.get("message").unwrap_or(&Value::Null);
         let named = match msg.get("format").and_then(Value::as_str) {
             Some(name) => Some(name.parse::<WireFormat>()?),
             None => None,
         };
-        let (format, calls) =
-            wire::parse(message, named.or(self.fixed)).map_err(|e| e.to_string())?;
+        let (format, calls) = match cut {
+            Some(cut) => cut.parse(named.or(self.fixed)),
+            None => wire::parse(message, named.or(self.fixed)),
+        }
+        .map_err(|e| e.to_string())?;
         if format == WireFormat::OpenAiResponses {
-            for item in openai_responses::message::output_of(message).unwrap_or(&[]) {
+            let cut_items = cut.map(BoundedMessage::output_items).transpose();
+            let cut_items = cut_items.map_err(|e| e.to_string())?;
+            let items = match &cut_items {
+                Some(items) => items.as_slice(),
+                None => openai_responses::message::output_of(message).unwrap_or(&[]),
+            };
+            for item in items {
                 self.note_native(item);
             }
         }

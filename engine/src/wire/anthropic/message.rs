@@ -31,17 +31,20 @@ pub fn parse_tool_uses(message: &Value) -> Result<Vec<ToolUse>, WireError> {
         Some(Value::String(_)) => return Ok(Vec::new()),
         _ => return Err(WireError::NotAMessage("`content` must be an array".into())),
     };
-    let mut uses = Vec::new();
-    for (index, block) in content.iter().enumerate() {
-        if block.get("type").and_then(Value::as_str) != Some("tool_use") {
-            continue;
-        }
-        uses.push(
-            tool_use_from_block(block)
-                .map_err(|reason| WireError::BadToolCall { index, reason })?,
-        );
+    content
+        .iter()
+        .enumerate()
+        .filter_map(|(index, block)| block_call(index, block))
+        .collect()
+}
+
+/// The call entry `index` of `content` asks for; `None` for blocks that
+/// are not `tool_use` (text, thinking, server tools' blocks).
+pub(crate) fn block_call(index: usize, block: &Value) -> Option<Result<ToolUse, WireError>> {
+    if block.get("type").and_then(Value::as_str) != Some("tool_use") {
+        return None;
     }
-    Ok(uses)
+    Some(tool_use_from_block(block).map_err(|reason| WireError::BadToolCall { index, reason }))
 }
 
 /// One `tool_use` block (its `type` is not checked, so hosts may also send

@@ -37,10 +37,13 @@ pub fn parse_tool_uses(message: &Value) -> Result<Vec<ToolUse>, WireError> {
     calls
         .iter()
         .enumerate()
-        .map(|(index, call)| {
-            tool_use_from_call(call).map_err(|reason| WireError::BadToolCall { index, reason })
-        })
+        .map(|(index, call)| entry_call(index, call))
         .collect()
+}
+
+/// The call entry `index` of `tool_calls` asks for (every entry is one).
+pub(crate) fn entry_call(index: usize, call: &Value) -> Result<ToolUse, WireError> {
+    tool_use_from_call(call).map_err(|reason| WireError::BadToolCall { index, reason })
 }
 
 /// The choice with `index` 0; without indexes, the first one.
@@ -48,7 +51,7 @@ fn first_choice(choices: &[Value]) -> Option<&Value> {
     first_choice_at(choices).map(|i| &choices[i])
 }
 
-fn first_choice_at(choices: &[Value]) -> Option<usize> {
+pub(crate) fn first_choice_at(choices: &[Value]) -> Option<usize> {
     choices
         .iter()
         .position(|c| c.get("index").and_then(Value::as_u64) == Some(0))

@@ -43,20 +43,24 @@ pub fn output_of(message: &Value) -> Result<&[Value], WireError> {
 /// The calls of a response, in order: `function_call` items and the
 /// native local tools' items (see [`native`]).
 pub fn parse_tool_uses(message: &Value) -> Result<Vec<ToolUse>, WireError> {
-    let mut uses = Vec::new();
-    for (index, item) in output_of(message)?.iter().enumerate() {
-        if let Some(call) = native::call_of(item) {
-            uses.push(call.map_err(|reason| WireError::BadToolCall { index, reason })?);
-            continue;
+    output_of(message)?
+        .iter()
+        .enumerate()
+        .filter_map(|(index, item)| item_call(index, item))
+        .collect()
+}
+
+/// The call output item `index` asks for; `None` for items that are not
+/// the client's to execute (messages, reasoning, provider-side tools).
+pub(crate) fn item_call(index: usize, item: &Value) -> Option<Result<ToolUse, WireError>> {
+    let call = match native::call_of(item) {
+        Some(call) => call,
+        None if item.get("type").and_then(Value::as_str) == Some("function_call") => {
+            tool_use_from_item(item)
         }
-        if item.get("type").and_then(Value::as_str) != Some("function_call") {
-            continue;
-        }
-        uses.push(
-            tool_use_from_item(item).map_err(|reason| WireError::BadToolCall { index, reason })?,
-        );
-    }
-    Ok(uses)
+        None => return None,
+    };
+    Some(call.map_err(|reason| WireError::BadToolCall { index, reason }))
 }
 
 /// One `function_call` item. The call's id is its `call_id` (what the

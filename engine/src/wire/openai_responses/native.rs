@@ -47,22 +47,39 @@ pub fn call_of(item: &Value) -> Option<Result<ToolUse, String>> {
         return Some(Err(format!("a `{kind}` item without a `call_id`")));
     };
     let built = match kind {
-        "shell_call" => shell(item).map(|input| ("Bash".to_string(), input)),
-        "local_shell_call" => local_shell(item).map(|input| ("Bash".to_string(), input)),
-        "apply_patch_call" => patch(item).map(|p| ("apply_patch".to_string(), json!({"input": p}))),
+        "shell_call" => shell(item),
+        "local_shell_call" => local_shell(item),
+        "apply_patch_call" => patch(item).map(|p| json!({"input": p})),
         _ => custom(item),
     };
     let caller = item.get("caller").filter(|c| !c.is_null()).cloned();
+    // The tool is told by the item's type alone, so a malformed item is
+    // refused under the name a well-formed one would run as.
+    let name = runs_as(kind, item);
     Some(Ok(match built {
-        Ok((name, input)) => ToolUse::new(id, name, input),
+        Ok(input) => ToolUse::new(id, name, input),
         Err(reason) => {
-            let name = item.get("name").and_then(Value::as_str).unwrap_or(kind);
             let mut call = ToolUse::new(id, name, json!({}));
             call.input_error = Some(reason);
             call
         }
     }
     .with_caller(caller)))
+}
+
+/// The tool an item of type `kind` runs as: `Bash` for the shells,
+/// `apply_patch` for patches, the named tool for a custom call (its type
+/// when it names none).
+fn runs_as<'a>(kind: &'a str, item: &'a Value) -> &'a str {
+    match kind {
+        "shell_call" | "local_shell_call" => "Bash",
+        "apply_patch_call" => "apply_patch",
+        _ => item
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+            .unwrap_or(kind),
+    }
 }
 
 fn shell(item: &Value) -> Result<Value, String> {
@@ -199,9 +216,8 @@ fn patch(item: &Value) -> Result<String, String> {
 
 /// A freeform call: the tool gets the text as its `input` property (the
 /// JSON form of the same tool on Chat Completions takes the same shape).
-fn custom(item: &Value) -> Result<(String, Value), String> {
-    let name = item
-        .get("name")
+fn custom(item: &Value) -> Result<Value, String> {
+    item.get("name")
         .and_then(Value::as_str)
         .filter(|n| !n.is_empty())
         .ok_or("a `custom_tool_call` without a `name`")?;
@@ -209,7 +225,7 @@ fn custom(item: &Value) -> Result<(String, Value), String> {
         .get("input")
         .and_then(Value::as_str)
         .ok_or("a `custom_tool_call`'s `input` must be a string")?;
-    Ok((name.to_string(), json!({"input": input})))
+    Ok(json!({"input": input}))
 }
 
 /// The output item answering `result`, for a call that came as an item of

@@ -118,21 +118,34 @@ impl Session {
         if line.trim().is_empty() {
             return Ok(true);
         }
-        let msg: Value = match serde_json::from_str(line) {
-            Ok(v) => v,
-            Err(e) => return self.error(format!("not JSON: {e}")).map(|_| true),
+        let keep = self.engine.runtime().config().max_calls_per_message;
+        let cut = match crate::cli::serve::wire::cut_message_line(line, keep) {
+            Some(Ok(cut)) => Some(cut),
+            Some(Err(e)) => return self.error(e).map(|_| true),
+            None => None,
+        };
+        let whole: Value;
+        let msg: &Value = match &cut {
+            Some(cut) => cut.head(),
+            None => match serde_json::from_str(line) {
+                Ok(v) => {
+                    whole = v;
+                    &whole
+                }
+                Err(e) => return self.error(format!("not JSON: {e}")).map(|_| true),
+            },
         };
         let kind = msg.get("type").and_then(Value::as_str).unwrap_or("");
         if msg.get("agent_id").is_some() {
-            if let Err(e) = super::strict::check_agent(kind, &msg) {
+            if let Err(e) = super::strict::check_agent(kind, msg) {
                 return self.error(e).map(|_| true);
             }
-            if let Err(e) = self.agents.handle(&msg).await {
+            if let Err(e) = self.agents.handle(msg).await {
                 self.error(e)?;
             }
             return Ok(true);
         }
-        let checked = match super::strict::check(kind, &msg) {
+        let checked = match super::strict::check(kind, msg) {
             Ok(checked) => checked,
             Err(e) => return self.error(e).map(|_| true),
         };
@@ -165,10 +178,10 @@ impl Session {
         }
         match kind {
             "add" => {
-                let Ok(host_id) = host_batch_id(&msg) else {
+                let Ok(host_id) = host_batch_id(msg) else {
                     return self.error("`batch` must be a string".into()).map(|_| true);
                 };
-                match self.wire.add_line(&msg) {
+                match self.wire.add_line(msg) {
                     Ok((format, call)) => {
                         if let Some(problem) = self.open_conflict(host_id.as_deref()) {
                             return self.error(problem).map(|_| true);
@@ -182,7 +195,7 @@ impl Session {
                 }
             }
             "message" => {
-                let Ok(host_id) = host_batch_id(&msg) else {
+                let Ok(host_id) = host_batch_id(msg) else {
                     return self.error("`batch` must be a string".into()).map(|_| true);
                 };
                 if let Some(open) = self.open {
@@ -194,7 +207,7 @@ impl Session {
                         ))
                         .map(|_| true);
                 }
-                match self.wire.message_line(&msg) {
+                match self.wire.message_line(msg, cut.as_ref()) {
                     Ok((format, calls)) => {
                         // An empty message still gets a batch and a done line.
                         if self.ensure_open(host_id).await?.is_none() {
@@ -209,12 +222,12 @@ impl Session {
                     Err(e) => self.error(e)?,
                 }
             }
-            "stream" => self.stream_line(&msg).await?,
+            "stream" => self.stream_line(msg).await?,
             "end" => {
                 self.end_stream().await?;
                 if self.open.is_none() {
                     // `end` without calls: an empty message.
-                    let Ok(host_id) = host_batch_id(&msg) else {
+                    let Ok(host_id) = host_batch_id(msg) else {
                         return self.error("`batch` must be a string".into()).map(|_| true);
                     };
                     self.ensure_open(host_id).await?;
@@ -222,26 +235,26 @@ impl Session {
                 self.end_open();
             }
             "elicitation" => {
-                if let Err(e) = self.elicitor.answer(&msg) {
+                if let Err(e) = self.elicitor.answer(msg) {
                     self.error(e)?;
                 }
             }
             "question_answer" => {
-                if let Err(e) = self.questions.answer(&msg) {
+                if let Err(e) = self.questions.answer(msg) {
                     self.error(e)?;
                 }
             }
             "hook_answer" => {
-                if let Err(e) = self.model_hooks.answer(&msg) {
+                if let Err(e) = self.model_hooks.answer(msg) {
                     self.error(e)?;
                 }
             }
             "hook_event" => {
-                if let Err(e) = self.hook_events.fire(&self.engine, &msg) {
+                if let Err(e) = self.hook_events.fire(&self.engine, msg) {
                     self.error(e)?;
                 }
             }
-            "tools" => match crate::cli::tool_search::tools_line(&self.engine, &msg) {
+            "tools" => match crate::cli::tool_search::tools_line(&self.engine, msg) {
                 Ok(line) => write_line(&line)?,
                 Err(e) => self.error(e)?,
             },
