@@ -130,3 +130,63 @@ fn streamed_native_items_are_answered_in_kind() {
     check(&done, dir.path());
     s.finish();
 }
+
+#[test]
+fn native_items_past_the_call_limit_in_a_long_line_are_refused_in_kind() {
+    // Over 1 MiB, so serve reads the line with the calls past the limit
+    // unbuilt (`wire::cut_message_line`); those still need their output
+    // type and the shell call's `max_output_length`.
+    let dir = tempfile::tempdir().unwrap();
+    let mut serve = start(dir.path());
+    let pad = "x".repeat(100);
+    let mut output: Vec<Value> = (0..10_000)
+        .map(|i| {
+            json!({"type": "function_call", "id": format!("fc{i}"), "call_id": format!("c{i}"),
+                   "name": "NoSuchTool", "arguments": json!({"pad": pad}).to_string()})
+        })
+        .collect();
+    output.push(json!({"type": "shell_call", "call_id": "late_sh",
+                       "action": {"commands": ["touch ran"], "max_output_length": 40}}));
+    output.push(json!({"type": "reasoning", "id": "r", "summary": []}));
+    output.push(json!({"type": "apply_patch_call", "call_id": "late_ap",
+                       "operation": {"type": "delete_file", "path": "x"}}));
+    output.push(
+        json!({"type": "function_call", "call_id": "late_fn", "name": "shell",
+                       "arguments": "{\"command\":[\"touch\",\"ran\"]}"}),
+    );
+    let line = json!({"type": "message", "message": {"object": "response", "output": output}});
+    assert!(line.to_string().len() > 1 << 20);
+    serve.send(line);
+    let done = serve.next_of("done");
+    let answer = done["message"].as_array().unwrap();
+    assert_eq!(answer.len(), 10_003, "one item per call");
+    let late: Vec<&str> = answer[10_000..]
+        .iter()
+        .map(|m| m["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        late,
+        [
+            "shell_call_output",
+            "apply_patch_call_output",
+            "function_call_output"
+        ]
+    );
+    assert_eq!(answer[10_000]["call_id"], "late_sh");
+    assert_eq!(answer[10_000]["max_output_length"], 40);
+    let stderr = answer[10_000]["output"][0]["stderr"].as_str().unwrap();
+    assert!(
+        stderr.starts_with("<tool_use_error>This message"),
+        "{stderr}"
+    );
+    assert_eq!(answer[10_001]["status"], "failed");
+    assert!(answer[10_002]["output"]
+        .as_str()
+        .unwrap()
+        .contains("more than 10000 tool calls"));
+    assert!(
+        !dir.path().join("ran").exists(),
+        "a call past the limit ran"
+    );
+    assert_eq!(done["summary"]["calls"], 10_003);
+}
