@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 mod targets;
 
-use super::output::{write_line, write_line_with_raw};
+use super::output::{write_line, write_line_with_raw, write_made};
 use super::strict::Checked;
 use super::tasks::TaskLine;
 use super::wire::{self, Wire};
@@ -439,6 +439,29 @@ impl Session {
             _ => None,
         };
         let label = batch.map(|id| self.label(id));
+        // The lines of every call (three lifecycle lines and the result),
+        // written straight from the event (`jsonl_direct`).
+        match event {
+            Event::Call(call) if baton::jsonl_direct::writes_call_state(&call.state) => {
+                return write_made(|out| {
+                    baton::jsonl_direct::write_call_line(out, &call, label.as_ref())
+                });
+            }
+            Event::Result { index, result } => {
+                let written = write_made(|out| {
+                    baton::jsonl_direct::write_result_line(out, index, &result, label.as_ref())
+                });
+                if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {
+                    // Room for every call added so far at once: a result is
+                    // large, and doubling copied them all again each time.
+                    let more = b.calls.len().saturating_sub(b.results.len()).max(1);
+                    b.results.reserve(more);
+                    b.results.push(result);
+                }
+                return written;
+            }
+            _ => {}
+        }
         // JSON text written straight from the results, and the key it goes
         // under: a result's block, a batch's answer (never built as trees).
         let mut raw: Option<(&str, Vec<u8>)> = None;
@@ -475,22 +498,10 @@ impl Session {
                 }
                 done
             }
-            Event::Result { index, result } => {
-                let mut block = Vec::new();
-                // Writing into memory cannot fail.
-                let _ = baton::engine::wire::answer::write_tool_result_block(&mut block, result);
-                raw = Some(("block", block));
-                baton::jsonl::result_json_without_block(*index, result)
-            }
             _ => event_json(&event, request_id),
         };
         if let Some(label) = label {
             line["batch"] = label;
-        }
-        if let Event::Result { result, .. } = event {
-            if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {
-                b.results.push(result);
-            }
         }
         match raw {
             Some((key, bytes)) => write_line_with_raw(&line, key, &bytes),
