@@ -165,14 +165,26 @@ mod tests {
     fn result_lines_are_the_value_lines_bytes() {
         use baton_engine::ContentBlock;
         let text = |t: &str| vec![ContentBlock::text(t)];
-        let plain = CallResult::new("toolu_\"1\"", "Sleep", text("slept \u{0}\n"), false, Outcome::Success);
+        let plain = CallResult::new(
+            "toolu_\"1\"",
+            "Sleep",
+            text("slept \u{0}\n"),
+            false,
+            Outcome::Success,
+        );
         let mut timed = CallResult::new("t", "Sleep", text(""), false, Outcome::Success);
         timed.details.duration_ms = Some(0);
         let mut spilled = CallResult::new("s", "Read", text("x"), true, Outcome::ToolError);
         spilled.details.duration_ms = Some(5);
         spilled.details.spilled = Some("/tmp/a \"b\"".into());
         spilled.details.files_written = vec!["/w".into()];
-        let mut rich = CallResult::new("r2", "Bash", text("out"), true, Outcome::Cancelled { started: true });
+        let mut rich = CallResult::new(
+            "r2",
+            "Bash",
+            text("out"),
+            true,
+            Outcome::Cancelled { started: true },
+        );
         rich.diagnostics = vec!["a \"note\"".into(), String::new()];
         rich.system_messages = vec!["hook says\thi".into()];
         rich.details.duration_ms = Some(12);

@@ -274,7 +274,9 @@ mod tests {
     #[tokio::test]
     async fn a_line_of_several_pieces_comes_back_whole() {
         // 3.5 pieces of varied bytes, read 8 KiB at a time, then a short line.
-        let long: Vec<u8> = (0..PIECE_BYTES * 7 / 2).map(|i| b'a' + (i % 26) as u8).collect();
+        let long: Vec<u8> = (0..PIECE_BYTES * 7 / 2)
+            .map(|i| b'a' + (i % 26) as u8)
+            .collect();
         let mut input = long.clone();
         input.extend_from_slice(b"\r\nnext\n");
         let mut lines = Lines::new(tokio::io::BufReader::with_capacity(8192, &input[..]));
@@ -282,7 +284,11 @@ mod tests {
             panic!("the long line is read");
         };
         assert_eq!(text.as_bytes(), &long[..]);
-        assert_eq!(text.capacity(), long.len() + 1, "one buffer of the line's size");
+        assert_eq!(
+            text.capacity(),
+            long.len() + 1,
+            "one buffer of the line's size"
+        );
         let Some(Line::Text { number: 2, text }) = lines.next().await else {
             panic!("the next line is read");
         };

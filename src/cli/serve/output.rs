@@ -51,9 +51,7 @@ pub fn write_line_with_raw(value: &Value, key: &str, raw: &[u8]) -> Result<(), C
 
 /// Writes the line `make` writes (without its newline), for lines written
 /// straight from their events ([`baton::jsonl_direct`]) with no `Value`.
-pub fn write_made(
-    make: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
-) -> Result<(), CliError> {
+pub fn write_made(make: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> Result<(), CliError> {
     let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(buffer) = held.as_mut() {
         let start = buffer.len();
