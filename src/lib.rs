@@ -60,6 +60,7 @@ mod builder;
 pub mod builtins;
 pub mod host;
 pub mod jsonl;
+pub mod jsonl_direct;
 mod mcp_elicit;
 pub mod mcp_host;
 pub mod mcp_server;

@@ -7,6 +7,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// Results are made on the runtime's worker threads and written and freed
+/// on another; glibc's malloc paid for that in consolidation passes (about
+/// 30 % of a no-op call's CPU on the host paths, docs/benchmarks.md §1b).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
     match cli::main(args) {

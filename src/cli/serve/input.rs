@@ -6,6 +6,12 @@
 //! judged on its own; a line that cannot be used becomes an `error` line
 //! naming its number, and reading goes on. A line longer than
 //! [`MAX_LINE_BYTES`] is skipped to its end without being kept in memory.
+//!
+//! A long line is kept in pieces of [`PIECE_BYTES`] and joined once at its
+//! end, freeing each piece as it is copied. A single buffer grown by
+//! doubling held two large copies at each growth (the old buffer and the
+//! new one) on allocators that copy on `realloc` instead of remapping, so a
+//! line near the limit cost up to three times its size.
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
@@ -13,6 +19,9 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 /// skipped: a host that sends one has a bug, and keeping it would cost as
 /// much memory as it is long.
 pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// Size of the pieces a long line is kept in (see the module's comment).
+const PIECE_BYTES: usize = 1 << 20;
 
 /// One line of input, or why it cannot be used.
 #[derive(Debug, PartialEq, Eq)]
@@ -33,7 +42,7 @@ pub struct Lines<R> {
     reader: R,
     number: u64,
     /// The line read so far.
-    buf: Vec<u8>,
+    buf: Pieces,
     /// The line read so far is over [`MAX_LINE_BYTES`]; its bytes are dropped.
     too_long: bool,
     /// Some byte of the current line has been read.
@@ -45,7 +54,7 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
         Lines {
             reader,
             number: 0,
-            buf: Vec::new(),
+            buf: Pieces::default(),
             too_long: false,
             seen_any: false,
         }
@@ -72,11 +81,11 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
                 None => (chunk, None),
             };
             if !self.too_long {
-                if self.buf.len() + part.len() > MAX_LINE_BYTES {
+                if self.buf.len + part.len() > MAX_LINE_BYTES {
                     self.too_long = true;
-                    self.buf = Vec::new();
+                    self.buf = Pieces::default();
                 } else {
-                    self.buf.extend_from_slice(part);
+                    self.buf.keep(part);
                 }
             }
             let used = found.unwrap_or(chunk.len());
@@ -94,10 +103,11 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
                 why: format!("line {number} is longer than {MAX_LINE_BYTES} bytes; it was skipped"),
             });
         }
-        if self.buf.last() == Some(&b'\r') {
-            self.buf.pop();
+        let mut line = self.buf.take();
+        if line.last() == Some(&b'\r') {
+            line.pop();
         }
-        match String::from_utf8(std::mem::take(&mut self.buf)) {
+        match String::from_utf8(line) {
             Ok(text) => Some(Line::Text { number, text }),
             Err(e) => Some(Line::Unusable {
                 number,
@@ -107,6 +117,48 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
                 ),
             }),
         }
+    }
+}
+
+/// A line kept in pieces (see the module's comment).
+#[derive(Default)]
+struct Pieces {
+    /// The earlier pieces of a long line, full ([`PIECE_BYTES`] each).
+    full: Vec<Vec<u8>>,
+    /// The last piece (the whole line when it is short).
+    last: Vec<u8>,
+    /// Bytes kept in all pieces.
+    len: usize,
+}
+
+impl Pieces {
+    /// Appends `part`, starting a new piece whenever the last one is full.
+    fn keep(&mut self, mut part: &[u8]) {
+        self.len += part.len();
+        while !part.is_empty() {
+            if self.last.len() >= PIECE_BYTES {
+                let full = std::mem::replace(&mut self.last, Vec::with_capacity(PIECE_BYTES));
+                self.full.push(full);
+            }
+            let n = (PIECE_BYTES - self.last.len()).min(part.len());
+            self.last.extend_from_slice(&part[..n]);
+            part = &part[n..];
+        }
+    }
+
+    /// The line as one buffer of its exact size; `self` is left empty.
+    fn take(&mut self) -> Vec<u8> {
+        let Pieces { full, last, len } = std::mem::take(self);
+        if full.is_empty() {
+            return last;
+        }
+        let mut line = Vec::with_capacity(len);
+        // Each piece is freed once copied: at most one piece more than the
+        // line is held at any time.
+        for piece in full.into_iter().chain(std::iter::once(last)) {
+            line.extend_from_slice(&piece);
+        }
+        line
     }
 }
 
@@ -217,6 +269,31 @@ mod tests {
             texts,
             ["{\"type\":\"add\"}", "{\"type\":\"interrupt\"}", "last"]
         );
+    }
+
+    #[tokio::test]
+    async fn a_line_of_several_pieces_comes_back_whole() {
+        // 3.5 pieces of varied bytes, read 8 KiB at a time, then a short line.
+        let long: Vec<u8> = (0..PIECE_BYTES * 7 / 2)
+            .map(|i| b'a' + (i % 26) as u8)
+            .collect();
+        let mut input = long.clone();
+        input.extend_from_slice(b"\r\nnext\n");
+        let mut lines = Lines::new(tokio::io::BufReader::with_capacity(8192, &input[..]));
+        let Some(Line::Text { number: 1, text }) = lines.next().await else {
+            panic!("the long line is read");
+        };
+        assert_eq!(text.as_bytes(), &long[..]);
+        assert_eq!(
+            text.capacity(),
+            long.len() + 1,
+            "one buffer of the line's size"
+        );
+        let Some(Line::Text { number: 2, text }) = lines.next().await else {
+            panic!("the next line is read");
+        };
+        assert_eq!(text, "next");
+        assert!(lines.next().await.is_none());
     }
 
     #[tokio::test]

@@ -84,8 +84,7 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
         };
         output::write_line(&super::session::line(&outcome, "SessionStart"))?;
     }
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let notes_tx = tx.clone();
+    let (notes_tx, mut rx) = mpsc::unbounded_channel();
     let mut notes = engine.notifications();
     tokio::spawn(async move {
         while let Some(event) = notes.next().await {
@@ -96,7 +95,7 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
     });
     let mut wire = wire::Wire::new(setup.pool.clone(), format);
     wire.set = setup.tool_set;
-    let mut session = Session::new(engine, tx, wire, agents);
+    let mut session = Session::new(engine, wire, agents);
     // Prompt and agent hooks ask the host's model.
     setup
         .model_hooks
@@ -140,28 +139,12 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
                     session.close_input();
                 }
             },
-            Some((batch, event)) = rx.recv() => {
-                // Events ready together leave with one write (see `output`);
-                // emitting never waits, so nothing is held back for long.
-                let held = output::hold();
-                let mut changes = resume::changes_state(&event);
-                session.emit(batch, event)?;
-                for _ in 0..READY_AT_ONCE {
-                    match rx.try_recv() {
-                        Ok((batch, event)) => {
-                            changes |= resume::changes_state(&event);
-                            session.emit(batch, event)?;
-                        }
-                        Err(_) => break,
-                    }
-                }
-                // Saved before the host sees the lines: a host that reads a
-                // result and then loses Baton (SIGKILL) resumes a session
-                // that knows what the result said (a task started, a rule).
-                if changes {
-                    resume::save(session.engine(), &mut save_warned);
-                }
-                held.release()?;
+            first = session.next_batch_event() => {
+                emit_ready(&mut session, first, |s| s.ready_batch_event(), &mut save_warned)?;
+            }
+            // The session's notifications (tasks starting and ending).
+            Some(first) = rx.recv() => {
+                emit_ready(&mut session, first, |_| rx.try_recv().ok(), &mut save_warned)?;
             }
             // A `hook_event` ended: the session may be idle now.
             _ = hook_events.ended() => {}
@@ -179,4 +162,33 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
             }
         }
     }
+}
+
+/// Emits `first` and up to [`READY_AT_ONCE`] events `next` has ready, as
+/// one write (see `output`); emitting never waits, so nothing is held back
+/// for long.
+fn emit_ready(
+    session: &mut Session,
+    first: (Option<u64>, baton::Event),
+    mut next: impl FnMut(&mut Session) -> Option<(Option<u64>, baton::Event)>,
+    save_warned: &mut bool,
+) -> Result<(), CliError> {
+    let held = output::hold();
+    let (batch, event) = first;
+    let mut changes = resume::changes_state(&event);
+    session.emit(batch, event)?;
+    for _ in 0..READY_AT_ONCE {
+        let Some((batch, event)) = next(session) else {
+            break;
+        };
+        changes |= resume::changes_state(&event);
+        session.emit(batch, event)?;
+    }
+    // Saved before the host sees the lines: a host that reads a result
+    // and then loses Baton (SIGKILL) resumes a session that knows what
+    // the result said (a task started, a rule).
+    if changes {
+        resume::save(session.engine(), save_warned);
+    }
+    held.release()
 }

@@ -49,6 +49,27 @@ pub fn write_line_with_raw(value: &Value, key: &str, raw: &[u8]) -> Result<(), C
     write_all(&line)
 }
 
+/// Writes the line `make` writes (without its newline), for lines written
+/// straight from their events ([`baton::jsonl_direct`]) with no `Value`.
+pub fn write_made(make: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> Result<(), CliError> {
+    let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(buffer) = held.as_mut() {
+        let start = buffer.len();
+        if make(&mut *buffer).is_err() {
+            // Only a value that cannot be JSON fails; no half line is left.
+            buffer.truncate(start);
+            return Err(CliError::Failed("cannot write a line as JSON".into()));
+        }
+        buffer.push(b'\n');
+        return Ok(());
+    }
+    drop(held);
+    let mut line = Vec::with_capacity(256);
+    make(&mut line).map_err(|e| CliError::Failed(format!("cannot write a line as JSON: {e}")))?;
+    line.push(b'\n');
+    write_all(&line)
+}
+
 /// Holds every line written until [`Hold::release`] (or the drop) writes
 /// them at once. Only one hold is taken at a time (by the session loop,
 /// around code that never waits).

@@ -9,13 +9,13 @@ use baton::engine::wire::WireFormat;
 use baton::engine::{Approval, CallResult, ToolUse};
 use baton::jsonl::{event_json, summary_json};
 use baton::{BatchHandle, Engine, Event, InterruptKind, PermissionPrompt};
-use futures::StreamExt;
+use futures::stream::{BoxStream, SelectAll};
+use futures::{FutureExt, StreamExt};
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
 mod targets;
 
-use super::output::{write_line, write_line_with_raw};
+use super::output::{write_line, write_line_with_raw, write_made};
 use super::strict::Checked;
 use super::tasks::TaskLine;
 use super::wire::{self, Wire};
@@ -41,7 +41,8 @@ pub struct Session {
     questions: std::sync::Arc<super::ask::HostQuestions>,
     /// The number of the input line being handled, for error lines.
     line: u64,
-    events: mpsc::UnboundedSender<(Option<u64>, Event)>,
+    /// The events of every running batch, tagged with the batch's id.
+    streams: SelectAll<BoxStream<'static, (Option<u64>, Event)>>,
     wire: Wire,
     /// Subagents the host runs (lines naming an `agent_id`).
     agents: super::subagent::Agents,
@@ -67,12 +68,7 @@ struct Running {
 }
 
 impl Session {
-    pub fn new(
-        engine: Engine,
-        events: mpsc::UnboundedSender<(Option<u64>, Event)>,
-        wire: Wire,
-        agents: super::subagent::Agents,
-    ) -> Self {
+    pub fn new(engine: Engine, wire: Wire, agents: super::subagent::Agents) -> Self {
         let questions = super::ask::install(engine.runtime().session());
         Session {
             engine,
@@ -88,7 +84,7 @@ impl Session {
             elicitor: super::elicit::install(),
             questions,
             line: 0,
-            events,
+            streams: SelectAll::new(),
             wire,
             agents,
             model_hooks: Default::default(),
@@ -100,6 +96,21 @@ impl Session {
     /// The session's engine.
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// The next event of a running batch; pending while there is none
+    /// (forever when no batch runs). Cancel-safe: the streams keep their
+    /// state between calls.
+    pub async fn next_batch_event(&mut self) -> (Option<u64>, Event) {
+        match self.streams.next().await {
+            Some(event) => event,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// A batch's event that is ready now, without waiting.
+    pub fn ready_batch_event(&mut self) -> Option<(Option<u64>, Event)> {
+        self.streams.next().now_or_never().flatten()
     }
 
     pub fn is_idle(&self) -> bool {
@@ -287,19 +298,16 @@ impl Session {
             .map_err(|e| CliError::Failed(e.to_string()))?;
         let id = self.next_batch;
         self.next_batch += 1;
-        let (handle, mut events) = batch.split();
+        let (handle, events) = batch.split();
         if self.refuse_calls {
             // Stopped before its calls are added: each is never started.
             handle.interrupt(InterruptKind::Cancel);
         }
-        let tx = self.events.clone();
-        tokio::spawn(async move {
-            while let Some(event) = events.next().await {
-                if tx.send((Some(id), event)).is_err() {
-                    break;
-                }
-            }
-        });
+        // Polled by the session loop itself (`next_batch_event`): a task
+        // forwarding them through a second channel woke two threads per
+        // event, a tenth of serve's CPU on a message of no-op calls.
+        self.streams
+            .push(events.map(move |event| (Some(id), event)).boxed());
         self.batches.insert(
             id,
             Running {
@@ -452,6 +460,29 @@ impl Session {
             _ => None,
         };
         let label = batch.map(|id| self.label(id));
+        // The lines of every call (three lifecycle lines and the result),
+        // written straight from the event (`jsonl_direct`).
+        match event {
+            Event::Call(call) if baton::jsonl_direct::writes_call_state(&call.state) => {
+                return write_made(|out| {
+                    baton::jsonl_direct::write_call_line(out, &call, label.as_ref())
+                });
+            }
+            Event::Result { index, result } => {
+                let written = write_made(|out| {
+                    baton::jsonl_direct::write_result_line(out, index, &result, label.as_ref())
+                });
+                if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {
+                    // Room for every call added so far at once: a result is
+                    // large, and doubling copied them all again each time.
+                    let more = b.calls.len().saturating_sub(b.results.len()).max(1);
+                    b.results.reserve(more);
+                    b.results.push(result);
+                }
+                return written;
+            }
+            _ => {}
+        }
         // JSON text written straight from the results, and the key it goes
         // under: a result's block, a batch's answer (never built as trees).
         let mut raw: Option<(&str, Vec<u8>)> = None;
@@ -488,22 +519,10 @@ impl Session {
                 }
                 done
             }
-            Event::Result { index, result } => {
-                let mut block = Vec::new();
-                // Writing into memory cannot fail.
-                let _ = baton::engine::wire::answer::write_tool_result_block(&mut block, result);
-                raw = Some(("block", block));
-                baton::jsonl::result_json_without_block(*index, result)
-            }
             _ => event_json(&event, request_id),
         };
         if let Some(label) = label {
             line["batch"] = label;
-        }
-        if let Event::Result { result, .. } = event {
-            if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {
-                b.results.push(result);
-            }
         }
         match raw {
             Some((key, bytes)) => write_line_with_raw(&line, key, &bytes),
