@@ -283,9 +283,9 @@ impl Batch {
         let mut summary = BatchSummary::default();
         while let Some(event) = self.next_event().await {
             match event {
-                Event::Result { result, .. } => results.push(result),
+                Event::Result { result, .. } => results.push(*result),
                 Event::Done(s) => {
-                    summary = s;
+                    summary = *s;
                     break;
                 }
                 _ => {}

@@ -24,7 +24,9 @@ use crate::event::{Event, EventSink};
 const MIN_SPILL_CHARS: usize = PREVIEW_BYTES + 1_000;
 
 struct Held {
-    result: CallResult,
+    /// Boxed as it arrived from the call and as it leaves in its event:
+    /// held, sent and received without copying.
+    result: Box<CallResult>,
     chars: usize,
     /// False once spilled, or when it cannot be (images, a failed write).
     spillable: bool,
@@ -73,10 +75,11 @@ impl Ordering {
     /// Takes the result of call `index` and sends every result that is now
     /// next in line. A second result for the same call is dropped: the first
     /// one is the call's result.
-    pub fn complete(&mut self, index: usize, result: CallResult, sink: &EventSink) {
+    pub fn complete(&mut self, index: usize, result: impl Into<Box<CallResult>>, sink: &EventSink) {
         if self.has(index) {
             return;
         }
+        let result = result.into();
         if self.held.len() <= index {
             self.held.resize_with(index + 1, || None);
         }
@@ -162,7 +165,7 @@ mod tests {
     fn drain(rx: &crossbeam_channel::Receiver<Event>) -> Vec<(usize, CallResult)> {
         rx.try_iter()
             .filter_map(|e| match e {
-                Event::Result { index, result } => Some((index, result)),
+                Event::Result { index, result } => Some((index, *result)),
                 _ => None,
             })
             .collect()

@@ -433,7 +433,7 @@ impl Session {
             Event::PermissionRequest(prompt) => {
                 let id = self.next_prompt;
                 self.next_prompt += 1;
-                self.prompts.insert(id, prompt.clone());
+                self.prompts.insert(id, PermissionPrompt::clone(prompt));
                 Some(id)
             }
             _ => None,
@@ -489,7 +489,7 @@ impl Session {
         }
         if let Event::Result { result, .. } = event {
             if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {
-                b.results.push(result);
+                b.results.push(*result);
             }
         }
         match raw {
