@@ -42,7 +42,7 @@
 //!             // Show the user what is asked; here, everything is refused.
 //!             prompt.answer(baton::Approval::Deny { reason: None });
 //!         }
-//!         Event::Result { result, .. } => results.push(result), // in call order
+//!         Event::Result { result, .. } => results.push(*result), // in call order
 //!         Event::Done(_) => break,
 //!         // Lifecycle (queued, started, finished) and session notifications.
 //!         Event::Call(_) | Event::Notification(_) => {}
