@@ -120,9 +120,9 @@ impl BlockingBatch {
         let mut summary = BatchSummary::default();
         while let Some(event) = self.recv() {
             match event {
-                Event::Result { result, .. } => results.push(result),
+                Event::Result { result, .. } => results.push(*result),
                 Event::Done(s) => {
-                    summary = s;
+                    summary = *s;
                     break;
                 }
                 _ => {}

@@ -42,7 +42,7 @@
 //!             // Show the user what is asked; here, everything is refused.
 //!             prompt.answer(baton::Approval::Deny { reason: None });
 //!         }
-//!         Event::Result { result, .. } => results.push(result), // in call order
+//!         Event::Result { result, .. } => results.push(*result), // in call order
 //!         Event::Done(_) => break,
 //!         // Lifecycle (queued, started, finished) and session notifications.
 //!         Event::Call(_) | Event::Notification(_) => {}
@@ -284,9 +284,9 @@ impl Batch {
         let mut summary = BatchSummary::default();
         while let Some(event) = self.next_event().await {
             match event {
-                Event::Result { result, .. } => results.push(result),
+                Event::Result { result, .. } => results.push(*result),
                 Event::Done(s) => {
-                    summary = s;
+                    summary = *s;
                     break;
                 }
                 _ => {}

@@ -274,7 +274,7 @@ async fn run_case(case: &Case) -> Result<(), String> {
                     if std::env::var_os("FAULTS_VERBOSE").is_some() {
                         eprintln!("result {index} at {:?}", started.elapsed());
                     }
-                    results.push((index, result))
+                    results.push((index, *result))
                 }
                 Event::Done(s) if s.calls != n => {
                     return Err(format!("done says {} calls of {n}", s.calls))

@@ -39,7 +39,7 @@ async fn run(engine: &Engine, calls: Vec<ToolUse>) -> Outcome2 {
     let mut progress = 0;
     while let Some(e) = batch.next_event().await {
         match e {
-            Event::Result { result, .. } => results.push(result),
+            Event::Result { result, .. } => results.push(*result),
             Event::Progress { .. } => progress += 1,
             Event::Done(_) => break,
             _ => {}

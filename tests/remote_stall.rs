@@ -27,7 +27,7 @@ async fn results(batch: &mut baton::Batch) -> Vec<CallResult> {
     let mut out = Vec::new();
     while let Some(e) = batch.next_event().await {
         match e {
-            Event::Result { result, .. } => out.push(result),
+            Event::Result { result, .. } => out.push(*result),
             Event::Done(_) => break,
             _ => {}
         }

@@ -26,7 +26,7 @@ async fn results(engine: &Engine, calls: Vec<ToolUse>) -> Vec<baton::CallResult>
     let mut out = Vec::new();
     while let Some(e) = batch.next_event().await {
         match e {
-            Event::Result { result, .. } => out.push(result),
+            Event::Result { result, .. } => out.push(*result),
             Event::Done(_) => break,
             _ => {}
         }

@@ -28,7 +28,7 @@ async fn run(engine: &Engine, call: ToolUse) -> baton::CallResult {
     let mut result = None;
     while let Some(e) = batch.next_event().await {
         match e {
-            Event::Result { result: r, .. } => result = Some(r),
+            Event::Result { result: r, .. } => result = Some(*r),
             Event::Done(_) => break,
             _ => {}
         }

@@ -43,7 +43,7 @@ impl Approver for HostApprover {
             sink: self.sink.clone(),
             call_id,
         };
-        self.sink.send(Event::PermissionRequest(prompt));
+        self.sink.send(Event::PermissionRequest(Box::new(prompt)));
         let approval = answer.await.unwrap_or(Approval::Unanswered {
             cause: baton_engine::Unasked::SessionClosing,
             detail: Some("the host dropped the permission request without answering".into()),

@@ -7,7 +7,6 @@
 //! event stream beside the results, unordered and immediate, and never
 //! change what the results say.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -66,14 +65,16 @@ impl CallState {
 #[derive(Debug)]
 pub(crate) struct Lifecycle {
     enabled: bool,
-    started: HashMap<usize, Instant>,
+    /// When each running call started, by index (a vector: indexes are
+    /// dense, and a map's hashing cost more than the rest of this).
+    started: Vec<Option<Instant>>,
 }
 
 impl Lifecycle {
     pub fn new(enabled: bool) -> Self {
         Lifecycle {
             enabled,
-            started: HashMap::new(),
+            started: Vec::new(),
         }
     }
 
@@ -91,11 +92,16 @@ impl Lifecycle {
         );
     }
 
-    pub fn started(&mut self, sink: &EventSink, index: usize, call_id: &Arc<str>) {
+    /// Call `index` started `at` (read by the caller, who needs the time
+    /// too).
+    pub fn started(&mut self, sink: &EventSink, index: usize, call_id: &Arc<str>, at: Instant) {
         if !self.enabled {
             return;
         }
-        self.started.insert(index, Instant::now());
+        if self.started.len() <= index {
+            self.started.resize(index + 1, None);
+        }
+        self.started[index] = Some(at);
         send(sink, Some(index), call_id, CallState::Started);
     }
 
@@ -111,7 +117,8 @@ impl Lifecycle {
         }
         let duration = self
             .started
-            .remove(&index)
+            .get_mut(index)
+            .and_then(Option::take)
             .map_or(Duration::ZERO, |t| t.elapsed());
         send(
             sink,

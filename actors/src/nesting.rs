@@ -221,7 +221,7 @@ impl NestedBatch for NestedHandle {
                         progress,
                     })
                 }
-                Event::Result { result, .. } => return Some(NestedEvent::Result(result)),
+                Event::Result { result, .. } => return Some(NestedEvent::Result(*result)),
                 Event::Done(_) => return None,
                 // Approvals and notifications go to the top-level host.
                 Event::PermissionRequest(_) | Event::Notification(_) | Event::Call(_) => {}

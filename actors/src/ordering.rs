@@ -27,7 +27,7 @@ const MIN_SPILL_CHARS: usize = PREVIEW_BYTES + 1_000;
 
 /// A result waiting for its turn.
 enum Held {
-    Made(Box<Made>),
+    Made(Made),
     /// A refusal past the message's call limit (see
     /// `coordinator::over_limit`), kept as the call's id and name and made
     /// when it leaves. Such refusals wait behind every call that runs, and
@@ -41,7 +41,9 @@ enum Held {
 }
 
 struct Made {
-    result: CallResult,
+    /// Boxed as it arrived from the call and as it leaves in its event:
+    /// held, sent and received without copying.
+    result: Box<CallResult>,
     chars: usize,
     /// False once spilled, or when it cannot be (images, a failed write).
     spillable: bool,
@@ -60,16 +62,16 @@ impl Held {
         matches!(self, Held::Made(m) if m.spillable && m.chars > MIN_SPILL_CHARS)
     }
 
-    fn into_result(self) -> CallResult {
+    fn into_result(self) -> Box<CallResult> {
         match self {
             Held::Made(made) => made.result,
-            Held::OverLimit { call_id, name, max } => CallResult::new(
+            Held::OverLimit { call_id, name, max } => Box::new(CallResult::new(
                 call_id.as_ref(),
                 name,
                 vec![ContentBlock::text(messages::over_call_limit(max))],
                 true,
                 Outcome::InvalidInput,
-            ),
+            )),
         }
     }
 }
@@ -117,7 +119,11 @@ impl Ordering {
     /// Takes the result of call `index` and sends every result that is now
     /// next in line. A second result for the same call is dropped: the first
     /// one is the call's result.
-    pub fn complete(&mut self, index: usize, result: CallResult, sink: &EventSink) {
+    pub fn complete(&mut self, index: usize, result: impl Into<Box<CallResult>>, sink: &EventSink) {
+        if self.has(index) {
+            return;
+        }
+        let result = result.into();
         let chars: usize = result.content.iter().map(|b| b.char_len()).sum();
         let spillable = !result.content.iter().any(|b| b.is_image());
         let made = Made {
@@ -125,7 +131,7 @@ impl Ordering {
             chars,
             spillable,
         };
-        self.hold(index, Held::Made(Box::new(made)), sink);
+        self.hold(index, Held::Made(made), sink);
     }
 
     /// Call `index` was refused past the message's limit of `max` calls:
@@ -231,7 +237,7 @@ mod tests {
     fn drain(rx: &crossbeam_channel::Receiver<Event>) -> Vec<(usize, CallResult)> {
         rx.try_iter()
             .filter_map(|e| match e {
-                Event::Result { index, result } => Some((index, result)),
+                Event::Result { index, result } => Some((index, *result)),
                 _ => None,
             })
             .collect()

@@ -148,7 +148,7 @@ pub async fn run(
                 for message in &result.system_messages {
                     eprintln!("baton: hook: {message}");
                 }
-                answer.push(result)
+                answer.push(*result)
             }
             Event::Done(s) => {
                 for message in &s.system_messages {
@@ -166,7 +166,7 @@ pub async fn run(
                     view.hide();
                 }
                 tokio::select! {
-                    _ = approve::ask(prompt) => {}
+                    _ = approve::ask(*prompt) => {}
                     _ = &mut stop, if !interrupted => {
                         interrupted = true;
                         batch.interrupt(InterruptKind::Cancel);

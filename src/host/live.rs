@@ -147,8 +147,8 @@ pub(super) fn report_event<F: FnMut(AgentEvent<'_>)>(
         TurnEvent::Nested(e) => report(AgentEvent::Nested(e)),
     }
     match event {
-        TurnEvent::Engine(Event::Result { result, .. })
-        | TurnEvent::Nested(NestedEvent::Result(result)) => results.push(result),
+        TurnEvent::Engine(Event::Result { result, .. }) => results.push(*result),
+        TurnEvent::Nested(NestedEvent::Result(result)) => results.push(result),
         TurnEvent::Engine(Event::Done(_)) => return true,
         // No one to ask in this loop: settings decide, ask means deny.
         TurnEvent::Engine(Event::PermissionRequest(prompt)) => {

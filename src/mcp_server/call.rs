@@ -127,9 +127,9 @@ pub(super) async fn run(
             Some(Event::PermissionRequest(prompt)) => {
                 // Asking the client can take as long as a human does; the
                 // event loop keeps running (progress, cancellation) meanwhile.
-                tokio::spawn(ask_client(context.peer.clone(), prompt));
+                tokio::spawn(ask_client(context.peer.clone(), *prompt));
             }
-            Some(Event::Result { result: r, .. }) => result = Some(r),
+            Some(Event::Result { result: r, .. }) => result = Some(*r),
             Some(Event::Done(_)) | None => break,
             Some(_) => {}
         }

@@ -82,11 +82,11 @@ pub async fn drain(batch: &mut baton::Batch) -> Run {
             .expect("batch did not finish within 30 s");
         match event {
             Some(Event::Result { index, result }) => {
-                run.results.push((index, result, Instant::now()))
+                run.results.push((index, *result, Instant::now()))
             }
             Some(Event::Progress { index, .. }) => run.progress.push((index, Instant::now())),
             Some(Event::Done(s)) => {
-                run.done = Some(s);
+                run.done = Some(*s);
                 break;
             }
             Some(_) => {}

@@ -154,7 +154,7 @@ async fn run_pipeline(
     let mut results = Vec::new();
     while let Some(event) = events.recv().await {
         match event {
-            baton::Event::Result { result, .. } => results.push(result),
+            baton::Event::Result { result, .. } => results.push(*result),
             baton::Event::Done(_) => break,
             _ => {}
         }

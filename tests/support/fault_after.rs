@@ -36,7 +36,7 @@ async fn results_of(
         let mut out = Vec::new();
         while let Some(e) = batch.next_event().await {
             match e {
-                Event::Result { index, result } => out.push((index, result)),
+                Event::Result { index, result } => out.push((index, *result)),
                 Event::Done(_) => break,
                 _ => {}
             }

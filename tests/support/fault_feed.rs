@@ -148,8 +148,8 @@ pub async fn results_until_done(
             .await
             .map_err(|_| TestCaseError::fail(format!("no event for {patience:?}")))?;
         match event {
-            Some(Event::Result { index, result }) => results.push((index, result)),
-            Some(Event::Done(summary)) => return Ok((results, summary)),
+            Some(Event::Result { index, result }) => results.push((index, *result)),
+            Some(Event::Done(summary)) => return Ok((results, *summary)),
             Some(_) => {}
             None => return Err(TestCaseError::fail("no done event")),
         }

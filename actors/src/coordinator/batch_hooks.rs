@@ -31,7 +31,7 @@ pub(super) fn finish_after_hooks(state: &mut BatchState, myself: &ActorRef<Coord
         if summary.stop_turn.is_none() {
             summary.stop_turn = outcome.stop_turn;
         }
-        sink.send(Event::Done(summary));
+        sink.send(Event::Done(Box::new(summary)));
         myself.stop(None);
     });
 }

@@ -287,7 +287,10 @@ impl BatchState {
         else {
             return None;
         };
-        self.lifecycle.started(&self.sink, index, &slot.call_id);
+        // One clock read for the lifecycle event and the inline budget.
+        let now = std::time::Instant::now();
+        self.lifecycle
+            .started(&self.sink, index, &slot.call_id, now);
         let ctx = ToolContext {
             call_id: slot.call_id.to_string(),
             context: self.context.clone(),
@@ -313,7 +316,7 @@ impl BatchState {
             fault,
             span: self.span.clone(),
         };
-        let began = inline.then(std::time::Instant::now);
+        let began = inline.then_some(now);
         // A task only when the call must wait: see `crate::invocation` for
         // why, and for how a task's end reaches this coordinator exactly once.
         match crate::invocation::start(myself, index, args, inline) {
@@ -351,14 +354,14 @@ impl BatchState {
     /// gets the engine's "lost" result.
     fn book(&mut self, index: usize, ending: Ending) {
         let result = match ending {
-            Ending::Result(result) => *result,
-            Ending::Lost(why) => self.lost_result(index, why),
+            Ending::Result(result) => result,
+            Ending::Lost(why) => Box::new(self.lost_result(index, why)),
         };
         self.finish_call(index, result);
     }
 
     /// Books a result of a call that was running.
-    fn finish_call(&mut self, index: usize, mut result: CallResult) {
+    fn finish_call(&mut self, index: usize, mut result: Box<CallResult>) {
         let safe = self.slots[index].safe;
         self.children.forget(&self.slots[index].call_id);
         self.scheduler.finished(safe, self.slots[index].work);
@@ -428,7 +431,7 @@ impl BatchState {
             super::batch_hooks::finish_after_hooks(self, myself);
             return;
         }
-        self.sink.send(Event::Done(self.summary.clone()));
+        self.sink.send(Event::Done(Box::new(self.summary.clone())));
         myself.stop(None);
     }
 }
@@ -481,6 +484,6 @@ impl Drop for BatchState {
         }
         self.summary.calls = total;
         crate::trace::batch_done(&self.span, &self.summary);
-        self.sink.send(Event::Done(self.summary.clone()));
+        self.sink.send(Event::Done(Box::new(self.summary.clone())));
     }
 }

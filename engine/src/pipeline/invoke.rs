@@ -40,7 +40,9 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
         r = &mut running => ran = r,
         _ = cancel.cancelled() => {
             cancelled = cancel.reason();
-            match tokio::time::timeout(pipeline.cancel_grace, &mut running).await {
+            // Boxed: a timer inline would grow every call's future, and
+            // only cancelled calls need one.
+            match Box::pin(tokio::time::timeout(pipeline.cancel_grace, &mut running)).await {
                 Ok(r) => ran = r,
                 Err(_) => ran = Ok(Err(ToolError::new("did not stop within the grace period"))),
             }

@@ -218,21 +218,37 @@ impl Pipeline {
     /// Runs a prepared call through every stage. Always returns a result.
     pub async fn run(&self, mut call: PreparedCall, ctx: ToolContext) -> CallResult {
         use tracing::Instrument;
-        let span = trace::call_span(&call.call, call.prepared_at.elapsed());
+        // One clock read ends the queue and starts both the call's duration
+        // and its first phase; the last phase's end is the call's end when
+        // nothing runs after the tool (see `run_stages`).
+        let started = std::time::Instant::now();
+        let span = trace::call_span(
+            &call.call,
+            started.saturating_duration_since(call.prepared_at),
+        );
         let _running = std::mem::replace(&mut call.queued, crate::metrics::Queued::none()).start();
         let tool = call.tool.clone();
-        let started = std::time::Instant::now();
         let written = crate::call_details::files_written(&call.call);
-        let mut result = self.run_stages(call, ctx).instrument(span).await;
+        let (mut result, ended) = self.run_stages(call, ctx, started).instrument(span).await;
         crate::metrics::call_finished(tool.as_ref().map(|t| t.name()), &result.outcome);
-        result.details.duration_ms = Some(started.elapsed().as_millis() as u64);
+        let ended = ended.unwrap_or_else(std::time::Instant::now);
+        result.details.duration_ms =
+            Some(ended.saturating_duration_since(started).as_millis() as u64);
         if result.outcome == Outcome::Success {
             result.details.files_written = written;
         }
         result
     }
 
-    async fn run_stages(&self, call: PreparedCall, ctx: ToolContext) -> CallResult {
+    /// The call's result, and when its tool returned if nothing that takes
+    /// time ran after it (no post-hooks): the call's end, without reading
+    /// the clock again.
+    async fn run_stages(
+        &self,
+        call: PreparedCall,
+        ctx: ToolContext,
+        started: std::time::Instant,
+    ) -> (CallResult, Option<std::time::Instant>) {
         let PreparedCall {
             call,
             tool,
@@ -242,7 +258,7 @@ impl Pipeline {
             ..
         } = call;
         if let Some(text) = rejected {
-            return CallResult::error(&call, text, Outcome::InvalidInput);
+            return (CallResult::error(&call, text, Outcome::InvalidInput), None);
         }
         let mut state = CallState {
             call,
@@ -255,6 +271,7 @@ impl Pipeline {
             hook_verdict: Default::default(),
             read_only,
         };
+        let mut ended = None;
         let flow: Flow<(Arc<Tool>, CallResult)> = async {
             let tool = validate::lookup(&state, tool)?;
             // Hooks, rules and results know a tool by its name, not the alias
@@ -263,7 +280,7 @@ impl Pipeline {
                 state.call.name = tool.name().to_string();
             }
             validate::not_cancelled(&state)?;
-            let start = std::time::Instant::now();
+            let start = started;
             state.parsed = Some(validate::schema(&state, &tool, parsed, &self.pool)?);
             let cancel = state.ctx.cancel.clone();
             validate::interruptible(&cancel, validate::validate_input(&state, &tool))
@@ -273,17 +290,20 @@ impl Pipeline {
             // Hook stages are boxed, and only entered when there are hooks:
             // inline they would grow every call's future by their size,
             // and the future is moved whole (into its box, into a task).
-            if !self.hooks.is_empty() {
+            let start = if self.hooks.is_empty() {
+                // No hooks ran: the phase took no time, and needs no clock.
+                trace::phase_at("hooks_ms", start, start)
+            } else {
                 let hooks = Box::pin(pre_hooks::run(self, &mut state, &tool));
                 validate::interruptible(&cancel, hooks)
                     .await
                     .map_err(|reason| validate::interrupted(&state, reason))??;
-            }
-            let start = trace::phase("hooks_ms", start);
+                trace::phase("hooks_ms", start)
+            };
             permission::decide(self, &mut state, &tool).await?;
             let start = trace::phase("permission_ms", start);
             let result = invoke::call(self, &mut state, &tool).await;
-            trace::phase("exec_ms", start);
+            ended = Some(trace::phase("exec_ms", start));
             Ok((tool, result))
         }
         .await;
@@ -293,6 +313,7 @@ impl Pipeline {
                 if self.hooks.is_empty() {
                     result
                 } else {
+                    ended = None;
                     Box::pin(post_hooks::run(self, &state, &tool, result)).await
                 }
             }
@@ -302,7 +323,7 @@ impl Pipeline {
         let mut result = state.finish(result);
         result.batch_record = record;
         trace::outcome(&result);
-        result
+        (result, ended)
     }
 
     /// The result of a call that never started because its batch was

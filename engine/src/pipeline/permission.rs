@@ -189,86 +189,99 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
         other => other,
     };
 
+    // A denial and a question are boxed: inline, their hooks, the
+    // approver's future and the answer's checks would grow every call's
+    // future (which is moved whole, into its box and maybe a task), though
+    // most calls are simply allowed.
     match verdict {
         Verdict::Allow => Ok(()),
-        Verdict::Deny(reason) => {
-            let mut text = messages::denied(tool.name(), &reason);
-            if let Some(retry) =
-                permission_hooks::permission_denied(pipeline, state, tool, &reason).await
-            {
-                text.push_str("\n\n");
-                text.push_str(&retry);
-            }
-            Err(deny(state, text))
-        }
+        Verdict::Deny(reason) => Box::pin(refuse(pipeline, state, tool, reason)).await,
         Verdict::Ask { reason, suggestion } => {
-            // Whoever answers yes vouches for the call.
-            state.ctx.approval = Approval::Vouched;
-            if let Answered::Allowed = permission_hooks::permission_request(
-                pipeline,
-                state,
-                tool,
-                &reason,
-                suggestion.as_deref(),
-            )
-            .await?
-            {
-                return Ok(());
-            }
-            let Some(parsed) = state.parsed.as_ref() else {
-                return Err(deny(
-                    state,
-                    messages::internal("no parsed input at approval time"),
-                ));
-            };
-            let approver = state
-                .ctx
-                .services
-                .get::<ApproverService>()
-                .map(|s| s.0.clone())
-                .or_else(|| pipeline.approver.clone());
-            let Some(approver) = approver else {
-                return Err(deny(
-                    state,
-                    messages::needs_approval(tool.name(), &reason, suggestion.as_deref()),
-                ));
-            };
-            let label = tool.label(parsed);
-            let summary = crate::permission::summary::request_summary(
-                tool.name(),
-                &target,
-                (label != tool.name()).then_some(label.as_str()),
-                parsed.raw(),
-            );
-            let asking = approver.approve(ApprovalRequest {
-                call_id: state.call.id.clone(),
-                tool_name: tool.name().to_string(),
-                input: parsed.raw().clone(),
-                reason,
-                suggestion: suggestion.clone(),
-                caller: state.call.caller.clone(),
-                agent_chain: crate::subagent::AgentChain::of(&state.ctx.context).call_ids(),
-                parent_call_id: None,
-                summary,
-            });
-            // An unanswered question must not outlive an interrupt; an
-            // answer that is there wins (deny-and-interrupt cancels the
-            // batch right after answering).
-            let answer = tokio::select! {
-                biased;
-                answer = asking => answer,
-                _ = state.ctx.cancel.cancelled() => {
-                    let reason = state.ctx.cancel.reason().unwrap_or(crate::cancel::CancelReason::User);
-                    return Err(Early::new(CallResult::error(
-                        &state.call,
-                        messages::cancelled(&reason, false),
-                        Outcome::Cancelled { started: false },
-                    )));
-                }
-            };
-            super::approval::apply(pipeline, state, tool, answer, suggestion.as_deref()).await
+            Box::pin(ask(pipeline, state, tool, target, reason, suggestion)).await
         }
     }
+}
+
+/// The call is denied: PermissionDenied hooks may add a retry hint.
+async fn refuse(pipeline: &Pipeline, state: &mut CallState, tool: &Tool, reason: String) -> Flow {
+    let mut text = messages::denied(tool.name(), &reason);
+    if let Some(retry) = permission_hooks::permission_denied(pipeline, state, tool, &reason).await {
+        text.push_str("\n\n");
+        text.push_str(&retry);
+    }
+    Err(deny(state, text))
+}
+
+/// The call needs an answer: PermissionRequest hooks first, then the
+/// approver, if there is one.
+async fn ask(
+    pipeline: &Pipeline,
+    state: &mut CallState,
+    tool: &Tool,
+    target: PermissionTarget,
+    reason: String,
+    suggestion: Option<String>,
+) -> Flow {
+    // Whoever answers yes vouches for the call.
+    state.ctx.approval = Approval::Vouched;
+    if let Answered::Allowed =
+        permission_hooks::permission_request(pipeline, state, tool, &reason, suggestion.as_deref())
+            .await?
+    {
+        return Ok(());
+    }
+    let Some(parsed) = state.parsed.as_ref() else {
+        return Err(deny(
+            state,
+            messages::internal("no parsed input at approval time"),
+        ));
+    };
+    let approver = state
+        .ctx
+        .services
+        .get::<ApproverService>()
+        .map(|s| s.0.clone())
+        .or_else(|| pipeline.approver.clone());
+    let Some(approver) = approver else {
+        return Err(deny(
+            state,
+            messages::needs_approval(tool.name(), &reason, suggestion.as_deref()),
+        ));
+    };
+    let label = tool.label(parsed);
+    let summary = crate::permission::summary::request_summary(
+        tool.name(),
+        &target,
+        (label != tool.name()).then_some(label.as_str()),
+        parsed.raw(),
+    );
+    let asking = approver.approve(ApprovalRequest {
+        call_id: state.call.id.clone(),
+        tool_name: tool.name().to_string(),
+        input: parsed.raw().clone(),
+        reason,
+        suggestion: suggestion.clone(),
+        caller: state.call.caller.clone(),
+        agent_chain: crate::subagent::AgentChain::of(&state.ctx.context).call_ids(),
+        parent_call_id: None,
+        summary,
+    });
+    // An unanswered question must not outlive an interrupt; an
+    // answer that is there wins (deny-and-interrupt cancels the
+    // batch right after answering).
+    let answer = tokio::select! {
+        biased;
+        answer = asking => answer,
+        _ = state.ctx.cancel.cancelled() => {
+            let reason = state.ctx.cancel.reason().unwrap_or(crate::cancel::CancelReason::User);
+            return Err(Early::new(CallResult::error(
+                &state.call,
+                messages::cancelled(&reason, false),
+                Outcome::Cancelled { started: false },
+            )));
+        }
+    };
+    super::approval::apply(pipeline, state, tool, answer, suggestion.as_deref()).await
 }
 
 fn deny(state: &CallState, text: String) -> Early {

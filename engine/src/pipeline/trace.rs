@@ -35,7 +35,11 @@ pub(super) fn call_span(call: &ToolUse, queued: Duration) -> Span {
 /// (call) span; returns its end, the next phase's start (one clock read
 /// per phase boundary, not two).
 pub(super) fn phase(field: &'static str, start: Instant) -> Instant {
-    let end = Instant::now();
+    phase_at(field, start, Instant::now())
+}
+
+/// [`phase`] with its end already read; returns `end`.
+pub(super) fn phase_at(field: &'static str, start: Instant, end: Instant) -> Instant {
     let took = end.saturating_duration_since(start);
     Span::current().record(field, ms(took));
     // The metric's label is the span field without its unit.

@@ -3,7 +3,6 @@
 use std::any::Any;
 use std::marker::PhantomData;
 
-use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -51,18 +50,29 @@ impl ParsedInput {
 
     /// The typed input, by value (for `call`).
     fn into_typed<I: 'static>(self) -> Option<I> {
-        let value = if self.value.is::<SameAsRaw>() {
-            Box::new(self.raw) as Box<dyn Any>
-        } else {
-            self.value as Box<dyn Any>
-        };
-        value.downcast::<I>().ok().map(|typed| *typed)
+        if self.value.is::<SameAsRaw>() {
+            // Moved out through an `Option` on the stack: boxing the JSON
+            // to downcast it would allocate once per call.
+            let mut raw = Some(self.raw);
+            return (&mut raw as &mut dyn Any)
+                .downcast_mut::<Option<I>>()
+                .and_then(Option::take);
+        }
+        (self.value as Box<dyn Any>)
+            .downcast::<I>()
+            .ok()
+            .map(|typed| *typed)
     }
 }
 
 const WRONG_INPUT: &str = "internal error: input parsed for a different tool";
 
-#[async_trait]
+/// A future the erased layer hands on. The three async methods return the
+/// tool's own future (already boxed by `ToolLogic`'s `async_trait`) instead
+/// of boxing a second future around it: that was three allocations and
+/// frees more per call.
+type Boxed<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
 pub(super) trait ErasedLogic: Send + Sync {
     fn parse(&self, input: &Value) -> Result<ParsedInput, String>;
     fn is_enabled(&self) -> bool;
@@ -81,9 +91,21 @@ pub(super) trait ErasedLogic: Send + Sync {
         input: &ParsedInput,
         ctx: &ToolContext,
     ) -> Vec<PermissionTarget>;
-    async fn validate_input(&self, input: &ParsedInput, ctx: &ToolContext) -> Result<(), String>;
-    async fn check_permissions(&self, input: &ParsedInput, ctx: &ToolContext) -> ToolPermission;
-    async fn call(&self, input: ParsedInput, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+    fn validate_input<'a>(
+        &'a self,
+        input: &'a ParsedInput,
+        ctx: &'a ToolContext,
+    ) -> Boxed<'a, Result<(), String>>;
+    fn check_permissions<'a>(
+        &'a self,
+        input: &'a ParsedInput,
+        ctx: &'a ToolContext,
+    ) -> Boxed<'a, ToolPermission>;
+    fn call(
+        &self,
+        input: ParsedInput,
+        ctx: ToolContext,
+    ) -> Boxed<'_, Result<ToolOutput, ToolError>>;
 }
 
 pub(super) struct Typed<I, L> {
@@ -101,7 +123,6 @@ impl<I, L> Typed<I, L> {
 }
 
 /// Raw tools are typed tools over `serde_json::Value`.
-#[async_trait]
 impl<I, L> ErasedLogic for Typed<I, L>
 where
     I: DeserializeOwned + Send + Sync + 'static,
@@ -163,22 +184,36 @@ where
             .get::<I>()
             .map_or_else(Vec::new, |i| self.logic.further_permission_targets(i, ctx))
     }
-    async fn validate_input(&self, input: &ParsedInput, ctx: &ToolContext) -> Result<(), String> {
+    fn validate_input<'a>(
+        &'a self,
+        input: &'a ParsedInput,
+        ctx: &'a ToolContext,
+    ) -> Boxed<'a, Result<(), String>> {
         match input.get::<I>() {
-            Some(i) => self.logic.validate_input(i, ctx).await,
-            None => Err(WRONG_INPUT.to_string()),
+            Some(i) => self.logic.validate_input(i, ctx),
+            None => Box::pin(std::future::ready(Err(WRONG_INPUT.to_string()))),
         }
     }
-    async fn check_permissions(&self, input: &ParsedInput, ctx: &ToolContext) -> ToolPermission {
+    fn check_permissions<'a>(
+        &'a self,
+        input: &'a ParsedInput,
+        ctx: &'a ToolContext,
+    ) -> Boxed<'a, ToolPermission> {
         match input.get::<I>() {
-            Some(i) => self.logic.check_permissions(i, ctx).await,
-            None => ToolPermission::Deny(WRONG_INPUT.to_string()),
+            Some(i) => self.logic.check_permissions(i, ctx),
+            None => Box::pin(std::future::ready(ToolPermission::Deny(
+                WRONG_INPUT.to_string(),
+            ))),
         }
     }
-    async fn call(&self, input: ParsedInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    fn call(
+        &self,
+        input: ParsedInput,
+        ctx: ToolContext,
+    ) -> Boxed<'_, Result<ToolOutput, ToolError>> {
         match input.into_typed::<I>() {
-            Some(i) => self.logic.call(i, ctx).await,
-            None => Err(ToolError::new(WRONG_INPUT)),
+            Some(i) => self.logic.call(i, ctx),
+            None => Box::pin(std::future::ready(Err(ToolError::new(WRONG_INPUT)))),
         }
     }
 }

@@ -454,7 +454,7 @@ impl Session {
             Event::PermissionRequest(prompt) => {
                 let id = self.next_prompt;
                 self.next_prompt += 1;
-                self.prompts.insert(id, prompt.clone());
+                self.prompts.insert(id, PermissionPrompt::clone(prompt));
                 Some(id)
             }
             _ => None,
@@ -477,7 +477,7 @@ impl Session {
                     // large, and doubling copied them all again each time.
                     let more = b.calls.len().saturating_sub(b.results.len()).max(1);
                     b.results.reserve(more);
-                    b.results.push(result);
+                    b.results.push(*result);
                 }
                 return written;
             }
