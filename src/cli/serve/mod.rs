@@ -31,8 +31,7 @@ mod wire;
 
 use baton::engine::HookEvent;
 use baton::InterruptKind;
-use futures::StreamExt;
-use tokio::sync::mpsc;
+use futures::{FutureExt, StreamExt};
 
 use baton::engine::wire::WireFormat;
 
@@ -84,15 +83,10 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
         };
         output::write_line(&super::session::line(&outcome, "SessionStart"))?;
     }
-    let (notes_tx, mut rx) = mpsc::unbounded_channel();
+    // Read here, not forwarded by a task: a notification the engine sent
+    // before a batch event must leave before it (a task a call started
+    // shows before the call's result), which two hops could reorder.
     let mut notes = engine.notifications();
-    tokio::spawn(async move {
-        while let Some(event) = notes.next().await {
-            if notes_tx.send((None, event)).is_err() {
-                break;
-            }
-        }
-    });
     let mut wire = wire::Wire::new(setup.pool.clone(), format);
     wire.set = setup.tool_set;
     let mut session = Session::new(engine, wire, agents);
@@ -140,11 +134,18 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
                 }
             },
             first = session.next_batch_event() => {
+                let mut ready_notes = |_: &mut Session| {
+                    notes.next().now_or_never().flatten().map(|n| (None, n))
+                };
+                if let Some(note) = ready_notes(&mut session) {
+                    emit_ready(&mut session, note, &mut ready_notes, &mut save_warned)?;
+                }
                 emit_ready(&mut session, first, |s| s.ready_batch_event(), &mut save_warned)?;
             }
             // The session's notifications (tasks starting and ending).
-            Some(first) = rx.recv() => {
-                emit_ready(&mut session, first, |_| rx.try_recv().ok(), &mut save_warned)?;
+            Some(note) = notes.next() => {
+                let ready_notes = |_: &mut Session| notes.next().now_or_never().flatten().map(|n| (None, n));
+                emit_ready(&mut session, (None, note), ready_notes, &mut save_warned)?;
             }
             // A `hook_event` ended: the session may be idle now.
             _ = hook_events.ended() => {}
