@@ -7,15 +7,15 @@ use std::collections::HashMap;
 use baton::engine::deferred::Mark;
 use baton::engine::wire::WireFormat;
 use baton::engine::{Approval, CallResult, ToolUse};
-use baton::jsonl::{event_json, summary_json};
 use baton::{BatchHandle, Engine, Event, InterruptKind, PermissionPrompt};
 use futures::stream::{BoxStream, SelectAll};
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use serde_json::{json, Value};
 
+mod emit;
 mod targets;
 
-use super::output::{write_line, write_line_with_raw, write_made};
+use super::output::write_line;
 use super::strict::Checked;
 use super::tasks::TaskLine;
 use super::wire::{self, Wire};
@@ -96,21 +96,6 @@ impl Session {
     /// The session's engine.
     pub fn engine(&self) -> &Engine {
         &self.engine
-    }
-
-    /// The next event of a running batch; pending while there is none
-    /// (forever when no batch runs). Cancel-safe: the streams keep their
-    /// state between calls.
-    pub async fn next_batch_event(&mut self) -> (Option<u64>, Event) {
-        match self.streams.next().await {
-            Some(event) => event,
-            None => std::future::pending().await,
-        }
-    }
-
-    /// A batch's event that is ready now, without waiting.
-    pub fn ready_batch_event(&mut self) -> Option<(Option<u64>, Event)> {
-        self.streams.next().now_or_never().flatten()
     }
 
     pub fn is_idle(&self) -> bool {
@@ -436,123 +421,6 @@ impl Session {
         };
         prompt.answer(approval);
         Ok(())
-    }
-
-    pub fn emit(&mut self, batch: Option<u64>, event: Event) -> Result<(), CliError> {
-        if let Event::PermissionRequest(prompt) = &event {
-            if self.input_closed {
-                prompt.answer(no_host());
-                return Ok(());
-            }
-        }
-        if let Event::Call(call) = &event {
-            if let baton::CallState::PermissionCancelled { prompt } = call.state {
-                return self.permission_cancelled(batch, call, prompt);
-            }
-        }
-        let request_id = match &event {
-            Event::PermissionRequest(prompt) => {
-                let id = self.next_prompt;
-                self.next_prompt += 1;
-                self.prompts.insert(id, PermissionPrompt::clone(prompt));
-                Some(id)
-            }
-            _ => None,
-        };
-        let label = batch.map(|id| self.label(id));
-        // The lines of every call (three lifecycle lines and the result),
-        // written straight from the event (`jsonl_direct`).
-        match event {
-            Event::Call(call) if baton::jsonl_direct::writes_call_state(&call.state) => {
-                return write_made(|out| {
-                    baton::jsonl_direct::write_call_line(out, &call, label.as_ref())
-                });
-            }
-            Event::Result { index, result } => {
-                let written = write_made(|out| {
-                    baton::jsonl_direct::write_result_line(out, index, &result, label.as_ref())
-                });
-                if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {
-                    // Room for every call added so far at once: a result is
-                    // large, and doubling copied them all again each time.
-                    let more = b.calls.len().saturating_sub(b.results.len()).max(1);
-                    b.results.reserve(more);
-                    b.results.push(*result);
-                }
-                return written;
-            }
-            _ => {}
-        }
-        // JSON text written straight from the results, and the key it goes
-        // under: a result's block, a batch's answer (never built as trees).
-        let mut raw: Option<(&str, Vec<u8>)> = None;
-        let mut line = match &event {
-            Event::Done(summary) => {
-                let finished = batch.and_then(|id| self.batches.remove(&id));
-                if let Some(host) = finished.as_ref().and_then(|b| b.host_id.as_ref()) {
-                    self.host_ids.remove(host);
-                }
-                let loaded = finished
-                    .as_ref()
-                    .map(|b| self.engine.loaded_since(b.loaded_mark))
-                    .unwrap_or_default();
-                let (format, results) = finished
-                    .map(|b| (b.format.unwrap_or_default(), b.results))
-                    .unwrap_or_default();
-                let mut done = json!({"type": "done", "summary": summary_json(summary)});
-                if results.is_empty() {
-                    // The model APIs reject an empty user message: there is
-                    // nothing to send back.
-                    done["message"] = Value::Null;
-                    done["reason"] = json!(
-                        "the message had no tool calls, so there are no results to send; \
-                         do not send an empty user message"
-                    );
-                } else {
-                    // PostToolBatch hooks' context follows the results, the
-                    // way Claude Code adds it (only Anthropic has a place).
-                    let context = &summary.additional_context;
-                    raw = Some(("message", self.wire.answer(format, &results, context)));
-                }
-                if !loaded.is_empty() {
-                    done["loaded_tools"] = json!(loaded);
-                }
-                done
-            }
-            _ => event_json(&event, request_id),
-        };
-        if let Some(label) = label {
-            line["batch"] = label;
-        }
-        match raw {
-            Some((key, bytes)) => write_line_with_raw(&line, key, &bytes),
-            None => write_line(&line),
-        }
-    }
-
-    /// A pending request was withdrawn (its call was cancelled): the host
-    /// closes its prompt; answering it now is an error.
-    fn permission_cancelled(
-        &mut self,
-        batch: Option<u64>,
-        call: &baton::CallEvent,
-        prompt: u64,
-    ) -> Result<(), CliError> {
-        let Some(request_id) = self
-            .prompts
-            .iter()
-            .find_map(|(id, p)| (p.id() == prompt).then_some(*id))
-        else {
-            // Never shown (the session was closing) or already answered.
-            return Ok(());
-        };
-        self.prompts.remove(&request_id);
-        let mut line = baton::jsonl::call_json(call);
-        line["request_id"] = json!(request_id);
-        if let Some(id) = batch {
-            line["batch"] = self.label(id);
-        }
-        write_line(&line)
     }
 
     fn error(&self, message: String) -> Result<(), CliError> {
