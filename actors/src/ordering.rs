@@ -37,6 +37,8 @@ enum Held {
         call_id: Arc<str>,
         name: String,
         max: usize,
+        /// The refusal's length, counted once for the budget.
+        chars: usize,
     },
 }
 
@@ -53,7 +55,7 @@ impl Held {
     fn chars(&self) -> usize {
         match self {
             Held::Made(made) => made.chars,
-            Held::OverLimit { max, .. } => messages::over_call_limit(*max).chars().count(),
+            Held::OverLimit { chars, .. } => *chars,
         }
     }
 
@@ -65,7 +67,9 @@ impl Held {
     fn into_result(self) -> Box<CallResult> {
         match self {
             Held::Made(made) => made.result,
-            Held::OverLimit { call_id, name, max } => Box::new(CallResult::new(
+            Held::OverLimit {
+                call_id, name, max, ..
+            } => Box::new(CallResult::new(
                 call_id.as_ref(),
                 name,
                 vec![ContentBlock::text(messages::over_call_limit(max))],
@@ -144,7 +148,13 @@ impl Ordering {
         max: usize,
         sink: &EventSink,
     ) {
-        let held = Held::OverLimit { call_id, name, max };
+        let chars = messages::over_call_limit(max).chars().count();
+        let held = Held::OverLimit {
+            call_id,
+            name,
+            max,
+            chars,
+        };
         self.hold(index, held, sink);
     }
 

@@ -134,18 +134,14 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
                 }
             },
             first = session.next_batch_event() => {
-                let mut ready_notes = |_: &mut Session| {
-                    notes.next().now_or_never().flatten().map(|n| (None, n))
-                };
-                if let Some(note) = ready_notes(&mut session) {
-                    emit_ready(&mut session, note, &mut ready_notes, &mut save_warned)?;
+                if let Some(note) = ready_note(&mut notes) {
+                    emit_ready(&mut session, note, |_| ready_note(&mut notes), &mut save_warned)?;
                 }
-                emit_ready(&mut session, first, |s| s.ready_batch_event(), &mut save_warned)?;
+                emit_ready(&mut session, first, Session::ready_batch_event, &mut save_warned)?;
             }
             // The session's notifications (tasks starting and ending).
             Some(note) = notes.next() => {
-                let ready_notes = |_: &mut Session| notes.next().now_or_never().flatten().map(|n| (None, n));
-                emit_ready(&mut session, (None, note), ready_notes, &mut save_warned)?;
+                emit_ready(&mut session, (None, note), |_| ready_note(&mut notes), &mut save_warned)?;
             }
             // A `hook_event` ended: the session may be idle now.
             _ = hook_events.ended() => {}
@@ -163,6 +159,15 @@ pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), C
             }
         }
     }
+}
+
+/// A notification the engine has already sent, without waiting.
+fn ready_note(notes: &mut baton::NotificationStream) -> Option<(Option<u64>, baton::Event)> {
+    notes
+        .next()
+        .now_or_never()
+        .flatten()
+        .map(|note| (None, note))
 }
 
 /// Emits `first` and up to [`READY_AT_ONCE`] events `next` has ready, as

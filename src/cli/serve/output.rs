@@ -17,40 +17,20 @@ use crate::cli::CliError;
 static HELD: Mutex<Option<Vec<u8>>> = Mutex::new(None);
 
 pub fn write_line(value: &Value) -> Result<(), CliError> {
-    let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(buffer) = held.as_mut() {
-        // Writing a Value into memory cannot fail.
-        let _ = serde_json::to_writer(&mut *buffer, value);
-        buffer.push(b'\n');
-        return Ok(());
-    }
-    drop(held);
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{value}")
-        .and_then(|_| out.flush())
-        .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))
+    write_made(|out| serde_json::to_writer(out, value).map_err(std::io::Error::from))
 }
 
 /// Writes the line `value` with `raw` (JSON text already written, such as
 /// a result's block or a batch's answer) as its `key`: the bytes
 /// [`write_line`] would write had `raw` been parsed into `value`.
 pub fn write_line_with_raw(value: &Value, key: &str, raw: &[u8]) -> Result<(), CliError> {
-    let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(buffer) = held.as_mut() {
-        // Writing into memory cannot fail.
-        let _ = baton::jsonl::write_with_raw(&mut *buffer, value, key, raw);
-        buffer.push(b'\n');
-        return Ok(());
-    }
-    drop(held);
-    let mut line = Vec::with_capacity(raw.len() + 256);
-    let _ = baton::jsonl::write_with_raw(&mut line, value, key, raw);
-    line.push(b'\n');
-    write_all(&line)
+    write_made(|out| baton::jsonl::write_with_raw(out, value, key, raw))
 }
 
-/// Writes the line `make` writes (without its newline), for lines written
-/// straight from their events ([`baton::jsonl_direct`]) with no `Value`.
+/// Writes the line `make` writes (without its newline): held while a
+/// [`Hold`] lasts, else written and flushed at once. Every line goes
+/// through here, whether made from a `Value` or straight from its event
+/// ([`baton::jsonl_direct`]).
 pub fn write_made(make: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> Result<(), CliError> {
     let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(buffer) = held.as_mut() {
