@@ -27,6 +27,9 @@ use tokio::process::Command;
 /// How long a helper may take.
 pub const LIMIT: Duration = Duration::from_secs(10);
 
+/// How long the output of a helper that finished is still waited for.
+const GRACE: Duration = Duration::from_secs(1);
+
 /// How much of the helper's output is read (headers are small).
 const MAX_OUTPUT: u64 = 64 * 1024;
 
@@ -59,25 +62,40 @@ pub async fn run(
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err("headersHelper's output could not be read".into());
     };
-    let read_out = tokio::spawn(read_all(stdout));
-    let read_err = tokio::spawn(read_all(stderr));
-    let status = tokio::time::timeout(LIMIT, child.wait()).await;
-    // Whatever the helper started ends with it (and lets go of its pipes).
-    if let Some(group) = group {
-        let _ = killpg(group, Signal::SIGKILL);
-    }
+    // The pipes are read by this task, beside the wait: a helper printing
+    // more than a pipe holds must not block, and whatever was read stays
+    // in `out`/`err` even when the reading is given up on.
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let status = {
+        let reading =
+            async { tokio::join!(read_into(stdout, &mut out), read_into(stderr, &mut err)) };
+        tokio::pin!(reading);
+        let mut read = false;
+        let status = tokio::time::timeout(LIMIT, async {
+            loop {
+                tokio::select! {
+                    status = child.wait() => break status,
+                    _ = &mut reading, if !read => read = true,
+                }
+            }
+        })
+        .await;
+        // Whatever the helper started ends with it (and lets go of its pipes).
+        if let Some(group) = group {
+            let _ = killpg(group, Signal::SIGKILL);
+        }
+        // Only a process that left the group can still hold a pipe open: give
+        // it a short grace. A timeout polls the reads before its timer, so all
+        // the helper wrote before it ended is read however late this runs (a
+        // grace spent waiting on separate reader tasks could lose output on a
+        // loaded machine).
+        if !read {
+            let _ = tokio::time::timeout(GRACE, &mut reading).await;
+        }
+        status
+    };
     let status =
         status.map_err(|_| format!("headersHelper did not finish within {} s", LIMIT.as_secs()))?;
-    // A process that left the group may still hold a pipe: wait briefly.
-    let collect = |task: tokio::task::JoinHandle<Vec<u8>>| async move {
-        tokio::time::timeout(Duration::from_secs(1), task)
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .unwrap_or_default()
-    };
-    let out = collect(read_out).await;
-    let err = collect(read_err).await;
     let status = status.map_err(|e| format!("headersHelper: {e}"))?;
     if !status.success() {
         let why = String::from_utf8_lossy(&err);
@@ -91,11 +109,14 @@ pub async fn run(
     parse(&out)
 }
 
-/// At most [`MAX_OUTPUT`] bytes of `pipe`.
-async fn read_all(pipe: impl tokio::io::AsyncRead + Unpin) -> Vec<u8> {
-    let mut buf = Vec::new();
-    let _ = pipe.take(MAX_OUTPUT).read_to_end(&mut buf).await;
-    buf
+/// Appends at most [`MAX_OUTPUT`] bytes of `pipe` to `buf`, a read at a
+/// time, so that what was read is kept if this is dropped.
+async fn read_into(pipe: impl tokio::io::AsyncRead + Unpin, buf: &mut Vec<u8>) {
+    let mut pipe = pipe.take(MAX_OUTPUT);
+    let mut chunk = [0u8; 4096];
+    while let Ok(n @ 1..) = pipe.read(&mut chunk).await {
+        buf.extend_from_slice(&chunk[..n]);
+    }
 }
 
 /// The helper's output: one JSON object whose values are strings.

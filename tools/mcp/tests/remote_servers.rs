@@ -297,7 +297,7 @@ async fn headers_helper_supplies_the_connections_headers() {
         let server = Remote::start(mode);
         let dir = tempfile::tempdir().unwrap();
         let helper = format!(
-            "(exec -a {marker} sleep 300) & printf '{{\"X-Token\": \"Bearer for-%s\"}}' \"$CLAUDE_CODE_MCP_SERVER_NAME\""
+            "bash -c 'exec -a {marker} sleep 300' & echo $! > \"$CLAUDE_PROJECT_DIR/helper.pid\"; printf '{{\"X-Token\": \"Bearer for-%s\"}}' \"$CLAUDE_CODE_MCP_SERVER_NAME\""
         );
         let kind = if mode == "--sse" { "sse" } else { "http" };
         let config = json!({
@@ -310,6 +310,11 @@ async fn headers_helper_supplies_the_connections_headers() {
         assert!(problems.is_empty(), "{problems:?}");
         let clients = start(specs, dir.path()).await;
         let (tools, _) = clients.tools();
+        let diagnostics = clients.diagnostics().join("\n");
+        assert!(
+            tools.iter().any(|t| t.name() == "mcp__deals__header"),
+            "{mode}: deals did not connect: {diagnostics}"
+        );
         for (name, want) in [("X-Token", "Bearer for-deals"), ("X-Default", "kept")] {
             let out = call(
                 &tools,
@@ -321,12 +326,17 @@ async fn headers_helper_supplies_the_connections_headers() {
             .unwrap();
             assert_eq!(text(&out), want, "{mode}");
         }
-        let diagnostics = clients.diagnostics().join("\n");
         assert!(
             diagnostics.contains("token service down"),
             "{mode}: {diagnostics}"
         );
         assert!(!tools.iter().any(|t| t.name().starts_with("mcp__broken")));
+        // The helper did start its child (or the count below proves nothing).
+        let pid = std::fs::read_to_string(dir.path().join("helper.pid")).unwrap_or_default();
+        assert!(
+            pid.trim().parse::<u32>().is_ok(),
+            "{mode}: no child: {pid:?}"
+        );
         let left = std::fs::read_dir("/proc")
             .unwrap()
             .flatten()
