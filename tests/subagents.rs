@@ -66,7 +66,7 @@ async fn parallel_agent_calls_run_side_by_side() {
             to_call(&agent(
                 &format!("a{i}"),
                 script(
-                    vec![bash(&format!("b{i}"), &format!("sleep 1; echo leaf{i}"))],
+                    vec![bash(&format!("b{i}"), &format!("sleep 2; echo leaf{i}"))],
                     "ok",
                 ),
             ))
@@ -74,9 +74,10 @@ async fn parallel_agent_calls_run_side_by_side() {
         .collect();
     let t0 = Instant::now();
     let run = run(&s.engine, calls).await;
-    // Three one-second subagents together take well under three seconds.
+    // Three two-second subagents together take well under six seconds (the
+    // margin is wide so that a loaded machine cannot fail it).
     assert!(
-        t0.elapsed() < Duration::from_millis(2800),
+        t0.elapsed() < Duration::from_millis(5000),
         "{:?}",
         t0.elapsed()
     );
