@@ -204,7 +204,7 @@ fn project_entry<'a>(user: &'a Value, project_dir: &Path) -> Option<&'a Value> {
 
 /// A JSON file, or `None` when it does not exist; unreadable or invalid
 /// files are a diagnostic.
-fn read_json(path: &Path, diagnostics: &mut Vec<String>) -> Option<Value> {
+pub(crate) fn read_json(path: &Path, diagnostics: &mut Vec<String>) -> Option<Value> {
     match std::fs::read_to_string(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::config::{parse_servers, EnvLookup, Scope, ServerSpec, TransportSpec};
-use crate::load::{servers_of, Loaded};
+use crate::load::{read_json, servers_of, Loaded};
 
 /// Adds the servers of `plugins` (`(plugin name, root)`) to `loaded`; a
 /// server already there under the same name is kept.
@@ -73,11 +73,11 @@ pub fn plugin_servers(
 fn declared(root: &Path, problems: &mut Vec<String>) -> Vec<(String, Value)> {
     let mut out = Vec::new();
     let mcp_json = root.join(".mcp.json");
-    if let Some(file) = read(&mcp_json, problems) {
+    if let Some(file) = read_json(&mcp_json, problems) {
         out.push((mcp_json.display().to_string(), servers_of(&file)));
     }
     let manifest_path = root.join(".claude-plugin/plugin.json");
-    let Some(manifest) = read(&manifest_path, problems) else {
+    let Some(manifest) = read_json(&manifest_path, problems) else {
         return out;
     };
     let source = manifest_path.display().to_string();
@@ -91,7 +91,7 @@ fn declared(root: &Path, problems: &mut Vec<String>) -> Vec<(String, Value)> {
             Value::Object(_) => out.push((source.clone(), servers_of(&item))),
             Value::String(rel) => match inside(root, &rel) {
                 Some(path) => {
-                    if let Some(file) = read(&path, problems) {
+                    if let Some(file) = read_json(&path, problems) {
                         out.push((path.display().to_string(), servers_of(&file)));
                     } else if !path.exists() {
                         problems.push(format!(
@@ -127,23 +127,6 @@ fn inside(root: &Path, rel: &str) -> Option<PathBuf> {
         )
     });
     (!escapes).then(|| root.join(rel))
-}
-
-fn read(path: &Path, problems: &mut Vec<String>) -> Option<Value> {
-    match std::fs::read_to_string(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            problems.push(format!("{}: {e}", path.display()));
-            None
-        }
-        Ok(text) => match serde_json::from_str(&text) {
-            Ok(v) => Some(v),
-            Err(e) => {
-                problems.push(format!("{}: not valid JSON: {e}", path.display()));
-                None
-            }
-        },
-    }
 }
 
 #[cfg(test)]
