@@ -164,7 +164,9 @@ fn lines_carry_the_fields_the_protocol_documents() {
     let states = [
         (
             Some(0),
-            CallState::Queued { tool: "Sleep".into() },
+            CallState::Queued {
+                tool: "Sleep".into(),
+            },
             vec![],
         ),
         (Some(0), CallState::Started, vec![]),
@@ -198,7 +200,14 @@ fn lines_carry_the_fields_the_protocol_documents() {
     for key in keys(&line) {
         assert!(key == "type" || documented.contains(&key), "{key}");
     }
-    for key in ["batch", "index", "tool_use_id", "outcome", "block", "diagnostics"] {
+    for key in [
+        "batch",
+        "index",
+        "tool_use_id",
+        "outcome",
+        "block",
+        "diagnostics",
+    ] {
         assert!(keys(&line).contains(key), "{key}");
     }
 }

@@ -260,10 +260,9 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             signals::guard_against_sudden_death();
             let live = !events && !json && std::io::IsTerminal::is_terminal(&std::io::stdout());
             let output = run::Output { events, live };
-            on_worker(
-                &runtime,
-                async move { run::run(setup, format, calls, &asked, output).await },
-            )
+            on_worker(&runtime, async move {
+                run::run(setup, format, calls, &asked, output).await
+            })
         }
         Command::Serve {
             mut common,
@@ -346,9 +345,13 @@ fn on_worker<F>(runtime: &tokio::runtime::Runtime, host: F) -> Result<(), CliErr
 where
     F: std::future::Future<Output = Result<(), CliError>> + Send + 'static,
 {
-    runtime
-        .block_on(tokio::spawn(host))
-        .map_err(|e| CliError::Failed(format!("the session stopped: {e}")))?
+    match runtime.block_on(tokio::spawn(host)) {
+        Ok(result) => result,
+        // A panic (already reported by the hook, from the worker) unwinds
+        // on as it did from `block_on`: same exit status.
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(CliError::Failed(format!("the session stopped: {e}"))),
+    }
 }
 
 /// Everything a command needs, loaded from the flags and settings files.
