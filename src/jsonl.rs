@@ -3,16 +3,32 @@
 //!
 //! Each event becomes one object with a `type`; results carry the ready
 //! `tool_result` block so a host can forward it to the model untouched.
+//! Lines are written, never returned as trees: a call's lines have one
+//! renderer ([`crate::jsonl_direct`]) whichever host writes them.
 
 use baton_actors::{BatchSummary, Event};
 use baton_engine::wire::anthropic;
 use baton_engine::CallResult;
 use serde_json::{json, Map, Value};
 
-/// The JSON line of `event`. A permission request needs an id the host can
-/// answer with: `request_id`.
-pub fn event_json(event: &Event, request_id: Option<u64>) -> Value {
-    match event {
+use crate::jsonl_direct::{write_call_line, write_result_line, Tags};
+
+/// Writes the JSON line of `event` (no newline) with `tags` (see
+/// [`Tags`]). A permission request needs an id the host can answer with:
+/// `request_id`. A call's lifecycle and result lines are written straight
+/// from the event ([`crate::jsonl_direct`]); the rarer lines are built as
+/// trees.
+pub fn write_event(
+    out: &mut impl std::io::Write,
+    event: &Event,
+    request_id: Option<u64>,
+    tags: &Tags<'_>,
+) -> std::io::Result<()> {
+    let line = match event {
+        Event::Call(call) => return write_call_line(out, call, tags),
+        Event::Result { index, result } => {
+            return write_result_line(out, Some(*index), result, tags)
+        }
         Event::Progress {
             index,
             call_id,
@@ -29,7 +45,6 @@ pub fn event_json(event: &Event, request_id: Option<u64>) -> Value {
             }
             line
         }
-        Event::Result { index, result } => result_json(*index, result),
         Event::PermissionRequest(prompt) => {
             let mut line = json!({
                 "type": "permission_request",
@@ -64,59 +79,22 @@ pub fn event_json(event: &Event, request_id: Option<u64>) -> Value {
             "data": n.data,
         }),
         Event::Done(summary) => json!({"type": "done", "summary": summary_json(summary)}),
-        Event::Call(call) => call_json(call),
-    }
+    };
+    write_value(out, line, tags)
 }
 
-/// A lifecycle line: `call_queued` (with `tool`), `call_started`,
-/// `call_waiting_approval`, `call_finished` (with `outcome` and
-/// `duration_ms`). `index` is absent where unknown.
-pub fn call_json(call: &baton_actors::CallEvent) -> Value {
-    let mut line = json!({
-        "type": call.state.wire_name(),
-        "tool_use_id": &*call.call_id,
-    });
-    if let Some(index) = call.index {
-        line["index"] = json!(index);
-    }
-    match &call.state {
-        baton_actors::CallState::Queued { tool } => line["tool"] = json!(tool),
-        baton_actors::CallState::Finished { outcome, duration } => {
-            line["outcome"] = json!(outcome);
-            line["duration_ms"] = json!(duration.as_secs_f64() * 1000.0);
+/// Writes the object `line` with `tags` set in it (no newline).
+pub fn write_value(
+    out: &mut impl std::io::Write,
+    mut line: Value,
+    tags: &Tags<'_>,
+) -> std::io::Result<()> {
+    if let Some(map) = line.as_object_mut() {
+        for (key, value) in tags {
+            map.insert((*key).to_owned(), (*value).clone());
         }
-        _ => {}
     }
-    line
-}
-
-pub fn result_json(index: usize, result: &CallResult) -> Value {
-    let mut line = result_json_without_block(index, result);
-    line["block"] = anthropic::tool_result_block(result);
-    line
-}
-
-/// [`result_json`] without its `block`, for writers that write the block
-/// straight from the result ([`baton_engine::wire::answer::write_tool_result_block`]
-/// and [`write_with_raw`]) instead of building its tree.
-pub fn result_json_without_block(index: usize, result: &CallResult) -> Value {
-    let mut line = json!({
-        "type": "result",
-        "index": index,
-        "tool_use_id": result.call_id,
-        "outcome": result.outcome,
-        "diagnostics": result.diagnostics,
-    });
-    // Facts for the host beside the block (duration, spill file, files
-    // written); the block itself is unchanged.
-    if !result.details.is_empty() {
-        line["details"] = json!(result.details);
-    }
-    // Hook `systemMessage`s: for the user, never sent to the model.
-    if !result.system_messages.is_empty() {
-        line["system_messages"] = json!(result.system_messages);
-    }
-    line
+    serde_json::to_writer(out, &line).map_err(std::io::Error::from)
 }
 
 pub fn summary_json(summary: &BatchSummary) -> Value {

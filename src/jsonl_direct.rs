@@ -1,12 +1,15 @@
-//! The most frequent JSON lines written straight from their events, with
-//! the bytes [`crate::jsonl`]'s `Value` lines print (compact, keys in
-//! sorted order).
+//! The lines every call makes, written straight from their events: the
+//! lifecycle lines (`call_queued`, `call_started`, `call_waiting_approval`,
+//! `call_finished`, `permission_cancelled`) and the `result` line. Every
+//! host path (`serve`, `run --events`, `agent --events`, subagent lines)
+//! writes them here, so they have one renderer.
 //!
-//! `baton serve` writes three lifecycle lines and a result line per call.
-//! Building each as a `serde_json::Value` map (a `String` per key and per
-//! text value, then the tree walked to print it) cost more than the no-op
-//! call itself; these writers allocate nothing. The unit tests compare
-//! their bytes with the `Value` lines' for every state and field.
+//! The bytes are those of a compact `serde_json::Value` object: keys in
+//! sorted order, no spaces. Building each line as a tree (a `String` per key
+//! and per text value, then the tree walked to print it) cost more than a
+//! no-op call itself; these writers allocate nothing. A host adds its own
+//! fields (`batch`, `agent_id`, `agent_batch`, `request_id`) as [`Tags`],
+//! merged in key order.
 
 use std::io::{self, Write};
 
@@ -15,28 +18,58 @@ use baton_engine::wire::answer::write_tool_result_block;
 use baton_engine::CallResult;
 use serde_json::Value;
 
-/// Writes `"key":` after a `{` (first field) or a `,`.
-struct Fields<'a, W: Write> {
+/// Fields a host adds to a line, sorted by key, none of them a key the
+/// line has itself. Keys are fixed ASCII names (written unescaped).
+pub type Tags<'a> = [(&'a str, &'a Value)];
+
+/// Writes `"key":value` pairs in sorted key order, merging in the tags.
+struct Fields<'a, 't, W: Write> {
     out: &'a mut W,
     first: bool,
+    /// Tags not written yet (all of them sort after the last key written).
+    tags: &'t Tags<'t>,
 }
 
-impl<'a, W: Write> Fields<'a, W> {
-    fn open(out: &'a mut W) -> io::Result<Self> {
+impl<'a, 't, W: Write> Fields<'a, 't, W> {
+    fn open(out: &'a mut W, tags: &'t Tags<'t>) -> io::Result<Self> {
+        debug_assert!(tags.windows(2).all(|w| w[0].0 < w[1].0), "tags unsorted");
         out.write_all(b"{")?;
-        Ok(Fields { out, first: true })
+        Ok(Fields {
+            out,
+            first: true,
+            tags,
+        })
     }
 
-    /// `key` must need no JSON escape (the keys here are fixed ASCII names).
+    /// Writes `"key":` after the tags that sort before `key`. `key` must
+    /// need no JSON escape (the keys here are fixed ASCII names).
     fn key(&mut self, key: &str) -> io::Result<&mut W> {
+        self.tags_before(Some(key))?;
+        self.bare_key(key)?;
+        Ok(self.out)
+    }
+
+    fn bare_key(&mut self, key: &str) -> io::Result<()> {
         if !self.first {
             self.out.write_all(b",")?;
         }
         self.first = false;
         self.out.write_all(b"\"")?;
         self.out.write_all(key.as_bytes())?;
-        self.out.write_all(b"\":")?;
-        Ok(self.out)
+        self.out.write_all(b"\":")
+    }
+
+    /// The tags before `key` (all of them with `None`).
+    fn tags_before(&mut self, key: Option<&str>) -> io::Result<()> {
+        while let Some(((tag, value), rest)) = self.tags.split_first() {
+            if key.is_some_and(|key| *tag >= key) {
+                break;
+            }
+            self.tags = rest;
+            self.bare_key(tag)?;
+            serde_json::to_writer(&mut *self.out, value).map_err(io::Error::from)?;
+        }
+        Ok(())
     }
 
     fn value<T: serde::Serialize + ?Sized>(&mut self, key: &str, value: &T) -> io::Result<()> {
@@ -44,45 +77,19 @@ impl<'a, W: Write> Fields<'a, W> {
         serde_json::to_writer(out, value).map_err(io::Error::from)
     }
 
-    fn close(self) -> io::Result<()> {
+    fn close(mut self) -> io::Result<()> {
+        self.tags_before(None)?;
         self.out.write_all(b"}")
     }
 }
 
-/// Whether [`write_call_line`] writes the line of `state`; other states
-/// (a withdrawn permission request, which carries a `request_id`) and
-/// states added later go through [`crate::jsonl::call_json`].
-pub fn writes_call_state(state: &CallState) -> bool {
-    matches!(
-        state,
-        CallState::Queued { .. }
-            | CallState::Started
-            | CallState::WaitingApproval
-            | CallState::Finished { .. }
-    )
-}
-
-/// Writes the lifecycle line of `call` (no newline): the bytes of
-/// [`crate::jsonl::call_json`] with `batch` set to the batch's label, when
-/// given. For states [`writes_call_state`] refuses, it writes that `Value`.
-pub fn write_call_line(
-    out: &mut impl Write,
-    call: &CallEvent,
-    batch: Option<&Value>,
-) -> io::Result<()> {
-    if !writes_call_state(&call.state) {
-        let mut line = crate::jsonl::call_json(call);
-        if let Some(label) = batch {
-            line["batch"] = label.clone();
-        }
-        return serde_json::to_writer(out, &line).map_err(io::Error::from);
-    }
-    // Keys in sorted order: batch, duration_ms, index, outcome, tool,
-    // tool_use_id, type.
-    let mut fields = Fields::open(out)?;
-    if let Some(label) = batch {
-        fields.value("batch", label)?;
-    }
+/// Writes the lifecycle line of `call` (no newline) with `tags`. A
+/// `permission_cancelled` line gets its `request_id` (the host's number of
+/// the withdrawn prompt) as a tag.
+pub fn write_call_line(out: &mut impl Write, call: &CallEvent, tags: &Tags<'_>) -> io::Result<()> {
+    // Keys in sorted order: duration_ms, index, outcome, tool, tool_use_id,
+    // type.
+    let mut fields = Fields::open(out, tags)?;
     if let CallState::Finished { duration, .. } = &call.state {
         fields.value("duration_ms", &(duration.as_secs_f64() * 1000.0))?;
     }
@@ -93,6 +100,8 @@ pub fn write_call_line(
         // `Outcome` serialises `kind` before `started`: sorted already.
         CallState::Finished { outcome, .. } => fields.value("outcome", outcome)?,
         CallState::Queued { tool } => fields.value("tool", tool.as_str())?,
+        // Started, WaitingApproval, PermissionCancelled: nothing of their
+        // own (a later state's fields would need a row in the protocol).
         _ => {}
     }
     fields.value("tool_use_id", &*call.call_id)?;
@@ -100,22 +109,21 @@ pub fn write_call_line(
     fields.close()
 }
 
-/// Writes the `result` line of `result` (no newline): the bytes of
-/// [`crate::jsonl::result_json`] with `batch` set to the batch's label,
-/// when given, and the block written straight from the result.
+/// Writes the `result` line of `result` (no newline) with `tags`: its
+/// `index` in the batch (absent for a nested result without one), and the
+/// ready `tool_result` block written straight from the result.
 pub fn write_result_line(
     out: &mut impl Write,
-    index: usize,
+    index: Option<usize>,
     result: &CallResult,
-    batch: Option<&Value>,
+    tags: &Tags<'_>,
 ) -> io::Result<()> {
-    // Keys in sorted order: batch, block, details, diagnostics, index,
-    // outcome, system_messages, tool_use_id, type.
-    let mut fields = Fields::open(out)?;
-    if let Some(label) = batch {
-        fields.value("batch", label)?;
-    }
+    // Keys in sorted order: block, details, diagnostics, index, outcome,
+    // system_messages, tool_use_id, type.
+    let mut fields = Fields::open(out, tags)?;
     write_tool_result_block(fields.key("block")?, result)?;
+    // Facts for the host beside the block (duration, spill file, files
+    // written); the block itself is unchanged.
     let details = &*result.details;
     if details.spilled.is_none() && details.files_written.is_empty() && details.shell.is_none() {
         // At most `duration_ms` (every call that started has it): one key,
@@ -124,14 +132,17 @@ pub fn write_result_line(
             fields.value("details", details)?;
         }
     } else {
-        // A struct whose fields a `Value` prints sorted: through the tree,
-        // so the order stays the `Value` line's.
+        // A struct of several fields: through a `Value`, whose map prints
+        // them sorted.
         let details = serde_json::to_value(details).map_err(io::Error::from)?;
         fields.value("details", &details)?;
     }
     fields.value("diagnostics", &result.diagnostics)?;
-    fields.value("index", &index)?;
+    if let Some(index) = index {
+        fields.value("index", &index)?;
+    }
     fields.value("outcome", &result.outcome)?;
+    // Hook `systemMessage`s: for the user, never sent to the model.
     if !result.system_messages.is_empty() {
         fields.value("system_messages", &result.system_messages)?;
     }
@@ -141,115 +152,5 @@ pub fn write_result_line(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use baton_engine::Outcome;
-    use serde_json::json;
-    use std::time::Duration;
-
-    fn direct(call: &CallEvent, batch: Option<&Value>) -> String {
-        let mut out = Vec::new();
-        write_call_line(&mut out, call, batch).unwrap();
-        String::from_utf8(out).unwrap()
-    }
-
-    fn tree(call: &CallEvent, batch: Option<&Value>) -> String {
-        let mut line = crate::jsonl::call_json(call);
-        if let Some(label) = batch {
-            line["batch"] = label.clone();
-        }
-        line.to_string()
-    }
-
-    #[test]
-    fn result_lines_are_the_value_lines_bytes() {
-        use baton_engine::ContentBlock;
-        let text = |t: &str| vec![ContentBlock::text(t)];
-        let plain = CallResult::new(
-            "toolu_\"1\"",
-            "Sleep",
-            text("slept \u{0}\n"),
-            false,
-            Outcome::Success,
-        );
-        let mut timed = CallResult::new("t", "Sleep", text(""), false, Outcome::Success);
-        timed.details.duration_ms = Some(0);
-        let mut spilled = CallResult::new("s", "Read", text("x"), true, Outcome::ToolError);
-        spilled.details.duration_ms = Some(5);
-        spilled.details.spilled = Some("/tmp/a \"b\"".into());
-        spilled.details.files_written = vec!["/w".into()];
-        let mut rich = CallResult::new(
-            "r2",
-            "Bash",
-            text("out"),
-            true,
-            Outcome::Cancelled { started: true },
-        );
-        rich.diagnostics = vec!["a \"note\"".into(), String::new()];
-        rich.system_messages = vec!["hook says\thi".into()];
-        rich.details.duration_ms = Some(12);
-        rich.content.push(ContentBlock::text("more"));
-        for result in [plain, timed, spilled, rich] {
-            for label in [None, Some(json!(9)), Some(json!("b\\1"))] {
-                let mut out = Vec::new();
-                write_result_line(&mut out, 42, &result, label.as_ref()).unwrap();
-                let mut line = crate::jsonl::result_json(42, &result);
-                if let Some(label) = &label {
-                    line["batch"] = label.clone();
-                }
-                assert_eq!(String::from_utf8(out).unwrap(), line.to_string());
-            }
-        }
-    }
-
-    #[test]
-    fn call_lines_are_the_value_lines_bytes() {
-        let outcomes = [
-            Outcome::Success,
-            Outcome::ToolError,
-            Outcome::Denied,
-            Outcome::Cancelled { started: true },
-            Outcome::Cancelled { started: false },
-            Outcome::Internal,
-        ];
-        let mut states = vec![
-            CallState::Queued {
-                tool: "Sle\"ep\u{7}é".into(),
-            },
-            CallState::Started,
-            CallState::WaitingApproval,
-            CallState::PermissionCancelled { prompt: 7 },
-        ];
-        for (i, outcome) in outcomes.into_iter().enumerate() {
-            let micros = [0, 1, 999, 1_234_567, 86_400_000_000, 3][i];
-            states.push(CallState::Finished {
-                outcome,
-                duration: Duration::from_nanos(micros * 1000 + 17),
-            });
-        }
-        let labels = [
-            None,
-            Some(json!(3)),
-            Some(json!("host \"b\"\n")),
-            Some(json!(u64::MAX)),
-        ];
-        for state in states {
-            for index in [None, Some(0), Some(12_345)] {
-                for id in ["toolu_01", "id with \"quotes\" and \\ \u{1F600}"] {
-                    let call = CallEvent {
-                        index,
-                        call_id: id.into(),
-                        state: state.clone(),
-                    };
-                    for label in &labels {
-                        assert_eq!(
-                            direct(&call, label.as_ref()),
-                            tree(&call, label.as_ref()),
-                            "{call:?} {label:?}"
-                        );
-                    }
-                }
-            }
-        }
-    }
-}
+#[path = "jsonl_direct_tests.rs"]
+mod tests;

@@ -162,6 +162,7 @@ fn written_types() -> BTreeSet<String> {
     }
     for f in [
         "src/jsonl.rs",
+        "src/jsonl_direct.rs",
         "src/cli/session.rs",
         "src/cli/tool_search.rs",
     ] {
@@ -171,7 +172,12 @@ fn written_types() -> BTreeSet<String> {
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
         let code = text.split("#[cfg(test)]").next().unwrap_or("");
-        for pattern in ["\"type\": \"", "line[\"type\"] = serde_json::json!(\""] {
+        // The last: a line written straight (`jsonl_direct`).
+        for pattern in [
+            "\"type\": \"",
+            "line[\"type\"] = serde_json::json!(\"",
+            "value(\"type\", \"",
+        ] {
             for part in code.split(pattern).skip(1) {
                 if let Some(name) = part.split('"').next() {
                     found.insert(name.to_string());

@@ -7,7 +7,8 @@ use std::time::Duration;
 use baton::engine::nesting::NestedEvent;
 use baton::engine::wire::WireFormat;
 use baton::host::{run_agent, AgentEnd, AgentEvent, AgentOptions, LoopRunner, SubagentReporter};
-use baton::jsonl::{event_json, result_json};
+use baton::jsonl::{write_event, write_value};
+use baton::jsonl_direct::write_result_line;
 use baton::Event;
 use clap::Args;
 use serde_json::json;
@@ -144,10 +145,7 @@ pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
         stop,
         |event| {
             if events {
-                if let Some(line) = event_line(&event) {
-                    let _ = writeln!(out, "{line}");
-                    let _ = out.flush();
-                }
+                write_event_line(&mut out, &event, None);
             } else {
                 print_event(&event, &mut out, &mut err);
             }
@@ -194,11 +192,7 @@ fn subagent_reporter(events: bool) -> SubagentReporter {
     Arc::new(move |agent_id: &str, event: AgentEvent<'_>| {
         let mut out = std::io::stdout().lock();
         if events {
-            if let Some(mut line) = event_line(&event) {
-                line["agent_id"] = json!(agent_id);
-                let _ = writeln!(out, "{line}");
-                let _ = out.flush();
-            }
+            write_event_line(&mut out, &event, Some(agent_id));
             return;
         }
         match event {
@@ -216,38 +210,54 @@ fn subagent_reporter(events: bool) -> SubagentReporter {
     })
 }
 
-fn event_line(event: &AgentEvent<'_>) -> Option<serde_json::Value> {
-    Some(match event {
-        AgentEvent::Turn(n) => json!({"type": "turn", "turn": n}),
-        AgentEvent::Text(t) => json!({"type": "text", "text": t}),
-        AgentEvent::Call(c) => {
-            json!({"type": "call", "id": c.id, "name": c.name, "input": c.input})
-        }
-        AgentEvent::Batch(Event::PermissionRequest(_)) => return None,
-        AgentEvent::Batch(e) => event_json(e, None),
+/// Writes the `--events` line of `event`, with `agent_id` for a
+/// subagent's, whole and flushed; nothing for a permission request (the
+/// agent answers those itself).
+fn write_event_line(out: &mut impl Write, event: &AgentEvent<'_>, agent_id: Option<&str>) {
+    let id = agent_id.map(|id| json!(id));
+    let tags: &[(&str, &serde_json::Value)] = match &id {
+        Some(id) => &[("agent_id", id)],
+        None => &[],
+    };
+    let mut line = Vec::with_capacity(256);
+    let tree = match event {
+        AgentEvent::Batch(Event::PermissionRequest(_)) => return,
+        AgentEvent::Batch(e) => Err(write_event(&mut line, e, None, tags)),
+        // A nested result has no index in the agent's own batch.
         AgentEvent::Nested(NestedEvent::Result(result)) => {
-            let mut line = result_json(0, result);
-            if let Some(o) = line.as_object_mut() {
-                o.remove("index");
-            }
-            line
+            Err(write_result_line(&mut line, None, result, tags))
         }
-        AgentEvent::Nested(NestedEvent::Progress { call_id, progress }) => json!({
+        AgentEvent::Turn(n) => Ok(json!({"type": "turn", "turn": n})),
+        AgentEvent::Text(t) => Ok(json!({"type": "text", "text": t})),
+        AgentEvent::Call(c) => Ok(json!({
+            "type": "call", "id": c.id, "name": c.name, "input": c.input
+        })),
+        AgentEvent::Nested(NestedEvent::Progress { call_id, progress }) => Ok(json!({
             "type": "progress",
             "tool_use_id": call_id,
             "message": progress.message,
             "data": progress.data,
-        }),
+        })),
         AgentEvent::Retry {
             attempt,
             reason,
             wait,
-        } => {
-            json!({"type": "retry", "attempt": attempt, "reason": reason, "wait_ms": wait.as_millis()})
-        }
-        AgentEvent::Assistant(m) => json!({"type": "assistant", "message": m}),
-        AgentEvent::Diagnostic(d) => json!({"type": "diagnostic", "message": d}),
-    })
+        } => Ok(json!({
+            "type": "retry", "attempt": attempt, "reason": reason, "wait_ms": wait.as_millis()
+        })),
+        AgentEvent::Assistant(m) => Ok(json!({"type": "assistant", "message": m})),
+        AgentEvent::Diagnostic(d) => Ok(json!({"type": "diagnostic", "message": d})),
+    };
+    // The loop's own events are trees; a call's lines are already written.
+    let written = match tree {
+        Ok(value) => write_value(&mut line, value, tags),
+        Err(written) => written,
+    };
+    if written.is_ok() {
+        line.push(b'\n');
+        let _ = out.write_all(&line);
+        let _ = out.flush();
+    }
 }
 
 fn print_event(event: &AgentEvent<'_>, out: &mut impl Write, err: &mut impl Write) {

@@ -260,7 +260,9 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             signals::guard_against_sudden_death();
             let live = !events && !json && std::io::IsTerminal::is_terminal(&std::io::stdout());
             let output = run::Output { events, live };
-            runtime.block_on(run::run(setup, format, calls, &asked, output))
+            on_worker(&runtime, async move {
+                run::run(setup, format, calls, &asked, output).await
+            })
         }
         Command::Serve {
             mut common,
@@ -273,7 +275,7 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
             let prepared = serve::resume::prepare(&mut common, resume.as_deref())?;
             let mut setup = Setup::load(&common, true)?;
             serve::resume::apply(&mut setup, prepared)?;
-            runtime.block_on(serve::serve(setup, format))
+            on_worker(&runtime, serve::serve(setup, format))
         }
         Command::Mcp {
             command: McpCommand::Serve { common, args },
@@ -332,6 +334,24 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
     // ended on a signal, not on end of input); do not wait for it.
     runtime.shutdown_background();
     result
+}
+
+/// Runs a host loop (`run`, `serve`) as a task on a runtime worker, not on
+/// the main thread. Its events come from the coordinator, which runs on a
+/// worker: a task woken from a worker runs next on that worker, while
+/// waking the thread in `block_on` is a futex wake and a context switch,
+/// about one per call (docs/benchmarks.md §1b).
+fn on_worker<F>(runtime: &tokio::runtime::Runtime, host: F) -> Result<(), CliError>
+where
+    F: std::future::Future<Output = Result<(), CliError>> + Send + 'static,
+{
+    match runtime.block_on(tokio::spawn(host)) {
+        Ok(result) => result,
+        // A panic (already reported by the hook, from the worker) unwinds
+        // on as it did from `block_on`: same exit status.
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(CliError::Failed(format!("the session stopped: {e}"))),
+    }
 }
 
 /// Everything a command needs, loaded from the flags and settings files.

@@ -4,7 +4,7 @@ use std::io::{BufWriter, Read, Stdout, Write};
 
 use baton::engine::wire::{self, AnswerWriter, Asked, WireError, WireFormat, WireTools};
 use baton::engine::{CallResult, ToolPool, ToolUse};
-use baton::jsonl::{event_json, result_json_without_block, summary_json, write_with_raw};
+use baton::jsonl::{summary_json, write_event, write_with_raw};
 use baton::{BatchSummary, Event, InterruptKind};
 use serde_json::json;
 
@@ -136,10 +136,8 @@ pub async fn run(
         if events {
             if let Event::Done(s) = &event {
                 write_done(&mut out, s, answer.take_done_line(s))?;
-            } else if let Event::Result { index, result } = &event {
-                write_result_line(&mut out, *index, result)?;
             } else if !matches!(event, Event::PermissionRequest(_)) {
-                write_line(&mut out, &event_json(&event, None))?;
+                write_event_line(&mut out, &event)?;
             }
         }
         match event {
@@ -310,19 +308,13 @@ fn write_done(
         .map_err(stdout_error)
 }
 
-/// A `result` line (`--events`), its block written straight from the
-/// result: the bytes of `event_json`'s line without building the block.
-fn write_result_line(
-    out: &mut impl Write,
-    index: usize,
-    result: &CallResult,
-) -> Result<(), CliError> {
-    let mut block = Vec::new();
-    // Writing into memory cannot fail.
-    let _ = wire::answer::write_tool_result_block(&mut block, result);
-    let line = result_json_without_block(index, result);
-    write_with_raw(&mut *out, &line, "block", &block)
-        .and_then(|_| out.write_all(b"\n"))
+/// An `--events` line of `event`, written whole and flushed.
+fn write_event_line(out: &mut impl Write, event: &Event) -> Result<(), CliError> {
+    let mut line = Vec::with_capacity(256);
+    write_event(&mut line, event, None, &[])
+        .map_err(|e| CliError::Failed(format!("cannot write a line as JSON: {e}")))?;
+    line.push(b'\n');
+    out.write_all(&line)
         .and_then(|_| out.flush())
         .map_err(stdout_error)
 }

@@ -14,7 +14,22 @@ use serde_json::{json, Value};
 use crate::cli::CliError;
 
 /// Lines held back while a [`Hold`] lasts.
-static HELD: Mutex<Option<Vec<u8>>> = Mutex::new(None);
+static HELD: Mutex<Held> = Mutex::new(Held {
+    on: false,
+    lines: Vec::new(),
+});
+
+/// The held lines, and whether a hold lasts. The buffer is kept from one
+/// hold to the next: grown afresh for each run of events, it took new
+/// pages from the allocator (zeroed by the kernel) about once per call.
+struct Held {
+    on: bool,
+    lines: Vec<u8>,
+}
+
+/// The most buffer kept between holds; a larger one (a run of large
+/// results) is freed.
+const KEEP_BYTES: usize = 1 << 20;
 
 pub fn write_line(value: &Value) -> Result<(), CliError> {
     write_made(|out| serde_json::to_writer(out, value).map_err(std::io::Error::from))
@@ -33,7 +48,8 @@ pub fn write_line_with_raw(value: &Value, key: &str, raw: &[u8]) -> Result<(), C
 /// ([`baton::jsonl_direct`]).
 pub fn write_made(make: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> Result<(), CliError> {
     let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(buffer) = held.as_mut() {
+    if held.on {
+        let buffer = &mut held.lines;
         let start = buffer.len();
         if make(&mut *buffer).is_err() {
             // Only a value that cannot be JSON fails; no half line is left.
@@ -56,32 +72,43 @@ pub fn write_made(make: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> Res
 pub struct Hold(());
 
 pub fn hold() -> Hold {
-    let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
-    held.get_or_insert_with(Vec::new);
+    HELD.lock().unwrap_or_else(PoisonError::into_inner).on = true;
     Hold(())
 }
 
 impl Hold {
     /// Writes the held lines and flushes.
     pub fn release(self) -> Result<(), CliError> {
-        let lines = take_held();
         std::mem::forget(self);
-        write_all(&lines)
+        end_hold()
     }
 }
 
 impl Drop for Hold {
     /// Released by an early return (an error): the lines still go out.
     fn drop(&mut self) {
-        let _ = write_all(&take_held());
+        let _ = end_hold();
     }
 }
 
-fn take_held() -> Vec<u8> {
-    HELD.lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .take()
-        .unwrap_or_default()
+/// Ends the hold, writes the held lines, and keeps their buffer for the
+/// next hold (written outside the lock: other tasks' lines wait for stdout
+/// only, not for this write).
+fn end_hold() -> Result<(), CliError> {
+    let mut lines = {
+        let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+        held.on = false;
+        std::mem::take(&mut held.lines)
+    };
+    let written = write_all(&lines);
+    if lines.capacity() <= KEEP_BYTES {
+        lines.clear();
+        let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+        if held.lines.capacity() == 0 {
+            held.lines = lines;
+        }
+    }
+    written
 }
 
 fn write_all(bytes: &[u8]) -> Result<(), CliError> {

@@ -23,7 +23,7 @@ use baton::engine::subagent::{
 };
 use baton::engine::wire::{self, anthropic};
 use baton::engine::{async_trait, ToolUse};
-use baton::jsonl::result_json;
+use baton::jsonl_direct::write_result_line;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
@@ -355,7 +355,11 @@ async fn drive(
             event = batch.next_event() => match event {
                 Some(NestedEvent::Result(result)) => {
                     blocks.push(anthropic::tool_result_block(&result));
-                    let _ = write(&tag(result_json(index, &result)));
+                    let (number, id) = (json!(number), json!(agent_id));
+                    let tags = [("agent_batch", &number), ("agent_id", &id)];
+                    let _ = super::output::write_made(|out| {
+                        write_result_line(out, Some(index), &result, &tags)
+                    });
                     index += 1;
                 }
                 Some(NestedEvent::Progress { call_id, progress }) => {

@@ -2,7 +2,7 @@
 //! (written straight from the event), permission requests, and the `done`
 //! line with the batch's answer.
 
-use baton::jsonl::{event_json, summary_json};
+use baton::jsonl::{summary_json, write_event};
 use baton::{Event, PermissionPrompt};
 use futures::{FutureExt, StreamExt};
 use serde_json::{json, Value};
@@ -49,17 +49,17 @@ impl Session {
             _ => None,
         };
         let label = batch.map(|id| self.label(id));
-        // The lines of every call (three lifecycle lines and the result),
-        // written straight from the event (`jsonl_direct`).
+        let tags: &[(&str, &Value)] = match &label {
+            Some(label) => &[("batch", label)],
+            None => &[],
+        };
+        // The lines of every call (three lifecycle lines and the result)
+        // are written straight from the event (`jsonl_direct`), the rest
+        // by `jsonl`.
         match event {
-            Event::Call(call) if baton::jsonl_direct::writes_call_state(&call.state) => {
-                return write_made(|out| {
-                    baton::jsonl_direct::write_call_line(out, &call, label.as_ref())
-                });
-            }
             Event::Result { index, result } => {
                 let written = write_made(|out| {
-                    baton::jsonl_direct::write_result_line(out, index, &result, label.as_ref())
+                    baton::jsonl_direct::write_result_line(out, Some(index), &result, tags)
                 });
                 if let Some(b) = batch.and_then(|id| self.batches.get_mut(&id)) {
                     // Room for every call added so far at once: a result is
@@ -68,53 +68,56 @@ impl Session {
                     b.results.reserve(more);
                     b.results.push(*result);
                 }
-                return written;
+                written
             }
-            _ => {}
+            Event::Done(summary) => self.done(batch, label, &summary),
+            _ => write_made(|out| write_event(out, &event, request_id, tags)),
         }
-        // JSON text written straight from the results, and the key it goes
-        // under: a result's block, a batch's answer (never built as trees).
-        let mut raw: Option<(&str, Vec<u8>)> = None;
-        let mut line = match &event {
-            Event::Done(summary) => {
-                let finished = batch.and_then(|id| self.batches.remove(&id));
-                if let Some(host) = finished.as_ref().and_then(|b| b.host_id.as_ref()) {
-                    self.host_ids.remove(host);
-                }
-                let loaded = finished
-                    .as_ref()
-                    .map(|b| self.engine.loaded_since(b.loaded_mark))
-                    .unwrap_or_default();
-                let (format, results) = finished
-                    .map(|b| (b.format.unwrap_or_default(), b.results))
-                    .unwrap_or_default();
-                let mut done = json!({"type": "done", "summary": summary_json(summary)});
-                if results.is_empty() {
-                    // The model APIs reject an empty user message: there is
-                    // nothing to send back.
-                    done["message"] = Value::Null;
-                    done["reason"] = json!(
-                        "the message had no tool calls, so there are no results to send; \
-                         do not send an empty user message"
-                    );
-                } else {
-                    // PostToolBatch hooks' context follows the results, the
-                    // way Claude Code adds it (only Anthropic has a place).
-                    let context = &summary.additional_context;
-                    raw = Some(("message", self.wire.answer(format, &results, context)));
-                }
-                if !loaded.is_empty() {
-                    done["loaded_tools"] = json!(loaded);
-                }
-                done
-            }
-            _ => event_json(&event, request_id),
-        };
+    }
+
+    /// The `done` line of `batch`: its summary, and the answer written
+    /// straight from the results (never built as a tree).
+    fn done(
+        &mut self,
+        batch: Option<u64>,
+        label: Option<Value>,
+        summary: &baton::BatchSummary,
+    ) -> Result<(), CliError> {
+        let finished = batch.and_then(|id| self.batches.remove(&id));
+        if let Some(host) = finished.as_ref().and_then(|b| b.host_id.as_ref()) {
+            self.host_ids.remove(host);
+        }
+        let loaded = finished
+            .as_ref()
+            .map(|b| self.engine.loaded_since(b.loaded_mark))
+            .unwrap_or_default();
+        let (format, results) = finished
+            .map(|b| (b.format.unwrap_or_default(), b.results))
+            .unwrap_or_default();
+        let mut line = json!({"type": "done", "summary": summary_json(summary)});
+        let mut answer = None;
+        if results.is_empty() {
+            // The model APIs reject an empty user message: there is
+            // nothing to send back.
+            line["message"] = Value::Null;
+            line["reason"] = json!(
+                "the message had no tool calls, so there are no results to send; \
+                 do not send an empty user message"
+            );
+        } else {
+            // PostToolBatch hooks' context follows the results, the
+            // way Claude Code adds it (only Anthropic has a place).
+            let context = &summary.additional_context;
+            answer = Some(self.wire.answer(format, &results, context));
+        }
+        if !loaded.is_empty() {
+            line["loaded_tools"] = json!(loaded);
+        }
         if let Some(label) = label {
             line["batch"] = label;
         }
-        match raw {
-            Some((key, bytes)) => write_line_with_raw(&line, key, &bytes),
+        match answer {
+            Some(bytes) => write_line_with_raw(&line, "message", &bytes),
             None => write_line(&line),
         }
     }
@@ -136,11 +139,13 @@ impl Session {
             return Ok(());
         };
         self.prompts.remove(&request_id);
-        let mut line = baton::jsonl::call_json(call);
-        line["request_id"] = json!(request_id);
-        if let Some(id) = batch {
-            line["batch"] = self.label(id);
+        let label = batch.map(|id| self.label(id));
+        let request_id = json!(request_id);
+        let mut tags = Vec::with_capacity(2);
+        if let Some(label) = &label {
+            tags.push(("batch", label));
         }
-        write_line(&line)
+        tags.push(("request_id", &request_id));
+        write_made(|out| baton::jsonl_direct::write_call_line(out, call, &tags))
     }
 }
