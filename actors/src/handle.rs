@@ -76,15 +76,18 @@ impl BatchHandle {
         }
         // Once admitted, the call gets a result even if the coordinator dies
         // before reading it (its cleanup answers every admitted call), so a
-        // failed send needs no error here.
+        // failed send needs no error here. The call waits in the intake;
+        // only a call that finds it empty sends a message (see
+        // `crate::intake`).
         let actor = &inner.actor;
         // Made before the lock, which the coordinator's cleanup shares.
         let id: Arc<str> = Arc::from(call.id.as_str());
         inner
             .intake
-            .admit(id, move |id| {
-                let _ = actor.cast(CoordMsg::Add(call, id));
+            .admit(call, id, || {
+                let _ = actor.cast(CoordMsg::Calls);
             })
+            .map(drop)
             .ok_or(BatchError::Gone)
     }
 

@@ -34,7 +34,7 @@ impl Actor for Coordinator {
         state: &mut BatchState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            CoordMsg::Add(call, id) => state.add(&myself, call, id),
+            CoordMsg::Calls => state.add_waiting(&myself),
             CoordMsg::End => {
                 state.ended = true;
                 state.maybe_finish(&myself);

@@ -1,16 +1,13 @@
 //! What a coordinator is told.
 
-use std::sync::Arc;
-
-use baton_engine::ToolUse;
-
 use crate::config::InterruptKind;
 use crate::invocation::Ending;
 
 #[derive(Debug)]
 pub enum CoordMsg {
-    /// A call streamed in, with its id as noted in the intake.
-    Add(ToolUse, Arc<str>),
+    /// Calls streamed in: take them from the intake (one message for
+    /// every call queued there since the last; see `crate::intake`).
+    Calls,
     /// The message ended: no more calls will come.
     End,
     Interrupt(InterruptKind),
