@@ -1,7 +1,7 @@
 //! The record of every call a host handed to a batch, and the queue that
-//! carries them to the coordinator.
+//! carries what a batch is told to its coordinator.
 //!
-//! The host's `add` and the coordinator are separated by a mailbox. If the
+//! The host's `add` and the coordinator are separated by a queue. If the
 //! coordinator failed, calls it had not read yet would vanish with it, and
 //! the host would never get their results. So `add` notes the call's id
 //! here, under a lock it shares with the coordinator's last-resort cleanup:
@@ -9,28 +9,33 @@
 //! cleanup answers it), or `add` sees the intake closed and tells the host.
 //! No call falls between the two.
 //!
-//! The calls themselves wait here too, not in the mailbox. A message per
-//! call cost a boxed message, a channel send and a turn of ractor's
-//! receive loop, for every call of a 1,000-call message (about a fifth of
-//! the engine's time per no-op call, docs/benchmarks.md §1c). Now only the
-//! call that finds the queue empty sends a message ([`CoordMsg::Calls`]),
-//! and the coordinator takes every call queued by then in one go. The
-//! queue is FIFO and the message is cast after the call was queued, so any
-//! message the host casts after `add` (the end, a deadline, a cancel) is
-//! read after the call was taken.
+//! What the host (and the batches above, and the approver) tell a
+//! coordinator waits here too, in the order it was posted, not in ractor's
+//! mailbox. A mailbox message per call cost a boxed message, a channel
+//! send and a turn of ractor's receive loop for every call of a 1,000-call
+//! message (about a fifth of the engine's time per no-op call; see
+//! docs/benchmarks.md §1c). Now only a post that finds the queue empty
+//! casts [`CoordMsg::Wake`], and the coordinator takes everything queued
+//! by then in one go. Everything such a party says goes through the same
+//! queue, so an interrupt posted after a call is read after it, and a call
+//! added after an interrupt is read after the interrupt, as with the
+//! mailbox. (Only an invocation's end and a call's own deadline still use
+//! the mailbox: they come from the batch's own tasks and timers.)
 //!
-//! [`CoordMsg::Calls`]: crate::coordinator::CoordMsg::Calls
+//! [`CoordMsg::Wake`]: crate::coordinator::CoordMsg::Wake
 
 use std::sync::Arc;
 
-use baton_engine::ToolUse;
 use parking_lot::Mutex;
+use ractor::ActorRef;
+
+use crate::coordinator::CoordMsg;
 
 #[derive(Debug, Default)]
 struct Book {
     ids: Vec<Arc<str>>,
-    /// Calls added but not yet taken by the coordinator, in order.
-    waiting: Vec<(ToolUse, Arc<str>)>,
+    /// What was posted and not yet taken by the coordinator, in order.
+    waiting: Vec<CoordMsg>,
     closed: bool,
 }
 
@@ -44,29 +49,29 @@ impl Intake {
         Arc::new(Intake::default())
     }
 
-    /// Notes `call` (by `id`) and queues it for the coordinator. `wake`
-    /// runs, under the same lock, when the queue was empty: no message that
-    /// will take this call is on its way yet. `None` when the intake is
-    /// closed (the call was not queued).
-    pub fn admit<R>(
-        &self,
-        call: ToolUse,
-        id: Arc<str>,
-        wake: impl FnOnce() -> R,
-    ) -> Option<Option<R>> {
+    /// Queues `msg` (noting the id of a call). `wake` runs, under the same
+    /// lock, when the queue was empty: no wake-up that will take this
+    /// message is on its way yet. False when the intake is closed (the
+    /// message was not queued).
+    pub fn post(&self, msg: CoordMsg, wake: impl FnOnce()) -> bool {
         let mut book = self.book.lock();
         if book.closed {
-            return None;
+            return false;
         }
-        book.ids.push(id.clone());
+        if let CoordMsg::Add(_, id) = &msg {
+            book.ids.push(id.clone());
+        }
         let first = book.waiting.is_empty();
-        book.waiting.push((call, id));
-        Some(first.then(wake))
+        book.waiting.push(msg);
+        if first {
+            wake();
+        }
+        true
     }
 
-    /// Every call queued so far, in order; the queue is left empty, so the
-    /// next `admit` wakes the coordinator again.
-    pub fn take(&self) -> Vec<(ToolUse, Arc<str>)> {
+    /// Everything queued so far, in order; the queue is left empty, so the
+    /// next post wakes the coordinator again.
+    pub fn take(&self) -> Vec<CoordMsg> {
         std::mem::take(&mut self.book.lock().waiting)
     }
 
@@ -75,16 +80,44 @@ impl Intake {
         let mut book = self.book.lock();
         book.closed = true;
         book.waiting.clear();
-        book.ids.clone()
+        std::mem::take(&mut book.ids)
+    }
+}
+
+/// Where a batch's coordinator is told things: its intake, and its actor
+/// to wake.
+#[derive(Clone, Debug)]
+pub(crate) struct Mailbox {
+    actor: ActorRef<CoordMsg>,
+    intake: Arc<Intake>,
+}
+
+impl Mailbox {
+    pub fn new(actor: ActorRef<CoordMsg>, intake: Arc<Intake>) -> Self {
+        Mailbox { actor, intake }
+    }
+
+    /// Posts `msg`; false when the batch is gone.
+    pub fn post(&self, msg: CoordMsg) -> bool {
+        self.intake.post(msg, || {
+            // A coordinator that is gone closed the intake, or is about to
+            // (and then answers every call noted in it).
+            let _ = self.actor.cast(CoordMsg::Wake);
+        })
+    }
+
+    pub fn actor(&self) -> &ActorRef<CoordMsg> {
+        &self.actor
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use baton_engine::ToolUse;
 
-    fn call(id: &str) -> (ToolUse, Arc<str>) {
-        (
+    fn add(id: &str) -> CoordMsg {
+        CoordMsg::Add(
             ToolUse::new(id, "Noop", serde_json::json!({})),
             Arc::from(id),
         )
@@ -93,30 +126,35 @@ mod tests {
     #[test]
     fn nothing_is_admitted_after_close() {
         let intake = Intake::new();
-        let (c, id) = call("a");
-        assert_eq!(intake.admit(c, id, || "woken"), Some(Some("woken")));
+        let mut woken = 0;
+        assert!(intake.post(add("a"), || woken += 1));
+        assert_eq!(woken, 1);
         let ids = intake.close();
         assert_eq!(ids.len(), 1);
-        let (c, id) = call("b");
-        assert_eq!(intake.admit(c, id, || ()), None);
+        assert!(!intake.post(add("b"), || woken += 1));
+        assert_eq!(woken, 1);
         assert!(intake.take().is_empty());
     }
 
     #[test]
-    fn only_the_call_that_finds_the_queue_empty_wakes() {
+    fn only_a_post_that_finds_the_queue_empty_wakes_and_order_is_kept() {
         let intake = Intake::new();
-        let woken: Vec<bool> = ["a", "b", "c"]
+        let mut woken = 0;
+        assert!(intake.post(add("a"), || woken += 1));
+        assert!(intake.post(CoordMsg::End, || woken += 1));
+        assert!(intake.post(add("c"), || woken += 1));
+        assert_eq!(woken, 1);
+        let taken: Vec<String> = intake
+            .take()
             .into_iter()
-            .map(|i| {
-                let (c, id) = call(i);
-                intake.admit(c, id, || ()).is_some_and(|w| w.is_some())
+            .map(|m| match m {
+                CoordMsg::Add(c, _) => c.id,
+                other => format!("{other:?}"),
             })
             .collect();
-        assert_eq!(woken, [true, false, false]);
-        let taken: Vec<String> = intake.take().into_iter().map(|(c, _)| c.id).collect();
-        assert_eq!(taken, ["a", "b", "c"]);
-        // Taken: the next call needs a message of its own.
-        let (c, id) = call("d");
-        assert_eq!(intake.admit(c, id, || ()), Some(Some(())));
+        assert_eq!(taken, ["a", "End", "c"]);
+        // Taken: the next post needs a wake-up of its own.
+        assert!(intake.post(add("d"), || woken += 1));
+        assert_eq!(woken, 2);
     }
 }

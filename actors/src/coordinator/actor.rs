@@ -34,16 +34,17 @@ impl Actor for Coordinator {
         state: &mut BatchState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            CoordMsg::Calls => state.add_waiting(&myself),
-            CoordMsg::End => {
-                state.ended = true;
-                state.maybe_finish(&myself);
+            CoordMsg::Wake => {
+                for msg in state.take_waiting() {
+                    // A batch that finished stops here, as ractor drops
+                    // the mailbox of an actor that stopped.
+                    if state.finished {
+                        break;
+                    }
+                    handle_one(&myself, msg, state);
+                }
             }
-            CoordMsg::Interrupt(kind) => state.interrupt(&myself, kind),
-            CoordMsg::HostGone => state.host_gone(&myself),
-            CoordMsg::CancelCall(id, reason) => state.cancel_call(&myself, &id, reason),
-            CoordMsg::Deadline(id, after) => BatchState::arm_deadline(&myself, id, after),
-            CoordMsg::Finished(index, ending) => state.invocation_stopped(&myself, index, ending),
+            other => handle_one(&myself, other, state),
         }
         Ok(())
     }
@@ -58,5 +59,22 @@ impl Actor for Coordinator {
         _state: &mut BatchState,
     ) -> Result<(), ActorProcessingErr> {
         Ok(())
+    }
+}
+
+/// One message, whether from the mailbox or from the intake.
+fn handle_one(myself: &ActorRef<CoordMsg>, msg: CoordMsg, state: &mut BatchState) {
+    match msg {
+        CoordMsg::Wake => {}
+        CoordMsg::Add(call, id) => state.add(myself, call, id),
+        CoordMsg::End => {
+            state.ended = true;
+            state.maybe_finish(myself);
+        }
+        CoordMsg::Interrupt(kind) => state.interrupt(myself, kind),
+        CoordMsg::HostGone => state.host_gone(myself),
+        CoordMsg::CancelCall(id, reason) => state.cancel_call(myself, &id, reason),
+        CoordMsg::Deadline(id, after) => BatchState::arm_deadline(myself, id, after),
+        CoordMsg::Finished(index, ending) => state.invocation_stopped(myself, index, ending),
     }
 }

@@ -1,13 +1,20 @@
 //! What a coordinator is told.
 
+use std::sync::Arc;
+
+use baton_engine::ToolUse;
+
 use crate::config::InterruptKind;
 use crate::invocation::Ending;
 
 #[derive(Debug)]
 pub enum CoordMsg {
-    /// Calls streamed in: take them from the intake (one message for
-    /// every call queued there since the last; see `crate::intake`).
-    Calls,
+    /// Take what waits in the intake: one wake-up for everything posted
+    /// there since the last (see `crate::intake`). The only message the
+    /// host's side casts to the actor itself.
+    Wake,
+    /// A call streamed in, with its id as noted in the intake.
+    Add(ToolUse, Arc<str>),
     /// The message ended: no more calls will come.
     End,
     Interrupt(InterruptKind),

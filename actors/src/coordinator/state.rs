@@ -163,11 +163,9 @@ impl BatchState {
         }
     }
 
-    /// Adds every call waiting in the intake, in order.
-    pub fn add_waiting(&mut self, myself: &ActorRef<CoordMsg>) {
-        for (call, call_id) in self.intake.take() {
-            self.add(myself, call, call_id);
-        }
+    /// What was posted to this batch's intake since the last wake-up.
+    pub fn take_waiting(&self) -> Vec<CoordMsg> {
+        self.intake.take()
     }
 
     pub fn add(&mut self, myself: &ActorRef<CoordMsg>, call: ToolUse, call_id: Arc<str>) {
@@ -471,6 +469,8 @@ impl Drop for BatchState {
             task.abort();
         }
         if self.finished {
+            // Nothing posted from now on would be read.
+            self.intake.close();
             return;
         }
         self.scope
