@@ -35,12 +35,10 @@ impl Actor for Coordinator {
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             CoordMsg::Wake => {
+                // All of it, even once the batch is finished: an interrupt
+                // still ends the PostToolBatch hooks a finished batch waits
+                // for, and the rest is harmless after the end.
                 for msg in state.take_waiting() {
-                    // A batch that finished stops here, as ractor drops
-                    // the mailbox of an actor that stopped.
-                    if state.finished {
-                        break;
-                    }
                     handle_one(&myself, msg, state);
                 }
             }
