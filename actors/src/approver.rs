@@ -11,9 +11,9 @@
 
 use std::sync::Arc;
 
+use crate::intake::Mailbox;
 use baton_engine::pipeline::ApproverService;
 use baton_engine::{Approval, ApprovalRequest, Approver};
-use ractor::ActorRef;
 
 use crate::config::InterruptKind;
 use crate::coordinator::CoordMsg;
@@ -23,11 +23,11 @@ use crate::lifecycle::{self, CallState};
 pub(crate) struct HostApprover {
     sink: EventSink,
     /// The top-level batch, for deny-and-interrupt.
-    batch: ActorRef<CoordMsg>,
+    batch: Mailbox,
 }
 
 impl HostApprover {
-    pub fn new(sink: EventSink, batch: ActorRef<CoordMsg>) -> Self {
+    pub(crate) fn new(sink: EventSink, batch: Mailbox) -> Self {
         HostApprover { sink, batch }
     }
 }
@@ -50,7 +50,7 @@ impl Approver for HostApprover {
         });
         pending.prompt = None;
         if let Approval::DenyAndInterrupt { .. } = approval {
-            let _ = self.batch.cast(CoordMsg::Interrupt(InterruptKind::Cancel));
+            self.batch.post(CoordMsg::Interrupt(InterruptKind::Cancel));
         }
         approval
     }

@@ -13,7 +13,7 @@ use ractor::ActorRef;
 
 use crate::config::InterruptKind;
 use crate::coordinator::CoordMsg;
-use crate::intake::Intake;
+use crate::intake::{Intake, Mailbox};
 use crate::quiescence::Quiescence;
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -35,8 +35,7 @@ pub struct BatchHandle {
 }
 
 struct Inner {
-    actor: ActorRef<CoordMsg>,
-    intake: Arc<Intake>,
+    mailbox: Mailbox,
     quiet: Arc<Quiescence>,
     ended: AtomicBool,
     scope: CancelScope,
@@ -59,8 +58,7 @@ impl BatchHandle {
     ) -> Self {
         BatchHandle {
             inner: Arc::new(Inner {
-                actor,
-                intake,
+                mailbox: Mailbox::new(actor, intake),
                 quiet,
                 ended: AtomicBool::new(false),
                 scope,
@@ -76,16 +74,14 @@ impl BatchHandle {
         }
         // Once admitted, the call gets a result even if the coordinator dies
         // before reading it (its cleanup answers every admitted call), so a
-        // failed send needs no error here.
-        let actor = &inner.actor;
+        // failed wake-up needs no error here.
         // Made before the lock, which the coordinator's cleanup shares.
         let id: Arc<str> = Arc::from(call.id.as_str());
-        inner
-            .intake
-            .admit(id, move |id| {
-                let _ = actor.cast(CoordMsg::Add(call, id));
-            })
-            .ok_or(BatchError::Gone)
+        if inner.mailbox.post(CoordMsg::Add(call, id)) {
+            Ok(())
+        } else {
+            Err(BatchError::Gone)
+        }
     }
 
     /// Adds a call with the host's own deadline: if it has not finished
@@ -99,7 +95,7 @@ impl BatchHandle {
     ) -> Result<(), BatchError> {
         let id = call.id.clone();
         self.add(call)?;
-        let _ = self.inner.actor.cast(CoordMsg::Deadline(id, deadline));
+        self.inner.mailbox.post(CoordMsg::Deadline(id, deadline));
         Ok(())
     }
 
@@ -107,7 +103,7 @@ impl BatchHandle {
     /// Its result says the host cancelled it; its siblings are untouched. An
     /// unknown or finished id does nothing.
     pub fn cancel_call(&self, id: &str) {
-        let _ = self.inner.actor.cast(CoordMsg::CancelCall(
+        self.inner.mailbox.post(CoordMsg::CancelCall(
             id.to_string(),
             crate::coordinator::host_cancelled(),
         ));
@@ -116,13 +112,13 @@ impl BatchHandle {
     /// The message is complete: no more calls. Idempotent.
     pub fn end(&self) {
         if !self.inner.ended.swap(true, Ordering::AcqRel) {
-            let _ = self.inner.actor.cast(CoordMsg::End);
+            self.inner.mailbox.post(CoordMsg::End);
         }
     }
 
     /// Interrupts the batch (SPEC §7). Idempotent; harmless after the end.
     pub fn interrupt(&self, kind: InterruptKind) {
-        let _ = self.inner.actor.cast(CoordMsg::Interrupt(kind));
+        self.inner.mailbox.post(CoordMsg::Interrupt(kind));
     }
 
     /// Resolves when every call has its result and every invocation stopped.
@@ -143,8 +139,8 @@ impl BatchHandle {
         self.inner.quiet.is_reached()
     }
 
-    pub(crate) fn actor(&self) -> &ActorRef<CoordMsg> {
-        &self.inner.actor
+    pub(crate) fn mailbox(&self) -> &Mailbox {
+        &self.inner.mailbox
     }
 
     /// The batch's cancellation scope (a child of the turn).
@@ -156,7 +152,7 @@ impl BatchHandle {
 impl Drop for Inner {
     fn drop(&mut self) {
         if !self.ended.load(Ordering::Acquire) {
-            let _ = self.actor.cast(CoordMsg::HostGone);
+            self.mailbox.post(CoordMsg::HostGone);
         }
     }
 }

@@ -112,14 +112,31 @@ impl Lifecycle {
         call_id: &Arc<str>,
         outcome: &Outcome,
     ) {
+        self.finished_at(sink, index, call_id, outcome, None)
+    }
+
+    /// [`Self::finished`], with the call's end if the caller has read the
+    /// clock at its end already.
+    pub fn finished_at(
+        &mut self,
+        sink: &EventSink,
+        index: usize,
+        call_id: &Arc<str>,
+        outcome: &Outcome,
+        ended: Option<Instant>,
+    ) {
         if !self.enabled {
             return;
         }
-        let duration = self
-            .started
-            .get_mut(index)
-            .and_then(Option::take)
-            .map_or(Duration::ZERO, |t| t.elapsed());
+        let duration =
+            self.started
+                .get_mut(index)
+                .and_then(Option::take)
+                .map_or(Duration::ZERO, |t| {
+                    ended
+                        .unwrap_or_else(Instant::now)
+                        .saturating_duration_since(t)
+                });
         send(
             sink,
             Some(index),

@@ -27,6 +27,7 @@ use crate::approver::{HostApprover, NestedApprover};
 use crate::coordinator::state::BatchSpec;
 use crate::event::{Event, EventSink};
 use crate::handle::BatchHandle;
+use crate::intake::Mailbox;
 use crate::quiescence::Quiescence;
 use crate::runtime::{spawn_batch, RuntimeInner};
 
@@ -42,7 +43,7 @@ pub(crate) struct Children(Mutex<ChildrenInner>);
 
 #[derive(Default)]
 pub(crate) struct ChildrenInner {
-    open: Vec<(String, ActorRef<CoordMsg>)>,
+    open: Vec<(String, Mailbox)>,
     /// Calls that a new-message interrupt reached while they ran.
     interrupted: Vec<String>,
 }
@@ -50,14 +51,14 @@ pub(crate) struct ChildrenInner {
 impl Children {
     /// Records that a new-message interrupt reached `call_id` and returns
     /// the coordinators of its nested batches that are still alive.
-    pub fn interrupt(&self, call_id: &str) -> Vec<ActorRef<CoordMsg>> {
+    pub fn interrupt(&self, call_id: &str) -> Vec<Mailbox> {
         let mut inner = self.0.lock();
         if !inner.interrupted.iter().any(|id| id == call_id) {
             inner.interrupted.push(call_id.to_string());
         }
-        inner.open.retain(|(_, actor)| {
+        inner.open.retain(|(_, mailbox)| {
             !matches!(
-                actor.get_status(),
+                mailbox.actor().get_status(),
                 ActorStatus::Stopping | ActorStatus::Stopped
             )
         });
@@ -65,15 +66,15 @@ impl Children {
             .open
             .iter()
             .filter(|(id, _)| id == call_id)
-            .map(|(_, actor)| actor.clone())
+            .map(|(_, mailbox)| mailbox.clone())
             .collect()
     }
 
     /// Records a nested batch of `call_id`; true when a new-message
     /// interrupt already reached that call, so the caller passes it on.
-    pub fn register(&self, call_id: &str, actor: ActorRef<CoordMsg>) -> bool {
+    pub fn register(&self, call_id: &str, mailbox: Mailbox) -> bool {
         let mut inner = self.0.lock();
-        inner.open.push((call_id.to_string(), actor));
+        inner.open.push((call_id.to_string(), mailbox));
         inner.interrupted.iter().any(|id| id == call_id)
     }
 
@@ -101,7 +102,7 @@ pub(crate) fn services_for(
     if spec.depth == 0 && spec.runtime.config.host_approvals {
         services = services.with(ApproverService(Arc::new(HostApprover::new(
             spec.sink.clone(),
-            myself.clone(),
+            Mailbox::new(myself.clone(), spec.intake.clone()),
         ))));
     }
     let children = Arc::new(Children::default());
@@ -177,11 +178,9 @@ impl NestedBatches for Nesting {
         }
         if self
             .children
-            .register(&parent.call_id, handle.actor().clone())
+            .register(&parent.call_id, handle.mailbox().clone())
         {
-            let _ = handle
-                .actor()
-                .cast(CoordMsg::Interrupt(InterruptKind::NewMessage));
+            handle.interrupt(InterruptKind::NewMessage);
         }
         Ok(Box::new(NestedHandle {
             handle,

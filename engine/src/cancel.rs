@@ -36,11 +36,38 @@ pub enum CancelReason {
 /// and never touches the token: a `CancellationToken` clone or drop locks
 /// its tree node, and a call's scope is cloned several times on its way
 /// (its context, the coordinator's slot, the pipeline's stages).
+///
+/// The token is made the first time something needs it: to wait for
+/// cancellation, to cancel, or to make a child's token. Until then the
+/// scope is cancelled exactly when an ancestor is, and asking walks up to
+/// the nearest ancestor that has a token. Most calls end without anyone
+/// waiting on their scope (a no-op, a read that finished at once), and a
+/// token made eagerly cost each of them an allocation and two locks of the
+/// batch's token (to join its children, and to leave them on drop).
 #[derive(Debug)]
 struct Node {
-    token: CancellationToken,
+    token: OnceLock<CancellationToken>,
     reason: OnceLock<CancelReason>,
     parent: Option<Arc<Node>>,
+}
+
+impl Node {
+    fn token(&self) -> &CancellationToken {
+        self.token.get_or_init(|| match &self.parent {
+            // A parent cancelled by then gives a child born cancelled.
+            Some(parent) => parent.token().child_token(),
+            None => CancellationToken::new(),
+        })
+    }
+
+    fn is_cancelled(&self) -> bool {
+        match self.token.get() {
+            Some(token) => token.is_cancelled(),
+            // Without a token this scope was never cancelled itself
+            // (cancelling makes the token): only an ancestor can be.
+            None => self.parent.as_ref().is_some_and(|p| p.is_cancelled()),
+        }
+    }
 }
 
 /// A node of the cancellation tree. Cheap to clone; clones share the node.
@@ -60,7 +87,7 @@ impl CancelScope {
     pub fn new() -> Self {
         CancelScope {
             node: Arc::new(Node {
-                token: CancellationToken::new(),
+                token: OnceLock::new(),
                 reason: OnceLock::new(),
                 parent: None,
             }),
@@ -71,7 +98,7 @@ impl CancelScope {
     pub fn child(&self) -> Self {
         CancelScope {
             node: Arc::new(Node {
-                token: self.node.token.child_token(),
+                token: OnceLock::new(),
                 reason: OnceLock::new(),
                 parent: Some(Arc::clone(&self.node)),
             }),
@@ -82,17 +109,17 @@ impl CancelScope {
     /// cancelling twice is harmless and keeps the original explanation.
     pub fn cancel(&self, reason: CancelReason) {
         let _ = self.node.reason.set(reason);
-        self.node.token.cancel();
+        self.node.token().cancel();
     }
 
     pub fn is_cancelled(&self) -> bool {
-        self.node.token.is_cancelled()
+        self.node.is_cancelled()
     }
 
     /// Why this scope is cancelled: its own reason, else the nearest
     /// cancelled ancestor's. `None` while not cancelled.
     pub fn reason(&self) -> Option<CancelReason> {
-        if !self.node.token.is_cancelled() {
+        if !self.node.is_cancelled() {
             return None;
         }
         let mut node = Some(&self.node);
@@ -107,12 +134,12 @@ impl CancelScope {
 
     /// Resolves when this scope is cancelled.
     pub async fn cancelled(&self) {
-        self.node.token.cancelled().await
+        self.node.token().cancelled().await
     }
 
     /// The underlying token, for APIs that take one.
     pub fn token(&self) -> &CancellationToken {
-        &self.node.token
+        self.node.token()
     }
 }
 
@@ -135,6 +162,30 @@ mod tests {
         assert_eq!(other.reason(), Some(CancelReason::User));
         // A scope cancelled first keeps its own reason.
         assert_eq!(nested.reason(), Some(CancelReason::Shutdown));
+    }
+
+    /// Tokens are made lazily: a scope whose token comes after its
+    /// ancestor was cancelled is born cancelled, and one made before wakes
+    /// its waiter when the ancestor is cancelled.
+    #[tokio::test]
+    async fn late_and_early_tokens_both_see_an_ancestor_cancel() {
+        let turn = CancelScope::new();
+        let batch = turn.child();
+        let early = batch.child();
+        let waiting = tokio::spawn({
+            let early = early.clone();
+            async move { early.cancelled().await }
+        });
+        let late = batch.child().child();
+        assert!(!late.is_cancelled());
+        turn.cancel(CancelReason::User);
+        assert!(late.is_cancelled());
+        assert_eq!(late.reason(), Some(CancelReason::User));
+        // Its token is made only now, under a cancelled ancestor.
+        late.cancelled().await;
+        assert!(late.token().is_cancelled());
+        assert!(waiting.await.is_ok());
+        assert_eq!(early.reason(), Some(CancelReason::User));
     }
 
     #[test]

@@ -34,16 +34,15 @@ impl Actor for Coordinator {
         state: &mut BatchState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            CoordMsg::Add(call, id) => state.add(&myself, call, id),
-            CoordMsg::End => {
-                state.ended = true;
-                state.maybe_finish(&myself);
+            CoordMsg::Wake => {
+                // All of it, even once the batch is finished: an interrupt
+                // still ends the PostToolBatch hooks a finished batch waits
+                // for, and the rest is harmless after the end.
+                for msg in state.take_waiting() {
+                    handle_one(&myself, msg, state);
+                }
             }
-            CoordMsg::Interrupt(kind) => state.interrupt(&myself, kind),
-            CoordMsg::HostGone => state.host_gone(&myself),
-            CoordMsg::CancelCall(id, reason) => state.cancel_call(&myself, &id, reason),
-            CoordMsg::Deadline(id, after) => BatchState::arm_deadline(&myself, id, after),
-            CoordMsg::Finished(index, ending) => state.invocation_stopped(&myself, index, ending),
+            other => handle_one(&myself, other, state),
         }
         Ok(())
     }
@@ -58,5 +57,22 @@ impl Actor for Coordinator {
         _state: &mut BatchState,
     ) -> Result<(), ActorProcessingErr> {
         Ok(())
+    }
+}
+
+/// One message, whether from the mailbox or from the intake.
+fn handle_one(myself: &ActorRef<CoordMsg>, msg: CoordMsg, state: &mut BatchState) {
+    match msg {
+        CoordMsg::Wake => {}
+        CoordMsg::Add(call, id) => state.add(myself, call, id),
+        CoordMsg::End => {
+            state.ended = true;
+            state.maybe_finish(myself);
+        }
+        CoordMsg::Interrupt(kind) => state.interrupt(myself, kind),
+        CoordMsg::HostGone => state.host_gone(myself),
+        CoordMsg::CancelCall(id, reason) => state.cancel_call(myself, &id, reason),
+        CoordMsg::Deadline(id, after) => BatchState::arm_deadline(myself, id, after),
+        CoordMsg::Finished(index, ending) => state.invocation_stopped(myself, index, ending),
     }
 }

@@ -29,7 +29,7 @@ impl BatchState {
                         // that stop on a new message stop too).
                         (Phase::Running(_), InterruptBehavior::Block) => {
                             for child in self.children.interrupt(&slot.call_id) {
-                                let _ = child.cast(CoordMsg::Interrupt(kind));
+                                child.post(CoordMsg::Interrupt(kind));
                             }
                         }
                         _ => {}

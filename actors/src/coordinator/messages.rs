@@ -9,6 +9,10 @@ use crate::invocation::Ending;
 
 #[derive(Debug)]
 pub enum CoordMsg {
+    /// Take what waits in the intake: one wake-up for everything posted
+    /// there since the last (see `crate::intake`). The only message the
+    /// host's side casts to the actor itself.
+    Wake,
     /// A call streamed in, with its id as noted in the intake.
     Add(ToolUse, Arc<str>),
     /// The message ended: no more calls will come.

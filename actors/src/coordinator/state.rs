@@ -163,6 +163,11 @@ impl BatchState {
         }
     }
 
+    /// What was posted to this batch's intake since the last wake-up.
+    pub fn take_waiting(&self) -> Vec<CoordMsg> {
+        self.intake.take()
+    }
+
     pub fn add(&mut self, myself: &ActorRef<CoordMsg>, call: ToolUse, call_id: Arc<str>) {
         let index = self.slots.len();
         let max = self.runtime.config.max_calls_per_message;
@@ -269,20 +274,24 @@ impl BatchState {
                 self.settle_unstarted(index, &reason);
                 continue;
             }
-            if let Some(ending) = self.start(myself, index) {
+            if let Some((ending, ended)) = self.start(myself, index) {
                 // Ended during its first poll: booked now, and the loop
                 // goes on to the calls its slot lets start.
-                self.book(index, ending);
+                self.book(index, ending, Some(ended));
             }
         }
         self.maybe_finish(myself);
     }
 
-    /// Starts call `index`; its ending if it ended at once.
-    fn start(&mut self, myself: &ActorRef<CoordMsg>, index: usize) -> Option<Ending> {
+    /// Starts call `index`; its ending, and when, if it ended at once.
+    fn start(
+        &mut self,
+        myself: &ActorRef<CoordMsg>,
+        index: usize,
+    ) -> Option<(Ending, std::time::Instant)> {
         let scope = self.scope.child();
         let slot = &mut self.slots[index];
-        let Phase::Queued(prepared) =
+        let Phase::Queued(mut prepared) =
             std::mem::replace(&mut slot.phase, Phase::Running(scope.clone()))
         else {
             return None;
@@ -308,7 +317,11 @@ impl BatchState {
         if fault == InjectedFault::PanicCoordinator {
             self.doomed.push(index);
         }
-        let inline = !self.no_inline.contains(&slot.name);
+        let inline = self.no_inline.is_empty() || !self.no_inline.contains(&slot.name);
+        if inline {
+            // Its pipeline starts now, on this thread: one clock read serves.
+            prepared.starts_at(now);
+        }
         let args = InvocationArgs {
             pipeline: self.pipeline.clone(),
             call: *prepared,
@@ -321,10 +334,12 @@ impl BatchState {
         // why, and for how a task's end reaches this coordinator exactly once.
         match crate::invocation::start(myself, index, args, inline) {
             Start::Done(ending) => {
-                if began.is_some_and(|t| t.elapsed() > INLINE_BUDGET) {
+                // One clock read for the inline budget and the call's end.
+                let ended = std::time::Instant::now();
+                if began.is_some_and(|t| ended.saturating_duration_since(t) > INLINE_BUDGET) {
                     self.no_inline.insert(self.slots[index].name.clone());
                 }
-                Some(ending)
+                Some((ending, ended))
             }
             Start::Running(task) => {
                 if inline {
@@ -346,22 +361,28 @@ impl BatchState {
         if self.running.remove(&index).is_none() {
             return;
         }
-        self.book(index, ending);
+        self.book(index, ending, None);
         self.pump(myself);
     }
 
     /// Books how a started call ended; a call that ended without a result
     /// gets the engine's "lost" result.
-    fn book(&mut self, index: usize, ending: Ending) {
+    /// `ended` is when it ended, if the caller read the clock then.
+    fn book(&mut self, index: usize, ending: Ending, ended: Option<std::time::Instant>) {
         let result = match ending {
             Ending::Result(result) => result,
             Ending::Lost(why) => Box::new(self.lost_result(index, why)),
         };
-        self.finish_call(index, result);
+        self.finish_call(index, result, ended);
     }
 
     /// Books a result of a call that was running.
-    fn finish_call(&mut self, index: usize, mut result: Box<CallResult>) {
+    fn finish_call(
+        &mut self,
+        index: usize,
+        mut result: Box<CallResult>,
+        ended: Option<std::time::Instant>,
+    ) {
         let safe = self.slots[index].safe;
         self.children.forget(&self.slots[index].call_id);
         self.scheduler.finished(safe, self.slots[index].work);
@@ -371,11 +392,12 @@ impl BatchState {
                 self.apply_modifier(modifier, &mut result);
             }
         }
-        self.lifecycle.finished(
+        self.lifecycle.finished_at(
             &self.sink,
             index,
             &self.slots[index].call_id,
             &result.outcome,
+            ended,
         );
         if let Some(record) = result.batch_record.take() {
             self.batch_records.push((index, record));
@@ -447,13 +469,15 @@ impl Drop for BatchState {
             task.abort();
         }
         if self.finished {
+            // Nothing posted from now on would be read.
+            self.intake.close();
             return;
         }
         self.scope
             .cancel(CancelReason::Other("the batch coordinator stopped".into()));
         // Go by what the ordering stage holds, not by the calls' phases: a
         // failure may have struck between settling a call and handing its
-        // result over. Calls still in the mailbox are known by the intake.
+        // result over. Calls still waiting in the intake are known by it.
         let admitted = self.intake.close();
         // Every call went through the intake, so it lists them all.
         let total = admitted.len().max(self.slots.len());

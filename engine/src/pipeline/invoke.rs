@@ -12,7 +12,9 @@ use futures::FutureExt;
 use super::{messages, CallState, Pipeline};
 use crate::call::{CallResult, Outcome};
 use crate::content::ContentBlock;
+use crate::context::{Context, ToolContext};
 use crate::output::{ToolError, ToolOutput};
+use crate::progress::ProgressSink;
 use crate::tool::Tool;
 
 type Ran = Result<Result<ToolOutput, ToolError>, Box<dyn std::any::Any + Send>>;
@@ -25,7 +27,12 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
             Outcome::Internal,
         );
     };
-    let mut ctx = state.ctx.clone();
+    let mut ctx = if pipeline.hooks.is_empty() {
+        hand_over(&mut state.ctx)
+    } else {
+        // Post-hooks read the call's context after the tool.
+        state.ctx.clone()
+    };
     // A search filter and the hooks for the tool (see
     // `Pipeline::call_services`; a batch's coordinator added them already).
     ctx.services = pipeline.call_services(&ctx.services);
@@ -107,6 +114,30 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
             Outcome::Panicked,
         ),
     }
+}
+
+/// The call's context itself, for the tool, when no stage after the tool
+/// reads more of it than its session (the size stage does; post-hooks,
+/// which read the rest, run only when there are hooks). A copy cost two
+/// allocations and frees per call (the id and the working directory);
+/// what stays behind shares the original's parts but allocates nothing.
+fn hand_over(ctx: &mut ToolContext) -> ToolContext {
+    let stand_in = ToolContext {
+        call_id: String::new(),
+        context: Context {
+            cwd: std::path::PathBuf::new(),
+            roots: ctx.context.roots.clone(),
+            readable: ctx.context.readable.clone(),
+            permission_mode: ctx.context.permission_mode,
+            extensions: ctx.context.extensions.clone(),
+        },
+        session: ctx.session.clone(),
+        cancel: ctx.cancel.clone(),
+        progress: ProgressSink::discard(),
+        services: ctx.services.clone(),
+        approval: ctx.approval,
+    };
+    std::mem::replace(ctx, stand_in)
 }
 
 fn is_blank(block: &ContentBlock) -> bool {

@@ -211,6 +211,7 @@ impl Pipeline {
             label,
             rejected: None,
             prepared_at: std::time::Instant::now(),
+            start_at: None,
             queued: crate::metrics::Queued::enter(),
         }
     }
@@ -221,7 +222,7 @@ impl Pipeline {
         // One clock read ends the queue and starts both the call's duration
         // and its first phase; the last phase's end is the call's end when
         // nothing runs after the tool (see `run_stages`).
-        let started = std::time::Instant::now();
+        let started = call.start_at.unwrap_or_else(std::time::Instant::now);
         let span = trace::call_span(
             &call.call,
             started.saturating_duration_since(call.prepared_at),
@@ -357,6 +358,9 @@ pub struct PreparedCall {
     rejected: Option<String>,
     /// When it was added, for the `queue_ms` of its tracing span.
     prepared_at: std::time::Instant,
+    /// When its pipeline starts, if the scheduler read the clock just
+    /// before running it (see [`PreparedCall::starts_at`]).
+    start_at: Option<std::time::Instant>,
     /// Counts the call in the queue-depth metric until it starts.
     queued: crate::metrics::Queued,
 }
@@ -380,8 +384,17 @@ impl PreparedCall {
             work: WorkKind::Process,
             read_only: false,
             prepared_at: std::time::Instant::now(),
+            start_at: None,
             queued: crate::metrics::Queued::enter(),
         }
+    }
+
+    /// The scheduler read the clock as it starts this call, and runs it at
+    /// once: [`Pipeline::run`] takes that as the call's start instead of
+    /// reading the clock again (each read costs about as much as a small
+    /// stage of a no-op call).
+    pub fn starts_at(&mut self, at: std::time::Instant) {
+        self.start_at = Some(at);
     }
 
     pub fn reject_duplicate_id(&mut self) {

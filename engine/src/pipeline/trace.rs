@@ -41,7 +41,11 @@ pub(super) fn phase(field: &'static str, start: Instant) -> Instant {
 /// [`phase`] with its end already read; returns `end`.
 pub(super) fn phase_at(field: &'static str, start: Instant, end: Instant) -> Instant {
     let took = end.saturating_duration_since(start);
-    Span::current().record(field, ms(took));
+    let span = Span::current();
+    // Without a subscriber the span is disabled: nothing to round.
+    if !span.is_disabled() {
+        span.record(field, ms(took));
+    }
     // The metric's label is the span field without its unit.
     crate::metrics::phase(field.strip_suffix("_ms").unwrap_or(field), took);
     end
