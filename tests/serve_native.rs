@@ -190,3 +190,31 @@ fn native_items_past_the_call_limit_in_a_long_line_are_refused_in_kind() {
     );
     assert_eq!(done["summary"]["calls"], 10_003);
 }
+
+/// Two batches at once that reuse a call id: each is answered in the type
+/// of its own item (the native items are kept per batch, not per session,
+/// where the first batch to end took the other's item).
+#[test]
+fn batches_at_once_that_reuse_a_call_id_keep_their_own_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = start(dir.path());
+    let slow = json!({"type": "shell_call", "id": "sh", "call_id": "dup", "status": "completed",
+                      "action": {"commands": ["sleep 2; printf slow"]}});
+    let fast = json!({"type": "function_call", "id": "fc", "call_id": "dup", "name": "shell",
+                      "arguments": json!({"command": ["bash", "-lc", "printf fast"]}).to_string()});
+    s.send(json!({"type": "message", "batch": "a", "format": "openai-responses",
+                  "message": {"object": "response", "output": [slow]}}));
+    s.send(json!({"type": "message", "batch": "b", "format": "openai-responses",
+                  "message": {"object": "response", "output": [fast]}}));
+    let mut kinds = std::collections::BTreeMap::new();
+    for _ in 0..2 {
+        let done = s.next_of("done");
+        let message = done["message"].as_array().unwrap();
+        assert_eq!(message.len(), 1, "{done}");
+        let batch = done["batch"].as_str().unwrap().to_string();
+        kinds.insert(batch, message[0]["type"].as_str().unwrap().to_string());
+    }
+    assert_eq!(kinds["a"], "shell_call_output", "{kinds:?}");
+    assert_eq!(kinds["b"], "function_call_output", "{kinds:?}");
+    s.finish();
+}

@@ -60,9 +60,13 @@ pub struct Wire {
     stream: Option<StreamParser>,
     /// `--tool-set`: calls in its names run as the tools underneath.
     pub set: baton::engine::wire::ToolSet,
-    /// Responses items of OpenAI's native local tools by call id, until
-    /// answered: their results go back in the item's own output type.
-    native: HashMap<String, Value>,
+    /// Responses items of OpenAI's native local tools read from the last
+    /// line, until the session moves them to the batch they belong to
+    /// ([`Wire::take_noted`]): their results go back in the item's own
+    /// output type. Kept per batch, not per session, so that two batches
+    /// at once that reuse a call id cannot answer each other's calls in
+    /// the wrong type.
+    noted: Vec<Value>,
 }
 
 impl Wire {
@@ -73,7 +77,7 @@ impl Wire {
             tools: HashMap::new(),
             stream: None,
             set: Default::default(),
-            native: HashMap::new(),
+            noted: Vec::new(),
         }
     }
 
@@ -173,28 +177,31 @@ impl Wire {
     /// Keeps a native local tool item (`shell_call`, …) until answered.
     fn note_native(&mut self, item: &Value) {
         let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
-        if openai_responses::native::KINDS.contains(&kind) {
-            if let Some(id) = item.get("call_id").and_then(Value::as_str) {
-                self.native.insert(id.to_string(), item.clone());
-            }
+        if openai_responses::native::KINDS.contains(&kind)
+            && item.get("call_id").and_then(Value::as_str).is_some()
+        {
+            self.noted.push(item.clone());
         }
     }
 
+    /// The native items noted since the last call, for the batch the line
+    /// that carried them went to.
+    pub fn take_noted(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.noted)
+    }
+
     /// What a `done` line carries as `message`, written: the answer in
-    /// `format`, each native call's result in its item's output type, and
-    /// (Anthropic) the batch's hook `context` after the results.
+    /// `format`, each native call's result in its item's output type (the
+    /// batch's `native` items), and (Anthropic) the batch's hook `context`
+    /// after the results.
     pub fn answer(
-        &mut self,
         format: WireFormat,
         results: &[CallResult],
+        native: Vec<Value>,
         context: &[String],
     ) -> Vec<u8> {
         let asked = if format == WireFormat::OpenAiResponses {
-            Asked::from_items(
-                results
-                    .iter()
-                    .filter_map(|r| self.native.remove(&r.call_id)),
-            )
+            Asked::from_items(native)
         } else {
             Asked::default()
         };

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::{no_host, Session};
 use crate::cli::serve::output::{write_line, write_line_with_raw, write_made};
+use crate::cli::serve::wire::Wire;
 use crate::cli::CliError;
 
 impl Session {
@@ -91,8 +92,8 @@ impl Session {
             .as_ref()
             .map(|b| self.engine.loaded_since(b.loaded_mark))
             .unwrap_or_default();
-        let (format, results) = finished
-            .map(|b| (b.format.unwrap_or_default(), b.results))
+        let (format, results, native) = finished
+            .map(|b| (b.format.unwrap_or_default(), b.results, b.native))
             .unwrap_or_default();
         let mut line = json!({"type": "done", "summary": summary_json(summary)});
         let mut answer = None;
@@ -108,7 +109,7 @@ impl Session {
             // PostToolBatch hooks' context follows the results, the
             // way Claude Code adds it (only Anthropic has a place).
             let context = &summary.additional_context;
-            answer = Some(self.wire.answer(format, &results, context));
+            answer = Some(Wire::answer(format, &results, native, context));
         }
         if !loaded.is_empty() {
             line["loaded_tools"] = json!(loaded);

@@ -65,6 +65,8 @@ struct Running {
     loaded_mark: Mark,
     /// Ids of the calls added, for the `background` line.
     calls: Vec<String>,
+    /// The message's native Responses items, for the answer's output types.
+    native: Vec<Value>,
 }
 
 impl Session {
@@ -203,19 +205,25 @@ impl Session {
                         ))
                         .map(|_| true);
                 }
-                match self.wire.message_line(msg, cut.as_ref()) {
+                let parsed = self.wire.message_line(msg, cut.as_ref());
+                match parsed {
                     Ok((format, calls)) => {
                         // An empty message still gets a batch and a done line.
                         if self.ensure_open(host_id).await?.is_none() {
+                            self.wire.take_noted();
                             return Ok(true);
                         }
+                        self.keep_noted();
                         self.set_format(format);
                         for call in calls {
                             self.add(format, call)?;
                         }
                         self.end_open();
                     }
-                    Err(e) => self.error(e)?,
+                    Err(e) => {
+                        self.wire.take_noted();
+                        self.error(e)?
+                    }
                 }
             }
             "stream" => self.stream_line(msg).await?,
@@ -302,6 +310,7 @@ impl Session {
                 format: self.wire.fixed(),
                 loaded_mark: self.engine.loaded_mark(),
                 calls: Vec::new(),
+                native: Vec::new(),
             },
         );
         if let Some(host) = host_id {
@@ -355,11 +364,15 @@ impl Session {
     /// A raw stream event: calls it completes start at once; the stream's
     /// final event ends the message.
     async fn stream_line(&mut self, msg: &Value) -> Result<(), CliError> {
-        match self.wire.stream_line(msg) {
+        let step = self.wire.stream_line(msg);
+        // A stream's items belong to the batch it feeds (open, or opened now).
+        match step {
             Ok(step) => {
                 if self.ensure_open(None).await?.is_none() {
+                    self.wire.take_noted();
                     return Ok(());
                 }
+                self.keep_noted();
                 self.set_format(step.format);
                 for call in step.calls {
                     self.add(step.format, call)?;
@@ -370,7 +383,18 @@ impl Session {
                 }
                 Ok(())
             }
-            Err(e) => self.error(e),
+            Err(e) => {
+                self.keep_noted();
+                self.error(e)
+            }
+        }
+    }
+
+    /// Moves the native items the last line carried to the open batch.
+    fn keep_noted(&mut self) {
+        let noted = self.wire.take_noted();
+        if let Some(b) = self.open.and_then(|id| self.batches.get_mut(&id)) {
+            b.native.extend(noted);
         }
     }
 
