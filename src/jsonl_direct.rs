@@ -99,7 +99,7 @@ pub fn write_call_line(out: &mut impl Write, call: &CallEvent, tags: &Tags<'_>) 
     match &call.state {
         // `Outcome` serialises `kind` before `started`: sorted already.
         CallState::Finished { outcome, .. } => fields.value("outcome", outcome)?,
-        CallState::Queued { tool } => fields.value("tool", tool.as_str())?,
+        CallState::Queued { tool } => fields.value("tool", &**tool)?,
         // Started, WaitingApproval, PermissionCancelled: nothing of their
         // own (a later state's fields would need a row in the protocol).
         _ => {}

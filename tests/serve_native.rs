@@ -202,10 +202,14 @@ fn batches_at_once_that_reuse_a_call_id_keep_their_own_types() {
                       "action": {"commands": ["sleep 2; printf slow"]}});
     let fast = json!({"type": "function_call", "id": "fc", "call_id": "dup", "name": "shell",
                       "arguments": json!({"command": ["bash", "-lc", "printf fast"]}).to_string()});
-    s.send(json!({"type": "message", "batch": "a", "format": "openai-responses",
-                  "message": {"object": "response", "output": [slow]}}));
-    s.send(json!({"type": "message", "batch": "b", "format": "openai-responses",
-                  "message": {"object": "response", "output": [fast]}}));
+    s.send(
+        json!({"type": "message", "batch": "a", "format": "openai-responses",
+                  "message": {"object": "response", "output": [slow]}}),
+    );
+    s.send(
+        json!({"type": "message", "batch": "b", "format": "openai-responses",
+                  "message": {"object": "response", "output": [fast]}}),
+    );
     let mut kinds = std::collections::BTreeMap::new();
     for _ in 0..2 {
         let done = s.next_of("done");

@@ -29,7 +29,7 @@ pub struct CallEvent {
 #[non_exhaustive]
 pub enum CallState {
     /// Added to the batch; waits for the scheduler.
-    Queued { tool: String },
+    Queued { tool: Arc<str> },
     /// Its pipeline started (validation, hooks, permission, then the tool).
     Started,
     /// Waits for the host's answer to a permission request.
@@ -78,7 +78,7 @@ impl Lifecycle {
         }
     }
 
-    pub fn queued(&mut self, sink: &EventSink, index: usize, call_id: &Arc<str>, tool: &str) {
+    pub fn queued(&mut self, sink: &EventSink, index: usize, call_id: &Arc<str>, tool: &Arc<str>) {
         if !self.enabled {
             return;
         }
@@ -86,9 +86,7 @@ impl Lifecycle {
             sink,
             Some(index),
             call_id,
-            CallState::Queued {
-                tool: tool.to_string(),
-            },
+            CallState::Queued { tool: tool.clone() },
         );
     }
 

@@ -30,7 +30,7 @@ impl BatchState {
         let ToolUse { name, .. } = call;
         self.slots.push(Slot {
             call_id: call_id.clone(),
-            name,
+            name: Arc::from(name),
             label: String::new(),
             safe: false,
             work: WorkKind::Process,
@@ -44,7 +44,7 @@ impl BatchState {
             .queued(&self.sink, index, &call_id, &slot.name);
         self.lifecycle
             .finished(&self.sink, index, &call_id, &Outcome::InvalidInput);
-        let name = slot.name.clone();
+        let name = slot.name.to_string();
         self.ordering
             .refuse_over_limit(index, call_id, name, max, &self.sink);
         self.maybe_finish(myself);

@@ -42,7 +42,8 @@ pub(crate) enum Phase {
 /// What the coordinator remembers of one call.
 pub(crate) struct Slot {
     pub call_id: Arc<str>,
-    pub name: String,
+    /// Shared with the call's `call_queued` event (no copy per call).
+    pub name: Arc<str>,
     pub label: String,
     pub safe: bool,
     pub work: WorkKind,
@@ -99,7 +100,7 @@ pub(crate) struct BatchState {
     /// (see [`crate::invocation::start`]), so a tool that starts processes
     /// or works the CPU never holds the coordinator, and its calls start
     /// side by side.
-    no_inline: HashSet<String>,
+    no_inline: HashSet<Arc<str>>,
     /// Every call's progress goes out through this one emitter.
     progress: Arc<TaggedEmit>,
     pub ended: bool,
@@ -180,8 +181,9 @@ impl BatchState {
         }
         self.slots.push(Slot {
             call_id,
-            name: prepared.call.name.clone(),
-            label: prepared.label.clone(),
+            name: Arc::from(prepared.call.name.as_str()),
+            // Only the slot reads it (a failed call cancelling siblings).
+            label: std::mem::take(&mut prepared.label),
             safe: prepared.safe,
             work: prepared.work,
             read_only: prepared.read_only,
@@ -430,7 +432,7 @@ impl BatchState {
         };
         CallResult::new(
             slot.call_id.to_string(),
-            slot.name.clone(),
+            slot.name.to_string(),
             vec![baton_engine::ContentBlock::text(text)],
             true,
             outcome,
