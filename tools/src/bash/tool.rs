@@ -191,6 +191,12 @@ impl Bash {
             Ok(sandbox) => sandbox,
             Err(refusal) => return Ok(ToolOutput::error(refusal)),
         };
+        // The host may send the call to the background from the moment its
+        // shell exists: registered before the spawn, a request that comes
+        // before the run loop starts is kept (the scope stays cancelled)
+        // instead of finding no running call. Registered after it, a host
+        // that saw the command start could lose its request in between.
+        let registered = detach::register(&ctx.session, &ctx.call_id);
         let mut shell = match Shell::spawn(
             &input.command,
             ctx.cwd(),
@@ -214,8 +220,6 @@ impl Bash {
             log_max_bytes: self.config.log_max_bytes,
             eager_log: false,
         })));
-        // While the shell runs, the host may send the call to the background.
-        let registered = detach::register(&ctx.session, &ctx.call_id);
         let limits = Limits {
             timeout: Some(self.timeout(input)),
             stop_grace: self.config.stop_grace,
