@@ -61,8 +61,9 @@ pub struct Wire {
     /// `--tool-set`: calls in its names run as the tools underneath.
     pub set: baton::engine::wire::ToolSet,
     /// Responses items of OpenAI's native local tools read from the last
-    /// line, until the session moves them to the batch they belong to
-    /// ([`Wire::take_noted`]): their results go back in the item's own
+    /// `message` or `stream` line, until the session moves them to the
+    /// batch they belong to ([`Wire::take_noted`]; each such line starts
+    /// afresh): their results go back in the item's own
     /// output type. Kept per batch, not per session, so that two batches
     /// at once that reuse a call id cannot answer each other's calls in
     /// the wrong type.
@@ -147,6 +148,8 @@ impl Wire {
         msg: &Value,
         cut: Option<&BoundedMessage>,
     ) -> Result<(WireFormat, Vec<ToolUse>), String> {
+        // What an earlier line noted and no batch took is not this one's.
+        self.noted.clear();
         let message = msg.get("message").unwrap_or(&Value::Null);
         let named = match msg.get("format").and_then(Value::as_str) {
             Some(name) => Some(name.parse::<WireFormat>()?),
@@ -243,6 +246,7 @@ impl Wire {
     /// as text such as `[DONE]`). The first event of a stream picks the
     /// parser; the stream ends at the format's final event.
     pub fn stream_line(&mut self, msg: &Value) -> Result<StreamStep, String> {
+        self.noted.clear();
         let event = msg.get("event").ok_or("a stream line needs `event`")?;
         if self.stream.is_none() && event.as_str() == Some("[DONE]") {
             return Err("`[DONE]` without an open stream".into());

@@ -210,7 +210,6 @@ impl Session {
                     Ok((format, calls)) => {
                         // An empty message still gets a batch and a done line.
                         if self.ensure_open(host_id).await?.is_none() {
-                            self.wire.take_noted();
                             return Ok(true);
                         }
                         self.keep_noted();
@@ -220,10 +219,7 @@ impl Session {
                         }
                         self.end_open();
                     }
-                    Err(e) => {
-                        self.wire.take_noted();
-                        self.error(e)?
-                    }
+                    Err(e) => self.error(e)?,
                 }
             }
             "stream" => self.stream_line(msg).await?,
@@ -369,7 +365,6 @@ impl Session {
         match step {
             Ok(step) => {
                 if self.ensure_open(None).await?.is_none() {
-                    self.wire.take_noted();
                     return Ok(());
                 }
                 self.keep_noted();
