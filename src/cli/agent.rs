@@ -220,19 +220,25 @@ fn write_event_line(out: &mut impl Write, event: &AgentEvent<'_>, agent_id: Opti
         None => &[],
     };
     let mut line = Vec::with_capacity(256);
-    let tree = match event {
+    // A call's lines are written straight from the event; the loop's own
+    // events are trees.
+    enum Line {
+        Written(std::io::Result<()>),
+        Tree(serde_json::Value),
+    }
+    let made = match event {
         AgentEvent::Batch(Event::PermissionRequest(_)) => return,
-        AgentEvent::Batch(e) => Err(write_event(&mut line, e, None, tags)),
+        AgentEvent::Batch(e) => Line::Written(write_event(&mut line, e, None, tags)),
         // A nested result has no index in the agent's own batch.
         AgentEvent::Nested(NestedEvent::Result(result)) => {
-            Err(write_result_line(&mut line, None, result, tags))
+            Line::Written(write_result_line(&mut line, None, result, tags))
         }
-        AgentEvent::Turn(n) => Ok(json!({"type": "turn", "turn": n})),
-        AgentEvent::Text(t) => Ok(json!({"type": "text", "text": t})),
-        AgentEvent::Call(c) => Ok(json!({
+        AgentEvent::Turn(n) => Line::Tree(json!({"type": "turn", "turn": n})),
+        AgentEvent::Text(t) => Line::Tree(json!({"type": "text", "text": t})),
+        AgentEvent::Call(c) => Line::Tree(json!({
             "type": "call", "id": c.id, "name": c.name, "input": c.input
         })),
-        AgentEvent::Nested(NestedEvent::Progress { call_id, progress }) => Ok(json!({
+        AgentEvent::Nested(NestedEvent::Progress { call_id, progress }) => Line::Tree(json!({
             "type": "progress",
             "tool_use_id": call_id,
             "message": progress.message,
@@ -242,16 +248,15 @@ fn write_event_line(out: &mut impl Write, event: &AgentEvent<'_>, agent_id: Opti
             attempt,
             reason,
             wait,
-        } => Ok(json!({
+        } => Line::Tree(json!({
             "type": "retry", "attempt": attempt, "reason": reason, "wait_ms": wait.as_millis()
         })),
-        AgentEvent::Assistant(m) => Ok(json!({"type": "assistant", "message": m})),
-        AgentEvent::Diagnostic(d) => Ok(json!({"type": "diagnostic", "message": d})),
+        AgentEvent::Assistant(m) => Line::Tree(json!({"type": "assistant", "message": m})),
+        AgentEvent::Diagnostic(d) => Line::Tree(json!({"type": "diagnostic", "message": d})),
     };
-    // The loop's own events are trees; a call's lines are already written.
-    let written = match tree {
-        Ok(value) => write_value(&mut line, value, tags),
-        Err(written) => written,
+    let written = match made {
+        Line::Tree(value) => write_value(&mut line, value, tags),
+        Line::Written(written) => written,
     };
     if written.is_ok() {
         line.push(b'\n');
