@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use baton_engine::process::table::shared_snapshot;
+use baton_engine::process::scan::shared_snapshot;
 use baton_engine::process::ProcessTree;
 
 fn seen(pid: u32) -> bool {

@@ -22,6 +22,7 @@
 mod children;
 mod guard;
 mod init;
+pub mod scan;
 mod spawn;
 pub mod table;
 mod tree;

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::table::shared_snapshot;
+use super::scan::shared_snapshot;
 use super::{configure, Isolation, ProcessTree};
 
 fn live_in_snapshot(pid: i32) -> bool {

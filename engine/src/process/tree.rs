@@ -33,7 +33,8 @@ use parking_lot::Mutex;
 
 use super::children;
 use super::guard::guarded_roots;
-use super::table::{environ_has, own_pid, shared_snapshot, ProcInfo};
+use super::scan::{fresh_snapshot, shared_snapshot, Snapshot};
+use super::table::{environ_has, own_pid, ProcInfo};
 use super::TAG_VAR;
 
 /// The processes of one command, named by their root (the shell) and tag.
@@ -53,7 +54,7 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl Drop for ProcessTree {
     fn drop(&mut self) {
-        super::table::tree_ended(self.start);
+        super::scan::tree_ended(self.start);
         crate::metrics::process_tree(false);
     }
 }
@@ -85,7 +86,7 @@ impl ProcessTree {
     /// (see [`super::configure`]). `None` when the root is already gone.
     pub fn new(root: i32, tag: &str) -> Option<ProcessTree> {
         let info = ProcInfo::read(root)?;
-        super::table::tree_started(info.start);
+        super::scan::tree_started(info.start);
         crate::metrics::process_tree(true);
         Some(ProcessTree {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -184,7 +185,18 @@ impl ProcessTree {
     /// The tree's running processes now (from a scan that began after this
     /// call, possibly shared with other trees asking at the same time).
     pub fn live_members(&self) -> Vec<ProcInfo> {
-        let snap = shared_snapshot();
+        self.live_in(&shared_snapshot())
+    }
+
+    /// [`live_members`](Self::live_members) without holding the runtime's
+    /// worker while `/proc` is scanned: what every tree of an interrupt
+    /// asks at once.
+    pub async fn live_members_async(&self) -> Vec<ProcInfo> {
+        let snap = fresh_snapshot().await;
+        self.live_in(&snap)
+    }
+
+    fn live_in(&self, snap: &Snapshot) -> Vec<ProcInfo> {
         // Read after the scan, which leaves the roots of guarded trees out.
         let root = ProcInfo::read(self.root);
         self.members_by(&snap.procs, root, &snap.roots, |i| {
@@ -198,9 +210,21 @@ impl ProcessTree {
     /// Whether anything of the tree still runs (zombies do not count).
     ///
     /// Looks down from this process when it can (see
-    /// [`alive_below`](Self::alive_below)), else scans `/proc`.
+    /// [`alive_below`](Self::alive_below)), else scans `/proc`, blocking
+    /// the thread meanwhile: async code uses
+    /// [`is_alive_async`](Self::is_alive_async).
     pub fn is_alive(&self) -> bool {
         self.alive_below().unwrap_or_else(|| self.alive_by_scan())
+    }
+
+    /// [`is_alive`](Self::is_alive) for async code: a scan, when one is
+    /// needed, is shared with every tree asking at the same time and does
+    /// not hold the runtime's worker (see [`super::scan`]).
+    pub async fn is_alive_async(&self) -> bool {
+        match self.alive_below() {
+            Some(alive) => alive,
+            None => !self.live_members_async().await.is_empty(),
+        }
     }
 
     /// [`is_alive`](Self::is_alive) from a scan of every process.
@@ -361,8 +385,11 @@ impl ProcessTree {
             let _ = nix::sys::signal::killpg(group, Signal::SIGTERM);
             let _ = nix::sys::signal::killpg(group, Signal::SIGCONT);
         }
+        // Signals take effect when their process next runs: look again
+        // soon, then less often (each look is a scan of `/proc`).
+        let mut pause = Duration::from_millis(1);
         loop {
-            let live = self.live_members();
+            let live = self.live_members_async().await;
             if live.is_empty() {
                 // Nothing runs, so nothing can start either: no SIGKILL
                 // rounds (each would be another scan of `/proc`, the
@@ -381,7 +408,8 @@ impl ProcessTree {
             if tokio::time::Instant::now() >= deadline {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(8));
         }
         let mut report = self.kill_now();
         report.signalled = report.signalled.max(told.len());

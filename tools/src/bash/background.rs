@@ -299,7 +299,7 @@ fn run_on(
         let (ending, elapsed) =
             run::run(&mut shell, &running.capture, &running.stop, &limits, None).await;
         if let Some(tree) = shell.tree() {
-            if tree.is_alive() {
+            if tree.is_alive_async().await {
                 if let Some(session) = session.upgrade() {
                     registry(&session).adopt(running.owner.clone(), shell.take_guard());
                 }

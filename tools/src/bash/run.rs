@@ -155,7 +155,10 @@ pub(crate) async fn run(
         // jobs still hold the pipe: read what is there for a short moment.
         let tree_gone = match &ending {
             Ending::TimedOut { stop, .. } | Ending::Cancelled(stop) => stop.survivors == 0,
-            _ => shell.tree().is_none_or(|t| !t.is_alive()),
+            _ => match shell.tree() {
+                Some(tree) => !tree.is_alive_async().await,
+                None => true,
+            },
         };
         let idle = (!tree_gone).then_some(Duration::from_millis(50));
         let budget = if tree_gone {

@@ -361,11 +361,11 @@ impl Bash {
 /// Whether the tree still has running processes a moment after its shell
 /// exited (background jobs may be just finishing).
 async fn still_running(tree: &baton_engine::process::ProcessTree) -> bool {
-    if !tree.is_alive() {
+    if !tree.is_alive_async().await {
         return false;
     }
     tokio::time::sleep(Duration::from_millis(50)).await;
-    tree.is_alive()
+    tree.is_alive_async().await
 }
 
 fn make_private_dir(dir: &Path) -> std::io::Result<()> {

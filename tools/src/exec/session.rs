@@ -229,11 +229,15 @@ async fn drive(
     }
     // Nothing the program started outlives it.
     if let Some(tree) = started.guard.tree() {
-        if tree.is_alive() {
+        if tree.is_alive_async().await {
             tree.stop(STOP_GRACE).await;
         }
     }
-    if started.guard.tree().is_none_or(|t| !t.is_alive()) {
+    let gone = match started.guard.tree() {
+        Some(tree) => !tree.is_alive_async().await,
+        None => true,
+    };
+    if gone {
         // Known to be gone: no need to look for it again on drop.
         started.guard.disarm();
     }

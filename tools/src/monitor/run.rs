@@ -145,7 +145,7 @@ pub(crate) async fn drive(
     batcher.finish(std::time::Instant::now());
     emit(&mut batcher, &task, &session);
     if let Some(tree) = run.guard.tree() {
-        if tree.is_alive() {
+        if tree.is_alive_async().await {
             tree.stop(STOP_GRACE).await;
         }
     }
