@@ -8,6 +8,7 @@
 
 use std::time::{Duration, Instant};
 
+use baton::engine::process::scan::scans_begun;
 use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event, InterruptKind, ToolUse};
 use serde_json::json;
@@ -29,28 +30,44 @@ fn engine(cap: usize) -> Engine {
         .expect("the engine builds")
 }
 
-/// Live `sleep 100` processes (this bench's shells' children).
+/// Live `sleep 100` processes started by this bench's shells (their
+/// parent's parent is this process), so that other programs running
+/// `sleep 100` on the machine (a test suite) do not skew the count.
 fn sleeps_running() -> usize {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return 0;
     };
+    let parent_of = |pid: &str| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let rest = stat.get(stat.rfind(')')? + 1..)?;
+        let mut fields = rest.split_whitespace();
+        let state = fields.next()?;
+        (state != "Z").then_some(())?;
+        fields.next()?.parse().ok()
+    };
+    let me = std::process::id() as i32;
     dir.flatten()
         .filter(|e| {
             let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
             cmd == b"sleep\x00100\x00"
+                && e.file_name()
+                    .to_str()
+                    .and_then(parent_of)
+                    .and_then(|shell| parent_of(&shell.to_string()))
+                    == Some(me)
         })
         .count()
 }
 
-/// Waits until `want` more `sleep 100` run than `before`; fails the bench
+/// Waits until `want` of this bench's `sleep 100` run; fails the bench
 /// after 60 s, since a figure for fewer trees than claimed would mislead.
-async fn started(before: usize, want: usize) {
+async fn started(want: usize) {
     let t0 = Instant::now();
-    while sleeps_running() < before + want {
+    while sleeps_running() < want {
         assert!(
             t0.elapsed() < Duration::from_secs(60),
             "only {} of {want} sleeps started",
-            sleeps_running().saturating_sub(before)
+            sleeps_running()
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -69,10 +86,9 @@ fn cpu_used() -> Duration {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
-/// The interrupt's wall time until every result, and Baton's CPU time
-/// meanwhile.
-async fn interrupt(engine: &Engine, n: usize) -> (Duration, Duration) {
-    let before = sleeps_running();
+/// The interrupt's wall time until every result, Baton's CPU time
+/// meanwhile, and how many scans of `/proc` the N stops took together.
+async fn interrupt(engine: &Engine, n: usize) -> (Duration, Duration, u64) {
     let mut batch = engine.open_batch().await.unwrap();
     for i in 0..n {
         batch
@@ -84,19 +100,18 @@ async fn interrupt(engine: &Engine, n: usize) -> (Duration, Duration) {
             .unwrap();
     }
     batch.end();
-    started(before, 2 * n).await;
-    let (t0, cpu0) = (Instant::now(), cpu_used());
+    started(2 * n).await;
+    let (t0, cpu0, scans0) = (Instant::now(), cpu_used(), scans_begun());
     batch.interrupt(InterruptKind::Cancel);
     while let Some(e) = batch.next_event().await {
         if matches!(e, Event::Done(_)) {
             break;
         }
     }
-    (t0.elapsed(), cpu_used() - cpu0)
+    (t0.elapsed(), cpu_used() - cpu0, scans_begun() - scans0)
 }
 
 async fn killpg(n: usize) -> Duration {
-    let before = sleeps_running();
     let mut children = Vec::new();
     for _ in 0..n {
         let child = tokio::process::Command::new("bash")
@@ -107,7 +122,7 @@ async fn killpg(n: usize) -> Duration {
             .unwrap();
         children.push(child);
     }
-    started(before, 2 * n).await;
+    started(2 * n).await;
     let t0 = Instant::now();
     for c in &children {
         if let Some(pid) = c.id() {
@@ -146,19 +161,23 @@ fn main() {
     };
     for (n, runs) in [(4usize, 7), (64, 5), (256, 3)] {
         let (mut ours, mut cpu, mut base) = (Vec::new(), Vec::new(), Vec::new());
+        let mut scans = Vec::new();
         for _ in 0..runs {
-            let (wall, used) = rt.block_on(interrupt(&engine, n));
+            let (wall, used, scanned) = rt.block_on(interrupt(&engine, n));
             ours.push(wall);
             cpu.push(used);
+            scans.push(scanned);
             base.push(rt.block_on(killpg(n)));
         }
         let (o, c, b) = (median(ours), median(cpu), median(base));
+        scans.sort();
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         println!(
-            "interrupt of {n} shells: {:.1} ms ({:.1} ms of CPU); \
+            "interrupt of {n} shells: {:.1} ms ({:.1} ms of CPU, {} scans of /proc); \
              killpg of the same trees: {:.1} ms; ratio {:.2}",
             ms(o),
             ms(c),
+            scans[scans.len() / 2],
             ms(b),
             o.as_secs_f64() / b.as_secs_f64()
         );
