@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::scan::shared_snapshot;
+use super::scan::{fresh_snapshot, shared_snapshot};
 use super::{configure, Isolation, ProcessTree};
 
 fn live_in_snapshot(pid: i32) -> bool {
@@ -46,6 +46,56 @@ fn a_shared_snapshot_is_never_older_than_the_request() {
     for t in threads {
         t.join().unwrap();
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_async_snapshot_is_never_older_than_the_request() {
+    // As above, with tasks that wait for scans without holding a worker,
+    // beside threads that wait for the same scans by blocking.
+    async fn seen(pid: i32) -> bool {
+        fresh_snapshot()
+            .await
+            .procs
+            .iter()
+            .any(|p| p.pid == pid && p.is_live())
+    }
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            tokio::spawn(async {
+                for _ in 0..15 {
+                    let mut child = tokio::process::Command::new("sleep")
+                        .arg("30")
+                        .spawn()
+                        .unwrap();
+                    let pid = child.id().unwrap() as i32;
+                    let tree = ProcessTree::new(pid, "async-snapshot-test").unwrap();
+                    assert!(seen(pid).await, "a started process was missed");
+                    child.kill().await.unwrap();
+                    assert!(!seen(pid).await, "a reaped process was still seen");
+                    drop(tree);
+                }
+            })
+        })
+        .collect();
+    let blocking = std::thread::spawn(|| {
+        for _ in 0..30 {
+            let mut child = std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .unwrap();
+            let pid = child.id() as i32;
+            let tree = ProcessTree::new(pid, "async-snapshot-test").unwrap();
+            assert!(live_in_snapshot(pid), "a started process was missed");
+            child.kill().unwrap();
+            child.wait().unwrap();
+            assert!(!live_in_snapshot(pid), "a reaped process was still seen");
+            drop(tree);
+        }
+    });
+    for task in tasks {
+        task.await.unwrap();
+    }
+    blocking.join().unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
