@@ -5,11 +5,15 @@
 //! to return whatever it has, then its future is dropped, so a misbehaving
 //! tool cannot hold a batch hostage.
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 
 use futures::FutureExt;
 
+use super::ready_now::ready_now;
 use super::{messages, CallState, Pipeline};
+use crate::cancel::{CancelReason, CancelScope};
 use crate::call::{CallResult, Outcome};
 use crate::content::ContentBlock;
 use crate::context::{Context, ToolContext};
@@ -40,21 +44,12 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
     let running = AssertUnwindSafe(tool.call(parsed, ctx)).catch_unwind();
     tokio::pin!(running);
 
-    let ran: Ran;
-    let mut cancelled = None;
-    tokio::select! {
-        biased;
-        r = &mut running => ran = r,
-        _ = cancel.cancelled() => {
-            cancelled = cancel.reason();
-            // Boxed: a timer inline would grow every call's future, and
-            // only cancelled calls need one.
-            match Box::pin(tokio::time::timeout(pipeline.cancel_grace, &mut running)).await {
-                Ok(r) => ran = r,
-                Err(_) => ran = Ok(Err(ToolError::new("did not stop within the grace period"))),
-            }
-        }
-    }
+    // A tool that is done at its first poll is not watched (see
+    // `super::ready_now`); one that waits is, boxed.
+    let (ran, mut cancelled) = match ready_now(running.as_mut()).await {
+        Some(ran) => (ran, None),
+        None => Box::pin(watched(pipeline.cancel_grace, &cancel, running)).await,
+    };
     // The tool may also have noticed cancellation itself and returned early.
     if cancelled.is_none() {
         cancelled = cancel.reason();
@@ -113,6 +108,27 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
             messages::panicked(tool.name(), &panic_message(panic.as_ref())),
             Outcome::Panicked,
         ),
+    }
+}
+
+/// Runs the tool on until it ends or the call is cancelled; a cancelled
+/// tool gets `grace` to return what it has. The reason is the
+/// cancellation's, if it came first.
+async fn watched(
+    grace: std::time::Duration,
+    cancel: &CancelScope,
+    mut running: Pin<&mut impl Future<Output = Ran>>,
+) -> (Ran, Option<CancelReason>) {
+    tokio::select! {
+        biased;
+        r = running.as_mut() => (r, None),
+        _ = cancel.cancelled() => {
+            let reason = cancel.reason();
+            match tokio::time::timeout(grace, running).await {
+                Ok(r) => (r, reason),
+                Err(_) => (Ok(Err(ToolError::new("did not stop within the grace period"))), reason),
+            }
+        }
     }
 }
 

@@ -1,0 +1,203 @@
+//! Running a prepared call: the future that goes through every stage.
+//!
+//! The future's size is paid on every call. The runtime boxes it (so a
+//! call that has to wait can move to a task after its first poll) and
+//! every level of `async` nesting moves its inner future into place: with
+//! the call, its context and the stages' shared state carried by value
+//! through each level, the box was about 3.8 KB, too large for the
+//! allocator's per-thread cache, and its bytes were copied several times
+//! per call (docs/benchmarks.md §1c, session 11). So [`Pipeline::run`]
+//! does the moving once, synchronously, into one box (a `Job`: the
+//! prepared call's leftovers and the [`CallState`] the stages share by
+//! reference), and the future itself carries little more than that box
+//! and the stage it is waiting on. Stages that would wait are watched for
+//! cancellation only once they do (see `ready_now`).
+
+use std::future::Future;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{
+    batch_hooks, invoke, permission, post_hooks, pre_hooks, size, trace, validate, CallState,
+    Early, Flow, Pipeline, PreparedCall,
+};
+use crate::call::{CallResult, Outcome};
+use crate::context::ToolContext;
+use crate::schema::SchemaProblem;
+use crate::tool::{ParsedInput, Tool};
+
+/// What a run needs from its prepared call besides the stages' shared
+/// state, used up before the first stage.
+struct Setup {
+    tool: Option<Arc<Tool>>,
+    parsed: Option<Result<ParsedInput, Vec<SchemaProblem>>>,
+    rejected: Option<String>,
+    prepared_at: Instant,
+    start_at: Option<Instant>,
+    queued: crate::metrics::Queued,
+}
+
+/// Everything one run holds, in one box: the future holds the box.
+struct Job {
+    setup: Setup,
+    state: CallState,
+}
+
+impl Pipeline {
+    /// Runs a prepared call through every stage. Always returns a result.
+    /// The call's pipeline starts (its clock is read) when the future is
+    /// first polled, not when it is made.
+    pub fn run(
+        &self,
+        call: PreparedCall,
+        ctx: ToolContext,
+    ) -> impl Future<Output = CallResult> + Send + '_ {
+        run_call(self, job(call, ctx))
+    }
+
+    /// [`Self::run`] for a future that owns its pipeline (one that may move
+    /// to a task of its own).
+    pub fn run_owned(
+        self: Arc<Self>,
+        call: PreparedCall,
+        ctx: ToolContext,
+    ) -> impl Future<Output = CallResult> + Send + 'static {
+        run_call(self, job(call, ctx))
+    }
+}
+
+/// Moves the call and its context into the box the run holds.
+fn job(call: PreparedCall, ctx: ToolContext) -> Box<Job> {
+    let PreparedCall {
+        call,
+        tool,
+        parsed,
+        read_only,
+        rejected,
+        prepared_at,
+        start_at,
+        queued,
+        ..
+    } = call;
+    Box::new(Job {
+        setup: Setup {
+            tool,
+            parsed,
+            rejected,
+            prepared_at,
+            start_at,
+            queued,
+        },
+        state: CallState {
+            call,
+            parsed: None,
+            ctx,
+            extra_context: Vec::new(),
+            diagnostics: Vec::new(),
+            stop_turn: None,
+            system_messages: Vec::new(),
+            hook_verdict: Default::default(),
+            read_only,
+        },
+    })
+}
+
+/// Generic over how the pipeline is held (borrowed, or shared with an
+/// owned future), so neither case adds a level of nesting.
+async fn run_call<P: Deref<Target = Pipeline>>(pipeline: P, mut job: Box<Job>) -> CallResult {
+    use tracing::Instrument;
+    // One clock read ends the queue and starts both the call's duration
+    // and its first phase; the last phase's end is the call's end when
+    // nothing runs after the tool (see `run_stages`).
+    let started = job.setup.start_at.unwrap_or_else(Instant::now);
+    let span = trace::call_span(
+        &job.state.call,
+        started.saturating_duration_since(job.setup.prepared_at),
+    );
+    let queued = std::mem::replace(&mut job.setup.queued, crate::metrics::Queued::none());
+    let _running = queued.start();
+    let tool = job.setup.tool.clone();
+    let written = crate::call_details::files_written(&job.state.call);
+    let (mut result, ended) = run_stages(&pipeline, job, started)
+        .instrument(span)
+        .await;
+    crate::metrics::call_finished(tool.as_ref().map(|t| t.name()), &result.outcome);
+    let ended = ended.unwrap_or_else(Instant::now);
+    result.details.duration_ms = Some(ended.saturating_duration_since(started).as_millis() as u64);
+    if result.outcome == Outcome::Success {
+        result.details.files_written = written;
+    }
+    result
+}
+
+/// The call's result, and when its tool returned if nothing that takes
+/// time ran after it (no post-hooks): the call's end, without reading
+/// the clock again.
+async fn run_stages(
+    pipeline: &Pipeline,
+    mut job: Box<Job>,
+    started: Instant,
+) -> (CallResult, Option<Instant>) {
+    if let Some(text) = job.setup.rejected.take() {
+        return (
+            CallResult::error(&job.state.call, text, Outcome::InvalidInput),
+            None,
+        );
+    }
+    let mut ended = None;
+    let flow: Flow<(Arc<Tool>, CallResult)> = async {
+        let Job { setup, state } = &mut *job;
+        let tool = validate::lookup(state, setup.tool.take())?;
+        // Hooks, rules and results know a tool by its name, not the alias
+        // the model happened to use.
+        if state.call.name != tool.name() {
+            state.call.name = tool.name().to_string();
+        }
+        validate::not_cancelled(state)?;
+        let start = started;
+        let parsed = validate::schema(state, &tool, setup.parsed.take(), &pipeline.pool)?;
+        state.parsed = Some(parsed);
+        let cancel = state.ctx.cancel.clone();
+        validate::interruptible(&cancel, validate::validate_input(state, &tool))
+            .await
+            .map_err(|reason| validate::interrupted(state, reason))??;
+        let start = trace::phase("validate_ms", start);
+        // Hook stages are boxed, and only entered when there are hooks:
+        // inline they would grow every call's future by their size.
+        let start = if pipeline.hooks.is_empty() {
+            // No hooks ran: the phase took no time, and needs no clock.
+            trace::phase_at("hooks_ms", start, start)
+        } else {
+            let hooks = Box::pin(pre_hooks::run(pipeline, state, &tool));
+            validate::interruptible(&cancel, hooks)
+                .await
+                .map_err(|reason| validate::interrupted(state, reason))??;
+            trace::phase("hooks_ms", start)
+        };
+        permission::decide(pipeline, state, &tool).await?;
+        let start = trace::phase("permission_ms", start);
+        let result = invoke::call(pipeline, state, &tool).await;
+        ended = Some(trace::phase("exec_ms", start));
+        Ok((tool, result))
+    }
+    .await;
+    let state = &job.state;
+    let result = match flow {
+        Ok((tool, result)) => {
+            let result = size::limit(result, tool.def(), &state.ctx.session);
+            if pipeline.hooks.is_empty() {
+                result
+            } else {
+                ended = None;
+                Box::pin(post_hooks::run(pipeline, state, &tool, result)).await
+            }
+        }
+        Err(Early(result)) => *result,
+    };
+    let record = batch_hooks::record(pipeline, &job.state.call, &result);
+    let mut result = job.state.finish(result);
+    result.batch_record = record;
+    trace::outcome(&result);
+    (result, ended)
+}
