@@ -31,24 +31,19 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
             Outcome::Internal,
         );
     };
-    let mut ctx = if pipeline.hooks.is_empty() {
-        hand_over(&mut state.ctx)
-    } else {
-        // Post-hooks read the call's context after the tool.
-        state.ctx.clone()
-    };
-    // A search filter and the hooks for the tool (see
-    // `Pipeline::call_services`; a batch's coordinator added them already).
-    ctx.services = pipeline.call_services(&ctx.services);
-    let cancel = ctx.cancel.clone();
-    let running = AssertUnwindSafe(tool.call(parsed, ctx)).catch_unwind();
+    let (cancel, running) = start(pipeline, state, tool, parsed);
     tokio::pin!(running);
 
     // A tool that is done at its first poll is not watched (see
     // `super::ready_now`); one that waits is, boxed.
+    // The box is awaited apart from the statement that makes it: a
+    // temporary would keep its room in this future to the statement's end.
     let (ran, mut cancelled) = match ready_now(running.as_mut()).await {
         Some(ran) => (ran, None),
-        None => Box::pin(watched(pipeline.cancel_grace, &cancel, running)).await,
+        None => {
+            let watch = Box::pin(watched(pipeline.cancel_grace, &cancel, running));
+            watch.await
+        }
     };
     // The tool may also have noticed cancellation itself and returned early.
     if cancelled.is_none() {
@@ -109,6 +104,29 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
             Outcome::Panicked,
         ),
     }
+}
+
+/// The tool's future, panics caught, and the call's cancellation scope.
+/// Not `async`: the tool's context is made here and moved into the tool's
+/// future, and a local of the caller's future that was ever borrowed would
+/// keep its room in that future after the move.
+fn start<'t>(
+    pipeline: &Pipeline,
+    state: &mut CallState,
+    tool: &'t Tool,
+    parsed: crate::tool::ParsedInput,
+) -> (CancelScope, impl Future<Output = Ran> + 't) {
+    let mut ctx = if pipeline.hooks.is_empty() {
+        hand_over(&mut state.ctx)
+    } else {
+        // Post-hooks read the call's context after the tool.
+        state.ctx.clone()
+    };
+    // A search filter and the hooks for the tool (see
+    // `Pipeline::call_services`; a batch's coordinator added them already).
+    ctx.services = pipeline.call_services(&ctx.services);
+    let cancel = ctx.cancel.clone();
+    (cancel, AssertUnwindSafe(tool.call(parsed, ctx)).catch_unwind())
 }
 
 /// Runs the tool on until it ends or the call is cancelled; a cancelled

@@ -146,7 +146,7 @@ async fn run_stages(
         );
     }
     let mut ended = None;
-    let flow: Flow<(Arc<Tool>, CallResult)> = async {
+    let flow: Flow<CallResult> = async {
         let Job { setup, state } = &mut *job;
         let tool = validate::lookup(state, setup.tool.take())?;
         // Hooks, rules and results know a tool by its name, not the alias
@@ -179,20 +179,20 @@ async fn run_stages(
         let start = trace::phase("permission_ms", start);
         let result = invoke::call(pipeline, state, &tool).await;
         ended = Some(trace::phase("exec_ms", start));
-        Ok((tool, result))
+        let result = size::limit(result, tool.def(), &state.ctx.session);
+        if pipeline.hooks.is_empty() {
+            return Ok(result);
+        }
+        ended = None;
+        // Post-hooks are awaited in here, not after the block: a result
+        // held across an await there kept its room (about 270 bytes) in
+        // every call's future; in here it shares room with the stages'.
+        let hooks = Box::pin(post_hooks::run(pipeline, state, &tool, result));
+        Ok(hooks.await)
     }
     .await;
-    let state = &job.state;
     let result = match flow {
-        Ok((tool, result)) => {
-            let result = size::limit(result, tool.def(), &state.ctx.session);
-            if pipeline.hooks.is_empty() {
-                result
-            } else {
-                ended = None;
-                Box::pin(post_hooks::run(pipeline, state, &tool, result)).await
-            }
-        }
+        Ok(result) => result,
         Err(Early(result)) => *result,
     };
     let record = batch_hooks::record(pipeline, &job.state.call, &result);
@@ -200,4 +200,66 @@ async fn run_stages(
     result.batch_record = record;
     trace::outcome(&result);
     (result, ended)
+}
+
+#[cfg(test)]
+mod sizes {
+    use super::*;
+    use crate::output::{ToolError, ToolOutput};
+    use crate::tool::{ToolDef, ToolLogic};
+    use serde_json::Value;
+
+    struct Noop;
+    #[async_trait::async_trait]
+    impl ToolLogic<Value> for Noop {
+        async fn call(&self, _: Value, _: ToolContext) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text("ok"))
+        }
+    }
+
+    #[test]
+    fn print_sizes() {
+        let mk_tool = || {
+            Tool::raw(
+                ToolDef::new("Noop", "x"),
+                serde_json::json!({"type": "object"}),
+                Noop,
+            )
+            .unwrap()
+        };
+        let tool = Arc::new(mk_tool());
+        let pipeline = Arc::new(Pipeline::allow_all_unsafe(crate::pool::ToolPool::of(vec![
+            mk_tool(),
+        ])));
+        let session = crate::session::Session::new("s", std::env::temp_dir());
+        let mk = || {
+            let call = crate::call::ToolUse::new("c", "Noop", serde_json::json!({}));
+            let ctx = ToolContext::standalone(
+                "c",
+                crate::context::Context::new(std::env::temp_dir()),
+                session.clone(),
+            );
+            (pipeline.prepare(call), ctx)
+        };
+        let (c, x) = mk();
+        eprintln!("PreparedCall {}", std::mem::size_of_val(&c));
+        eprintln!("ToolContext {}", std::mem::size_of_val(&x));
+        eprintln!("CallState {}", std::mem::size_of::<CallState>());
+        let f = pipeline.clone().run_owned(c, x);
+        eprintln!("run_owned {}", std::mem::size_of_val(&f));
+        drop(f);
+        let (c, x) = mk();
+        let mut j = job(c, x);
+        eprintln!("run_stages {}", std::mem::size_of_val(&run_stages(&pipeline, job(mk().0, mk().1), Instant::now())));
+        eprintln!("decide {}", std::mem::size_of_val(&permission::decide(&pipeline, &mut j.state, &tool)));
+        eprintln!("invoke {}", std::mem::size_of_val(&invoke::call(&pipeline, &mut j.state, &tool)));
+        eprintln!("validate_input {}", std::mem::size_of_val(&validate::validate_input(&j.state, &tool)));
+        let cancel = j.state.ctx.cancel.clone();
+        eprintln!("interruptible {}", std::mem::size_of_val(&validate::interruptible(&cancel, validate::validate_input(&j.state, &tool))));
+        eprintln!("span {}", std::mem::size_of::<tracing::Span>());
+        eprintln!("PermissionTarget {}", std::mem::size_of::<crate::permission::PermissionTarget>());
+        eprintln!("PermissionDecision {}", std::mem::size_of::<crate::permission::PermissionDecision>());
+        eprintln!("ToolPermission {}", std::mem::size_of::<crate::permission::ToolPermission>());
+        eprintln!("CallResult {}", std::mem::size_of::<CallResult>());
+    }
 }

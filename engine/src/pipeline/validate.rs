@@ -45,14 +45,16 @@ pub(super) async fn interruptible(
     if let Some(flow) = super::ready_now::ready_now(stage.as_mut()).await {
         return Ok(flow);
     }
-    Box::pin(async move {
+    // Bound before it is awaited: a temporary of the awaiting statement
+    // would keep its room in this future.
+    let watch = Box::pin(async move {
         tokio::select! {
             biased;
             flow = stage => Ok(flow),
             _ = cancel.cancelled() => Err(cancel.reason().unwrap_or(crate::cancel::CancelReason::User)),
         }
-    })
-    .await
+    });
+    watch.await
 }
 
 /// The result of a call interrupted before its tool started.
