@@ -13,8 +13,8 @@ use futures::FutureExt;
 
 use super::ready_now::ready_now;
 use super::{messages, CallState, Pipeline};
-use crate::cancel::{CancelReason, CancelScope};
 use crate::call::{CallResult, Outcome};
+use crate::cancel::{CancelReason, CancelScope};
 use crate::content::ContentBlock;
 use crate::context::{Context, ToolContext};
 use crate::output::{ToolError, ToolOutput};
@@ -126,7 +126,10 @@ fn start<'t>(
     // `Pipeline::call_services`; a batch's coordinator added them already).
     ctx.services = pipeline.call_services(&ctx.services);
     let cancel = ctx.cancel.clone();
-    (cancel, AssertUnwindSafe(tool.call(parsed, ctx)).catch_unwind())
+    (
+        cancel,
+        AssertUnwindSafe(tool.call(parsed, ctx)).catch_unwind(),
+    )
 }
 
 /// Runs the tool on until it ends or the call is cancelled; a cancelled

@@ -119,9 +119,7 @@ async fn run_call<P: Deref<Target = Pipeline>>(pipeline: P, mut job: Box<Job>) -
     let _running = queued.start();
     let tool = job.setup.tool.clone();
     let written = crate::call_details::files_written(&job.state.call);
-    let (mut result, ended) = run_stages(&pipeline, job, started)
-        .instrument(span)
-        .await;
+    let (mut result, ended) = run_stages(&pipeline, job, started).instrument(span).await;
     crate::metrics::call_finished(tool.as_ref().map(|t| t.name()), &result.outcome);
     let ended = ended.unwrap_or_else(Instant::now);
     result.details.duration_ms = Some(ended.saturating_duration_since(started).as_millis() as u64);
@@ -232,9 +230,9 @@ mod tests {
     /// 616 bytes after (the same in debug and release builds).
     #[test]
     fn a_calls_future_stays_small() {
-        let pipeline = Arc::new(Pipeline::allow_all_unsafe(crate::pool::ToolPool::of(
-            vec![noop()],
-        )));
+        let pipeline = Arc::new(Pipeline::allow_all_unsafe(crate::pool::ToolPool::of(vec![
+            noop(),
+        ])));
         let session = crate::session::Session::new("s", std::env::temp_dir());
         let call = crate::call::ToolUse::new("c", "Noop", serde_json::json!({}));
         let ctx = ToolContext::standalone(
