@@ -9,6 +9,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 
+use futures::future::Either;
 use futures::FutureExt;
 
 use super::ready_now::ready_now;
@@ -126,10 +127,14 @@ fn start<'t>(
     // `Pipeline::call_services`; a batch's coordinator added them already).
     ctx.services = pipeline.call_services(&ctx.services);
     let cancel = ctx.cancel.clone();
-    (
-        cancel,
-        AssertUnwindSafe(tool.call(parsed, ctx)).catch_unwind(),
-    )
+    // `Tool::call` makes the tool's future at once (no `async` wrapper to
+    // defer it to the first poll), so a tool whose `call` panics before it
+    // returns its future is caught here, as one that panics in it is.
+    let running = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.call(parsed, ctx))) {
+        Ok(future) => Either::Left(AssertUnwindSafe(future).catch_unwind()),
+        Err(panic) => Either::Right(std::future::ready(Err(panic))),
+    };
+    (cancel, running)
 }
 
 /// Runs the tool on until it ends or the call is cancelled; a cancelled

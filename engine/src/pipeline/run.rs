@@ -216,12 +216,52 @@ mod tests {
         }
     }
 
+    /// A tool whose `call` panics before it returns its future (written
+    /// without `async_trait`'s deferral).
+    struct PanicsEarly;
+
+    impl ToolLogic<Value> for PanicsEarly {
+        fn call<'life0, 'async_trait>(
+            &'life0 self,
+            _input: Value,
+            _ctx: ToolContext,
+        ) -> std::pin::Pin<
+            Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'async_trait>,
+        >
+        where
+            'life0: 'async_trait,
+            Self: 'async_trait,
+        {
+            panic!("before its future")
+        }
+    }
+
     fn noop() -> Tool {
         let schema = serde_json::json!({"type": "object"});
         match Tool::raw(ToolDef::new("Noop", "does nothing"), schema, Noop) {
             Ok(tool) => tool,
             Err(e) => panic!("the test tool's schema compiles: {e:?}"),
         }
+    }
+
+    #[tokio::test]
+    async fn a_tool_that_panics_before_its_future_gets_a_panicked_result() {
+        let schema = serde_json::json!({"type": "object"});
+        let tool = match Tool::raw(ToolDef::new("Early", "panics"), schema, PanicsEarly) {
+            Ok(tool) => tool,
+            Err(e) => panic!("the test tool's schema compiles: {e:?}"),
+        };
+        let pipeline = Pipeline::allow_all_unsafe(crate::pool::ToolPool::of(vec![tool]));
+        let session = crate::session::Session::new("s", std::env::temp_dir());
+        let call = crate::call::ToolUse::new("c", "Early", serde_json::json!({}));
+        let ctx = ToolContext::standalone(
+            "c",
+            crate::context::Context::new(std::env::temp_dir()),
+            session,
+        );
+        let result = pipeline.run(pipeline.prepare(call), ctx).await;
+        assert_eq!(result.outcome, Outcome::Panicked);
+        assert!(result.is_error);
     }
 
     /// The runtime boxes this future for every call. Above about 1 KB a
