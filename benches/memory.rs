@@ -25,6 +25,8 @@ struct Counting;
 
 static LIVE: AtomicIsize = AtomicIsize::new(0);
 static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+/// Bytes ever allocated (not live): what the dispatch path asks of malloc.
+static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
 
 // SAFETY: every method forwards to the system allocator unchanged and only
 // adds relaxed counter updates.
@@ -32,6 +34,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
         ALLOCS.fetch_add(1, Ordering::Relaxed);
+        ALLOCATED.fetch_add(layout.size(), Ordering::Relaxed);
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -44,6 +47,7 @@ unsafe impl GlobalAlloc for Counting {
             Ordering::Relaxed,
         );
         ALLOCS.fetch_add(1, Ordering::Relaxed);
+        ALLOCATED.fetch_add(new_size, Ordering::Relaxed);
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
@@ -139,8 +143,45 @@ fn engine(rt: &tokio::runtime::Runtime, input: &serde_json::Value) -> (f64, f64)
     (per, per_allocs)
 }
 
+/// Allocations and bytes allocated per no-op call dispatched to its result:
+/// one 1,000-call batch run to its done event on a current-thread runtime
+/// (the `dispatch` bench's slow case), after one batch to warm up. The
+/// queued figure above leaves out everything a call allocates once it
+/// runs; this is where the dispatch path's allocations show.
+fn dispatched(input: &serde_json::Value) -> (f64, f64) {
+    const N: usize = 1_000;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime");
+    let engine = {
+        let _g = rt.enter();
+        common::engine(10)
+    };
+    let run = |calls| {
+        let engine = engine.clone();
+        rt.block_on(rt.spawn(async move { common::run_batch(&engine, calls).await }))
+            .expect("the batch task")
+    };
+    assert_eq!(run(common::calls("Noop", N, input.clone())), N);
+    let calls = common::calls("Noop", N, input.clone());
+    let allocs = ALLOCS.load(Ordering::Relaxed);
+    let bytes = ALLOCATED.load(Ordering::Relaxed);
+    assert_eq!(run(calls), N);
+    let per_allocs = (ALLOCS.load(Ordering::Relaxed) - allocs) as f64 / N as f64;
+    let per_bytes = (ALLOCATED.load(Ordering::Relaxed) - bytes) as f64 / N as f64;
+    (per_allocs, per_bytes)
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; nothing to parse.
+    for (what, input) in [("no-op {}", json!({})), ("{\"n\": 1}", json!({"n": 1}))] {
+        let (allocs, bytes) = dispatched(&input);
+        println!(
+            "per dispatched call, input {what} (1000 calls, current-thread): \
+             {allocs:.1} allocations, {bytes:.0} B allocated"
+        );
+    }
     let rt = common::runtime();
     let (base, base_allocs) = baseline(&rt);
     // An empty input (a no-op call) and a one-field object: serde_json

@@ -133,8 +133,10 @@ pub(crate) fn start(
         fault,
         span,
     } = args;
+    // No `async` block around the pipeline's future: each level of
+    // nesting would copy the future inside it on the first poll.
     let mut run: Run = Box::pin(tracing::Instrument::instrument(
-        async move { pipeline.run(call, ctx).await },
+        pipeline.run_owned(call, ctx),
         span,
     ));
     if inline && fault == InjectedFault::None {

@@ -5,12 +5,17 @@
 //! to return whatever it has, then its future is dropped, so a misbehaving
 //! tool cannot hold a batch hostage.
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 
+use futures::future::Either;
 use futures::FutureExt;
 
+use super::ready_now::ready_now;
 use super::{messages, CallState, Pipeline};
 use crate::call::{CallResult, Outcome};
+use crate::cancel::{CancelReason, CancelScope};
 use crate::content::ContentBlock;
 use crate::context::{Context, ToolContext};
 use crate::output::{ToolError, ToolOutput};
@@ -27,34 +32,20 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
             Outcome::Internal,
         );
     };
-    let mut ctx = if pipeline.hooks.is_empty() {
-        hand_over(&mut state.ctx)
-    } else {
-        // Post-hooks read the call's context after the tool.
-        state.ctx.clone()
-    };
-    // A search filter and the hooks for the tool (see
-    // `Pipeline::call_services`; a batch's coordinator added them already).
-    ctx.services = pipeline.call_services(&ctx.services);
-    let cancel = ctx.cancel.clone();
-    let running = AssertUnwindSafe(tool.call(parsed, ctx)).catch_unwind();
+    let (cancel, running) = start(pipeline, state, tool, parsed);
     tokio::pin!(running);
 
-    let ran: Ran;
-    let mut cancelled = None;
-    tokio::select! {
-        biased;
-        r = &mut running => ran = r,
-        _ = cancel.cancelled() => {
-            cancelled = cancel.reason();
-            // Boxed: a timer inline would grow every call's future, and
-            // only cancelled calls need one.
-            match Box::pin(tokio::time::timeout(pipeline.cancel_grace, &mut running)).await {
-                Ok(r) => ran = r,
-                Err(_) => ran = Ok(Err(ToolError::new("did not stop within the grace period"))),
-            }
+    // A tool that is done at its first poll is not watched (see
+    // `super::ready_now`); one that waits is, boxed.
+    // The box is awaited apart from the statement that makes it: a
+    // temporary would keep its room in this future to the statement's end.
+    let (ran, mut cancelled) = match ready_now(running.as_mut()).await {
+        Some(ran) => (ran, None),
+        None => {
+            let watch = Box::pin(watched(pipeline.cancel_grace, &cancel, running));
+            watch.await
         }
-    }
+    };
     // The tool may also have noticed cancellation itself and returned early.
     if cancelled.is_none() {
         cancelled = cancel.reason();
@@ -113,6 +104,57 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
             messages::panicked(tool.name(), &panic_message(panic.as_ref())),
             Outcome::Panicked,
         ),
+    }
+}
+
+/// The tool's future, panics caught, and the call's cancellation scope.
+/// Not `async`: the tool's context is made here and moved into the tool's
+/// future, and a local of the caller's future that was ever borrowed would
+/// keep its room in that future after the move.
+fn start<'t>(
+    pipeline: &Pipeline,
+    state: &mut CallState,
+    tool: &'t Tool,
+    parsed: crate::tool::ParsedInput,
+) -> (CancelScope, impl Future<Output = Ran> + 't) {
+    let mut ctx = if pipeline.hooks.is_empty() {
+        hand_over(&mut state.ctx)
+    } else {
+        // Post-hooks read the call's context after the tool.
+        state.ctx.clone()
+    };
+    // A search filter and the hooks for the tool (see
+    // `Pipeline::call_services`; a batch's coordinator added them already).
+    ctx.services = pipeline.call_services(&ctx.services);
+    let cancel = ctx.cancel.clone();
+    // `Tool::call` makes the tool's future at once (no `async` wrapper to
+    // defer it to the first poll), so a tool whose `call` panics before it
+    // returns its future is caught here, as one that panics in it is.
+    let running = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.call(parsed, ctx))) {
+        Ok(future) => Either::Left(AssertUnwindSafe(future).catch_unwind()),
+        Err(panic) => Either::Right(std::future::ready(Err(panic))),
+    };
+    (cancel, running)
+}
+
+/// Runs the tool on until it ends or the call is cancelled; a cancelled
+/// tool gets `grace` to return what it has. The reason is the
+/// cancellation's, if it came first.
+async fn watched(
+    grace: std::time::Duration,
+    cancel: &CancelScope,
+    mut running: Pin<&mut impl Future<Output = Ran>>,
+) -> (Ran, Option<CancelReason>) {
+    tokio::select! {
+        biased;
+        r = running.as_mut() => (r, None),
+        _ = cancel.cancelled() => {
+            let reason = cancel.reason();
+            match tokio::time::timeout(grace, running).await {
+                Ok(r) => (r, reason),
+                Err(_) => (Ok(Err(ToolError::new("did not stop within the grace period"))), reason),
+            }
+        }
     }
 }
 

@@ -21,6 +21,8 @@ mod permission;
 mod permission_hooks;
 mod post_hooks;
 mod pre_hooks;
+mod ready_now;
+mod run;
 pub mod size;
 mod trace;
 pub mod unspilled;
@@ -214,117 +216,6 @@ impl Pipeline {
             start_at: None,
             queued: crate::metrics::Queued::enter(),
         }
-    }
-
-    /// Runs a prepared call through every stage. Always returns a result.
-    pub async fn run(&self, mut call: PreparedCall, ctx: ToolContext) -> CallResult {
-        use tracing::Instrument;
-        // One clock read ends the queue and starts both the call's duration
-        // and its first phase; the last phase's end is the call's end when
-        // nothing runs after the tool (see `run_stages`).
-        let started = call.start_at.unwrap_or_else(std::time::Instant::now);
-        let span = trace::call_span(
-            &call.call,
-            started.saturating_duration_since(call.prepared_at),
-        );
-        let _running = std::mem::replace(&mut call.queued, crate::metrics::Queued::none()).start();
-        let tool = call.tool.clone();
-        let written = crate::call_details::files_written(&call.call);
-        let (mut result, ended) = self.run_stages(call, ctx, started).instrument(span).await;
-        crate::metrics::call_finished(tool.as_ref().map(|t| t.name()), &result.outcome);
-        let ended = ended.unwrap_or_else(std::time::Instant::now);
-        result.details.duration_ms =
-            Some(ended.saturating_duration_since(started).as_millis() as u64);
-        if result.outcome == Outcome::Success {
-            result.details.files_written = written;
-        }
-        result
-    }
-
-    /// The call's result, and when its tool returned if nothing that takes
-    /// time ran after it (no post-hooks): the call's end, without reading
-    /// the clock again.
-    async fn run_stages(
-        &self,
-        call: PreparedCall,
-        ctx: ToolContext,
-        started: std::time::Instant,
-    ) -> (CallResult, Option<std::time::Instant>) {
-        let PreparedCall {
-            call,
-            tool,
-            parsed,
-            read_only,
-            rejected,
-            ..
-        } = call;
-        if let Some(text) = rejected {
-            return (CallResult::error(&call, text, Outcome::InvalidInput), None);
-        }
-        let mut state = CallState {
-            call,
-            parsed: None,
-            ctx,
-            extra_context: Vec::new(),
-            diagnostics: Vec::new(),
-            stop_turn: None,
-            system_messages: Vec::new(),
-            hook_verdict: Default::default(),
-            read_only,
-        };
-        let mut ended = None;
-        let flow: Flow<(Arc<Tool>, CallResult)> = async {
-            let tool = validate::lookup(&state, tool)?;
-            // Hooks, rules and results know a tool by its name, not the alias
-            // the model happened to use.
-            if state.call.name != tool.name() {
-                state.call.name = tool.name().to_string();
-            }
-            validate::not_cancelled(&state)?;
-            let start = started;
-            state.parsed = Some(validate::schema(&state, &tool, parsed, &self.pool)?);
-            let cancel = state.ctx.cancel.clone();
-            validate::interruptible(&cancel, validate::validate_input(&state, &tool))
-                .await
-                .map_err(|reason| validate::interrupted(&state, reason))??;
-            let start = trace::phase("validate_ms", start);
-            // Hook stages are boxed, and only entered when there are hooks:
-            // inline they would grow every call's future by their size,
-            // and the future is moved whole (into its box, into a task).
-            let start = if self.hooks.is_empty() {
-                // No hooks ran: the phase took no time, and needs no clock.
-                trace::phase_at("hooks_ms", start, start)
-            } else {
-                let hooks = Box::pin(pre_hooks::run(self, &mut state, &tool));
-                validate::interruptible(&cancel, hooks)
-                    .await
-                    .map_err(|reason| validate::interrupted(&state, reason))??;
-                trace::phase("hooks_ms", start)
-            };
-            permission::decide(self, &mut state, &tool).await?;
-            let start = trace::phase("permission_ms", start);
-            let result = invoke::call(self, &mut state, &tool).await;
-            ended = Some(trace::phase("exec_ms", start));
-            Ok((tool, result))
-        }
-        .await;
-        let result = match flow {
-            Ok((tool, result)) => {
-                let result = size::limit(result, tool.def(), &state.ctx.session);
-                if self.hooks.is_empty() {
-                    result
-                } else {
-                    ended = None;
-                    Box::pin(post_hooks::run(self, &state, &tool, result)).await
-                }
-            }
-            Err(Early(result)) => *result,
-        };
-        let record = batch_hooks::record(self, &state.call, &result);
-        let mut result = state.finish(result);
-        result.batch_record = record;
-        trace::outcome(&result);
-        (result, ended)
     }
 
     /// The result of a call that never started because its batch was

@@ -193,11 +193,18 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
     // approver's future and the answer's checks would grow every call's
     // future (which is moved whole, into its box and maybe a task), though
     // most calls are simply allowed.
+    // Each box is bound by its own statement before it is awaited: a
+    // temporary lives to the end of its statement, so one made in the
+    // awaiting expression itself would keep its full size in this future.
     match verdict {
         Verdict::Allow => Ok(()),
-        Verdict::Deny(reason) => Box::pin(refuse(pipeline, state, tool, reason)).await,
+        Verdict::Deny(reason) => {
+            let refusal = Box::pin(refuse(pipeline, state, tool, reason));
+            refusal.await
+        }
         Verdict::Ask { reason, suggestion } => {
-            Box::pin(ask(pipeline, state, tool, target, reason, suggestion)).await
+            let question = Box::pin(ask(pipeline, state, tool, target, reason, suggestion));
+            question.await
         }
     }
 }

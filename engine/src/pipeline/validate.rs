@@ -35,15 +35,26 @@ pub(super) fn not_cancelled(state: &CallState) -> Flow {
 /// cancellation the stage's future is dropped — a hook's process tree is
 /// killed with it — and the call ends as never started: the tool must not
 /// run after the user interrupted.
+/// A stage that ends on its first poll (the default validation always
+/// does) is not watched: see [`super::ready_now`].
 pub(super) async fn interruptible(
     cancel: &crate::cancel::CancelScope,
     stage: impl std::future::Future<Output = Flow>,
 ) -> Result<Flow, crate::cancel::CancelReason> {
-    tokio::select! {
-        biased;
-        flow = stage => Ok(flow),
-        _ = cancel.cancelled() => Err(cancel.reason().unwrap_or(crate::cancel::CancelReason::User)),
+    let mut stage = std::pin::pin!(stage);
+    if let Some(flow) = super::ready_now::ready_now(stage.as_mut()).await {
+        return Ok(flow);
     }
+    // Bound before it is awaited: a temporary of the awaiting statement
+    // would keep its room in this future.
+    let watch = Box::pin(async move {
+        tokio::select! {
+            biased;
+            flow = stage => Ok(flow),
+            _ = cancel.cancelled() => Err(cancel.reason().unwrap_or(crate::cancel::CancelReason::User)),
+        }
+    });
+    watch.await
 }
 
 /// The result of a call interrupted before its tool started.

@@ -5,6 +5,10 @@
 //! a writer, and keeps running when the user types a new message. Forgetting a
 //! declaration can cost speed, never safety.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use async_trait::async_trait;
 
 use crate::context::ToolContext;
@@ -70,15 +74,79 @@ pub trait ToolLogic<I: Send + Sync + 'static>: Send + Sync + 'static {
 
     /// Tool-specific checks after the schema passed. `Err` is shown to the
     /// model as a validation error.
-    async fn validate_input(&self, _input: &I, _ctx: &ToolContext) -> Result<(), String> {
-        Ok(())
+    ///
+    /// Override it as an `async fn` in a `#[async_trait]` impl, like
+    /// `call`. The default is spelled out as the signature `async_trait`
+    /// gives an `async fn` so that it can return a future that is already
+    /// done and of zero size: boxing that allocates nothing, where the
+    /// macro's default boxed an `async` block on every call of every tool
+    /// that keeps it (most tools; see docs/benchmarks.md §1c).
+    #[allow(clippy::type_complexity)]
+    fn validate_input<'life0, 'life1, 'life2, 'async_trait>(
+        &'life0 self,
+        _input: &'life1 I,
+        _ctx: &'life2 ToolContext,
+    ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        'life2: 'async_trait,
+        Self: 'async_trait,
+    {
+        Box::pin(Valid)
     }
 
     /// The tool's own permission view; by default it defers to the rules.
-    async fn check_permissions(&self, _input: &I, _ctx: &ToolContext) -> ToolPermission {
-        ToolPermission::Defer
+    /// Override it as an `async fn`; the default allocates nothing, as
+    /// [`Self::validate_input`]'s.
+    #[allow(clippy::type_complexity)]
+    fn check_permissions<'life0, 'life1, 'life2, 'async_trait>(
+        &'life0 self,
+        _input: &'life1 I,
+        _ctx: &'life2 ToolContext,
+    ) -> Pin<Box<dyn Future<Output = ToolPermission> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        'life2: 'async_trait,
+        Self: 'async_trait,
+    {
+        Box::pin(Defers)
     }
 
     /// Does the work. Should return promptly once `ctx.cancel` fires.
     async fn call(&self, input: I, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+/// The default validation's future: the input is valid. Zero-sized, so its
+/// box is never allocated.
+struct Valid;
+
+impl Future for Valid {
+    type Output = Result<(), String>;
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// The default permission view's future: the tool defers to the rules.
+/// Zero-sized, as [`Valid`].
+struct Defers;
+
+impl Future for Defers {
+    type Output = ToolPermission;
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Poll::Ready(ToolPermission::Defer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The defaults' futures must stay zero-sized: a box of anything larger
+    /// is an allocation on every call of every tool that keeps them.
+    #[test]
+    fn the_default_futures_allocate_nothing() {
+        assert_eq!(std::mem::size_of::<super::Valid>(), 0);
+        assert_eq!(std::mem::size_of::<super::Defers>(), 0);
+    }
 }

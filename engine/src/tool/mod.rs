@@ -11,6 +11,7 @@ mod def;
 mod erased;
 mod logic;
 
+use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use schemars::JsonSchema;
@@ -158,29 +159,34 @@ impl Tool {
         guarded(|| self.logic.label(input), None).unwrap_or_else(|| self.def.name.clone())
     }
 
-    pub async fn validate_input(
-        &self,
-        input: &ParsedInput,
-        ctx: &ToolContext,
-    ) -> Result<(), String> {
-        self.logic.validate_input(input, ctx).await
+    // The three async methods hand on the tool's own (boxed) future rather
+    // than wrap it in an `async fn`: a wrapper's future would hold its
+    // arguments (for `call`, the input and the whole context) beside that
+    // box, and every call's pipeline future would grow by it.
+
+    pub fn validate_input<'a>(
+        &'a self,
+        input: &'a ParsedInput,
+        ctx: &'a ToolContext,
+    ) -> impl Future<Output = Result<(), String>> + Send + 'a {
+        self.logic.validate_input(input, ctx)
     }
 
-    pub async fn check_permissions(
-        &self,
-        input: &ParsedInput,
-        ctx: &ToolContext,
-    ) -> ToolPermission {
-        self.logic.check_permissions(input, ctx).await
+    pub fn check_permissions<'a>(
+        &'a self,
+        input: &'a ParsedInput,
+        ctx: &'a ToolContext,
+    ) -> impl Future<Output = ToolPermission> + Send + 'a {
+        self.logic.check_permissions(input, ctx)
     }
 
     /// Runs the tool. Panics are not caught here; the pipeline does that.
-    pub async fn call(
+    pub fn call(
         &self,
         input: ParsedInput,
         ctx: ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
-        self.logic.call(input, ctx).await
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send + '_ {
+        self.logic.call(input, ctx)
     }
 }
 
