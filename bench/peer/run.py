@@ -306,8 +306,13 @@ def main():
 def run_all(servers, agents, a):
     results = []
     for workload in a.workloads.split(","):
-        for _ in range(a.runs):
-            for agent in agents:  # alternate, so load drifts hit both alike
+        for i in range(a.runs):
+            # Alternate, so load drifts hit every agent alike, and rotate
+            # who goes first: the first run of a round (right after the
+            # previous round's last agent, often codex with its 1.5 s of
+            # CPU) was measured slower, whichever build held that place.
+            k = i % len(agents)
+            for agent in agents[k:] + agents[:k]:
                 r = one_run(servers, agent, workload)
                 print(json.dumps(r), flush=True)
                 results.append(r)
