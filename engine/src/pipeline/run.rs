@@ -236,30 +236,32 @@ mod tests {
         }
     }
 
-    fn noop() -> Tool {
+    fn tool(name: &str, logic: impl ToolLogic<Value>) -> Tool {
         let schema = serde_json::json!({"type": "object"});
-        match Tool::raw(ToolDef::new("Noop", "does nothing"), schema, Noop) {
+        match Tool::raw(ToolDef::new(name, "a test tool"), schema, logic) {
             Ok(tool) => tool,
             Err(e) => panic!("the test tool's schema compiles: {e:?}"),
         }
     }
 
-    #[tokio::test]
-    async fn a_tool_that_panics_before_its_future_gets_a_panicked_result() {
-        let schema = serde_json::json!({"type": "object"});
-        let tool = match Tool::raw(ToolDef::new("Early", "panics"), schema, PanicsEarly) {
-            Ok(tool) => tool,
-            Err(e) => panic!("the test tool's schema compiles: {e:?}"),
-        };
-        let pipeline = Pipeline::allow_all_unsafe(crate::pool::ToolPool::of(vec![tool]));
+    /// A call of `name` with an empty input, and its context.
+    fn call_of(pipeline: &Pipeline, name: &str) -> (PreparedCall, ToolContext) {
         let session = crate::session::Session::new("s", std::env::temp_dir());
-        let call = crate::call::ToolUse::new("c", "Early", serde_json::json!({}));
+        let call = crate::call::ToolUse::new("c", name, serde_json::json!({}));
         let ctx = ToolContext::standalone(
             "c",
             crate::context::Context::new(std::env::temp_dir()),
             session,
         );
-        let result = pipeline.run(pipeline.prepare(call), ctx).await;
+        (pipeline.prepare(call), ctx)
+    }
+
+    #[tokio::test]
+    async fn a_tool_that_panics_before_its_future_gets_a_panicked_result() {
+        let pipeline =
+            Pipeline::allow_all_unsafe(crate::pool::ToolPool::of(vec![tool("Early", PanicsEarly)]));
+        let (call, ctx) = call_of(&pipeline, "Early");
+        let result = pipeline.run(call, ctx).await;
         assert_eq!(result.outcome, Outcome::Panicked);
         assert!(result.is_error);
     }
@@ -271,17 +273,10 @@ mod tests {
     #[test]
     fn a_calls_future_stays_small() {
         let pipeline = Arc::new(Pipeline::allow_all_unsafe(crate::pool::ToolPool::of(vec![
-            noop(),
+            tool("Noop", Noop),
         ])));
-        let session = crate::session::Session::new("s", std::env::temp_dir());
-        let call = crate::call::ToolUse::new("c", "Noop", serde_json::json!({}));
-        let ctx = ToolContext::standalone(
-            "c",
-            crate::context::Context::new(std::env::temp_dir()),
-            session,
-        );
-        let prepared = pipeline.prepare(call);
-        let future = pipeline.clone().run_owned(prepared, ctx);
+        let (call, ctx) = call_of(&pipeline, "Noop");
+        let future = pipeline.clone().run_owned(call, ctx);
         let size = std::mem::size_of_val(&future);
         assert!(size <= 1_000, "a call's pipeline future is {size} bytes");
     }

@@ -228,8 +228,8 @@ pub fn scans_begun() -> u64 {
 /// Blocks the calling thread while a scan is taken; in async code use
 /// [`fresh_snapshot`], which leaves the runtime's worker free.
 pub fn shared_snapshot() -> Arc<Snapshot> {
-    let seen = seen_now();
     let mut shared = SHARED.lock();
+    let seen = shared.started;
     loop {
         match turn(&mut shared, seen) {
             Turn::Use(snap) => return snap,

@@ -227,15 +227,11 @@ async fn drive(
             _ => eof = true,
         }
     }
-    // Nothing the program started outlives it.
-    if let Some(tree) = started.guard.tree() {
-        if tree.is_alive_async().await {
-            tree.stop(STOP_GRACE).await;
-        }
-    }
+    // Nothing the program started outlives it. A stop says itself whether
+    // anything survived; only then is the tree looked for again on drop.
     let gone = match started.guard.tree() {
-        Some(tree) => !tree.is_alive_async().await,
-        None => true,
+        Some(tree) if tree.is_alive_async().await => tree.stop(STOP_GRACE).await.survivors == 0,
+        _ => true,
     };
     if gone {
         // Known to be gone: no need to look for it again on drop.
