@@ -204,7 +204,7 @@ impl Server {
                     Ok(Ok(service)) => (service, Some(process)),
                     failed => {
                         let why = match failed {
-                            Ok(Err(e)) => e.to_string(),
+                            Ok(Err(e)) => crate::sentence::describe_start(&e),
                             _ => {
                                 format!("no answer within {} s (MCP_TIMEOUT)", limit.as_secs_f64())
                             }
@@ -245,7 +245,12 @@ impl Server {
                                 limit.as_secs_f64()
                             ))
                         })?
-                        .map_err(|e| Failure::Failed(format!("{url}: could not connect: {e}")))?;
+                        .map_err(|e| {
+                            Failure::Failed(format!(
+                                "{url}: could not connect: {}",
+                                crate::sentence::describe_start(&e)
+                            ))
+                        })?;
                 (service, None)
             }
             TransportSpec::Sse { url, headers } => {
@@ -260,7 +265,12 @@ impl Server {
                     handler
                         .serve_with_lifecycle(transport, lifecycle)
                         .await
-                        .map_err(|e| format!("{url}: could not connect: {e}"))
+                        .map_err(|e| {
+                            format!(
+                                "{url}: could not connect: {}",
+                                crate::sentence::describe_start(&e)
+                            )
+                        })
                 })
                 .await
                 .map_err(|_| {

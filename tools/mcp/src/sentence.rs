@@ -6,7 +6,11 @@
 
 use std::error::Error;
 
+use rmcp::service::ClientInitializeError;
+use rmcp::transport::streamable_http_client::StreamableHttpError;
 use rmcp::ServiceError;
+
+type HttpError = StreamableHttpError<reqwest::Error>;
 
 const MIB: usize = 1024 * 1024;
 
@@ -18,6 +22,21 @@ pub(crate) fn describe(e: &ServiceError) -> String {
         ServiceError::TransportClosed => "the connection closed".into(),
         ServiceError::Timeout { timeout } => {
             format!("no answer within {} s", timeout.as_secs_f64())
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Why a connection's handshake failed, in plain words. rmcp's own text
+/// for a transport failure is the type dump above, and it drops the cause
+/// chain (`connection refused`, `reset by peer`) that says what to fix.
+pub(crate) fn describe_start(e: &ClientInitializeError) -> String {
+    match e {
+        ClientInitializeError::TransportError { error, context } => {
+            format!(
+                "{} (while trying to {context})",
+                transport(error.error.as_ref())
+            )
         }
         other => other.to_string(),
     }
@@ -40,7 +59,12 @@ fn transport(err: &(dyn Error + Send + Sync + 'static)) -> String {
         if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
             parts.push(text);
         }
-        next = e.source();
+        next = match e.downcast_ref::<HttpError>() {
+            // rmcp's wrapper of the HTTP client's error does not report it
+            // as its source, so the chain (`connection refused`) would end.
+            Some(StreamableHttpError::Client(inner)) => Some(inner),
+            _ => e.source(),
+        };
     }
     if parts.is_empty() {
         return "the request could not be sent".into();

@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::net::TcpListener;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,34 +22,43 @@ struct Remote {
 }
 
 impl Remote {
-    /// `mode` is `--sse` or `--http`.
+    /// `mode` is `--sse` or `--http`; the server picks a free port itself.
     fn start(mode: &'static str) -> Remote {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        Remote::on(mode, port)
+        Remote::on(mode, 0)
     }
 
+    /// Waits for the server's `listening on PORT` line, printed once its
+    /// socket listens. Probing the port instead could be answered by
+    /// another test's server or by the probe itself (a TCP self-connect),
+    /// and a port found free and released could be taken before the
+    /// server binds it.
     fn on(mode: &'static str, port: u16) -> Remote {
+        use std::io::BufRead;
         use std::os::unix::process::CommandExt;
         let script = workspace().join("tools/mcp/tests/servers/misbehaving.py");
-        let child = std::process::Command::new("python3")
+        let mut child = std::process::Command::new("python3")
             .arg("-u")
             .arg(script)
             .args([mode, &port.to_string()])
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .process_group(0)
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "the {mode} server did not start");
-            std::thread::sleep(Duration::from_millis(50));
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let mut remote = Remote { child, port, mode };
+        let line = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
+        match line.trim().strip_prefix("listening on ").map(str::parse) {
+            Some(Ok(port)) => remote.port = port,
+            _ => panic!("the {mode} server did not start (it printed {line:?})"),
         }
-        Remote { child, port, mode }
+        remote
     }
 
     fn url(&self) -> String {
@@ -201,13 +209,13 @@ async fn sse_configuration_errors_are_clear() {
     assert!(problems.join("\n").contains("NOPE_UNSET"), "{problems:?}");
 
     // A streamable-HTTP server configured as SSE: the error says what to do.
+    // Nothing listens on port 1 (a port found free and released could be
+    // taken by another test's server before the client tries it).
     let http = Remote::start("--http");
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
-    let closed_port = closed.local_addr().unwrap().port();
-    drop(closed);
     let specs = vec![
         ServerSpec::sse("wrong", http.url()),
-        ServerSpec::sse("down", format!("http://127.0.0.1:{closed_port}/sse")),
+        ServerSpec::sse("down", "http://127.0.0.1:1/sse".to_string()),
+        ServerSpec::http("down-http", "http://127.0.0.1:1/mcp".to_string()),
     ];
     let clients = start(specs, dir.path()).await;
     let diags = clients.diagnostics().join("\n");
@@ -217,6 +225,20 @@ async fn sse_configuration_errors_are_clear() {
     );
     assert!(
         diags.contains("\"down\"") && diags.contains("could not connect"),
+        "{diags}"
+    );
+    // Over streamable HTTP too, and as a sentence with its cause, not
+    // rmcp's dump of the transport's Rust type.
+    let down_http = diags
+        .lines()
+        .find(|l| l.contains("\"down-http\""))
+        .unwrap_or_default();
+    assert!(
+        down_http.contains("could not connect") && down_http.contains("refused"),
+        "{diags}"
+    );
+    assert!(
+        !diags.contains("rmcp::") && !diags.contains("Transport ["),
         "{diags}"
     );
     clients.shutdown().await;

@@ -161,13 +161,35 @@ def greeting() -> str:
     return "hello from a resource"
 
 
-if __name__ == "__main__":
-    if "--http" in sys.argv:
-        port = int(sys.argv[sys.argv.index("--http") + 1])
-        server.run("streamable-http", host="127.0.0.1", port=port)
-    elif "--sse" in sys.argv:
+def serve_remote(mode: str, port: int) -> None:
+    """Serves `mode` (`--http` or `--sse`) on 127.0.0.1:`port` (0: any free
+    port) and prints `listening on PORT` once the socket listens. The tests
+    read that line instead of probing the port: a probe can be answered by
+    another test's server, or by the probing socket itself (a TCP
+    self-connect), before this one is up."""
+    import socket
+
+    import anyio
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(128)
+    if mode == "--http":
+        app = server.streamable_http_app(host="127.0.0.1")
+    else:
         # The legacy HTTP+SSE transport (2024-11-05): GET /sse, POST /messages/.
-        port = int(sys.argv[sys.argv.index("--sse") + 1])
-        server.run("sse", host="127.0.0.1", port=port)
+        app = server.sse_app(host="127.0.0.1")
+    config = uvicorn.Config(app, log_level="warning")
+    print(f"listening on {sock.getsockname()[1]}", flush=True)
+    anyio.run(uvicorn.Server(config).serve, [sock])
+
+
+if __name__ == "__main__":
+    for mode in ("--http", "--sse"):
+        if mode in sys.argv:
+            serve_remote(mode, int(sys.argv[sys.argv.index(mode) + 1]))
+            break
     else:
         server.run()
