@@ -180,7 +180,7 @@ impl HttpServer {
             .local_addr()
             .unwrap()
             .port();
-        let child = std::process::Command::new(node_bin("mcp-server-everything"))
+        let mut child = std::process::Command::new(node_bin("mcp-server-everything"))
             .arg("streamableHttp")
             .env("PORT", port.to_string())
             .stdout(Stdio::null())
@@ -189,8 +189,19 @@ impl HttpServer {
             .spawn()
             .unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "the HTTP server did not start");
+        // A probe whose own local port is the target's has connected to
+        // itself (a TCP self-connect), not to the server; a server that
+        // exited lost the port to someone else.
+        let listening = || {
+            std::net::TcpStream::connect(("127.0.0.1", port))
+                .is_ok_and(|s| s.local_addr().is_ok_and(|a| a.port() != port))
+        };
+        while !listening() {
+            let exited = child.try_wait().ok().flatten();
+            assert!(
+                exited.is_none() && Instant::now() < deadline,
+                "the HTTP server did not start ({exited:?})"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         HttpServer {
