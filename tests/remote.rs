@@ -228,3 +228,24 @@ async fn a_dead_worker_loses_nothing_and_the_session_moves() {
     assert!(out.results[1].text().contains("ok") && !out.results[1].is_error);
     engine.shutdown();
 }
+
+/// No worker can be reached: the call's error names each worker and says
+/// why in words (`Connection refused`), not with rmcp's dump of the
+/// transport's Rust type.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_worker_is_named_with_its_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().canonicalize().unwrap();
+    // Nothing listens on port 1.
+    let url = "http://127.0.0.1:1/mcp".to_string();
+    let engine = worker::engine_on_urls(&local, &[url.clone()], "s4", TOKEN, &["Bash"]);
+    let out = run(&engine, vec![bash("1", "echo never")]).await;
+    let text = out.results[0].text();
+    assert!(out.results[0].is_error, "{text}");
+    assert!(text.contains(&url) && text.contains("refused"), "{text}");
+    assert!(
+        !text.contains("rmcp::") && !text.contains("Transport ["),
+        "{text}"
+    );
+    engine.shutdown();
+}

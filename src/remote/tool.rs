@@ -189,7 +189,7 @@ async fn call_on(
         .peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| baton_mcp::sentence::describe(&e))?;
     let token = handle.progress_token.clone();
     connection.routes.add(token.clone(), ctx.progress.clone());
     // The transport may close without answering the calls in flight (the
@@ -270,7 +270,7 @@ async fn call_on(
     match answer {
         Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
         Ok(Ok(other)) => Err(format!("unexpected answer {other:?}")),
-        Ok(Err(e)) => Err(e.to_string()),
+        Ok(Err(e)) => Err(baton_mcp::sentence::describe(&e)),
         Err(_) => Err("the connection closed".into()),
     }
 }

@@ -250,7 +250,7 @@ async fn connect(url: &str, token: Option<&str>) -> Result<Connection, String> {
     let service = tokio::time::timeout(CONNECT_TIMEOUT, handler.serve(transport))
         .await
         .map_err(|_| format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()))?
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| baton_mcp::sentence::describe_start(&e))?;
     let workspace = service
         .peer()
         .peer_info()

@@ -74,11 +74,23 @@ pub fn routed_engine(
     token: &str,
     tools: &[&str],
 ) -> baton::Engine {
+    let urls: Vec<String> = workers.iter().map(|w| w.url.clone()).collect();
+    engine_on_urls(local, &urls, key, token, tools)
+}
+
+/// [`routed_engine`] with the workers given by URL (one may be down).
+pub fn engine_on_urls(
+    local: &Path,
+    urls: &[String],
+    key: &str,
+    token: &str,
+    tools: &[&str],
+) -> baton::Engine {
     use baton::engine::permission::AllowAllUnsafe;
     use baton::engine::{PoolSpec, ToolPool};
     let builtins = baton::builtins::builtin_tools().unwrap();
     let config = baton::remote::RemoteConfig {
-        workers: workers.iter().map(|w| w.url.clone()).collect(),
+        workers: urls.to_vec(),
         token: Some(token.into()),
         tools: tools.iter().map(|t| t.to_string()).collect(),
     };

@@ -31,7 +31,7 @@ mod refresh_tool;
 mod resource_dir;
 mod resources;
 mod result;
-mod sentence;
+pub mod sentence;
 mod server;
 mod sse;
 mod tool;

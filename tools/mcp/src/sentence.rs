@@ -15,7 +15,7 @@ type HttpError = StreamableHttpError<reqwest::Error>;
 const MIB: usize = 1024 * 1024;
 
 /// What went wrong with a request, in plain words.
-pub(crate) fn describe(e: &ServiceError) -> String {
+pub fn describe(e: &ServiceError) -> String {
     match e {
         ServiceError::McpError(data) => format!("{} (code {})", data.message, data.code.0),
         ServiceError::TransportSend(t) => transport(t.error.as_ref()),
@@ -30,7 +30,7 @@ pub(crate) fn describe(e: &ServiceError) -> String {
 /// Why a connection's handshake failed, in plain words. rmcp's own text
 /// for a transport failure is the type dump above, and it drops the cause
 /// chain (`connection refused`, `reset by peer`) that says what to fix.
-pub(crate) fn describe_start(e: &ClientInitializeError) -> String {
+pub fn describe_start(e: &ClientInitializeError) -> String {
     match e {
         ClientInitializeError::TransportError { error, context } => {
             format!(
