@@ -238,7 +238,7 @@ async fn an_unreachable_worker_is_named_with_its_cause() {
     let local = dir.path().canonicalize().unwrap();
     // Nothing listens on port 1.
     let url = "http://127.0.0.1:1/mcp".to_string();
-    let engine = worker::engine_on_urls(&local, &[url.clone()], "s4", TOKEN, &["Bash"]);
+    let engine = worker::engine_on_urls(&local, std::slice::from_ref(&url), "s4", TOKEN, &["Bash"]);
     let out = run(&engine, vec![bash("1", "echo never")]).await;
     let text = out.results[0].text();
     assert!(out.results[0].is_error, "{text}");
