@@ -9,6 +9,7 @@
 use std::time::{Duration, Instant};
 
 use baton::engine::process::scan::scans_begun;
+use baton::engine::process::table::ProcInfo;
 use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event, InterruptKind, ToolUse};
 use serde_json::json;
@@ -37,13 +38,11 @@ fn sleeps_running() -> usize {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return 0;
     };
-    let parent_of = |pid: &str| -> Option<i32> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let rest = stat.get(stat.rfind(')')? + 1..)?;
-        let mut fields = rest.split_whitespace();
-        let state = fields.next()?;
-        (state != "Z").then_some(())?;
-        fields.next()?.parse().ok()
+    // The engine's own reader of `/proc/<pid>/stat`.
+    let parent_of = |pid: i32| {
+        ProcInfo::read(pid)
+            .filter(ProcInfo::is_live)
+            .map(|p| p.ppid)
     };
     let me = std::process::id() as i32;
     dir.flatten()
@@ -52,8 +51,9 @@ fn sleeps_running() -> usize {
             cmd == b"sleep\x00100\x00"
                 && e.file_name()
                     .to_str()
+                    .and_then(|n| n.parse().ok())
                     .and_then(parent_of)
-                    .and_then(|shell| parent_of(&shell.to_string()))
+                    .and_then(parent_of)
                     == Some(me)
         })
         .count()

@@ -210,14 +210,11 @@ fn take_into(mut publish: Publish) -> Arc<Snapshot> {
     snap
 }
 
-fn seen_now() -> u64 {
-    SHARED.lock().started
-}
-
-/// How many shared scans have begun in this process (for tests and
-/// benches: N trees stopping together should take a few, not N).
+/// How many shared scans have begun in this process: what a caller has
+/// seen begin when it asks (and, for tests and benches, N trees stopping
+/// together should take a few, not N).
 pub fn scans_begun() -> u64 {
-    seen_now()
+    SHARED.lock().started
 }
 
 /// A snapshot of `/proc` taken entirely after this call began: either a new
@@ -248,7 +245,7 @@ pub fn shared_snapshot() -> Arc<Snapshot> {
 /// Cancel-safe: a scan that began keeps running and is published even when
 /// the caller stops waiting for it.
 pub async fn fresh_snapshot() -> Arc<Snapshot> {
-    let seen = seen_now();
+    let seen = scans_begun();
     loop {
         // Registered before the state is read, so an end between the two
         // still wakes this caller.

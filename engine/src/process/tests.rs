@@ -15,6 +15,26 @@ fn live_in_snapshot(pid: i32) -> bool {
         .any(|p| p.pid == pid && p.is_live())
 }
 
+/// `rounds` times: starts a process, which a blocking snapshot must show,
+/// then kills and reaps it, which the next must not show.
+fn start_see_and_reap(rounds: usize, tag: &str) {
+    for _ in 0..rounds {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        // A tree rooted at it: scans leave out processes older than every
+        // live tree, and other tests' trees come and go.
+        let tree = ProcessTree::new(pid, tag).unwrap();
+        assert!(live_in_snapshot(pid), "a started process was missed");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(!live_in_snapshot(pid), "a reaped process was still seen");
+        drop(tree);
+    }
+}
+
 #[test]
 fn a_shared_snapshot_is_never_older_than_the_request() {
     // Eight threads start and end processes while asking for snapshots:
@@ -22,26 +42,7 @@ fn a_shared_snapshot_is_never_older_than_the_request() {
     // right after it was reaped. A snapshot shared from before the request
     // would miss the first or still show the second.
     let threads: Vec<_> = (0..8)
-        .map(|_| {
-            std::thread::spawn(|| {
-                for _ in 0..15 {
-                    let mut child = std::process::Command::new("sleep")
-                        .arg("30")
-                        .spawn()
-                        .unwrap();
-                    let pid = child.id() as i32;
-                    // A tree rooted at it: scans leave out processes older
-                    // than every live tree, and other tests' trees come
-                    // and go.
-                    let tree = ProcessTree::new(pid, "shared-snapshot-test").unwrap();
-                    assert!(live_in_snapshot(pid), "a started process was missed");
-                    child.kill().unwrap();
-                    child.wait().unwrap();
-                    assert!(!live_in_snapshot(pid), "a reaped process was still seen");
-                    drop(tree);
-                }
-            })
-        })
+        .map(|_| std::thread::spawn(|| start_see_and_reap(15, "shared-snapshot-test")))
         .collect();
     for t in threads {
         t.join().unwrap();
@@ -77,21 +78,7 @@ async fn an_async_snapshot_is_never_older_than_the_request() {
             })
         })
         .collect();
-    let blocking = std::thread::spawn(|| {
-        for _ in 0..30 {
-            let mut child = std::process::Command::new("sleep")
-                .arg("30")
-                .spawn()
-                .unwrap();
-            let pid = child.id() as i32;
-            let tree = ProcessTree::new(pid, "async-snapshot-test").unwrap();
-            assert!(live_in_snapshot(pid), "a started process was missed");
-            child.kill().unwrap();
-            child.wait().unwrap();
-            assert!(!live_in_snapshot(pid), "a reaped process was still seen");
-            drop(tree);
-        }
-    });
+    let blocking = std::thread::spawn(|| start_see_and_reap(30, "async-snapshot-test"));
     for task in tasks {
         task.await.unwrap();
     }
