@@ -215,3 +215,49 @@ async fn a_worktree_is_kept_with_changes_and_removed_without() {
         run.result("x").text()
     );
 }
+
+/// Creating a worktree (a branch, files, git's checkout) is Baton writing:
+/// in plan mode an isolated agent is refused before anything is made,
+/// while the same agent without isolation runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_mode_refuses_an_isolated_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "first"]);
+    let runner = Scripted::new();
+    let pool = baton::builtins::builtin_pool_with_agents(&AllowAllUnsafe, AgentCatalog::builtin())
+        .unwrap();
+    let engine = Engine::builder(pool)
+        .cwd(&repo)
+        .state_dir(dir.path().join("state"))
+        .permission_mode(baton::engine::PermissionMode::Plan)
+        .subagent_service(SubagentService::with_limits(
+            runner.clone(),
+            SubagentLimits::default(),
+        ))
+        .build()
+        .expect("the engine builds");
+    let run = run_all(
+        &engine,
+        vec![
+            isolated("w", script(vec![], "planned")),
+            call(
+                "p",
+                "Agent",
+                json!({"description": "look", "prompt": script(vec![], "looked")}),
+            ),
+        ],
+    )
+    .await;
+    let refused = run.result("w");
+    assert_eq!(refused.outcome, Outcome::Denied, "{}", refused.text());
+    assert!(refused.text().contains("plan mode"), "{}", refused.text());
+    assert_eq!(run.result("p").outcome, Outcome::Success);
+    let branches = git(&repo, &["branch", "--list", "baton/*"]);
+    assert!(branches.trim().is_empty(), "a branch was made: {branches}");
+    assert!(!dir.path().join("state/worktrees").exists());
+}

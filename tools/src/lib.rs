@@ -10,6 +10,7 @@ pub mod ask;
 pub mod bash;
 pub mod exec;
 pub mod files;
+pub mod git;
 pub mod glob;
 pub mod grep;
 pub mod monitor;

@@ -25,7 +25,8 @@ use std::sync::Arc;
 
 use baton_engine::schema::InvalidSchema;
 use baton_engine::{
-    async_trait, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput, WorkKind,
+    async_trait, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput, ToolPermission,
+    WorkKind,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -123,8 +124,24 @@ impl ToolLogic<AgentInput> for AgentTool {
         true
     }
 
-    fn is_read_only(&self, _input: &AgentInput) -> bool {
-        true
+    /// A subagent's own calls are judged in its nested batches; but
+    /// `isolation: "worktree"` makes Baton itself create a branch and a
+    /// worktree before any of them, so that call is a writer (plan mode
+    /// refuses it).
+    fn is_read_only(&self, input: &AgentInput) -> bool {
+        input.isolation.is_none()
+    }
+
+    /// Baton's own part of an isolated agent (a sealed git adding a
+    /// worktree under the session's state directory) needs no approval of
+    /// its own, as in Claude Code; the mode still refuses it where only
+    /// reads may run.
+    async fn check_permissions(&self, input: &AgentInput, _ctx: &ToolContext) -> ToolPermission {
+        if input.isolation.is_some() {
+            ToolPermission::Allow
+        } else {
+            ToolPermission::Defer
+        }
     }
 
     fn label(&self, input: &AgentInput) -> Option<String> {

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tokio::process::Command;
+use crate::git::{self, Writes};
 
 pub struct Worktree {
     pub path: PathBuf,
@@ -17,40 +17,18 @@ pub struct Worktree {
     base: String,
 }
 
-async fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .kill_on_drop(true)
-        .output()
-        .await
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-    } else {
-        Err(format!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
 impl Worktree {
     /// Creates the worktree of `agent_id` for the repository holding `cwd`.
     pub async fn create(cwd: &Path, state_dir: &Path, agent_id: &str) -> Result<Worktree, String> {
-        let repo = git(cwd, &["rev-parse", "--show-toplevel"])
+        let repo = git::toplevel(cwd).await.map_err(|_| {
+            format!(
+                "isolation \"worktree\" needs a git repository, and {} is not in one",
+                cwd.display()
+            )
+        })?;
+        let base = git::query(&repo, &["rev-parse", "HEAD"])
             .await
-            .map_err(|_| {
-                format!(
-                    "isolation \"worktree\" needs a git repository, and {} is not in one",
-                    cwd.display()
-                )
-            })?;
-        let repo = PathBuf::from(repo);
-        let base = git(&repo, &["rev-parse", "HEAD"])
-            .await
+            .map(|out| out.trim().to_string())
             .map_err(|e| format!("the repository has no commit to start a worktree from ({e})"))?;
         let dir = state_dir.join("worktrees");
         tokio::fs::create_dir_all(&dir)
@@ -59,9 +37,10 @@ impl Worktree {
         let path = dir.join(agent_id);
         let branch = format!("baton/{agent_id}");
         let target = path.to_string_lossy().to_string();
-        git(
+        git::git(
             &repo,
             &["worktree", "add", "-q", "-b", &branch, &target, &base],
+            Writes::GitDirAnd(&path),
         )
         .await?;
         Ok(Worktree {
@@ -82,14 +61,19 @@ impl Worktree {
 
     /// Removes the worktree if unchanged; otherwise says where it is.
     pub async fn finish(self) -> Option<String> {
-        let status = git(&self.path, &["status", "--porcelain"]).await;
-        let head = git(&self.path, &["rev-parse", "HEAD"]).await;
+        let status = git::query(&self.path, &["status", "--porcelain"]).await;
+        let head = git::query(&self.path, &["rev-parse", "HEAD"]).await;
         let unchanged =
-            matches!((&status, &head), (Ok(s), Ok(h)) if s.is_empty() && *h == self.base);
+            matches!((&status, &head), (Ok(s), Ok(h)) if s.trim().is_empty() && h.trim() == self.base);
         if unchanged {
             let target = self.path.to_string_lossy().to_string();
-            let removed = git(&self.repo, &["worktree", "remove", "--force", &target]).await;
-            let _ = git(&self.repo, &["branch", "-D", &self.branch]).await;
+            let removed = git::git(
+                &self.repo,
+                &["worktree", "remove", "--force", &target],
+                Writes::GitDirAnd(&self.path),
+            )
+            .await;
+            let _ = git::git(&self.repo, &["branch", "-D", &self.branch], Writes::GitDir).await;
             if removed.is_ok() {
                 return None;
             }

@@ -17,7 +17,6 @@
 //! files or commits the original branch lacks, unless `discard_changes`.
 //! Schemas are Claude Code's (`sdk-tools.d.ts`).
 
-mod git;
 mod name;
 pub mod state;
 
@@ -33,6 +32,8 @@ use baton_engine::{
 use serde_json::{json, Value};
 
 use state::Entered;
+
+use crate::git::{self, Writes};
 
 const ENTER_DESCRIPTION: &str = "Creates an isolated git worktree (a separate working copy on \
 a new branch, under .claude/worktrees/) and switches the session into it, or, with `path`, \
@@ -126,9 +127,9 @@ async fn listed_worktree(
 
 /// `refs/heads/<branch>` of the checkout at `dir`, or its commit.
 async fn base_of(dir: &Path) -> Result<String, String> {
-    match git::git(dir, &["symbolic-ref", "-q", "HEAD"]).await {
+    match git::query(dir, &["symbolic-ref", "-q", "HEAD"]).await {
         Ok(r) if r.trim().starts_with("refs/heads/") => Ok(r.trim().to_string()),
-        _ => git::git(dir, &["rev-parse", "--verify", "HEAD^{commit}"])
+        _ => git::query(dir, &["rev-parse", "--verify", "HEAD^{commit}"])
             .await
             .map(|c| c.trim().to_string())
             .map_err(|e| format!("the repository has no commit to start a worktree from ({e})")),
@@ -172,7 +173,7 @@ async fn create(cwd: &Path, name: &str) -> Result<(PathBuf, Option<String>, bool
     }
     let base = base_of(&top).await?;
     let target = dir.to_string_lossy().to_string();
-    let exists = git::git(
+    let exists = git::query(
         &top,
         &[
             "rev-parse",
@@ -184,11 +185,17 @@ async fn create(cwd: &Path, name: &str) -> Result<(PathBuf, Option<String>, bool
     .await
     .is_ok();
     if exists {
-        git::git(&top, &["worktree", "add", "--quiet", &target, &branch]).await?;
+        git::git(
+            &top,
+            &["worktree", "add", "--quiet", &target, &branch],
+            Writes::GitDirAnd(&dir),
+        )
+        .await?;
     } else {
         git::git(
             &top,
             &["worktree", "add", "--quiet", "-b", &branch, &target, &base],
+            Writes::GitDirAnd(&dir),
         )
         .await?;
     }
@@ -441,11 +448,16 @@ async fn remove_worktree(entered: &Entered, discard: bool) -> Result<(usize, usi
         .map(|w| w.path)
         .ok_or("git lists no main worktree")?;
     let target = entered.path.to_string_lossy().to_string();
-    git::git(&main, &["worktree", "remove", "--force", &target]).await?;
+    git::git(
+        &main,
+        &["worktree", "remove", "--force", &target],
+        Writes::GitDirAnd(&entered.path),
+    )
+    .await?;
     if let Some(branch) = &entered.branch {
         // Git refuses to delete a branch checked out elsewhere; the
         // worktree is gone either way.
-        let _ = git::git(&main, &["branch", "-D", branch]).await;
+        let _ = git::git(&main, &["branch", "-D", branch], Writes::GitDir).await;
     }
     Ok((files.len(), commits.len()))
 }

@@ -1,75 +1,13 @@
-//! The few git commands the worktree tools run, bounded and sealed.
-//!
-//! Every run has a time limit, dies with the call (`kill_on_drop`), and is
-//! kept away from what the repository itself could make git do: no
-//! repository hooks (`core.hooksPath=/dev/null`; `git worktree add` would
-//! otherwise run a `post-checkout` hook the model may have written), no
-//! fsmonitor command, and none of the `GIT_*` variables that would point
-//! git at another repository than the one the session is in.
+//! What Baton asks git about a repository: read-only queries through the
+//! sealed git.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use tokio::process::Command;
-
-/// Longest one git command may take (a checkout of a large tree).
-const GIT_LIMIT: Duration = Duration::from_secs(120);
-
-/// Variables that redirect git to another repository or index.
-const REDIRECTS: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_COMMON_DIR",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_CEILING_DIRECTORIES",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT",
-];
-
-/// Runs `git -C dir args…`; stdout on success, the stderr on failure.
-pub async fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let mut command = Command::new("git");
-    command
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor="])
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("LC_ALL", "C")
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    for var in REDIRECTS {
-        command.env_remove(var);
-    }
-    let run = command.output();
-    let out = match tokio::time::timeout(GIT_LIMIT, run).await {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => return Err(format!("cannot run git: {e}")),
-        Err(_) => {
-            return Err(format!(
-                "git {} did not finish within {} s",
-                args.first().unwrap_or(&""),
-                GIT_LIMIT.as_secs()
-            ))
-        }
-    };
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(format!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
+use super::query;
 
 /// The top of the working tree holding `dir`.
 pub async fn toplevel(dir: &Path) -> Result<PathBuf, String> {
-    let out = git(dir, &["rev-parse", "--show-toplevel"])
+    let out = query(dir, &["rev-parse", "--show-toplevel"])
         .await
         .map_err(|_| format!("{} is not inside a git repository", dir.display()))?;
     Ok(PathBuf::from(out.trim_end_matches('\n')))
@@ -88,7 +26,7 @@ pub struct Listed {
 /// NUL-separated output, so a path with a newline in it cannot forge an
 /// entry.
 pub async fn worktrees(dir: &Path) -> Result<Vec<Listed>, String> {
-    let out = git(dir, &["worktree", "list", "--porcelain", "-z"]).await?;
+    let out = query(dir, &["worktree", "list", "--porcelain", "-z"]).await?;
     Ok(parse_worktrees(&out))
 }
 
@@ -122,7 +60,7 @@ pub fn parse_worktrees(out: &str) -> Vec<Listed> {
 
 /// What `git status --porcelain` lists in `dir` (uncommitted work).
 pub async fn uncommitted(dir: &Path) -> Result<Vec<String>, String> {
-    let out = git(dir, &["status", "--porcelain", "--untracked-files=normal"]).await?;
+    let out = query(dir, &["status", "--porcelain", "--untracked-files=normal"]).await?;
     Ok(out
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -133,7 +71,7 @@ pub async fn uncommitted(dir: &Path) -> Result<Vec<String>, String> {
 /// Commits of `dir`'s HEAD that `base` does not have, one line each.
 pub async fn commits_not_on(dir: &Path, base: &str) -> Result<Vec<String>, String> {
     let range = format!("{base}..HEAD");
-    let out = git(dir, &["log", "--oneline", "--no-decorate", &range, "--"]).await?;
+    let out = query(dir, &["log", "--oneline", "--no-decorate", &range, "--"]).await?;
     Ok(out
         .lines()
         .filter(|l| !l.trim().is_empty())
