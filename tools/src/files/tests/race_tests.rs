@@ -47,7 +47,9 @@ impl Race {
         std::fs::write(outside.join("f.txt"), format!("{SECRET}\n")).unwrap();
         std::fs::write(outside.join(OUTSIDE_NAME), format!("{SECRET}\n")).unwrap();
         std::os::unix::fs::symlink(&outside, ws.join("alt")).unwrap();
-        let deny = format!("Read(/{}/**)", outside.display());
+        // The secret is denied by a rule; the other outside file only by
+        // the workspace bounds (reading outside asks, and nobody answers).
+        let deny = format!("Read(/{}/f.txt)", outside.display());
         let policy = RulePolicy::parse(&[], &[], &[deny.as_str()], None, &ws).unwrap();
         let config = BuiltinConfig::default();
         let mut tools = super::super::tools();
