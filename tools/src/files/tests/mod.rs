@@ -3,6 +3,7 @@
 
 mod concurrency_tests;
 mod edit_tests;
+mod judged_tests;
 mod notebook_tests;
 mod race_tests;
 mod read_tests;
