@@ -95,6 +95,8 @@ async fn file_tools_act_on_the_judged_path_or_refuse() {
     let root = case.env.root.clone();
     let f = case.env.p("d/f.txt");
     case.env.read("d/f.txt").await;
+    case.env.write("d/n.ipynb", super::notebook_tests::SAMPLE);
+    case.env.read("d/n.ipynb").await;
     let patch = |body: &str| json!({ "input": format!("*** Begin Patch\n{body}\n*** End Patch") });
     let cases = [
         ("Read", json!({ "file_path": f })),
@@ -109,6 +111,10 @@ async fn file_tools_act_on_the_judged_path_or_refuse() {
         (
             "Edit",
             json!({ "file_path": f, "old_string": "inside", "new_string": "edited" }),
+        ),
+        (
+            "NotebookEdit",
+            json!({ "notebook_path": case.env.p("d/n.ipynb"), "cell_id": "0", "new_source": "" }),
         ),
         (
             "apply_patch",
