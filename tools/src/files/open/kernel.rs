@@ -129,33 +129,27 @@ fn walk(start: Start<'_>, path: &Path, flags: OFlag) -> io::Result<OwnedFd> {
     step(dir.as_fd(), last, flags)
 }
 
-/// Opens one name in `dir` without following it. With `O_PATH`,
-/// `O_NOFOLLOW` opens a link itself rather than failing, and with
-/// `O_DIRECTORY` it fails as "not a directory": both are made `ELOOP`.
+/// Opens one name in `dir` without following it. A bare handle
+/// (`O_PATH`) is opened with `O_NOFOLLOW` and without `O_DIRECTORY`, so
+/// that a link comes back as itself, and then judged by its own `fstat`:
+/// a link is `ELOOP`, anything but a directory where one is wanted is
+/// `ENOTDIR`. (Asking again by name after a failure could meet another
+/// object: the swap may have been undone meanwhile.) Other opens fail on
+/// a link with `ELOOP` by themselves.
 fn step(dir: BorrowedFd<'_>, name: &OsStr, flags: OFlag) -> io::Result<OwnedFd> {
-    match openat(dir, name, flags | OFlag::O_NOFOLLOW, Mode::empty()) {
-        Ok(fd) if flags.contains(OFlag::O_PATH) && is_link(&fd) => Err(Errno::ELOOP.into()),
-        Ok(fd) => Ok(fd),
-        Err(Errno::ENOTDIR) if is_link_at(dir, name) => Err(Errno::ELOOP.into()),
-        Err(e) => Err(e.into()),
+    if !flags.contains(OFlag::O_PATH) {
+        return Ok(openat(dir, name, flags | OFlag::O_NOFOLLOW, Mode::empty())?);
     }
-}
-
-fn is_link(fd: &OwnedFd) -> bool {
-    fstat(fd)
-        .is_ok_and(|st| SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFLNK)
-}
-
-fn is_link_at(dir: BorrowedFd<'_>, name: &OsStr) -> bool {
-    match openat(
-        dir,
-        name,
-        OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    ) {
-        Ok(fd) => is_link(&fd),
-        Err(_) => false,
+    let bare = (flags - OFlag::O_DIRECTORY) | OFlag::O_NOFOLLOW;
+    let fd = openat(dir, name, bare, Mode::empty())?;
+    let kind = SFlag::from_bits_truncate(fstat(&fd)?.st_mode) & SFlag::S_IFMT;
+    if kind == SFlag::S_IFLNK {
+        return Err(Errno::ELOOP.into());
     }
+    if flags.contains(OFlag::O_DIRECTORY) && kind != SFlag::S_IFDIR {
+        return Err(Errno::ENOTDIR.into());
+    }
+    Ok(fd)
 }
 
 /// Whether the object behind `fd` is, by the kernel's account, at `judged`

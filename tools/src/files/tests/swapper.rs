@@ -8,12 +8,13 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 const SCRIPT: &str = r#"
-import ctypes, os, signal, sys
+import ctypes, os, signal, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 count = 0
 def stop(*_):
@@ -22,6 +23,7 @@ def stop(*_):
 signal.signal(signal.SIGTERM, stop)
 os.chdir(sys.argv[1])
 a, b = sys.argv[2].encode(), sys.argv[3].encode()
+pause = float(sys.argv[4])
 AT_FDCWD, RENAME_EXCHANGE = -100, 2
 if libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0:
     print("renameat2 failed: errno", ctypes.get_errno(), flush=True)
@@ -31,6 +33,8 @@ print("ready", flush=True)
 while True:
     if libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0:
         count += 1
+    if pause:
+        time.sleep(pause)
 "#;
 
 /// The running swapper; stopped (and reaped) on drop.
@@ -39,14 +43,15 @@ pub struct Swapper {
 }
 
 impl Swapper {
-    /// Starts swapping `a` and `b` in `dir`; returns once the first
-    /// exchange is done. `None` (with a note) where python3 or `renameat2`
-    /// is missing.
-    pub fn start(dir: &Path, a: &str, b: &str) -> Option<Swapper> {
+    /// Starts swapping `a` and `b` in `dir`, resting `pause` between two
+    /// exchanges (zero: none); returns once the first exchange is done.
+    /// `None` (with a note) where python3 or `renameat2` is missing.
+    pub fn start(dir: &Path, a: &str, b: &str, pause: Duration) -> Option<Swapper> {
         let child = Command::new("python3")
             .args(["-c", SCRIPT])
             .arg(dir)
             .args([a, b])
+            .arg(pause.as_secs_f64().to_string())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn();
