@@ -90,17 +90,13 @@ impl Dir {
                 return Err(e.into());
             }
         };
-        match parent.child(name) {
-            Ok(dir) => {
-                if created {
-                    made.0.push((parent, name.to_os_string()));
-                }
-                Ok((dir, made))
-            }
+        let child = parent.child(name);
+        if created {
+            made.0.push((parent, name.to_os_string()));
+        }
+        match child {
+            Ok(dir) => Ok((dir, made)),
             Err(e) => {
-                if created {
-                    made.0.push((parent, name.to_os_string()));
-                }
                 made.undo();
                 Err(e)
             }
