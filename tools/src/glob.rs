@@ -12,9 +12,20 @@
 //! paths relative to the search directory; a leading run of literal
 //! directories (`src/**/*.rs`, or an absolute `/repo/src/*.rs`) narrows where
 //! the walk starts.
+//!
+//! The walk (ripgrep's `ignore`) finds names; a name is listed only once it
+//! is confirmed below a handle on the judged search directory: its
+//! directory is opened from that handle with `RESOLVE_BENEATH |
+//! RESOLVE_NO_SYMLINKS`, and the entry looked up there without following
+//! it ([`Dir::dir_beneath`]). A directory swapped for a link after the walk
+//! listed it fails that check, so no name from behind a link the search did
+//! not judge is shown. (The walk may still spend time listing such a
+//! directory, and read `.gitignore` files there, which only ever hides
+//! names.)
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::fs::Metadata;
 use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
@@ -27,6 +38,8 @@ use globset::{GlobBuilder, GlobMatcher};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::files::open::Dir;
+use crate::files::paths as judged_paths;
 use crate::registry::BuiltinConfig;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -115,6 +128,14 @@ fn plan(input: &GlobInput, ctx: &ToolContext) -> Result<Plan, String> {
     })
 }
 
+/// The directory the walk starts in (what is judged), also for a pattern
+/// that does not compile.
+fn walk_base(input: &GlobInput, ctx: &ToolContext) -> PathBuf {
+    plan(input, ctx)
+        .map(|p| p.base)
+        .unwrap_or_else(|_| search_dir(input, ctx))
+}
+
 fn search_dir(input: &GlobInput, ctx: &ToolContext) -> PathBuf {
     match &input.path {
         Some(p) if !p.trim().is_empty() => paths::normalize(&ctx.context.absolute(p)),
@@ -151,14 +172,18 @@ struct Matches {
     hidden: usize,
 }
 
-/// Walks `plan.base` (blocking). Memory stays bounded by `max` however
-/// many files match.
-fn walk(plan: &Plan, max: usize, cancel: &CancelScope, hide: &dyn Fn(&Path) -> bool) -> Matches {
-    let mut found = Matches {
-        newest: BinaryHeap::new(),
-        total: 0,
-        hidden: 0,
-    };
+/// Walks `plan.base` (blocking), listing only what is confirmed below
+/// `root`, the handle on the judged `plan.base`. Memory stays bounded by
+/// `max` however many files match.
+fn walk(
+    plan: &Plan,
+    root: &Dir,
+    max: usize,
+    cancel: &CancelScope,
+    hide: &dyn Fn(&Path) -> bool,
+) -> Matches {
+    let mut found = Matches::none();
+    let mut beneath = Beneath { root, last: None };
     let walker = ignore::WalkBuilder::new(&plan.base)
         .hidden(false)
         .require_git(false)
@@ -183,21 +208,61 @@ fn walk(plan: &Plan, max: usize, cancel: &CancelScope, hide: &dyn Fn(&Path) -> b
         }
         // A read rule on the file holds however the pattern reached it
         // (dot-files and links included): its name is not shown.
-        if hide(entry.path()) {
+        let judged = root.path().join(relative);
+        if hide(entry.path()) || (judged != entry.path() && hide(&judged)) {
             found.hidden += 1;
             continue;
         }
-        let modified = entry
-            .metadata()
-            .ok()
-            .and_then(|m| m.modified().ok())
-            .unwrap_or(SystemTime::UNIX_EPOCH);
+        // Listed only if it is there, below the judged directory, with no
+        // link on the way; a link itself is listed as the walk saw it.
+        let Some(meta) = beneath.metadata(relative) else {
+            continue;
+        };
+        let same_kind = meta.is_file() || (meta.is_symlink() && entry.path_is_symlink());
+        if !same_kind {
+            continue;
+        }
+        let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
         found.add(entry.into_path(), modified, max);
     }
     found
 }
 
+/// Looks names up below the search root's handle, keeping the last
+/// directory open (the walk lists a directory's files together).
+struct Beneath<'a> {
+    root: &'a Dir,
+    /// The last directory below the root opened, by its relative path.
+    last: Option<(PathBuf, Option<Dir>)>,
+}
+
+impl Beneath<'_> {
+    /// The entry at `relative` itself (a link not followed), reached from
+    /// the root without a link; `None` if it is not there that way.
+    fn metadata(&mut self, relative: &Path) -> Option<Metadata> {
+        let name = relative.file_name()?;
+        let parent = relative.parent().unwrap_or(Path::new(""));
+        if parent.as_os_str().is_empty() {
+            return self.root.metadata(name).ok();
+        }
+        let stale = self.last.as_ref().is_none_or(|(p, _)| p != parent);
+        if stale {
+            self.last = Some((parent.to_path_buf(), self.root.dir_beneath(parent).ok()));
+        }
+        let (_, dir) = self.last.as_ref()?;
+        dir.as_ref()?.metadata(name).ok()
+    }
+}
+
 impl Matches {
+    fn none() -> Matches {
+        Matches {
+            newest: BinaryHeap::new(),
+            total: 0,
+            hidden: 0,
+        }
+    }
+
     fn add(&mut self, path: PathBuf, modified: SystemTime, max: usize) {
         self.total += 1;
         self.newest.push(Reverse((modified, Reverse(path))));
@@ -263,11 +328,8 @@ impl ToolLogic<GlobInput> for Glob {
     }
 
     fn permission_target(&self, input: &GlobInput, ctx: &ToolContext) -> PermissionTarget {
-        let dir = plan(input, ctx)
-            .map(|p| p.base)
-            .unwrap_or_else(|_| search_dir(input, ctx));
         PermissionTarget::Path {
-            path: paths::resolve(&dir),
+            path: judged_paths::judged(&walk_base(input, ctx), ctx),
             access: FileAccess::Read,
         }
     }
@@ -277,22 +339,35 @@ impl ToolLogic<GlobInput> for Glob {
     }
 
     async fn validate_input(&self, input: &GlobInput, ctx: &ToolContext) -> Result<(), String> {
+        judged_paths::forget(&walk_base(input, ctx), ctx);
         plan(input, ctx)?;
         check_search_dir(&search_dir(input, ctx))
     }
 
     async fn call(&self, input: GlobInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let plan = plan(&input, &ctx).map_err(ToolError::new)?;
+        let judged = judged_paths::take(&plan.base, &ctx);
         check_search_dir(&search_dir(&input, &ctx)).map_err(ToolError::new)?;
         let max = self.max_results;
         let cancel = ctx.cancel.clone();
         let text = tokio::task::spawn_blocking(move || {
             let hide = |path: &Path| SearchFilter::hides(&ctx, "Glob", path);
-            let found = walk(&plan, max, &cancel, &hide);
-            render(found, &input, &plan, max)
+            let found = match Dir::open(&judged) {
+                Ok(root) => walk(&plan, &root, max, &cancel, &hide),
+                // A base below the search directory that does not exist
+                // (`nothing/**/*.rs`) matches nothing, as before.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Matches::none(),
+                Err(e) => {
+                    return Err(ToolError::new(format!(
+                        "Cannot read the directory {}: {e}.",
+                        plan.base.display()
+                    )))
+                }
+            };
+            Ok(render(found, &input, &plan, max))
         })
         .await
-        .map_err(|e| ToolError::new(format!("The file search failed: {e}")))?;
+        .map_err(|e| ToolError::new(format!("The file search failed: {e}")))??;
         Ok(ToolOutput::text(text))
     }
 }

@@ -107,34 +107,82 @@ fn safe_file_stem(id: &str) -> String {
     }
 }
 
+/// Writes `text` to a new file in `<state_dir>/tool-results`.
+///
+/// The file is created with `O_CREAT | O_EXCL | O_NOFOLLOW` by its handle
+/// on a directory Baton made itself ([`own_dir`]): nothing already there
+/// (a file, or a link planted under the next name) is written through or
+/// replaced, and a link put in the directory's place is refused.
 fn write_spill(state_dir: &Path, id: &str, ext: &str, text: &str) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = state_dir.join("tool-results");
-    std::fs::create_dir_all(&dir)?;
+    use nix::errno::Errno;
+    use nix::fcntl::{openat, OFlag};
+    use nix::sys::stat::Mode;
+    let dir = own_dir(state_dir, "tool-results")?;
     let stem = safe_file_stem(id);
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    tmp.write_all(text.as_bytes())?;
-    tmp.as_file().sync_all()?;
+    let flags =
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
     // Never replace another result's file: ids repeat across messages and
     // nested batches, and different ids can share a stem (`a.b`, `a_b`).
-    // `persist_noclobber` links the file in place atomically, so two calls
-    // spilling at once cannot both win one name.
+    // `O_EXCL` takes a name atomically, so two calls spilling at once
+    // cannot both win one.
     for n in 1..=1000 {
-        let path = match n {
-            1 => dir.join(format!("{stem}.{ext}")),
-            n => dir.join(format!("{stem}-{n}.{ext}")),
+        let name = match n {
+            1 => format!("{stem}.{ext}"),
+            n => format!("{stem}-{n}.{ext}"),
         };
-        match tmp.persist_noclobber(&path) {
-            Ok(_) => return Ok(path),
-            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => tmp = e.file,
-            Err(e) => return Err(e.error),
+        let fd = match openat(&dir, name.as_str(), flags, Mode::from_bits_truncate(0o600)) {
+            Ok(fd) => fd,
+            Err(Errno::EEXIST) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        let mut file = std::fs::File::from(fd);
+        let written = file
+            .write_all(text.as_bytes())
+            .and_then(|()| file.sync_all());
+        if let Err(e) = written {
+            let _ =
+                nix::unistd::unlinkat(&dir, name.as_str(), nix::unistd::UnlinkatFlags::NoRemoveDir);
+            return Err(e);
         }
+        return Ok(state_dir.join("tool-results").join(name));
     }
     Err(std::io::Error::other(
         "too many spilled results with the same name",
     ))
+}
+
+/// The directory `name` in `parent` (made if missing, mode 0700), opened
+/// without following a link; one that exists must be a real directory
+/// owned by this user, as the ones Baton makes are.
+fn own_dir(parent: &Path, name: &str) -> std::io::Result<std::os::fd::OwnedFd> {
+    use nix::errno::Errno;
+    use nix::fcntl::{openat, OFlag};
+    use nix::sys::stat::{mkdirat, Mode};
+    use std::os::unix::fs::MetadataExt;
+    std::fs::create_dir_all(parent)?;
+    let dir_flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+    let parent = openat(nix::fcntl::AT_FDCWD, parent, dir_flags, Mode::empty())?;
+    match mkdirat(&parent, name, Mode::from_bits_truncate(0o700)) {
+        Ok(()) | Err(Errno::EEXIST) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let dir = match openat(&parent, name, dir_flags | OFlag::O_NOFOLLOW, Mode::empty()) {
+        Ok(dir) => dir,
+        // A link (or a file) where the directory should be.
+        Err(Errno::ENOTDIR | Errno::ELOOP) => {
+            return Err(std::io::Error::other(format!(
+                "{name} in the state directory is not a directory Baton made (a link or a file is there)"
+            )))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let meta = std::fs::File::from(dir.try_clone()?).metadata()?;
+    if meta.uid() != nix::unistd::geteuid().as_raw() {
+        return Err(std::io::Error::other(format!(
+            "{name} in the state directory belongs to another user; Baton writes only in directories it made"
+        )));
+    }
+    Ok(dir)
 }
 
 #[cfg(test)]
@@ -191,6 +239,35 @@ mod tests {
             .unwrap()
             .count();
         assert_eq!(files, ids.len());
+    }
+
+    /// A link where the results directory should be, or under the name a
+    /// result would take, is never written through.
+    #[test]
+    fn spills_never_follow_a_planted_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let (state, outside) = (dir.path().join("state"), dir.path().join("outside"));
+        std::fs::create_dir_all(&state).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, state.join("tool-results")).unwrap();
+        let mut r = result("t1", "planted");
+        assert!(spill_result(&mut r, &state));
+        assert!(r.details.spilled.is_none(), "{}", joined_text(&r.content));
+        assert!(
+            r.diagnostics[0].contains("not a directory Baton made"),
+            "{:?}",
+            r.diagnostics
+        );
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+
+        std::fs::remove_file(state.join("tool-results")).unwrap();
+        std::fs::create_dir(state.join("tool-results")).unwrap();
+        let victim = outside.join("victim");
+        std::os::unix::fs::symlink(&victim, state.join("tool-results/t1.txt")).unwrap();
+        let mut r = result("t1", "next name");
+        assert!(spill_result(&mut r, &state));
+        assert_eq!(spilled_path(&r), state.join("tool-results/t1-2.txt"));
+        assert!(!victim.exists());
     }
 
     /// Calls spilling at the same moment under one name all keep theirs.

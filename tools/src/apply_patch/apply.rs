@@ -1,10 +1,15 @@
 //! Applying parsed file operations: every new content is computed first,
 //! then written; a failure while writing restores what was already written,
 //! so a patch applies entirely or not at all.
+//!
+//! Paths here are judged ones; reads and removals go through
+//! [`crate::files::open`], so no link that appeared on a path after it was
+//! judged is followed.
 
 use std::path::{Path, PathBuf};
 
 use super::parse::{FileOp, Hunk};
+use crate::files::open;
 
 /// What the patch does to one real path.
 #[derive(Debug)]
@@ -102,11 +107,7 @@ pub fn plan(ops: &[FileOp], resolve: Resolve<'_>) -> Result<Vec<Planned>, String
 }
 
 fn read(path: &Path, shown: &str) -> Result<Option<Vec<u8>>, String> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {shown}: {e}")),
-    }
+    open::read(path).map_err(|e| format!("cannot read {shown}: {e}"))
 }
 
 /// Writes the plan; on the first failure, restores every file already
@@ -118,7 +119,7 @@ pub fn commit(
     for (done, p) in planned.iter().enumerate() {
         let outcome = match &p.content {
             Some(c) => write(&p.path, c.as_bytes()),
-            None => std::fs::remove_file(&p.path),
+            None => open::remove_file(&p.path),
         };
         if let Err(e) = outcome {
             let undo = rollback(&planned[..done], write);
@@ -136,7 +137,7 @@ fn rollback(done: &[Planned], write: &dyn Fn(&Path, &[u8]) -> std::io::Result<()
     for p in done.iter().rev() {
         let outcome = match &p.before {
             Some(bytes) => write(&p.path, bytes),
-            None => std::fs::remove_file(&p.path),
+            None => open::remove_file(&p.path),
         };
         if outcome.is_err() {
             failed.push(p.path.display().to_string());

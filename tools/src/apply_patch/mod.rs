@@ -15,6 +15,7 @@
 pub mod apply;
 pub mod parse;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use baton_engine::permission::FileAccess;
@@ -25,7 +26,7 @@ use baton_engine::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::files::{atomic, paths, write_lock};
+use crate::files::{atomic, open, paths, write_lock};
 use parse::FileOp;
 
 /// The tool's name in codex's set and on the wire.
@@ -57,19 +58,27 @@ pub fn tool() -> Result<Tool, InvalidSchema> {
 
 struct ApplyPatchTool;
 
-/// Every real path a patch touches, in order (a move names two).
-fn touched(ops: &[FileOp], ctx: &ToolContext) -> Vec<PathBuf> {
+/// Every path argument of a patch, in order (a move names two).
+fn raw_paths(ops: &[FileOp]) -> Vec<&str> {
     let mut out = Vec::new();
     for op in ops {
-        out.push(paths::resolve(op.path(), ctx));
+        out.push(op.path());
         if let FileOp::Update {
             move_to: Some(to), ..
         } = op
         {
-            out.push(paths::resolve(to, ctx));
+            out.push(to.as_str());
         }
     }
     out
+}
+
+/// Every real path a patch touches, as judged in this call.
+fn touched(ops: &[FileOp], ctx: &ToolContext) -> Vec<PathBuf> {
+    raw_paths(ops)
+        .into_iter()
+        .map(|raw| paths::resolve(raw, ctx))
+        .collect()
 }
 
 #[async_trait]
@@ -116,10 +125,16 @@ impl ToolLogic<ApplyPatchInput> for ApplyPatchTool {
         Some(format!("apply_patch({})", names.join(", ")))
     }
 
-    async fn validate_input(&self, input: &ApplyPatchInput, _: &ToolContext) -> Result<(), String> {
-        parse::parse(&input.input)
-            .map(|_| ())
-            .map_err(|e| format!("The patch is not valid: {e}"))
+    async fn validate_input(
+        &self,
+        input: &ApplyPatchInput,
+        ctx: &ToolContext,
+    ) -> Result<(), String> {
+        let ops = parse::parse(&input.input).map_err(|e| format!("The patch is not valid: {e}"))?;
+        for raw in raw_paths(&ops) {
+            paths::new_call(raw, ctx);
+        }
+        Ok(())
     }
 
     async fn call(
@@ -130,23 +145,29 @@ impl ToolLogic<ApplyPatchInput> for ApplyPatchTool {
         let ops = parse::parse(&input.input)
             .map_err(|e| ToolError::new(format!("The patch is not valid: {e}")))?;
         let session = ctx.session.clone();
-        let resolve_ctx = ctx;
+        // Each path as it was judged, taken once: the plan, the locks and
+        // the writes all act on these.
+        let judged: HashMap<String, PathBuf> = raw_paths(&ops)
+            .into_iter()
+            .map(|raw| (raw.to_string(), paths::acting_on(raw, &ctx)))
+            .collect();
         tokio::task::spawn_blocking(move || {
-            let resolve = |raw: &str| paths::resolve(raw, &resolve_ctx);
-            let all = touched(&ops, &resolve_ctx);
+            let resolve = |raw: &str| match judged.get(raw) {
+                Some(path) => path.clone(),
+                None => paths::resolve_now(&ctx.context.absolute(raw)),
+            };
+            let mut all: Vec<PathBuf> = judged.values().cloned().collect();
             // One order for every patch, so two patches never wait on each other.
-            let mut all = all;
             all.sort();
             all.dedup();
             let _locks: Vec<_> = all.iter().map(|p| write_lock::lock(p)).collect();
             let planned = apply::plan(&ops, &resolve).map_err(|e| {
                 ToolError::new(format!("The patch was not applied (nothing changed): {e}"))
             })?;
+            // Missing directories are made (and removed again on failure)
+            // by the atomic write, each relative to its parent's handle.
             let write = |path: &std::path::Path, bytes: &[u8]| {
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir)?;
-                }
-                let keep = std::fs::metadata(path).ok().map(|m| m.permissions());
+                let keep = open::metadata(path).ok().map(|m| m.permissions());
                 atomic::write_atomic(path, bytes, keep)
             };
             apply::commit(&planned, &write).map_err(ToolError::new)?;

@@ -6,74 +6,75 @@
 //! leaves the old file as it was. Directories created for a new file are
 //! removed again if the write fails, so a failed call changes nothing.
 //!
+//! Every step happens relative to one handle on the target's directory,
+//! opened at the judged path without following a link ([`open::Dir`]): the
+//! temporary file is created there with `O_CREAT | O_EXCL | O_NOFOLLOW`, and
+//! renamed over the target in that same directory, so a link swapped onto
+//! the path meanwhile cannot redirect the write.
+//!
 //! Known limits: the rename gives the path a new inode, so hard links to the
 //! old file keep the old content, and ownership is that of this process.
 
-use std::fs::{self, Permissions};
+use std::ffi::{OsStr, OsString};
+use std::fs::Permissions;
 use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Writes `bytes` to `target` atomically. `keep` are the permissions of the
-/// file being replaced; new files get 0666 minus the umask, like any editor.
+use super::open::{self, Dir};
+
+/// Writes `bytes` to `target` (a judged path) atomically. `keep` are the
+/// permissions of the file being replaced; new files get 0666 minus the
+/// umask, like any editor.
 pub fn write_atomic(target: &Path, bytes: &[u8], keep: Option<Permissions>) -> io::Result<()> {
-    let dir = target
-        .parent()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path has no parent"))?;
-    let created = create_parents(dir)?;
-    let result = write_in(dir, target, bytes, keep);
+    let Some((dir, name)) = open::parent_and_name(target)? else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the path has no parent",
+        ));
+    };
+    let (dir, made) = Dir::create_all(dir)?;
+    let result = write_in(&dir, name, bytes, keep);
     if result.is_err() {
-        for made in created.iter().rev() {
-            let _ = fs::remove_dir(made);
-        }
+        made.undo();
     }
     result
 }
 
-fn write_in(dir: &Path, target: &Path, bytes: &[u8], keep: Option<Permissions>) -> io::Result<()> {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".baton-tmp")
-        .permissions(Permissions::from_mode(0o666))
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    if let Some(perms) = keep {
-        fs::set_permissions(tmp.path(), perms)?;
+fn write_in(dir: &Dir, name: &OsStr, bytes: &[u8], keep: Option<Permissions>) -> io::Result<()> {
+    let (tmp, mut file) = create_temp(dir, name)?;
+    let written = (|| {
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        if let Some(perms) = keep {
+            file.set_permissions(perms)?;
+        }
+        drop(file);
+        // The directory must still be where it was judged when the new
+        // content takes the name.
+        dir.confirm()?;
+        dir.rename(&tmp, name)
+    })();
+    if written.is_err() {
+        let _ = dir.remove(&tmp);
     }
-    tmp.persist(target).map_err(|e| e.error)?;
-    Ok(())
+    written
 }
 
-/// Creates the missing ancestors of `dir`, returning those it created,
-/// outermost first.
-fn create_parents(dir: &Path) -> io::Result<Vec<PathBuf>> {
-    let mut missing = Vec::new();
-    let mut cur = Some(dir);
-    while let Some(p) = cur {
-        if p.exists() {
-            break;
-        }
-        missing.push(p.to_path_buf());
-        cur = p.parent();
-    }
-    missing.reverse();
-    let mut created = Vec::new();
-    for p in &missing {
-        match fs::create_dir(p) {
-            Ok(()) => created.push(p.clone()),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && p.is_dir() => {}
-            Err(e) => {
-                for made in created.iter().rev() {
-                    let _ = fs::remove_dir(made);
-                }
-                return Err(e);
-            }
+/// A new, empty temporary file next to `name`: `.<name>.<unique>.baton-tmp`.
+fn create_temp(dir: &Dir, name: &OsStr) -> io::Result<(OsString, std::fs::File)> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let stem = name.to_string_lossy();
+    let mut last = None;
+    for _ in 0..100 {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let tmp = OsString::from(format!(".{stem}.{}-{n}.baton-tmp", std::process::id()));
+        match dir.create_new(&tmp, 0o666) {
+            Ok(file) => return Ok((tmp, file)),
+            // Left by another process, or a name chosen to collide.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
         }
     }
-    Ok(created)
+    Err(last.unwrap_or_else(|| io::Error::from(io::ErrorKind::AlreadyExists)))
 }

@@ -71,6 +71,7 @@ impl ToolLogic<EditInput> for EditTool {
 
     async fn validate_input(&self, input: &EditInput, ctx: &ToolContext) -> Result<(), String> {
         paths::check_absolute("file_path", &input.file_path, ctx)?;
+        paths::new_call(&input.file_path, ctx);
         if input.old_string == input.new_string {
             return Err(
                 "`old_string` and `new_string` are identical, so there is nothing to change."
@@ -86,7 +87,7 @@ impl ToolLogic<EditInput> for EditTool {
     }
 
     async fn call(&self, input: EditInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let real = paths::resolve(&input.file_path, &ctx);
+        let real = paths::acting_on(&input.file_path, &ctx);
         let job = Job {
             shown: paths::shown(&input.file_path, &real),
             real,

@@ -8,6 +8,8 @@ use std::path::Path;
 
 use similar::TextDiff;
 
+use super::open::Dir;
+
 /// Directory entries looked at; a huge directory is not listed in full.
 const MAX_ENTRIES: usize = 5_000;
 const MAX_SUGGESTIONS: usize = 3;
@@ -18,19 +20,21 @@ pub fn not_found(shown: &str, real: &Path, cwd: &Path) -> String {
     let Some(dir) = real.parent() else {
         return text;
     };
-    if !dir.is_dir() {
+    // Listed through a handle opened without following links, like the
+    // file itself: the names suggested are those of the judged directory.
+    let Ok(handle) = Dir::open(dir) else {
         text.push_str(&format!(
             " Its directory {} does not exist either.",
             dir.display()
         ));
         text.push_str(&format!(" The working directory is {}.", cwd.display()));
         return text;
-    }
+    };
     let name = real
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let close = close_names(dir, &name);
+    let close = close_names(&handle, &name);
     if close.is_empty() {
         text.push_str(&format!(
             " No similar name in {}. The working directory is {}; use Glob to search for the file.",
@@ -48,16 +52,15 @@ pub fn not_found(shown: &str, real: &Path, cwd: &Path) -> String {
 }
 
 /// Names in `dir` that look like `name`, best first.
-pub fn close_names(dir: &Path, name: &str) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+pub fn close_names(dir: &Dir, name: &str) -> Vec<String> {
+    let Ok(entries) = dir.names(MAX_ENTRIES) else {
         return Vec::new();
     };
     let wanted_lower = name.to_lowercase();
     let wanted_stem = stem(&wanted_lower);
     let mut scored: Vec<(f32, String)> = entries
-        .take(MAX_ENTRIES)
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().into_string().ok())
+        .into_iter()
+        .filter_map(|name| name.into_string().ok())
         .filter_map(|candidate| {
             let lower = candidate.to_lowercase();
             let score = if lower == wanted_lower {
@@ -91,15 +94,17 @@ mod tests {
 
     #[test]
     fn suggests_case_extension_and_typo_matches() {
-        let dir = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let dir = Dir::open(&root).unwrap();
         for n in ["README.md", "config.yaml", "main.rs", "unrelated.txt"] {
-            std::fs::write(dir.path().join(n), "x").unwrap();
+            std::fs::write(root.join(n), "x").unwrap();
         }
-        assert_eq!(close_names(dir.path(), "readme.md"), vec!["README.md"]);
-        assert_eq!(close_names(dir.path(), "config.yml"), vec!["config.yaml"]);
-        assert_eq!(close_names(dir.path(), "mian.rs"), vec!["main.rs"]);
-        assert!(close_names(dir.path(), "zzzz.go").is_empty());
-        let text = not_found("/x/mian.rs", &dir.path().join("mian.rs"), dir.path());
+        assert_eq!(close_names(&dir, "readme.md"), vec!["README.md"]);
+        assert_eq!(close_names(&dir, "config.yml"), vec!["config.yaml"]);
+        assert_eq!(close_names(&dir, "mian.rs"), vec!["main.rs"]);
+        assert!(close_names(&dir, "zzzz.go").is_empty());
+        let text = not_found("/x/mian.rs", &root.join("mian.rs"), &root);
         assert!(
             text.contains("Did you mean") && text.contains("main.rs"),
             "{text}"

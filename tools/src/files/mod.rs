@@ -1,8 +1,12 @@
 //! The file tools: `Read`, `Write`, `Edit`, `NotebookEdit` (SPEC §13).
 //!
-//! They share three ideas, each in its own module:
+//! They share four ideas, each in its own module:
 //! - [`paths`]: a path argument must be absolute and is judged, by the
-//!   permission stage, at its resolved location (symlinks followed);
+//!   permission stage, at its resolved location (symlinks followed), once
+//!   per call ([`judged`]);
+//! - [`open`]: the tools open that judged object and nothing else: no link
+//!   on the path is followed, and writes happen relative to a handle on the
+//!   judged directory;
 //! - [`read_state`]: the writing tools only replace what the model has read
 //!   in this session and what has not changed since;
 //! - [`atomic`]: a file is replaced whole or not at all, so a failed call
@@ -11,10 +15,12 @@
 pub(crate) mod atomic;
 mod edit;
 mod edit_apply;
+pub(crate) mod judged;
 mod lines;
 mod missing;
 mod notebook;
 pub mod notebook_cells;
+pub mod open;
 pub mod paths;
 mod read;
 pub mod read_state;

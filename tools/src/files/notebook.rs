@@ -74,6 +74,7 @@ impl ToolLogic<NotebookEditInput> for NotebookEditTool {
         ctx: &ToolContext,
     ) -> Result<(), String> {
         paths::check_absolute("notebook_path", &input.notebook_path, ctx)?;
+        paths::new_call(&input.notebook_path, ctx);
         if !super::read::is_notebook(std::path::Path::new(&input.notebook_path)) {
             return Err(
                 "`notebook_path` must name a .ipynb file; use Edit or Write for other files."
@@ -95,7 +96,7 @@ impl ToolLogic<NotebookEditInput> for NotebookEditTool {
         input: NotebookEditInput,
         ctx: ToolContext,
     ) -> Result<ToolOutput, ToolError> {
-        let real = paths::resolve(&input.notebook_path, &ctx);
+        let real = paths::acting_on(&input.notebook_path, &ctx);
         let shown = paths::shown(&input.notebook_path, &real);
         let session = ctx.session.clone();
         let cwd = ctx.cwd().to_path_buf();

@@ -6,11 +6,19 @@
 //! path (`..` folded, symlinks followed), so a link inside the workspace that
 //! points outside is seen — and judged — as the outside file. Paths outside the
 //! workspace are not refused here: that is the permission stage's decision.
+//!
+//! A path is resolved once per call: the first resolution is kept
+//! ([`judged`]) and every later question of the permission stage, and the
+//! tool itself, get that one. Resolving again could give another answer
+//! after a link was swapped onto the path; the tool then opens the judged
+//! path without following any link ([`super::open`]).
 
 use std::path::{Path, PathBuf};
 
 use baton_engine::permission::FileAccess;
 use baton_engine::{PermissionTarget, ToolContext};
+
+pub use super::judged::{forget, judged, take};
 
 /// Checks the shape of a path argument without touching the disk.
 pub fn check_absolute(param: &str, raw: &str, ctx: &ToolContext) -> Result<(), String> {
@@ -36,14 +44,31 @@ pub fn check_absolute(param: &str, raw: &str, ctx: &ToolContext) -> Result<(), S
     Ok(())
 }
 
-/// The real location of `raw`: absolute against the working directory (for
-/// callers that skipped validation), `..` folded, symlinks followed.
+/// The judged location of `raw` in this call: see [`judged`].
+pub fn resolve(raw: &str, ctx: &ToolContext) -> PathBuf {
+    judged(&ctx.context.absolute(raw), ctx)
+}
+
+/// The judged location of `raw` for the tool about to act on it; the
+/// call's entry is done with (see [`take`]).
+pub fn acting_on(raw: &str, ctx: &ToolContext) -> PathBuf {
+    take(&ctx.context.absolute(raw), ctx)
+}
+
+/// For `validate_input`: `raw` is judged afresh in this call (see
+/// [`forget`]).
+pub fn new_call(raw: &str, ctx: &ToolContext) {
+    forget(&ctx.context.absolute(raw), ctx);
+}
+
+/// The real location of the absolute `path` now: `..` folded, symlinks
+/// followed.
 ///
 /// A dangling symlink is followed too: writing through `link -> /elsewhere/new`
 /// creates `/elsewhere/new`, so that is the path the permission stage must
 /// judge (the link's own location could be inside the workspace).
-pub fn resolve(raw: &str, ctx: &ToolContext) -> PathBuf {
-    let mut path = baton_engine::paths::resolve(&ctx.context.absolute(raw));
+pub fn resolve_now(path: &Path) -> PathBuf {
+    let mut path = baton_engine::paths::resolve(path);
     // The same bound the kernel puts on a chain of links; a loop stops here.
     for _ in 0..40 {
         let Ok(target) = std::fs::read_link(&path) else {

@@ -15,7 +15,7 @@
 //! allows Write, Edit and NotebookEdit to replace it later.
 
 use std::fs::{File, Metadata};
-use std::io::{self, Read as _};
+use std::io::{self, Read as _, Seek as _};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -31,6 +31,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::lines::{self, Rendered, Window};
+use super::open::{self, Found};
 use super::read_state::{self, FileSnapshot, ReadState};
 use super::sniff::{self, Kind};
 use super::{missing, notebook_cells, paths, write_lock};
@@ -129,6 +130,7 @@ impl ToolLogic<ReadInput> for ReadTool {
 
     async fn validate_input(&self, input: &ReadInput, ctx: &ToolContext) -> Result<(), String> {
         paths::check_absolute("file_path", &input.file_path, ctx)?;
+        paths::new_call(&input.file_path, ctx);
         if input.limit == Some(0) {
             return Err(
                 "`limit` must be at least 1 (or left out for the default of 2000 lines).".into(),
@@ -138,7 +140,7 @@ impl ToolLogic<ReadInput> for ReadTool {
     }
 
     async fn call(&self, input: ReadInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let real = paths::resolve(&input.file_path, &ctx);
+        let real = paths::acting_on(&input.file_path, &ctx);
         let job = Job {
             shown: paths::shown(&input.file_path, &real),
             real,
@@ -169,32 +171,32 @@ struct Job {
 
 impl Job {
     fn run(self) -> Result<ToolOutput, ToolError> {
-        let meta = match std::fs::metadata(&self.real) {
-            Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+        // Found without following a link: a path that changed since it was
+        // judged is an error, never another file.
+        let (mut file, meta) = match open::find(&self.real) {
+            Ok(Found::File(file, meta)) => (file, meta),
+            Ok(Found::Missing) => {
                 return Err(ToolError::new(missing::not_found(
                     &self.shown,
                     &self.real,
                     &self.cwd,
                 )))
             }
+            Ok(Found::Dir(_)) => {
+                return Err(ToolError::new(format!(
+                    "{} is a directory, not a file. To see what it contains, use Glob (pattern `{}/*`) or run `ls` with Bash.",
+                    self.shown,
+                    self.real.display()
+                )))
+            }
+            Ok(Found::Other(_)) => {
+                return Err(ToolError::new(format!(
+                    "{} is not a regular file (a device, socket or pipe), so Read will not open it.",
+                    self.shown
+                )))
+            }
             Err(e) => return Err(read_state::io_error(&e, &self.shown, "read")),
         };
-        if meta.is_dir() {
-            return Err(ToolError::new(format!(
-                "{} is a directory, not a file. To see what it contains, use Glob (pattern `{}/*`) or run `ls` with Bash.",
-                self.shown,
-                self.real.display()
-            )));
-        }
-        if !meta.is_file() {
-            return Err(ToolError::new(format!(
-                "{} is not a regular file (a device, socket or pipe), so Read will not open it.",
-                self.shown
-            )));
-        }
-        let mut file =
-            File::open(&self.real).map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
         let mut head = Vec::with_capacity(sniff::SNIFF_LEN);
         (&mut file)
             .take(sniff::SNIFF_LEN as u64)
@@ -214,8 +216,9 @@ impl Job {
                     if let Some(out) = self.notebook(&head, &mut file, &meta)? {
                         return Ok(out);
                     }
-                    // Not a notebook after all: show it as text from the start.
-                    file = File::open(&self.real)
+                    // Not a notebook after all: show it as text from the start
+                    // (the same open file, not the path again).
+                    file.rewind()
                         .map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
                     head.clear();
                 }
@@ -309,7 +312,7 @@ impl Job {
     /// writers' lock so no Baton write can slip in between.
     fn record(&self, hash: Option<[u8; 32]>, size: u64, before: &Metadata) {
         let _writer = write_lock::lock(&self.real);
-        let unchanged = std::fs::metadata(&self.real).is_ok_and(|now| same_version(before, &now));
+        let unchanged = open::metadata(&self.real).is_ok_and(|now| same_version(before, &now));
         if unchanged {
             ReadState::of(&self.session)
                 .record(self.real.clone(), FileSnapshot::new(hash, size, before));

@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::fs::Metadata;
-use std::io;
+use std::io::{self, Read as _};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -23,6 +23,8 @@ use std::time::SystemTime;
 use baton_engine::{Session, ToolError};
 use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
+
+use super::open::{self, Found};
 
 /// One file as the model last saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,28 +126,32 @@ pub fn load_for_update(
     shown: &str,
     verb: &str,
 ) -> Result<Existing, ToolError> {
-    let meta = match std::fs::metadata(real) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Existing::Absent),
-        Err(e) => return Err(io_error(&e, shown, "inspect")),
+    // Found without following a link (see `open`): what is read here is
+    // the judged file, in the directory the write will go to.
+    let (mut file, meta) = match open::find(real) {
+        Ok(Found::File(file, meta)) => (file, meta),
+        Ok(Found::Missing) => return Ok(Existing::Absent),
+        Ok(Found::Dir(_)) => {
+            return Err(ToolError::new(format!(
+                "{shown} is a directory, not a file; nothing was changed. Give the path of a file inside it."
+            )))
+        }
+        Ok(Found::Other(_)) => {
+            return Err(ToolError::new(format!(
+                "{shown} is not a regular file (a device, socket or pipe); refusing to {verb} it."
+            )))
+        }
+        Err(e) => return Err(io_error(&e, shown, verb)),
     };
-    if meta.is_dir() {
-        return Err(ToolError::new(format!(
-            "{shown} is a directory, not a file; nothing was changed. Give the path of a file inside it."
-        )));
-    }
-    if !meta.is_file() {
-        return Err(ToolError::new(format!(
-            "{shown} is not a regular file (a device, socket or pipe); refusing to {verb} it."
-        )));
-    }
     let Some(seen) = ReadState::of(session).get(real) else {
         return Err(ToolError::new(format!(
             "{shown} already exists and has not been read in this session. \
              Read it first, then {verb} it; nothing was changed."
         )));
     };
-    let bytes = std::fs::read(real).map_err(|e| io_error(&e, shown, "read"))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| io_error(&e, shown, "read"))?;
     if !seen.matches(&bytes, &meta) {
         return Err(ToolError::new(format!(
             "{shown} has changed since you last read it (by the user, a formatter or another \
@@ -182,6 +188,12 @@ pub fn io_error(err: &io::Error, shown: &str, action: &str) -> ToolError {
     } else {
         " Nothing was changed."
     };
+    if open::is_changed(err) {
+        return ToolError::new(format!(
+            "Could not {action} {shown}: {err}.{unchanged} If the change is expected, call \
+             again to judge the path as it is now."
+        ));
+    }
     let text = match err.kind() {
         io::ErrorKind::PermissionDenied => format!(
             "Permission denied: this process may not {action} {shown}.{unchanged} Check the \

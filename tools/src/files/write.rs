@@ -4,7 +4,7 @@
 //! would destroy content it does not know about; [`read_state`] enforces the
 //! rule. The write itself is atomic and keeps the old file's permissions
 //! ([`atomic`]). Symlinks are written through: the link stays a link and its
-//! target gets the new content.
+//! target (the judged path) gets the new content.
 
 use baton_engine::permission::FileAccess;
 use baton_engine::schema::InvalidSchema;
@@ -53,11 +53,13 @@ impl ToolLogic<WriteInput> for WriteTool {
     }
 
     async fn validate_input(&self, input: &WriteInput, ctx: &ToolContext) -> Result<(), String> {
-        paths::check_absolute("file_path", &input.file_path, ctx)
+        paths::check_absolute("file_path", &input.file_path, ctx)?;
+        paths::new_call(&input.file_path, ctx);
+        Ok(())
     }
 
     async fn call(&self, input: WriteInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let real = paths::resolve(&input.file_path, &ctx);
+        let real = paths::acting_on(&input.file_path, &ctx);
         let shown = paths::shown(&input.file_path, &real);
         let session = ctx.session.clone();
         tokio::task::spawn_blocking(move || {
@@ -93,7 +95,7 @@ impl ToolLogic<WriteInput> for WriteTool {
 pub fn remember(session: &baton_engine::Session, real: &std::path::Path, bytes: &[u8]) {
     // Without metadata there is no snapshot; the next write then asks for a
     // Read, which is the safe side.
-    if let Ok(meta) = std::fs::metadata(real) {
+    if let Ok(meta) = super::open::metadata(real) {
         ReadState::of(session).record(real.to_path_buf(), FileSnapshot::of(bytes, &meta));
     }
 }

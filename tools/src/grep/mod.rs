@@ -20,14 +20,17 @@ pub mod search;
 pub mod stream;
 pub mod whole_line;
 
+use std::path::Path;
+
 use baton_engine::permission::{FileAccess, SearchFilter};
 use baton_engine::{
-    async_trait, paths, PermissionTarget, Tool, ToolContext, ToolDef, ToolError, ToolLogic,
-    ToolOutput,
+    async_trait, PermissionTarget, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
 };
 
 pub use options::{GrepInput, OutputMode};
 
+use crate::files::open::{self, Dir, Found};
+use crate::files::paths;
 use crate::registry::BuiltinConfig;
 
 struct Grep {
@@ -79,7 +82,7 @@ impl ToolLogic<GrepInput> for Grep {
 
     fn permission_target(&self, input: &GrepInput, ctx: &ToolContext) -> PermissionTarget {
         PermissionTarget::Path {
-            path: paths::resolve(&input.search_path(ctx.cwd())),
+            path: paths::judged(&input.search_path(ctx.cwd()), ctx),
             access: FileAccess::Read,
         }
     }
@@ -89,21 +92,42 @@ impl ToolLogic<GrepInput> for Grep {
     }
 
     async fn validate_input(&self, input: &GrepInput, ctx: &ToolContext) -> Result<(), String> {
+        paths::forget(&input.search_path(ctx.cwd()), ctx);
         options::compile(input, ctx.cwd()).map(|_| ())
     }
 
     async fn call(&self, input: GrepInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let compiled = options::compile(&input, ctx.cwd()).map_err(ToolError::new)?;
+        let judged = paths::take(&compiled.root, &ctx);
         let limit = self.limit(&input);
         let cancel = ctx.cancel.clone();
         let text = tokio::task::spawn_blocking(move || {
+            let root = open_root(&judged, &compiled.root)?;
             let hide = |path: &std::path::Path| SearchFilter::hides(&ctx, "Grep", path);
-            let found = search::run(&input, &compiled, limit, &cancel, &hide);
-            output::render(&input, &found, limit)
+            let found = search::run(&input, &compiled, &root, limit, &cancel, &hide);
+            Ok::<_, ToolError>(output::render(&input, &found, limit))
         })
         .await
-        .map_err(|e| ToolError::new(format!("The search failed: {e}")))?;
+        .map_err(|e| ToolError::new(format!("The search failed: {e}")))??;
         Ok(ToolOutput::text(text))
+    }
+}
+
+/// The judged search root, opened without following a link.
+fn open_root(judged: &Path, shown: &Path) -> Result<search::Root, ToolError> {
+    let failed =
+        |e: std::io::Error| ToolError::new(format!("Cannot read {}: {e}.", shown.display()));
+    match open::find(judged).map_err(failed)? {
+        Found::File(file, _) => Ok(search::Root::File(file)),
+        Found::Dir(_) => Ok(search::Root::Dir(Dir::open(judged).map_err(failed)?)),
+        Found::Missing => Err(ToolError::new(format!(
+            "The path {} does not exist; check it, or omit `path` to search the working directory.",
+            shown.display()
+        ))),
+        Found::Other(_) => Err(ToolError::new(format!(
+            "{} is not a regular file or a directory (a device, socket or pipe), so Grep will not read it.",
+            shown.display()
+        ))),
     }
 }
 

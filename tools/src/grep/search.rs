@@ -5,7 +5,18 @@
 //! across calls, and keeps prompt caches valid). Work stops as soon as the
 //! output limit is passed: a search that matches everything costs no more
 //! than the lines that will be shown.
+//!
+//! The walk (ripgrep's `ignore`) finds files by name; it does not decide what
+//! is read. Every file is opened relative to a handle on the judged search
+//! root, with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` ([`Dir::open_file_beneath`]):
+//! if a directory on the way was swapped for a link after the walk listed
+//! it, the open fails and the file is counted as unreadable, so a search
+//! never reads through a link it did not judge. (The walk itself may still
+//! list a swapped-in directory's names; none of them is read or shown
+//! unless the same name is a real file below the root.)
 
+use std::fs::File;
+use std::io::{self, Seek as _};
 use std::path::Path;
 
 use baton_engine::CancelScope;
@@ -16,6 +27,15 @@ use super::options::{Compiled, GrepInput, OutputMode};
 use super::output::{content_line, laid_out};
 use super::stream;
 use super::whole_line::LineAutomaton;
+use crate::files::open::Dir;
+
+/// The judged search root, opened without following a link.
+#[derive(Debug)]
+pub enum Root {
+    /// A single file, searched whole.
+    File(File),
+    Dir(Dir),
+}
 
 /// What a search found, bounded by the limit.
 #[derive(Debug, Default)]
@@ -52,12 +72,14 @@ impl Limits {
     }
 }
 
-/// Searches `compiled.root` (blocking). Stops early on cancellation.
-/// `hide` says which files a permission rule keeps out of the search (their
-/// names and contents); it is asked about every file, the root included.
+/// Searches `root`, the judged `compiled.root` (blocking). Stops early on
+/// cancellation. `hide` says which files a permission rule keeps out of the
+/// search (their names and contents); it is asked about every file, the
+/// root included.
 pub fn run(
     input: &GrepInput,
     compiled: &Compiled,
+    root: &Root,
     max: usize,
     cancel: &CancelScope,
     hide: &dyn Fn(&Path) -> bool,
@@ -71,17 +93,25 @@ pub fn run(
         found: Found::default(),
         automaton: None,
     };
-    if compiled.root_is_file {
-        if hide(&compiled.root) {
-            run.found.hidden += 1;
+    let dir = match root {
+        Root::File(file) => {
+            if hide(&compiled.root) {
+                run.found.hidden += 1;
+                return run.found;
+            }
+            // An explicit file is searched even if an ignore rule or the glob
+            // would exclude it, as rg does.
+            let again = || {
+                let mut file = file.try_clone()?;
+                file.rewind()?;
+                Ok(file)
+            };
+            let outcome = run.file(&compiled.root, None, &again);
+            run.found.root_binary = outcome.binary && outcome.matches == 0;
             return run.found;
         }
-        // An explicit file is searched even if an ignore rule or the glob
-        // would exclude it, as rg does.
-        let outcome = run.file(&compiled.root, None);
-        run.found.root_binary = outcome.binary && outcome.matches == 0;
-        return run.found;
-    }
+        Root::Dir(dir) => dir,
+    };
     let mut walk = ignore::WalkBuilder::new(&compiled.root);
     walk.require_git(false)
         .add_custom_ignore_filename(".rgignore")
@@ -103,14 +133,20 @@ pub fn run(
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
+        let Ok(rel) = entry.path().strip_prefix(&compiled.root) else {
+            run.found.unreadable += 1;
+            continue;
+        };
         // Rules hold for every file the walk reaches, however it got there
-        // (a `glob` that names dot-files, a directory below the root).
-        if hide(entry.path()) {
+        // (a `glob` that names dot-files, a directory below the root), under
+        // the name shown and at the judged path it is read from.
+        let judged = dir.path().join(rel);
+        if hide(entry.path()) || (judged != entry.path() && hide(&judged)) {
             run.found.hidden += 1;
             continue;
         }
         let shown = entry.path().display().to_string();
-        run.file(entry.path(), Some(&shown));
+        run.file(entry.path(), Some(&shown), &|| dir.open_file_beneath(rel));
     }
     run.found
 }
@@ -135,8 +171,14 @@ struct FileOutcome {
 
 impl Run<'_> {
     /// Searches one file; `shown` is its name in the output (`None`: the
-    /// only file searched, printed without a name as rg does).
-    fn file(&mut self, path: &Path, shown: Option<&str>) -> FileOutcome {
+    /// only file searched, printed without a name as rg does). `open`
+    /// opens it, from the start, each time it is read.
+    fn file(
+        &mut self,
+        path: &Path,
+        shown: Option<&str>,
+        open: &dyn Fn() -> io::Result<File>,
+    ) -> FileOutcome {
         let (before, after) = self.input.context_lines();
         let mode = self.input.output_mode;
         let mut sink = FileSink {
@@ -156,7 +198,7 @@ impl Run<'_> {
         // multiline mode) the file is searched again by streaming.
         let mark = (sink.found.lines.len(), sink.found.truncated);
         let multiline = self.input.multiline;
-        let searched = std::fs::File::open(path).and_then(|file| {
+        let searched = open().and_then(|file| {
             let mut reader = if multiline {
                 LineCap::new(file, MAX_SEARCHED_LINE)
             } else {
@@ -196,8 +238,7 @@ impl Run<'_> {
                     after,
                     cancel: self.cancel,
                 };
-                match std::fs::File::open(path).and_then(|f| stream::search(f, &options, &mut sink))
-                {
+                match open().and_then(|f| stream::search(f, &options, &mut sink)) {
                     Ok(outcome) => {
                         sink.binary = outcome.binary;
                         for line in &outcome.undecided {

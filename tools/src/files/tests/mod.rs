@@ -3,8 +3,11 @@
 
 mod concurrency_tests;
 mod edit_tests;
+mod judged_tests;
 mod notebook_tests;
+mod race_tests;
 mod read_tests;
+pub(crate) mod swapper;
 mod symlink_tests;
 mod write_tests;
 

@@ -300,7 +300,9 @@ fn a_cancelled_search_stops() {
     let compiled = compile(&input, dir.path()).unwrap();
     let cancel = CancelScope::new();
     cancel.cancel(CancelReason::User);
-    let found = search::run(&input, &compiled, 10, &cancel, &|_| false);
+    let root = crate::files::open::Dir::open(&dir.path().canonicalize().unwrap()).unwrap();
+    let root = search::Root::Dir(root);
+    let found = search::run(&input, &compiled, &root, 10, &cancel, &|_| false);
     assert!(found.files.is_empty());
 }
 
