@@ -84,3 +84,5 @@ pub fn tools(config: &ExecConfig) -> Result<Vec<Tool>, InvalidSchema> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod pty_differential;
