@@ -12,13 +12,19 @@
 //! - [`store`]: the sessions of an engine, at most 64, pruned oldest idle
 //!   first;
 //! - [`judge`]: how commands and input are judged, like `Bash`;
+//! - [`input`]: what one write may type into a shell, judged as an
+//!   interactive bash reads it;
+//! - [`terminal`]: who reads the terminal now, asked of the kernel before
+//!   text is typed into a shell;
 //! - [`tools`]: the two tools and codex's reply text.
 
 pub mod buffer;
+mod input;
 mod judge;
 mod process;
 mod session;
 pub mod store;
+mod terminal;
 mod tools;
 
 use std::time::Duration;
@@ -83,6 +89,8 @@ pub fn tools(config: &ExecConfig) -> Result<Vec<Tool>, InvalidSchema> {
 }
 
 #[cfg(test)]
-mod tests;
+mod line_end_differential;
 #[cfg(test)]
 mod pty_differential;
+#[cfg(test)]
+mod tests;

@@ -14,10 +14,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::buffer::Taken;
+use super::input::Typed;
 use super::judge;
 use super::process::{self, Spec};
 use super::session::ExecSession;
 use super::store::{ExecSessions, MAX_SESSIONS, WARN_SESSIONS};
+use super::terminal::{self, Terminal};
 use super::ExecConfig;
 use crate::bash::confine;
 
@@ -201,12 +203,14 @@ impl ToolLogic<ExecCommandInput> for ExecCommand {
         };
         let env = baton_engine::env::SettingsEnv::of(&ctx.session);
         let tty = input.tty.unwrap_or(false);
-        let started = match process::start(&Spec {
+        let shell_input = tty && judge::reads_shell_commands(&input.cmd);
+        let mut started = match process::start(&Spec {
             command: &input.cmd,
             cwd: &cwd,
             shell,
             login: input.login.unwrap_or(false),
             tty,
+            shell_input,
             env: &env.0,
             confine: confined.as_ref(),
         }) {
@@ -217,13 +221,31 @@ impl ToolLogic<ExecCommandInput> for ExecCommand {
                 )))
             }
         };
-        let shell_input = tty && judge::reads_shell_commands(&input.cmd);
+        let terminal = match started.terminal.take() {
+            Some((master, slave)) if shell_input => {
+                let path = env
+                    .0
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == "PATH")
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+                    .or_else(|| std::env::var_os("PATH"));
+                Some(std::sync::Arc::new(Terminal::new(
+                    master,
+                    slave,
+                    terminal::bash_on(path.as_deref()),
+                    started.guard.tree().cloned(),
+                )))
+            }
+            _ => None,
+        };
         let session = ExecSession::launch(
             store.next_id(),
             &input.cmd,
             shell_input,
             self.config.buffer_bytes,
             started,
+            terminal,
             &ctx.session,
         );
         let live = store.insert(session.clone());
@@ -264,10 +286,13 @@ impl ToolLogic<WriteStdinInput> for WriteStdin {
     fn permission_target(&self, input: &WriteStdinInput, ctx: &ToolContext) -> PermissionTarget {
         let chars = input.chars.as_deref().unwrap_or("");
         match ExecSessions::of(&ctx.session).get(input.session_id) {
-            // Input to a shell is a command line: judged as one.
-            Some(s) if s.shell_input && !chars.is_empty() => {
-                let partial = s.partial_line.lock().clone();
-                PermissionTarget::Command(judge::pending_text(&partial, chars))
+            // Text typed into a shell is a command line: judged as one,
+            // together with the unfinished line it continues, where the
+            // shell is. A lone Ctrl-C or Ctrl-D runs nothing by itself.
+            Some(s) if s.shell_input && Typed::of(chars) == Typed::Text && !chars.is_empty() => {
+                let text = s.command_for(chars, ctx.cwd());
+                s.note_judged(&ctx.call_id, &text);
+                PermissionTarget::Command(text)
             }
             _ => PermissionTarget::None,
         }
@@ -280,9 +305,11 @@ impl ToolLogic<WriteStdinInput> for WriteStdin {
     ) -> ToolPermission {
         let chars = input.chars.as_deref().unwrap_or("");
         match ExecSessions::of(&ctx.session).get(input.session_id) {
-            Some(s) if s.shell_input && !chars.is_empty() => ToolPermission::Defer,
-            // Polling, or input to a program the command's approval covers
-            // (deny rules on write_stdin still apply).
+            Some(s) if s.shell_input && Typed::of(chars) == Typed::Text && !chars.is_empty() => {
+                ToolPermission::Defer
+            }
+            // Polling, one key, or input to a program the command's
+            // approval covers (deny rules on write_stdin still apply).
             _ => ToolPermission::Allow,
         }
     }
@@ -310,10 +337,10 @@ impl ToolLogic<WriteStdinInput> for WriteStdin {
                 input.session_id
             ));
         }
-        if session.shell_input {
-            if let Some(why) = judge::refuse_control(chars) {
-                return Err(why);
-            }
+        if session.shell_input && !chars.is_empty() {
+            // Refused before anyone is asked; checked again just before
+            // the text is typed.
+            ready_to_type(&session, chars).await?;
         }
         Ok(())
     }
@@ -334,12 +361,16 @@ impl ToolLogic<WriteStdinInput> for WriteStdin {
         let _in_use = session.use_now();
         let chars = input.chars.unwrap_or_default();
         if !chars.is_empty() {
-            if session.shell_input {
-                let mut partial = session.partial_line.lock();
-                *partial = judge::remaining_partial(&judge::pending_text(&partial, &chars));
-            }
-            if let Err(err) = session.write(chars.as_bytes()).await {
-                return Ok(ToolOutput::error(format!("write_stdin failed: {err}.")));
+            let written = if session.shell_input {
+                type_into_shell(&session, &chars, &ctx).await
+            } else {
+                session
+                    .write(chars.as_bytes())
+                    .await
+                    .map_err(|err| format!("write_stdin failed: {err}."))
+            };
+            if let Err(why) = written {
+                return Ok(ToolOutput::error(why));
             }
         }
         let yield_for = self
@@ -356,6 +387,64 @@ impl ToolLogic<WriteStdinInput> for WriteStdin {
         let text = render(begun.elapsed(), &taken, exit, session.id, max, &[]);
         Ok(with_details(ToolOutput::text(text), &taken, exit))
     }
+}
+
+/// Why `chars` may not be typed into `session`'s shell now, if it may
+/// not: the write itself (`input`), then, for text, who reads the
+/// terminal (`terminal`, waiting a moment for the shell's prompt).
+async fn ready_to_type(session: &ExecSession, chars: &str) -> Result<(), String> {
+    if let Some(why) = session.pending.lock().refuse(chars) {
+        return Err(why);
+    }
+    if Typed::of(chars) != Typed::Text {
+        return Ok(());
+    }
+    match &session.terminal {
+        Some(terminal) => terminal.wait_ready(chars).await,
+        None => Err(
+            "This session has no terminal Baton can inspect, so text is not typed into its shell."
+                .into(),
+        ),
+    }
+}
+
+/// Types `chars` into a shell session: only what the rules judged for this
+/// call, only when the shell is at its prompt, one writer at a time.
+async fn type_into_shell(
+    session: &ExecSession,
+    chars: &str,
+    ctx: &ToolContext,
+) -> Result<(), String> {
+    let _typing = session.typing.lock().await;
+    ready_to_type(session, chars).await?;
+    let typed = Typed::of(chars);
+    if typed == Typed::Text
+        && !session.was_judged(&ctx.call_id, &session.command_for(chars, ctx.cwd()))
+    {
+        return Err(
+            "The session's shell or its unfinished line changed after this input was checked, \
+             so it was not typed; send it again."
+                .into(),
+        );
+    }
+    // Whether the terminal drops the line on this Ctrl-C, read before it
+    // is typed (what the terminal does with it).
+    let cleared = typed == Typed::Interrupt
+        && session
+            .terminal
+            .as_ref()
+            .is_some_and(|t| t.interrupt_clears_line());
+    session
+        .write(chars.as_bytes())
+        .await
+        .map_err(|err| format!("write_stdin failed: {err}."))?;
+    let mut pending = session.pending.lock();
+    match typed {
+        Typed::Interrupt => pending.interrupted(cleared),
+        Typed::EndOfInput => {}
+        Typed::Text => pending.typed(chars),
+    }
+    Ok(())
 }
 
 /// The shell to run the command with. Only `bash` and `sh` (from `PATH`):
