@@ -16,12 +16,14 @@
 //!   interactive bash reads it;
 //! - [`terminal`]: who reads the terminal now, asked of the kernel before
 //!   text is typed into a shell;
-//! - [`tools`]: the two tools and codex's reply text.
+//! - [`tools`]: the two tools;
+//! - [`reply`]: codex's reply text.
 
 pub mod buffer;
 mod input;
 mod judge;
 mod process;
+mod reply;
 mod session;
 pub mod store;
 mod terminal;
