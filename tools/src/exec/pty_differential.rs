@@ -412,7 +412,7 @@ async fn bash_runs_nothing_the_judge_did_not_see() {
     // The generator must also produce input the judge accepts, or the
     // test would pass by refusing everything.
     assert!(
-        sent >= total / 2,
+        sent >= total / 4,
         "only {sent} writes were sent in {total} cases"
     );
 }

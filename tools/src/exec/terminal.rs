@@ -12,10 +12,11 @@
 //! all of this holds, each read from the kernel, not from what the
 //! session was started with:
 //! - the terminal's foreground process group (`tcgetpgrp` on the master)
-//!   is one process, running the bash Baton would start;
+//!   is one process, running the `bash` on the session's `PATH` (the same
+//!   file, by device and inode);
 //! - that bash sleeps in `read(2)` on this terminal, asking for more than
-//!   one byte (bash's prompt; the byte-wise readers `read -d`, `mapfile
-//!   -d` could stop mid-line);
+//!   one byte: its prompt, or a builtin taking a whole line (`mapfile -d`
+//!   reads byte by byte and could stop mid-line);
 //! - the terminal is in canonical mode (no readline, no raw program) with
 //!   input translation off, and no character of the text is one of its
 //!   special keys;
