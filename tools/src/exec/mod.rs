@@ -14,6 +14,8 @@
 //! - [`judge`]: how commands and input are judged, like `Bash`;
 //! - [`input`]: what one write may type into a shell, judged as an
 //!   interactive bash reads it;
+//! - [`state`]: lines that leave code behind for later lines (aliases,
+//!   prompts, traps), which the rules alone do not allow;
 //! - [`terminal`]: who reads the terminal now, asked of the kernel before
 //!   text is typed into a shell;
 //! - [`tools`]: the two tools;
@@ -25,6 +27,7 @@ mod judge;
 mod process;
 mod reply;
 mod session;
+mod state;
 pub mod store;
 mod terminal;
 mod tools;

@@ -121,6 +121,8 @@ const PIECES: &[&str] = &[
     "touch @M",
     "$(touch @M)",
     "tou\t@M ",
+    "e ",
+    "fc -s a=b ",
     "!!",
     "!!:1",
     ":t",
@@ -162,6 +164,9 @@ const OPENERS: &[&str] = &[
     "echo '$(touch @M)'\n",
     "echo x\\\n",
     "echo x\n",
+    "alias e='touch @M'\n",
+    "trap 'touch @M' DEBUG\n",
+    "export PS1='$(touch @M)'\n",
 ];
 
 /// How the cases start bash: plain, with the user's startup files, with
@@ -270,6 +275,55 @@ fn fixed_cases() -> Vec<Case> {
             &["sleep 0.3\n", "echo x #\u{3}touch @M\n"],
         ),
         case("tab-completion", Rules::AllButTouch, &["tou\t@M\n"]),
+        case(
+            "prompt-command",
+            Rules::AllButTouch,
+            &["PROMPT_COMMAND='touch @M'\n", "echo x\n"],
+        ),
+        case(
+            "prompt-string",
+            Rules::AllButTouch,
+            &["PS1='$(touch @M)'\n", "echo x\n"],
+        ),
+        case(
+            "ps0",
+            Rules::AllButTouch,
+            &["PS0='$(touch @M)'\n", "echo x\n"],
+        ),
+        case(
+            "debug-trap",
+            Rules::AllButTouch,
+            &["trap 'touch @M' DEBUG\n", "echo x\n"],
+        ),
+        case(
+            "export-prompt",
+            Rules::AllButTouch,
+            &["export PROMPT_COMMAND='touch @M'\n", "echo x\n"],
+        ),
+        case(
+            "declare-prompt",
+            Rules::AllButTouch,
+            &["declare PS1='$(touch @M)'\n", "echo x\n"],
+        ),
+        case(
+            "alias",
+            Rules::AllButTouch,
+            &["alias e='touch @M'\n", "e\n"],
+        ),
+        case(
+            "fc",
+            Rules::AllButTouch,
+            &["echo '$(touch @M)' \\'\n", "fc -s \"'\\$=\\$\"\n"],
+        ),
+        case(
+            "histchars",
+            Rules::AllButTouch,
+            &[
+                "echo 'a/$(touch @M)'\n",
+                "histchars='%'\n",
+                "echo %-2:1:t\\'\n",
+            ],
+        ),
     ];
     // The same with history expansion back on `!` and `^`, and with
     // readline, as a user's startup file can have it.

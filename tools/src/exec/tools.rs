@@ -17,6 +17,7 @@ use super::judge;
 use super::process::{self, Spec};
 use super::reply::{render, with_details};
 use super::session::ExecSession;
+use super::state;
 use super::store::{ExecSessions, MAX_SESSIONS, WARN_SESSIONS};
 use super::terminal::{self, Terminal};
 use super::ExecConfig;
@@ -305,7 +306,11 @@ impl ToolLogic<WriteStdinInput> for WriteStdin {
         let chars = input.chars.as_deref().unwrap_or("");
         match ExecSessions::of(&ctx.session).get(input.session_id) {
             Some(s) if s.shell_input && Typed::of(chars) == Typed::Text && !chars.is_empty() => {
-                ToolPermission::Defer
+                let line = s.pending.lock().with(chars);
+                match state::leaves_code_behind(&line) {
+                    Some(why) => ToolPermission::Ask(why),
+                    None => ToolPermission::Defer,
+                }
             }
             // Polling, one key, or input to a program the command's
             // approval covers (deny rules on write_stdin still apply).
