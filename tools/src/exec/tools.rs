@@ -112,7 +112,10 @@ pub fn write_stdin(config: &ExecConfig) -> Result<Tool, baton_engine::schema::In
     let def = ToolDef::new(
         "write_stdin",
         "Writes characters to a running exec_command session's terminal (empty `chars` only \
-         polls) and returns the output since the last call, with the exit code once it ended.",
+         polls) and returns the output since the last call, with the exit code once it ended. \
+         Into a shell, send one complete command line per call (ending in a newline, without \
+         history expansion such as `!!`), or a lone Ctrl-C (\\u0003) or Ctrl-D (\\u0004); text \
+         is typed only while bash waits at its prompt.",
     )
     .search_hint("interactive session stdin write repl input poll")
     .should_defer(true)
