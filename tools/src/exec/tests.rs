@@ -82,6 +82,21 @@ async fn python_repl_on_a_pty_answers_42() {
         )
         .await;
     end.push_str(&text(&r));
+    // The reply may come once the REPL's last output paused, before it
+    // exited (a loaded machine): poll for the exit.
+    for _ in 0..40 {
+        if end.contains("Process exited") {
+            break;
+        }
+        let r = h
+            .run(
+                "write_stdin",
+                json!({"session_id": id, "yield_time_ms": 500}),
+                h.dir.path(),
+            )
+            .await;
+        end.push_str(&text(&r));
+    }
     assert!(end.contains("Process exited with code 0"), "{end}");
     let r = h
         .run("write_stdin", json!({"session_id": id}), h.dir.path())
