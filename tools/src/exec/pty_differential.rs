@@ -311,6 +311,11 @@ fn fixed_cases() -> Vec<Case> {
             &["alias e='touch @M'\n", "e\n"],
         ),
         case(
+            "reader-in-another-session",
+            Rules::AllButTouch,
+            &["setsid -f head -c 6\n", "echo '$(touch @M) ;'\\'\n"],
+        ),
+        case(
             "fc",
             Rules::AllButTouch,
             &["echo '$(touch @M)' \\'\n", "fc -s \"'\\$=\\$\"\n"],

@@ -36,7 +36,7 @@ use nix::libc;
 /// How long a write waits for the shell to come back to its prompt (it
 /// may be starting, or finishing the previous line) before it is refused.
 pub(crate) const READY_WAIT: Duration = Duration::from_secs(1);
-const READY_POLL: Duration = Duration::from_millis(15);
+const READY_POLL: Duration = Duration::from_millis(25);
 
 /// Why text cannot be typed now.
 #[derive(Debug)]
