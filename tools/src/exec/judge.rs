@@ -5,8 +5,10 @@
 //! line (prefixed by `cd <workdir> &&` when it runs elsewhere, so the rules
 //! and the read-only judgement see where it runs), and the sandbox is chosen
 //! for it as for `Bash`. Input to a program that reads shell commands is
-//! itself a command line, and is judged as one; input to any other program
-//! is covered by that program's own approval (docs/settings.md).
+//! itself a command line, and is judged as one (what a write may contain
+//! is in `input`, whether the shell is ready to read it in `terminal`);
+//! input to any other program is covered by that program's own approval
+//! (docs/settings.md).
 
 use std::path::Path;
 
@@ -43,43 +45,6 @@ fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-/// Why `chars` may not be sent to a shell session, if it may not. Line
-/// editing keys would change a line after it was judged (Ctrl-U, Ctrl-W,
-/// Ctrl-A + Ctrl-K, DEL, escape sequences), so only printable text,
-/// newline, tab, Ctrl-C (drops the line) and Ctrl-D (end of input) pass.
-pub(crate) fn refuse_control(chars: &str) -> Option<String> {
-    let bad = chars
-        .chars()
-        .find(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\u{3}' | '\u{4}'))?;
-    Some(format!(
-        "The input contains the control character U+{:04X}, which could edit a line of this \
-         shell session after it was checked; only text, newline, tab, Ctrl-C (\\u0003) and \
-         Ctrl-D (\\u0004) can be sent to a shell.",
-        bad as u32
-    ))
-}
-
-/// The command text that writing `chars` to a shell completes or starts,
-/// given the partial line already written: judged as one command line.
-/// Ctrl-C discards what came before it on the line.
-pub(crate) fn pending_text(partial: &str, chars: &str) -> String {
-    let joined = format!("{partial}{chars}");
-    match joined.rfind('\u{3}') {
-        Some(i) => joined[i + 1..].to_string(),
-        None => joined,
-    }
-    .replace('\u{4}', "")
-}
-
-/// What stays unfinished after `text` was written (the part after the
-/// last newline).
-pub(crate) fn remaining_partial(text: &str) -> String {
-    match text.rfind('\n') {
-        Some(i) => text[i + 1..].to_string(),
-        None => text.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,24 +64,6 @@ mod tests {
         for cmd in ["python3 -i", "node", "cat", "bashful --x", "psql db"] {
             assert!(!reads_shell_commands(cmd), "{cmd}");
         }
-    }
-
-    #[test]
-    fn line_editing_is_refused_but_plain_text_passes() {
-        assert!(refuse_control("ls -la\n").is_none());
-        assert!(refuse_control("\u{3}").is_none());
-        assert!(refuse_control("rm -rf /tmpx\u{7f}\n").is_some());
-        assert!(refuse_control("echo hi\u{15}rm -rf ~\n").is_some());
-        assert!(refuse_control("\u{1b}[A\n").is_some());
-    }
-
-    #[test]
-    fn split_lines_are_judged_whole() {
-        let first = pending_text("", "rm -r");
-        assert_eq!(first, "rm -r");
-        let partial = remaining_partial(&first);
-        assert_eq!(pending_text(&partial, "f /\n"), "rm -rf /\n");
-        assert_eq!(pending_text("rm -rf /", "\u{3}ls\n"), "ls\n");
     }
 
     #[test]

@@ -12,13 +12,24 @@
 //! - [`store`]: the sessions of an engine, at most 64, pruned oldest idle
 //!   first;
 //! - [`judge`]: how commands and input are judged, like `Bash`;
-//! - [`tools`]: the two tools and codex's reply text.
+//! - [`input`]: what one write may type into a shell, judged as an
+//!   interactive bash reads it;
+//! - [`state`]: lines that leave code behind for later lines (aliases,
+//!   prompts, traps), which the rules alone do not allow;
+//! - [`terminal`]: who reads the terminal now, asked of the kernel before
+//!   text is typed into a shell;
+//! - [`tools`]: the two tools;
+//! - [`reply`]: codex's reply text.
 
 pub mod buffer;
+mod input;
 mod judge;
 mod process;
+mod reply;
 mod session;
+mod state;
 pub mod store;
+mod terminal;
 mod tools;
 
 use std::time::Duration;
@@ -82,5 +93,9 @@ pub fn tools(config: &ExecConfig) -> Result<Vec<Tool>, InvalidSchema> {
     Ok(vec![exec_command(config)?, write_stdin(config)?])
 }
 
+#[cfg(test)]
+mod line_end_differential;
+#[cfg(test)]
+mod pty_differential;
 #[cfg(test)]
 mod tests;

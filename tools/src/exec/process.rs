@@ -27,6 +27,9 @@ pub(crate) struct Spec<'a> {
     pub shell: &'a str,
     pub login: bool,
     pub tty: bool,
+    /// Input to the program is judged as command lines (`judge`): on a
+    /// PTY, bash then reads plain lines (see [`SHELL_ENV`]).
+    pub shell_input: bool,
     /// The settings' `env` block.
     pub env: &'a [(String, String)],
     pub confine: Option<&'a Confined>,
@@ -40,8 +43,26 @@ pub(crate) struct Started {
     pub output: AsyncFd<OwnedFd>,
     /// The PTY master again, for input; `None` without a PTY.
     pub input: Option<AsyncFd<OwnedFd>>,
+    /// A third copy of the master, for asking the kernel about the
+    /// terminal, and the slave's device number; `None` without a PTY.
+    pub terminal: Option<(OwnedFd, u64)>,
     pub egress: Option<Proxy>,
 }
+
+/// The environment of a session whose input is judged as command lines,
+/// so that every bash started in it reads lines as the judge does:
+/// - `TERM=dumb` with `INSIDE_EMACS` set makes an interactive bash start
+///   without readline (no completion on tab, no key bindings: the terminal
+///   delivers the line as typed);
+/// - `histchars` moves history expansion and quick substitution to Ctrl-A
+///   and Ctrl-B, which are never typed into a shell (`input`). A startup
+///   file may set them back, so `input` still refuses `!` and `^` where
+///   bash's defaults would expand them.
+pub(crate) const SHELL_ENV: &[(&str, &str)] = &[
+    ("TERM", "dumb"),
+    ("INSIDE_EMACS", "baton"),
+    ("histchars", "\u{1}\u{2}#"),
+];
 
 pub(crate) fn start(spec: &Spec<'_>) -> io::Result<Started> {
     let mut launch = Launch::new(spec.shell, Isolation::Session);
@@ -53,18 +74,25 @@ pub(crate) fn start(spec: &Spec<'_>) -> io::Result<Started> {
         .arg(spec.command)
         .current_dir(spec.cwd)
         .env("GIT_TERMINAL_PROMPT", "0");
-    let (output, input) = if spec.tty {
+    let (output, input, terminal) = if spec.tty {
         let pty = nix::pty::openpty(Some(&window()), None).map_err(io::Error::from)?;
+        let slave = device_of(&pty.slave)?;
         launch
             .stdin(dup(&pty.slave)?)
             .stdout(dup(&pty.slave)?)
             .stderr(pty.slave)
             .controlling_terminal()
             .env("TERM", "xterm-256color");
+        if spec.shell_input {
+            for (key, value) in SHELL_ENV {
+                launch.env(key, value);
+            }
+        }
         let master = pty.master;
         set_flags(&master)?;
+        let inspect = dup(&master)?;
         let writer = dup(&master)?;
-        (master, Some(writer))
+        (master, Some(writer), Some((inspect, slave)))
     } else {
         let (read, write) = pipe()?;
         launch
@@ -78,7 +106,7 @@ pub(crate) fn start(spec: &Spec<'_>) -> io::Result<Started> {
             .env("CLICOLOR", "0")
             .env("TERM", "dumb")
             .env_remove("COLORTERM");
-        (read, None)
+        (read, None, None)
     };
     if let Some(confined) = spec.confine {
         confined.apply(&mut launch);
@@ -105,6 +133,7 @@ pub(crate) fn start(spec: &Spec<'_>) -> io::Result<Started> {
         guard,
         output: register(output)?,
         input,
+        terminal,
         egress,
     })
 }
@@ -122,6 +151,19 @@ fn window() -> nix::pty::Winsize {
         ws_col: 80,
         ws_xpixel: 0,
         ws_ypixel: 0,
+    }
+}
+
+/// The device number of the special file `fd` is open on.
+fn device_of(fd: &OwnedFd) -> io::Result<u64> {
+    // SAFETY: fstat fills a stat we own, from a descriptor we own; zeroed
+    // is a valid stat to start from.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd.as_raw_fd(), &mut st) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(st.st_rdev)
     }
 }
 

@@ -13,6 +13,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use baton_engine::{CancelReason, CancelScope};
@@ -21,7 +22,9 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::watch;
 
 use super::buffer::{HeadTail, Taken};
+use super::input::PendingLine;
 use super::process::{self, Started};
+use super::terminal::Terminal;
 
 /// Time between SIGTERM and SIGKILL when a session is stopped.
 const STOP_GRACE: Duration = Duration::from_millis(500);
@@ -44,14 +47,30 @@ pub(crate) struct ExecSession {
     /// The last [`RECENT_BYTES`] of output, read or not (for the host's
     /// task list).
     recent: Mutex<std::collections::VecDeque<u8>>,
-    /// Text written after the last newline, not yet a whole line: judged
-    /// together with what completes it.
-    pub partial_line: Mutex<String>,
+    /// The line a shell is in the middle of: judged together with what
+    /// completes it.
+    pub pending: Mutex<PendingLine>,
+    /// The terminal of a shell session, asked who reads it before text is
+    /// typed (`None` without a PTY or for other programs).
+    pub terminal: Option<Arc<Terminal>>,
+    /// The command line the rules judged for a call (by call id), and
+    /// whether every look at it saw the same: a call types only what was
+    /// judged for it.
+    judged: Mutex<Option<Judged>>,
+    /// Held by a call from its last look at the terminal until its text
+    /// is written.
+    pub typing: tokio::sync::Mutex<()>,
     input: Option<AsyncFd<OwnedFd>>,
     exit: watch::Sender<Option<i32>>,
     /// Bumped whenever output arrives (wakes a call waiting for it).
     output_seen: watch::Sender<u64>,
     stop: CancelScope,
+}
+
+struct Judged {
+    call_id: String,
+    text: String,
+    consistent: bool,
 }
 
 /// Held by a call while it uses a session.
@@ -72,10 +91,11 @@ impl ExecSession {
         shell_input: bool,
         buffer_bytes: usize,
         mut started: Started,
-        owner: &std::sync::Arc<baton_engine::Session>,
-    ) -> std::sync::Arc<ExecSession> {
+        terminal: Option<Arc<Terminal>>,
+        owner: &Arc<baton_engine::Session>,
+    ) -> Arc<ExecSession> {
         let (exit, _) = watch::channel(None);
-        let session = std::sync::Arc::new(ExecSession {
+        let session = Arc::new(ExecSession {
             id,
             command: command.to_string(),
             shell_input,
@@ -84,18 +104,50 @@ impl ExecSession {
             busy: AtomicUsize::new(0),
             buffer: Mutex::new(HeadTail::new(buffer_bytes)),
             recent: Mutex::new(std::collections::VecDeque::new()),
-            partial_line: Mutex::new(String::new()),
+            pending: Mutex::new(PendingLine::default()),
+            terminal,
+            judged: Mutex::new(None),
+            typing: tokio::sync::Mutex::new(()),
             input: started.input.take(),
             exit,
             output_seen: watch::channel(0).0,
             stop: CancelScope::new(),
         });
-        tokio::spawn(drive(
-            session.clone(),
-            started,
-            std::sync::Arc::downgrade(owner),
-        ));
+        tokio::spawn(drive(session.clone(), started, Arc::downgrade(owner)));
         session
+    }
+
+    /// The command line the rules judge for typing `chars` now: the
+    /// pending line joined with them, with the shell's directory made
+    /// explicit when it is not `cwd` (as for `exec_command`'s `workdir`).
+    pub(crate) fn command_for(&self, chars: &str, cwd: &std::path::Path) -> String {
+        let line = self.pending.lock().with(chars);
+        let dir = self.terminal.as_ref().and_then(|t| t.shell_dir());
+        super::judge::command_target(&line, dir.as_deref(), cwd)
+    }
+
+    /// Notes that the rules looked at `text` for call `call_id`.
+    pub(crate) fn note_judged(&self, call_id: &str, text: &str) {
+        let mut judged = self.judged.lock();
+        match judged.as_mut() {
+            Some(j) if j.call_id == call_id => j.consistent &= j.text == text,
+            _ => {
+                *judged = Some(Judged {
+                    call_id: call_id.to_string(),
+                    text: text.to_string(),
+                    consistent: true,
+                })
+            }
+        }
+    }
+
+    /// Whether `text` is what the rules judged for `call_id`, every time
+    /// they looked; forgets the note.
+    pub(crate) fn was_judged(&self, call_id: &str, text: &str) -> bool {
+        self.judged
+            .lock()
+            .take()
+            .is_some_and(|j| j.call_id == call_id && j.consistent && j.text == text)
     }
 
     pub(crate) fn use_now(&self) -> InUse<'_> {
@@ -195,7 +247,7 @@ impl ExecSession {
 }
 
 async fn drive(
-    session: std::sync::Arc<ExecSession>,
+    session: Arc<ExecSession>,
     mut started: Started,
     owner: std::sync::Weak<baton_engine::Session>,
 ) {

@@ -82,6 +82,21 @@ async fn python_repl_on_a_pty_answers_42() {
         )
         .await;
     end.push_str(&text(&r));
+    // The reply may come once the REPL's last output paused, before it
+    // exited (a loaded machine): poll for the exit.
+    for _ in 0..40 {
+        if end.contains("Process exited") {
+            break;
+        }
+        let r = h
+            .run(
+                "write_stdin",
+                json!({"session_id": id, "yield_time_ms": 500}),
+                h.dir.path(),
+            )
+            .await;
+        end.push_str(&text(&r));
+    }
     assert!(end.contains("Process exited with code 0"), "{end}");
     let r = h
         .run("write_stdin", json!({"session_id": id}), h.dir.path())
@@ -257,4 +272,76 @@ async fn sessions_end_with_the_engine_leaving_no_process() {
         "{:?}",
         pids_with(marker)
     );
+}
+
+/// Writes `chars` until the shell takes it (it may still be starting, or
+/// finishing the previous line); the reply, or the last refusal.
+async fn type_when_ready(h: &Harness, id: i32, chars: &str) -> Result<String, String> {
+    let until = Instant::now() + Duration::from_secs(15);
+    loop {
+        let r = h
+            .run(
+                "write_stdin",
+                json!({"session_id": id, "chars": chars, "yield_time_ms": 500}),
+                h.dir.path(),
+            )
+            .await;
+        if !r.is_error {
+            return Ok(text(&r));
+        }
+        if Instant::now() > until {
+            return Err(text(&r));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_reaches_a_shell_only_while_bash_holds_the_terminal() {
+    let h = harness();
+    let reply = exec(
+        &h,
+        json!({"cmd": "bash --norc -i", "tty": true, "yield_time_ms": 500}),
+    )
+    .await;
+    let id = session_id(&reply).unwrap_or_else(|| panic!("{reply}"));
+    // Bash reads plain lines: no readline.
+    let out = type_when_ready(&h, id, "echo \"t=$TERM\"\n").await.unwrap();
+    assert!(out.contains("t=dumb"), "{out}");
+    let mut out = type_when_ready(&h, id, "cat\n").await.unwrap();
+    // While `cat` holds the terminal, text is refused, saying so.
+    let r = h
+        .run(
+            "write_stdin",
+            json!({"session_id": id, "chars": "echo to-cat\n"}),
+            h.dir.path(),
+        )
+        .await;
+    assert!(r.is_error && text(&r).contains("`cat`"), "{}", text(&r));
+    // Ctrl-D alone ends `cat`; then bash takes text again.
+    let r = h
+        .run(
+            "write_stdin",
+            json!({"session_id": id, "chars": "\u{4}"}),
+            h.dir.path(),
+        )
+        .await;
+    assert!(!r.is_error, "{}", text(&r));
+    out.push_str(
+        &type_when_ready(&h, id, "echo back-$((6*7))\n")
+            .await
+            .unwrap(),
+    );
+    for _ in 0..20 {
+        if out.contains("back-42") {
+            break;
+        }
+        let r = h
+            .run("write_stdin", json!({"session_id": id}), h.dir.path())
+            .await;
+        out.push_str(&text(&r));
+    }
+    assert!(out.contains("back-42"), "{out}");
+    assert!(!out.contains("to-cat"), "{out}");
+    ExecSessions::of(&h.session).stop_all().await;
 }

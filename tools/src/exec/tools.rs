@@ -2,10 +2,9 @@
 //! shape, so that models trained on codex drive REPLs here unchanged.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use baton_engine::shell;
-use baton_engine::shell_details::ShellDetails;
 use baton_engine::{
     async_trait, InterruptBehavior, PermissionTarget, Tool, ToolContext, ToolDef, ToolError,
     ToolLogic, ToolOutput, ToolPermission,
@@ -13,11 +12,14 @@ use baton_engine::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::buffer::Taken;
+use super::input::Typed;
 use super::judge;
 use super::process::{self, Spec};
+use super::reply::{render, with_details};
 use super::session::ExecSession;
+use super::state;
 use super::store::{ExecSessions, MAX_SESSIONS, WARN_SESSIONS};
+use super::terminal::{self, Terminal};
 use super::ExecConfig;
 use crate::bash::confine;
 
@@ -110,7 +112,10 @@ pub fn write_stdin(config: &ExecConfig) -> Result<Tool, baton_engine::schema::In
     let def = ToolDef::new(
         "write_stdin",
         "Writes characters to a running exec_command session's terminal (empty `chars` only \
-         polls) and returns the output since the last call, with the exit code once it ended.",
+         polls) and returns the output since the last call, with the exit code once it ended. \
+         Into a shell, send one complete command line per call (ending in a newline, without \
+         history expansion such as `!!`), or a lone Ctrl-C (\\u0003) or Ctrl-D (\\u0004); text \
+         is typed only while bash waits at its prompt.",
     )
     .search_hint("interactive session stdin write repl input poll")
     .should_defer(true)
@@ -201,12 +206,14 @@ impl ToolLogic<ExecCommandInput> for ExecCommand {
         };
         let env = baton_engine::env::SettingsEnv::of(&ctx.session);
         let tty = input.tty.unwrap_or(false);
-        let started = match process::start(&Spec {
+        let shell_input = tty && judge::reads_shell_commands(&input.cmd);
+        let mut started = match process::start(&Spec {
             command: &input.cmd,
             cwd: &cwd,
             shell,
             login: input.login.unwrap_or(false),
             tty,
+            shell_input,
             env: &env.0,
             confine: confined.as_ref(),
         }) {
@@ -217,13 +224,31 @@ impl ToolLogic<ExecCommandInput> for ExecCommand {
                 )))
             }
         };
-        let shell_input = tty && judge::reads_shell_commands(&input.cmd);
+        let terminal = match started.terminal.take() {
+            Some((master, slave)) if shell_input => {
+                let path = env
+                    .0
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == "PATH")
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+                    .or_else(|| std::env::var_os("PATH"));
+                Some(std::sync::Arc::new(Terminal::new(
+                    master,
+                    slave,
+                    terminal::bash_on(path.as_deref()),
+                    started.guard.tree().cloned(),
+                )))
+            }
+            _ => None,
+        };
         let session = ExecSession::launch(
             store.next_id(),
             &input.cmd,
             shell_input,
             self.config.buffer_bytes,
             started,
+            terminal,
             &ctx.session,
         );
         let live = store.insert(session.clone());
@@ -264,10 +289,13 @@ impl ToolLogic<WriteStdinInput> for WriteStdin {
     fn permission_target(&self, input: &WriteStdinInput, ctx: &ToolContext) -> PermissionTarget {
         let chars = input.chars.as_deref().unwrap_or("");
         match ExecSessions::of(&ctx.session).get(input.session_id) {
-            // Input to a shell is a command line: judged as one.
-            Some(s) if s.shell_input && !chars.is_empty() => {
-                let partial = s.partial_line.lock().clone();
-                PermissionTarget::Command(judge::pending_text(&partial, chars))
+            // Text typed into a shell is a command line: judged as one,
+            // together with the unfinished line it continues, where the
+            // shell is. A lone Ctrl-C or Ctrl-D runs nothing by itself.
+            Some(s) if s.shell_input && Typed::of(chars) == Typed::Text && !chars.is_empty() => {
+                let text = s.command_for(chars, ctx.cwd());
+                s.note_judged(&ctx.call_id, &text);
+                PermissionTarget::Command(text)
             }
             _ => PermissionTarget::None,
         }
@@ -280,9 +308,15 @@ impl ToolLogic<WriteStdinInput> for WriteStdin {
     ) -> ToolPermission {
         let chars = input.chars.as_deref().unwrap_or("");
         match ExecSessions::of(&ctx.session).get(input.session_id) {
-            Some(s) if s.shell_input && !chars.is_empty() => ToolPermission::Defer,
-            // Polling, or input to a program the command's approval covers
-            // (deny rules on write_stdin still apply).
+            Some(s) if s.shell_input && Typed::of(chars) == Typed::Text && !chars.is_empty() => {
+                let line = s.pending.lock().with(chars);
+                match state::leaves_code_behind(&line) {
+                    Some(why) => ToolPermission::Ask(why),
+                    None => ToolPermission::Defer,
+                }
+            }
+            // Polling, one key, or input to a program the command's
+            // approval covers (deny rules on write_stdin still apply).
             _ => ToolPermission::Allow,
         }
     }
@@ -310,10 +344,10 @@ impl ToolLogic<WriteStdinInput> for WriteStdin {
                 input.session_id
             ));
         }
-        if session.shell_input {
-            if let Some(why) = judge::refuse_control(chars) {
-                return Err(why);
-            }
+        if session.shell_input && !chars.is_empty() {
+            // Refused before anyone is asked; checked again just before
+            // the text is typed.
+            ready_to_type(&session, chars).await?;
         }
         Ok(())
     }
@@ -334,12 +368,16 @@ impl ToolLogic<WriteStdinInput> for WriteStdin {
         let _in_use = session.use_now();
         let chars = input.chars.unwrap_or_default();
         if !chars.is_empty() {
-            if session.shell_input {
-                let mut partial = session.partial_line.lock();
-                *partial = judge::remaining_partial(&judge::pending_text(&partial, &chars));
-            }
-            if let Err(err) = session.write(chars.as_bytes()).await {
-                return Ok(ToolOutput::error(format!("write_stdin failed: {err}.")));
+            let written = if session.shell_input {
+                type_into_shell(&session, &chars, &ctx).await
+            } else {
+                session
+                    .write(chars.as_bytes())
+                    .await
+                    .map_err(|err| format!("write_stdin failed: {err}."))
+            };
+            if let Err(why) = written {
+                return Ok(ToolOutput::error(why));
             }
         }
         let yield_for = self
@@ -358,6 +396,64 @@ impl ToolLogic<WriteStdinInput> for WriteStdin {
     }
 }
 
+/// Why `chars` may not be typed into `session`'s shell now, if it may
+/// not: the write itself (`input`), then, for text, who reads the
+/// terminal (`terminal`, waiting a moment for the shell's prompt).
+async fn ready_to_type(session: &ExecSession, chars: &str) -> Result<(), String> {
+    if let Some(why) = session.pending.lock().refuse(chars) {
+        return Err(why);
+    }
+    if Typed::of(chars) != Typed::Text {
+        return Ok(());
+    }
+    match &session.terminal {
+        Some(terminal) => terminal.wait_ready(chars).await,
+        None => Err(
+            "This session has no terminal Baton can inspect, so text is not typed into its shell."
+                .into(),
+        ),
+    }
+}
+
+/// Types `chars` into a shell session: only what the rules judged for this
+/// call, only when the shell is at its prompt, one writer at a time.
+async fn type_into_shell(
+    session: &ExecSession,
+    chars: &str,
+    ctx: &ToolContext,
+) -> Result<(), String> {
+    let _typing = session.typing.lock().await;
+    ready_to_type(session, chars).await?;
+    let typed = Typed::of(chars);
+    if typed == Typed::Text
+        && !session.was_judged(&ctx.call_id, &session.command_for(chars, ctx.cwd()))
+    {
+        return Err(
+            "The session's shell or its unfinished line changed after this input was checked, \
+             so it was not typed; send it again."
+                .into(),
+        );
+    }
+    // Whether the terminal drops the line on this Ctrl-C, read before it
+    // is typed (what the terminal does with it).
+    let cleared = typed == Typed::Interrupt
+        && session
+            .terminal
+            .as_ref()
+            .is_some_and(|t| t.interrupt_clears_line());
+    session
+        .write(chars.as_bytes())
+        .await
+        .map_err(|err| format!("write_stdin failed: {err}."))?;
+    let mut pending = session.pending.lock();
+    match typed {
+        Typed::Interrupt => pending.interrupted(cleared),
+        Typed::EndOfInput => {}
+        Typed::Text => pending.typed(chars),
+    }
+    Ok(())
+}
+
 /// The shell to run the command with. Only `bash` and `sh` (from `PATH`):
 /// the command is judged with a bash grammar, and any other program named
 /// here would run with the command's approval.
@@ -369,76 +465,4 @@ fn shell_program(requested: Option<&str>) -> Result<&'static str, String> {
             "`shell` {other:?} is not supported; use bash (the default) or sh."
         )),
     }
-}
-
-/// The host's facts beside the reply: the exit code once the session
-/// ended, and the output this call took. A session has one stream (a
-/// terminal, or both pipes merged), so there is no `stderr`.
-fn with_details(mut output: ToolOutput, taken: &Taken, exit: Option<i32>) -> ToolOutput {
-    output.shell = Some(Box::new(ShellDetails {
-        exit_code: exit,
-        stdout: Some(taken.stream_tail()),
-        ..Default::default()
-    }));
-    output
-}
-
-/// The reply, in codex's shape.
-fn render(
-    wall: Duration,
-    taken: &Taken,
-    exit: Option<i32>,
-    session_id: i32,
-    max_bytes: usize,
-    notes: &[String],
-) -> String {
-    let text = taken.text();
-    let original_tokens = (text.len() as u64 + taken.omitted).div_ceil(4);
-    let mut out = format!("Chunk ID: {}\n", chunk_id());
-    out.push_str(&format!("Wall time: {:.4} seconds\n", wall.as_secs_f64()));
-    match exit {
-        Some(code) => out.push_str(&format!("Process exited with code {code}\n")),
-        None => out.push_str(&format!("Process running with session ID {session_id}\n")),
-    }
-    out.push_str(&format!("Original token count: {original_tokens}\n"));
-    for note in notes {
-        out.push_str(note);
-        out.push('\n');
-    }
-    out.push_str("Output:\n");
-    out.push_str(&clip(&text, max_bytes));
-    out
-}
-
-/// Keeps the beginning and the end of `text` within `max` bytes.
-fn clip(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let half = max / 2;
-    let mut head_end = half;
-    while !text.is_char_boundary(head_end) {
-        head_end -= 1;
-    }
-    let mut tail_start = text.len() - half;
-    while !text.is_char_boundary(tail_start) {
-        tail_start += 1;
-    }
-    let cut = (tail_start - head_end).div_ceil(4);
-    format!(
-        "{}…{cut} tokens truncated…{}",
-        &text[..head_end],
-        &text[tail_start..]
-    )
-}
-
-/// A short id for one reply, as codex gives (it names nothing here).
-fn chunk_id() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos() as u64);
-    format!("{:06x}", (nanos ^ n.wrapping_mul(0x9e37_79b9)) & 0xff_ffff)
 }
