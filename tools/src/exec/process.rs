@@ -41,6 +41,9 @@ pub(crate) struct Started {
     /// The PTY master again, for input; `None` without a PTY.
     pub input: Option<AsyncFd<OwnedFd>>,
     pub egress: Option<Proxy>,
+    /// The sandbox's check (see `Confined::guard`), held as long as the
+    /// program: its last holder checks when letting go.
+    pub _protect: Option<std::sync::Arc<baton_engine::confine::protect::Guard>>,
 }
 
 pub(crate) fn start(spec: &Spec<'_>) -> io::Result<Started> {
@@ -106,6 +109,7 @@ pub(crate) fn start(spec: &Spec<'_>) -> io::Result<Started> {
         output: register(output)?,
         input,
         egress,
+        _protect: spec.confine.and_then(|c| c.guard.clone()),
     })
 }
 
