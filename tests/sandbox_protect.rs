@@ -339,3 +339,64 @@ fn git_work_inside_the_sandbox_still_works() {
         "{log}"
     );
 }
+
+#[test]
+fn what_a_background_command_or_a_leftover_process_creates_goes_too() {
+    if !confinable() {
+        return;
+    }
+    let s = scene("");
+    // A background task: checked when it ends (the next call waits for
+    // that, without a time it must meet).
+    let wait_for = |file: &str| {
+        format!("for i in $(seq 300); do [ -e {file} ] && echo SEEN && break; sleep 0.1; done")
+    };
+    let state = &s.state;
+    let results = baton_run::bash_calls(
+        &s.work,
+        state,
+        Some(&sandbox()),
+        &[],
+        &[
+            json!({"command": "echo '{}' > .mcp.json", "run_in_background": true}),
+            json!({"command": wait_for(".mcp.json.baton-refused")}),
+        ],
+    );
+    assert!(results[1].0.contains("SEEN"), "{results:?}");
+    assert!(!s.work.join(".mcp.json").exists());
+    // A process a foreground command left running: checked when the
+    // session stops it (and before any unsandboxed command).
+    let results = baton_run::bash_calls(
+        &s.work,
+        state,
+        Some(&sandbox()),
+        &[],
+        &[
+            json!({"command": "(sleep 1; mkdir -p newrepo && git init -q newrepo; sleep 600) > /dev/null 2>&1 & echo started"}),
+            json!({"command": wait_for("newrepo/.git/config")}),
+        ],
+    );
+    assert!(results[1].0.contains("SEEN"), "{results:?}");
+    assert!(!s.work.join("newrepo/.git").exists(), "{results:?}");
+    assert!(s.work.join("newrepo/.git.baton-refused").exists());
+}
+
+#[test]
+fn a_workspace_too_large_to_search_is_not_run_sandboxed() {
+    if !confinable() {
+        return;
+    }
+    let s = scene("");
+    let results = baton_run::bash_calls(
+        &s.work,
+        &s.state,
+        Some(&sandbox()),
+        &[(baton_engine::confine::protect::SCAN_LIMIT_VAR, "5")],
+        &[json!({"command": "echo ran > ran.txt"})],
+    );
+    assert!(
+        results[0].0.contains("could not be searched") && results[0].1,
+        "{results:?}"
+    );
+    assert!(!s.work.join("ran.txt").exists());
+}

@@ -75,8 +75,7 @@ struct Candidate {
 
 impl Plan {
     /// The plan for `policy`: its `pinned` entries as given, and each
-    /// `deny_write` path that exists, reached without following links,
-    /// bound read-only. Entries outside every write tree need no mount
+    /// `deny_write` path that exists and is not a link, bound read-only. Entries outside every write tree need no mount
     /// (Landlock refuses writes there) and are left out, and so is anything
     /// inside a directory that is itself bound read-only.
     pub(crate) fn new(policy: &Policy) -> Plan {
@@ -90,6 +89,12 @@ impl Plan {
             })
             .collect();
         for path in &policy.deny_write {
+            // Links on the way are followed once, here; the entry itself
+            // is never followed (a mount would follow it to its target).
+            let path = &match (path.parent().map(Path::canonicalize), path.file_name()) {
+                (Some(Ok(parent)), Some(name)) => parent.join(name),
+                _ => continue,
+            };
             if let Some(c) = found.iter_mut().find(|c| &c.path == path) {
                 c.read_only = true;
                 continue;

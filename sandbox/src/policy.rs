@@ -49,8 +49,9 @@ pub struct Policy {
     /// read-only onto themselves in a mount namespace of the command's own
     /// (needs user namespaces), so that they can be neither changed nor
     /// unlinked and replaced. Only paths that exist when the command starts
-    /// can be protected this way; symbolic links are skipped (a mount
-    /// would follow them).
+    /// can be protected this way. Links on the way to a path are followed
+    /// (once, when the policy is prepared); a path that is itself a link
+    /// is skipped (a mount would follow it to its target).
     pub deny_write: Vec<PathBuf>,
     /// Entries found by the caller (with the identity it saw), to be kept
     /// where they are: see [`Pinned`]. Needs user namespaces, like

@@ -56,6 +56,9 @@ pub struct SandboxPlan {
     /// [`super::protect`]): what it created that must not exist is moved
     /// aside. Dropping the last handle checks too.
     pub guard: Option<Arc<Guard>>,
+    /// Held from the walk until the command's child has entered the
+    /// sandbox (see `protect::Starting`): take it and drop it then.
+    pub starting: Option<Arc<protect::Starting>>,
 }
 
 /// Whether this kernel can enforce `config`; the reason when not.
@@ -86,6 +89,7 @@ pub(crate) fn plan(
 ) -> Result<SandboxPlan, String> {
     let mut env = Vec::new();
     let mut guard = None;
+    let mut starting = None;
     let mut policy = Policy::read_only(Vec::new());
     if config.filesystem_disabled {
         policy.read.push(PathBuf::from("/"));
@@ -133,6 +137,7 @@ pub(crate) fn plan(
         if let Some(found) = protect::prepare(config, &roots, &policy.write, &protect)? {
             policy.pinned = found.pinned;
             guard = Some(found.guard);
+            starting = Some(Arc::new(found.starting));
         }
         policy.deny_write = protect;
     }
@@ -174,6 +179,7 @@ pub(crate) fn plan(
         env,
         hidden_env: config.hidden_env.clone(),
         guard,
+        starting,
     })
 }
 

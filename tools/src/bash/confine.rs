@@ -24,6 +24,8 @@ pub(crate) struct Confined {
     /// allow (settings sandbox only); whoever holds the running command
     /// holds it too, and its last holder checks when letting go.
     pub(crate) guard: Option<Arc<Guard>>,
+    /// Held until the command's child runs (see `protect::Starting`).
+    starting: parking_lot::Mutex<Option<Arc<baton_engine::confine::protect::Starting>>>,
 }
 
 impl Confined {
@@ -37,6 +39,7 @@ impl Confined {
             hidden_env: Vec::new(),
             note: None,
             guard: None,
+            starting: Default::default(),
         }
     }
 
@@ -57,6 +60,8 @@ impl Confined {
     /// proxy serving the listeners the command's namespace holds. Dropping
     /// the returned proxy ends its connections.
     pub(crate) fn start_egress(&self) -> std::io::Result<Option<Proxy>> {
+        // Called once the child runs: its start is over.
+        self.starting.lock().take();
         let Egress::Proxy(rules) = &self.egress else {
             return Ok(None);
         };
@@ -122,6 +127,7 @@ pub(crate) fn sandbox_for_command(
                 hidden_env: plan.hidden_env,
                 note,
                 guard: plan.guard,
+                starting: parking_lot::Mutex::new(plan.starting),
             }))
         }
     }

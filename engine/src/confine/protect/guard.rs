@@ -84,6 +84,10 @@ impl Guard {
     /// one), and again later.
     pub fn check(&self) -> Vec<String> {
         let _one = self.running.lock();
+        super::gate::exclusive(|| self.check_now())
+    }
+
+    fn check_now(&self) -> Vec<String> {
         let mut moved: Vec<String> = Vec::new();
         let mut restored: Vec<String> = Vec::new();
         let mut failed: Vec<String> = Vec::new();

@@ -29,6 +29,7 @@
 //! command is not run sandboxed, since it could not be protected.
 
 mod at;
+mod gate;
 mod guard;
 mod walk;
 
@@ -37,6 +38,7 @@ use std::sync::Arc;
 
 use baton_sandbox::Pinned;
 
+pub use gate::Starting;
 pub use guard::Guard;
 use guard::Fixed;
 use walk::{Names, Role};
@@ -61,10 +63,12 @@ pub fn scan_limit() -> usize {
 }
 
 /// What one sandboxed command gets: the entries its mount namespace keeps
-/// in place, and the check to run after it.
+/// in place, the check to run after it, and its place in the gate (to
+/// drop once its child runs).
 pub(crate) struct Protection {
     pub pinned: Vec<Pinned>,
     pub guard: Arc<Guard>,
+    pub starting: Starting,
 }
 
 /// Walks the workspace `roots` for what `config` protects. `write` are the
@@ -82,6 +86,7 @@ pub(crate) fn prepare(
     if names.is_empty() {
         return Ok(None);
     }
+    let starting = Starting::begin();
     let limit = scan_limit();
     let mut budget = limit;
     let mut scans = Vec::new();
@@ -112,6 +117,7 @@ pub(crate) fn prepare(
     Ok(Some(Protection {
         pinned,
         guard: Arc::new(Guard::new(names, limit, scans, fixed)),
+        starting,
     }))
 }
 
@@ -166,3 +172,6 @@ fn fixed_paths(
     }
     out
 }
+
+#[cfg(test)]
+mod tests;
