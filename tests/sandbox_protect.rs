@@ -325,19 +325,18 @@ fn git_work_inside_the_sandbox_still_works() {
     let s = scene("");
     let results = run_sandboxed(
         &s,
-        &["echo two >> f && git add f && git commit -qm two && git checkout -q -b topic \
+        &[
+            "echo two >> f && git add f && git commit -qm two && git checkout -q -b topic \
            && echo three >> f && git stash -q && git stash pop -q && git commit -qam three \
            && git -C sub checkout -q -b side && echo GIT-OK"
-            .into()],
+                .into(),
+        ],
     );
     assert!(results[0].contains("GIT-OK"), "{results:?}");
     assert!(!results[0].contains("moved aside"), "{results:?}");
     let log = sh(&s, &s.work, "git log --oneline topic");
     let log = String::from_utf8_lossy(&log.stdout);
-    assert!(
-        log.contains("three") && log.contains("two"),
-        "{log}"
-    );
+    assert!(log.contains("three") && log.contains("two"), "{log}");
 }
 
 #[test]

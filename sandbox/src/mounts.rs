@@ -290,6 +290,31 @@ pub(crate) unsafe fn apply(plan: &RawPlan) -> Result<(), ()> {
         for target in std::slice::from_raw_parts(plan.targets, plan.count) {
             bind(target)?;
         }
+        reenter_cwd()
+    }
+}
+
+/// The working directory was entered before the mounts existed, so it
+/// names the entry below any mount stacked on it since: a command started
+/// in `.claude/` would write through the read-only bind. Enter it again by
+/// its path, which crosses the mounts, and check it is the same directory
+/// (raw calls only).
+unsafe fn reenter_cwd() -> Result<(), ()> {
+    unsafe {
+        let mut before: libc::stat = std::mem::zeroed();
+        let mut after: libc::stat = std::mem::zeroed();
+        let mut path = [0u8; libc::PATH_MAX as usize];
+        if libc::stat(c".".as_ptr(), &mut before) != 0
+            || libc::getcwd(path.as_mut_ptr().cast(), path.len()).is_null()
+            || libc::chdir(path.as_ptr().cast()) != 0
+            || libc::stat(c".".as_ptr(), &mut after) != 0
+        {
+            return Err(());
+        }
+        if (before.st_dev, before.st_ino) != (after.st_dev, after.st_ino) {
+            *libc::__errno_location() = libc::ESTALE;
+            return Err(());
+        }
     }
     Ok(())
 }
@@ -375,7 +400,9 @@ unsafe fn attach(fd: libc::c_int, target: &RawTarget) -> Result<(), ()> {
             libc::SYS_open_tree,
             fd,
             empty,
-            libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC | libc::AT_EMPTY_PATH as libc::c_uint
+            libc::OPEN_TREE_CLONE
+                | libc::OPEN_TREE_CLOEXEC
+                | libc::AT_EMPTY_PATH as libc::c_uint
                 | libc::AT_RECURSIVE as libc::c_uint,
         ) as libc::c_int;
         if tree < 0 {

@@ -121,6 +121,21 @@ fn a_pinned_git_directory_stays_put_and_its_parts_stay_unwritten() {
 }
 
 #[test]
+fn a_command_started_inside_a_protected_directory_cannot_write_it() {
+    if !usable() {
+        return;
+    }
+    let s = scene();
+    let hooks = s.work.join("sub/.git/hooks");
+    let mut policy = writable(&s);
+    policy.pinned = vec![pin(hooks.clone(), true)];
+    // Started there, the command still meets the read-only bind.
+    let out = run(&policy, &hooks, "touch post-checkout").expect("runs");
+    assert!(!out.status.success(), "{out:?}");
+    assert!(!hooks.join("post-checkout").exists());
+}
+
+#[test]
 fn an_entry_swapped_after_it_was_found_fails_the_start() {
     if !usable() {
         return;

@@ -231,8 +231,12 @@ impl Confinement {
     /// left the sandbox), which could read a file planted there. The
     /// sentences to report (they are logged too).
     pub fn check_sandboxed(&self) -> Vec<String> {
-        let live: Vec<Arc<protect::Guard>> =
-            self.guards.lock().iter().filter_map(Weak::upgrade).collect();
+        let live: Vec<Arc<protect::Guard>> = self
+            .guards
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
         let mut notes: Vec<String> = Vec::new();
         for guard in live {
             for note in guard.check() {

@@ -323,7 +323,13 @@ fn run_on(
         drop(shell);
         let finish = finish(&running.command, &ending, elapsed);
         running.done.send_replace(Some(finish.clone()));
-        notify(&session, &running, &finish, running.started.elapsed(), &notes);
+        notify(
+            &session,
+            &running,
+            &finish,
+            running.started.elapsed(),
+            &notes,
+        );
         if let Some(session) = session.upgrade() {
             crate::tasks::changed(&session);
         }

@@ -153,14 +153,9 @@ fn floor(confinement: &Confinement, ctx: &ToolContext) -> Result<Option<Arc<Prep
 /// more), else one more that leaves the final to the guard's last holder.
 /// The sentences for the result.
 pub(crate) async fn check_protected(guard: Arc<Guard>, over: bool) -> Vec<String> {
-    let checked = tokio::task::spawn_blocking(move || {
-        if over {
-            guard.finish()
-        } else {
-            guard.check()
-        }
-    })
-    .await;
+    let checked =
+        tokio::task::spawn_blocking(move || if over { guard.finish() } else { guard.check() })
+            .await;
     checked.unwrap_or_else(|e| {
         vec![format!(
             "WARNING: the sandbox's check for protected files the command created failed ({e}); check the workspace before running git or starting a session here."

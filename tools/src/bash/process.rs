@@ -132,7 +132,9 @@ impl Shell {
     }
 
     /// The sandbox's check for what the command created, if it has one.
-    pub(crate) fn protection(&self) -> Option<std::sync::Arc<baton_engine::confine::protect::Guard>> {
+    pub(crate) fn protection(
+        &self,
+    ) -> Option<std::sync::Arc<baton_engine::confine::protect::Guard>> {
         self.protect.clone()
     }
 

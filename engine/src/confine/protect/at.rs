@@ -128,7 +128,13 @@ pub(crate) fn rename_aside(dir: &OwnedFd, name: &OsStr) -> nix::Result<OsString>
         if n > 1 {
             aside.push(format!("-{n}"));
         }
-        match nix::fcntl::renameat2(dir, name, dir, aside.as_os_str(), RenameFlags::RENAME_NOREPLACE) {
+        match nix::fcntl::renameat2(
+            dir,
+            name,
+            dir,
+            aside.as_os_str(),
+            RenameFlags::RENAME_NOREPLACE,
+        ) {
             Ok(()) => return Ok(aside),
             Err(nix::errno::Errno::EEXIST) => last = nix::errno::Errno::EEXIST,
             Err(e) => return Err(e),

@@ -104,7 +104,7 @@ impl Guard {
             // Whatever the walk managed, the places read by default are
             // looked at: the root's own names and the known repositories'
             // parts.
-            for (rel, role) in self.probes(&root_fd, start) {
+            for (rel, role) in self.probes(start) {
                 if now.entries.iter().all(|e| e.rel != rel) {
                     if let Some(stat) = at::stat_below(&root_fd, &rel) {
                         now.entries.push(walk::Found { rel, role, stat });
@@ -115,8 +115,7 @@ impl Guard {
             // with it.
             let mut done: Vec<&Path> = Vec::new();
             for found in &now.entries {
-                if self.is_known(&found.stat) || done.iter().any(|d| found.rel.starts_with(d))
-                {
+                if self.is_known(&found.stat) || done.iter().any(|d| found.rel.starts_with(d)) {
                     continue;
                 }
                 // A new repository that is not a `.git` (git would take the
@@ -190,7 +189,7 @@ impl Guard {
     /// The entries checked even when the walk could not finish: each
     /// protected name and `.git` at the root, and the parts of every git
     /// directory found when the command started.
-    fn probes(&self, _root: &std::os::fd::OwnedFd, start: &Scan) -> Vec<(PathBuf, Role)> {
+    fn probes(&self, start: &Scan) -> Vec<(PathBuf, Role)> {
         let mut probes: Vec<(PathBuf, Role)> = self
             .names
             .anywhere()

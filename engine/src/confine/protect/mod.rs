@@ -39,8 +39,8 @@ use std::sync::Arc;
 use baton_sandbox::Pinned;
 
 pub use gate::Starting;
-pub use guard::Guard;
 use guard::Fixed;
+pub use guard::Guard;
 use walk::{Names, Role};
 
 use crate::permission::SandboxConfig;
@@ -144,9 +144,10 @@ fn fixed_paths(
 ) -> Vec<Fixed> {
     let protected = |path: &Path| {
         path.file_name().is_some_and(|n| names.is_protected(n))
-            || names.git_parts().iter().any(|part| {
-                path.ends_with(Path::new(".git").join(part))
-            })
+            || names
+                .git_parts()
+                .iter()
+                .any(|part| path.ends_with(Path::new(".git").join(part)))
     };
     let mut out = Vec::new();
     for path in deny_write {

@@ -44,7 +44,12 @@ fn found(scan: &Scan) -> Vec<(String, Role)> {
 }
 
 fn guard(root: &Path) -> Guard {
-    Guard::new(names(), 10_000, vec![(root.to_path_buf(), scan(root))], Vec::new())
+    Guard::new(
+        names(),
+        10_000,
+        vec![(root.to_path_buf(), scan(root))],
+        Vec::new(),
+    )
 }
 
 #[test]
@@ -91,10 +96,14 @@ fn repositories_and_names_are_found_at_any_depth_by_what_they_are() {
         ("deep/.envrc", Role::Name),
         ("deep/.mcp.json", Role::Name),
     ] {
-        assert!(f.contains(&(rel.to_string(), role)), "{rel} {role:?}: {f:#?}");
+        assert!(
+            f.contains(&(rel.to_string(), role)),
+            "{rel} {role:?}: {f:#?}"
+        );
     }
     assert!(
-        !f.iter().any(|(rel, _)| rel.contains("inner") || rel.contains("plain")),
+        !f.iter()
+            .any(|(rel, _)| rel.contains("inner") || rel.contains("plain")),
         "{f:#?}"
     );
 }
@@ -130,12 +139,23 @@ fn what_is_created_is_moved_aside_and_what_is_moved_is_left() {
     fs::remove_file(root.join(".claude")).unwrap();
     let notes = g.check();
     assert_eq!(notes.len(), 2, "{notes:?}");
-    for gone in [".git/commondir", ".mcp.json", "new/deeper/.git", "bare/HEAD"] {
+    for gone in [
+        ".git/commondir",
+        ".mcp.json",
+        "new/deeper/.git",
+        "bare/HEAD",
+    ] {
         assert!(!root.join(gone).exists(), "{gone}");
-        assert!(root.join(format!("{gone}.baton-refused")).exists(), "{gone}");
+        assert!(
+            root.join(format!("{gone}.baton-refused")).exists(),
+            "{gone}"
+        );
         assert!(notes[0].contains(gone), "{gone}: {notes:?}");
     }
-    assert!(root.join("moved/.git/config").exists(), "a moved repository stays");
+    assert!(
+        root.join("moved/.git/config").exists(),
+        "a moved repository stays"
+    );
     assert_eq!(
         fs::read_link(root.join(".claude")).unwrap(),
         Path::new("shared/settings"),
@@ -171,7 +191,9 @@ fn the_walk_and_the_check_follow_no_link_out_of_the_root() {
     git_dir(&outside.join("repo/.git"));
     symlink(&outside, root.join("out")).unwrap();
     let g = guard(&root);
-    assert!(found(&scan(&root)).iter().all(|(rel, _)| !rel.starts_with("out/")));
+    assert!(found(&scan(&root))
+        .iter()
+        .all(|(rel, _)| !rel.starts_with("out/")));
     // What appears behind the link is not the root's to move.
     fs::write(outside.join(".mcp.json"), "{}").unwrap();
     assert!(g.check().is_empty());
