@@ -83,6 +83,8 @@ pub struct Confinement {
     /// The checks of sandboxed commands whose holders still hold them
     /// (commands still running): see [`Confinement::check_sandboxed`].
     guards: Arc<parking_lot::Mutex<Vec<Weak<protect::Guard>>>>,
+    /// What the walks of the workspace listed, for the next walk.
+    memory: Arc<protect::Memory>,
 }
 
 /// `((roots, readable), floor)`; kept only when every root existed (a
@@ -123,6 +125,7 @@ impl Confinement {
             sandbox_unavailable: None,
             floor_cache: Default::default(),
             guards: Default::default(),
+            memory: Default::default(),
         }
     }
 
@@ -213,7 +216,7 @@ impl Confinement {
         let Some(config) = &self.sandbox else {
             return Err("no sandbox settings are enabled".into());
         };
-        let plan = sandbox_mode::plan(config, context, tmp)?;
+        let plan = sandbox_mode::plan(config, context, tmp, &self.memory)?;
         let prepared =
             Prepared::new(&plan.policy, baton_sandbox::support()).map_err(|e| e.to_string())?;
         if let Some(guard) = &plan.guard {

@@ -86,6 +86,7 @@ pub(crate) fn plan(
     config: &SandboxConfig,
     context: &Context,
     tmp: &Path,
+    memory: &Arc<protect::Memory>,
 ) -> Result<SandboxPlan, String> {
     let mut env = Vec::new();
     let mut guard = None;
@@ -134,7 +135,7 @@ pub(crate) fn plan(
             .collect();
         roots.sort();
         roots.dedup();
-        if let Some(found) = protect::prepare(config, &roots, &policy.write, &protect)? {
+        if let Some(found) = protect::prepare(config, &roots, &policy.write, &protect, memory)? {
             policy.pinned = found.pinned;
             guard = Some(found.guard);
             starting = Some(Arc::new(found.starting));

@@ -24,6 +24,7 @@ use parking_lot::Mutex;
 
 use super::at::{self, Kind};
 use super::walk::{self, Names, Role, Scan};
+use super::Memory;
 
 /// One named path outside the workspace roots: where to reach it from
 /// (trusted), the rest of it, and its identity when the command started.
@@ -48,6 +49,8 @@ pub struct Guard {
     /// inode number reused for a new file is not taken for the old link)
     /// is not new.
     known: HashMap<(u64, u64), Kind>,
+    /// What the walks listed, shared with the session's other walks.
+    memory: std::sync::Arc<Memory>,
     /// One check at a time (two would race to rename the same entry).
     running: Mutex<()>,
     /// A final check ran: dropping the guard need not check again.
@@ -60,6 +63,7 @@ impl Guard {
         limit: usize,
         roots: Vec<(PathBuf, Scan)>,
         fixed: Vec<Fixed>,
+        memory: std::sync::Arc<Memory>,
     ) -> Guard {
         let known = roots
             .iter()
@@ -73,6 +77,7 @@ impl Guard {
             roots,
             fixed,
             known,
+            memory,
             running: Mutex::new(()),
             finished: AtomicBool::new(false),
         }
@@ -94,7 +99,7 @@ impl Guard {
         let mut gaps: Vec<String> = Vec::new();
         let mut budget = self.limit;
         for (root, start) in &self.roots {
-            let mut now = walk::scan(root, &self.names, &mut budget);
+            let mut now = self.memory.walk(root, &self.names, &mut budget);
             if let Some(gap) = &now.gap {
                 gaps.push(format!("{} ({gap})", root.display()));
             }

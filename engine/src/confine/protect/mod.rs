@@ -33,6 +33,7 @@ mod gate;
 mod guard;
 mod walk;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -41,7 +42,7 @@ use baton_sandbox::Pinned;
 pub use gate::Starting;
 use guard::Fixed;
 pub use guard::Guard;
-use walk::{Names, Role};
+use walk::{Memo, Names, Role, Scan};
 
 use crate::permission::SandboxConfig;
 
@@ -60,6 +61,22 @@ pub fn scan_limit() -> usize {
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(DEFAULT_SCAN_LIMIT)
+}
+
+/// What the walks of each workspace root listed (see [`walk`]), kept for
+/// the session so that each walk lists again only what changed.
+#[derive(Debug, Default)]
+pub struct Memory(parking_lot::Mutex<HashMap<PathBuf, Arc<Memo>>>);
+
+impl Memory {
+    /// Walks `root` (see [`walk::scan`]) with what earlier walks listed,
+    /// and keeps what this one listed.
+    pub(crate) fn walk(&self, root: &Path, names: &Names, budget: &mut usize) -> Scan {
+        let previous = self.0.lock().get(root).cloned();
+        let (scan, next) = walk::scan(root, names, budget, previous.as_deref());
+        self.0.lock().insert(root.to_path_buf(), Arc::new(next));
+        scan
+    }
 }
 
 /// What one sandboxed command gets: the entries its mount namespace keeps
@@ -81,6 +98,7 @@ pub(crate) fn prepare(
     roots: &[PathBuf],
     write: &[PathBuf],
     deny_write: &[PathBuf],
+    memory: &Arc<Memory>,
 ) -> Result<Option<Protection>, String> {
     let names = Names::new(&config.protected_names);
     if names.is_empty() {
@@ -92,7 +110,7 @@ pub(crate) fn prepare(
     let mut scans = Vec::new();
     let mut pinned = Vec::new();
     for root in outermost(roots) {
-        let scan = walk::scan(&root, &names, &mut budget);
+        let scan = memory.walk(&root, &names, &mut budget);
         if let Some(gap) = &scan.gap {
             return Err(format!(
                 "the workspace {} could not be searched for repositories and protected files ({gap}; the limit is {limit} entries, set {SCAN_LIMIT_VAR} to change it), so they could not be protected",
@@ -116,7 +134,7 @@ pub(crate) fn prepare(
     let fixed = fixed_paths(&names, roots, write, deny_write);
     Ok(Some(Protection {
         pinned,
-        guard: Arc::new(Guard::new(names, limit, scans, fixed)),
+        guard: Arc::new(Guard::new(names, limit, scans, fixed, memory.clone())),
         starting,
     }))
 }

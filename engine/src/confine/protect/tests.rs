@@ -30,7 +30,7 @@ fn git_dir(at: &Path) {
 
 fn scan(root: &Path) -> Scan {
     let mut budget = 10_000;
-    walk::scan(root, &names(), &mut budget)
+    walk::scan(root, &names(), &mut budget, None).0
 }
 
 fn found(scan: &Scan) -> Vec<(String, Role)> {
@@ -49,6 +49,7 @@ fn guard(root: &Path) -> Guard {
         10_000,
         vec![(root.to_path_buf(), scan(root))],
         Vec::new(),
+        Default::default(),
     )
 }
 
@@ -115,10 +116,10 @@ fn a_walk_over_the_limit_says_it_is_incomplete() {
         fs::write(root.join(format!("f{i}")), "").unwrap();
     }
     let mut budget = 20;
-    let s = walk::scan(&root, &names(), &mut budget);
+    let s = walk::scan(&root, &names(), &mut budget, None).0;
     assert!(!s.complete && s.gap.is_some());
     let mut budget = 100;
-    assert!(walk::scan(&root, &names(), &mut budget).complete);
+    assert!(walk::scan(&root, &names(), &mut budget, None).0.complete);
 }
 
 #[test]
@@ -198,4 +199,33 @@ fn the_walk_and_the_check_follow_no_link_out_of_the_root() {
     fs::write(outside.join(".mcp.json"), "{}").unwrap();
     assert!(g.check().is_empty());
     assert!(outside.join(".mcp.json").exists());
+}
+
+#[test]
+fn a_remembered_walk_still_sees_what_changed() {
+    let (_d, root) = tree();
+    fs::create_dir_all(root.join("a/deep")).unwrap();
+    fs::create_dir_all(root.join("b")).unwrap();
+    // Old enough to be remembered.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let mut budget = 10_000;
+    let (first, memo) = walk::scan(&root, &names(), &mut budget, None);
+    assert!(first.entries.is_empty());
+    assert!(memo.holds(Path::new("a")) && memo.holds(Path::new("a/deep")));
+    // Changed right after it was listed (within the same clock tick, it
+    // may be): seen anyway.
+    fs::write(root.join("a/deep/.mcp.json"), "{}").unwrap();
+    fs::write(root.join("b/.envrc"), "").unwrap();
+    let mut budget = 10_000;
+    let (second, memo) = walk::scan(&root, &names(), &mut budget, Some(&memo));
+    let f = found(&second);
+    assert!(
+        f.contains(&("a/deep/.mcp.json".into(), Role::Name)),
+        "{f:?}"
+    );
+    assert!(f.contains(&("b/.envrc".into(), Role::Name)), "{f:?}");
+    // And what was found in an unchanged directory is found again.
+    let mut budget = 10_000;
+    let (third, _) = walk::scan(&root, &names(), &mut budget, Some(&memo));
+    assert_eq!(found(&third), f);
 }

@@ -12,10 +12,20 @@
 //! a whole. Inside a git directory only `modules/` and `worktrees/` are
 //! walked (where git keeps the git directories of submodules and linked
 //! worktrees), not its objects.
+//!
+//! Listing is what costs (about a microsecond an entry), so a walk keeps
+//! what it listed ([`Memo`]) and the next walk of the root lists again only
+//! the directories that changed since. A directory that gains, loses or
+//! renames an entry gets a new change time (`st_ctime`), which no program
+//! can set back; one whose change time was recent when it was listed is not
+//! kept, since a change within the same clock tick would not move it.
+//! Every directory is still opened and looked at, each walk.
 
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nix::dir::Type;
 
@@ -24,6 +34,35 @@ use super::at::{self, same_name, Kind, Stat};
 /// Directories deeper than this are not walked: the walk is then
 /// incomplete (and the caller fails closed).
 const MAX_DEPTH: usize = 128;
+
+/// A directory changed less than this before the walk is listed again
+/// next time (far more than a clock tick).
+const RECENT: Duration = Duration::from_secs(2);
+
+/// What earlier walks of one root listed, by directory.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Memo {
+    dirs: HashMap<PathBuf, Listed>,
+}
+
+impl Memo {
+    /// Whether the listing of `rel` is kept.
+    #[cfg(test)]
+    pub(crate) fn holds(&self, rel: &Path) -> bool {
+        self.dirs.contains_key(rel)
+    }
+}
+
+/// One directory as it was listed.
+#[derive(Clone, Debug)]
+struct Listed {
+    identity: (u64, u64),
+    ctime: (i64, i64),
+    /// How many entries it holds (they count against the budget).
+    entries: usize,
+    subdirs: Vec<OsString>,
+    found: Vec<Found>,
+}
 
 /// What the walk looks for, from `SandboxConfig::protected_names`.
 #[derive(Clone, Debug, Default)]
@@ -106,9 +145,22 @@ pub(crate) struct Scan {
     pub gap: Option<String>,
 }
 
-/// Walks `root`, listing at most `budget` entries (what it lists is taken
-/// off `budget`). A root that does not exist holds nothing.
-pub(crate) fn scan(root: &Path, names: &Names, budget: &mut usize) -> Scan {
+/// Walks `root` through at most `budget` entries (what it goes through is
+/// taken off `budget`), listing only the directories `memo` does not hold
+/// unchanged; what it listed, for the next walk. A root that does not
+/// exist holds nothing.
+pub(crate) fn scan(
+    root: &Path,
+    names: &Names,
+    budget: &mut usize,
+    memo: Option<&Memo>,
+) -> (Scan, Memo) {
+    let since = SystemTime::now()
+        .checked_sub(RECENT)
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or((i64::MAX, 0), |d| {
+            (d.as_secs() as i64, d.subsec_nanos() as i64)
+        });
     let mut walker = Walker {
         names,
         budget,
@@ -116,9 +168,12 @@ pub(crate) fn scan(root: &Path, names: &Names, budget: &mut usize) -> Scan {
             complete: true,
             ..Scan::default()
         },
+        previous: memo,
+        next: Memo::default(),
+        since,
     };
     let Ok(fd) = at::open_trusted(root) else {
-        return walker.scan;
+        return (walker.scan, walker.next);
     };
     let mut stack: Vec<(OwnedFd, PathBuf, Vec<OsString>)> = Vec::new();
     if let Some(pending) = walker.visit(&fd, Path::new("")) {
@@ -140,22 +195,31 @@ pub(crate) fn scan(root: &Path, names: &Names, budget: &mut usize) -> Scan {
             ));
             break;
         }
+        let rel = rel.join(&name);
+        // A directory with nothing below it to walk, unchanged: no need to
+        // open it.
+        if walker.reuse_leaf(dir, &name, &rel) {
+            continue;
+        }
         // Gone, or swapped for a link since it was listed: nothing to walk.
         let Ok(child) = at::open_dir(dir, &name) else {
             continue;
         };
-        let rel = rel.join(&name);
         if let Some(pending) = walker.visit(&child, &rel) {
             stack.push((child, rel, pending));
         }
     }
-    walker.scan
+    (walker.scan, walker.next)
 }
 
 struct Walker<'a> {
     names: &'a Names,
     budget: &'a mut usize,
     scan: Scan,
+    previous: Option<&'a Memo>,
+    next: Memo,
+    /// Change times from this one on are recent (seconds, nanoseconds).
+    since: (i64, i64),
 }
 
 impl Walker<'_> {
@@ -164,12 +228,64 @@ impl Walker<'_> {
         self.scan.gap.get_or_insert(why);
     }
 
+    /// What an earlier walk listed of the directory at `rel`, if it is
+    /// still the same directory, unchanged.
+    fn unchanged(&self, rel: &Path, st: &nix::sys::stat::FileStat) -> Option<Listed> {
+        self.previous
+            .and_then(|m| m.dirs.get(rel))
+            .filter(|l| {
+                l.identity == (st.st_dev, st.st_ino) && l.ctime == (st.st_ctime, st.st_ctime_nsec)
+            })
+            .cloned()
+    }
+
+    /// Takes what an earlier walk listed of a directory (unchanged) as this
+    /// walk's; the subdirectories to walk next.
+    fn reuse(&mut self, rel: &Path, listed: Listed) -> Option<Vec<OsString>> {
+        if listed.entries > *self.budget {
+            *self.budget = 0;
+            self.gap("the entry limit was reached".into());
+            return None;
+        }
+        *self.budget -= listed.entries;
+        self.scan.entries.extend(listed.found.iter().cloned());
+        let subdirs = listed.subdirs.clone();
+        self.next.dirs.insert(rel.to_path_buf(), listed);
+        Some(subdirs)
+    }
+
+    /// Reuses the listing of `name` in `parent` (at `rel`) without opening
+    /// it, when it is an unchanged directory with no subdirectory.
+    fn reuse_leaf(&mut self, parent: &OwnedFd, name: &OsStr, rel: &Path) -> bool {
+        let Ok(st) =
+            nix::sys::stat::fstatat(parent, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+        else {
+            return false;
+        };
+        let is_dir = nix::sys::stat::SFlag::from_bits_truncate(st.st_mode)
+            & nix::sys::stat::SFlag::S_IFMT
+            == nix::sys::stat::SFlag::S_IFDIR;
+        match self.unchanged(rel, &st) {
+            Some(listed) if is_dir && listed.subdirs.is_empty() => {
+                self.reuse(rel, listed);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Lists the directory `dir` (at `rel`), records what is protected in
     /// it, and returns the subdirectories to walk next.
     fn visit(&mut self, dir: &OwnedFd, rel: &Path) -> Option<Vec<OsString>> {
+        let st = nix::sys::stat::fstat(dir).ok()?;
+        let identity = (st.st_dev, st.st_ino);
+        let ctime = (st.st_ctime, st.st_ctime_nsec);
+        if let Some(listed) = self.unchanged(rel, &st) {
+            return self.reuse(rel, listed);
+        }
         let entries = match at::list(dir) {
             Ok(entries) => entries,
-            Err(nix::errno::Errno::EACCES) if owned_by_us(dir) => {
+            Err(nix::errno::Errno::EACCES) if st.st_uid == our_uid() => {
                 // The command could have made it unreadable to hide what
                 // it put inside.
                 self.gap(format!("{} cannot be listed", rel.display()));
@@ -189,6 +305,8 @@ impl Walker<'_> {
         if self.names.repositories() && (named_git || looks_like_git_dir(&entries)) {
             return Some(self.git_dir(dir, rel, &entries));
         }
+        let count = entries.len();
+        let first = self.scan.entries.len();
         let mut pending = Vec::new();
         for (name, kind) in entries {
             let kind = match kind {
@@ -215,6 +333,18 @@ impl Walker<'_> {
             } else if kind == Type::Directory {
                 pending.push(name);
             }
+        }
+        if ctime < self.since {
+            self.next.dirs.insert(
+                rel.to_path_buf(),
+                Listed {
+                    identity,
+                    ctime,
+                    entries: count,
+                    subdirs: pending.clone(),
+                    found: self.scan.entries[first..].to_vec(),
+                },
+            );
         }
         Some(pending)
     }
@@ -260,7 +390,7 @@ fn looks_like_git_dir(entries: &[(OsString, Option<Type>)]) -> bool {
     has("HEAD") && (has("objects") || has("refs") || has("commondir"))
 }
 
-fn owned_by_us(dir: &OwnedFd) -> bool {
+fn our_uid() -> u32 {
     // SAFETY: a plain getter.
-    nix::sys::stat::fstat(dir).is_ok_and(|st| st.st_uid == unsafe { nix::libc::geteuid() })
+    unsafe { nix::libc::geteuid() }
 }
