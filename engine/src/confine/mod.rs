@@ -217,8 +217,16 @@ impl Confinement {
             return Err("no sandbox settings are enabled".into());
         };
         let plan = sandbox_mode::plan(config, context, tmp, &self.memory)?;
-        let prepared =
-            Prepared::new(&plan.policy, baton_sandbox::support()).map_err(|e| e.to_string())?;
+        let prepared = match Prepared::new(&plan.policy, baton_sandbox::support()) {
+            Ok(prepared) => prepared,
+            Err(e) => {
+                // Nothing will run: nothing to check after it.
+                if let Some(guard) = &plan.guard {
+                    guard.dismiss();
+                }
+                return Err(e.to_string());
+            }
+        };
         if let Some(guard) = &plan.guard {
             let mut guards = self.guards.lock();
             guards.retain(|g| g.strong_count() > 0);

@@ -221,6 +221,13 @@ impl Guard {
     }
 }
 
+impl Guard {
+    /// The command will not run: dropping the guard checks nothing.
+    pub fn dismiss(&self) {
+        self.finished.store(true, Ordering::SeqCst);
+    }
+}
+
 impl Drop for Guard {
     /// The last holder let go without a final check (a shell tool that
     /// does not report one): check now, so that nothing the command
