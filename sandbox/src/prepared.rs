@@ -168,7 +168,7 @@ impl EnterError {
     pub fn what(self) -> &'static str {
         match self {
             EnterError::Mounts(_) => {
-                "could not keep protected paths in place with mounts (ESTALE: one was replaced while the command started)"
+                "could not keep protected paths in place with mounts (\"stale file handle\": one was replaced while the command started)"
             }
             EnterError::Network(_) => "could not set up the command's own network",
             EnterError::NoNewPrivileges(_) => "could not forbid privilege gains",

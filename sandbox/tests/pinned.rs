@@ -128,7 +128,7 @@ fn a_command_started_inside_a_protected_directory_cannot_write_it() {
     let s = scene();
     let hooks = s.work.join("sub/.git/hooks");
     let mut policy = writable(&s);
-    policy.pinned = vec![pin(hooks.clone(), true)];
+    policy.deny_write = vec![hooks.clone()];
     // Started there, the command still meets the read-only bind.
     let out = run(&policy, &hooks, "touch post-checkout").expect("runs");
     assert!(!out.status.success(), "{out:?}");

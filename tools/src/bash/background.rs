@@ -137,13 +137,18 @@ impl BackgroundTasks {
     /// Keeps a finished command's process group until the session (or
     /// its owner) ends.
     pub(crate) fn adopt(&self, owner: Option<String>, guard: TreeGuard, check: Option<Arc<Guard>>) {
-        let mut inner = self.inner.lock();
-        // Forget groups that have emptied on their own (their sandbox's
-        // check runs as it is dropped).
-        inner
-            .lingering
-            .retain(|(_, g, _)| g.tree().is_some_and(|t| t.is_alive()));
-        inner.lingering.push((owner, guard, check));
+        let emptied: Vec<_> = {
+            let mut inner = self.inner.lock();
+            // Forget groups that have emptied on their own.
+            let (alive, emptied) = std::mem::take(&mut inner.lingering)
+                .into_iter()
+                .partition(|(_, g, _)| g.tree().is_some_and(|t| t.is_alive()));
+            inner.lingering = alive;
+            inner.lingering.push((owner, guard, check));
+            emptied
+        };
+        // Their sandbox's checks run as they go, outside the lock.
+        drop(emptied);
     }
 
     /// Numbers new tasks after `n`: a resumed session's old tasks keep

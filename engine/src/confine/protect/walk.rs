@@ -39,9 +39,11 @@ const MAX_DEPTH: usize = 128;
 /// next time (far more than a clock tick).
 const RECENT: Duration = Duration::from_secs(2);
 
-/// What earlier walks of one root listed, by directory.
+/// What earlier walks of one root listed, by directory, and what they
+/// looked for.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Memo {
+    names: Names,
     dirs: HashMap<PathBuf, Listed>,
 }
 
@@ -65,7 +67,7 @@ struct Listed {
 }
 
 /// What the walk looks for, from `SandboxConfig::protected_names`.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Names {
     /// Names protected wherever an entry has them (`.mcp.json`, `.claude`).
     anywhere: Vec<String>,
@@ -168,8 +170,12 @@ pub(crate) fn scan(
             complete: true,
             ..Scan::default()
         },
-        previous: memo,
-        next: Memo::default(),
+        // What was listed looking for other names says nothing.
+        previous: memo.filter(|m| m.names == *names),
+        next: Memo {
+            names: names.clone(),
+            dirs: HashMap::new(),
+        },
         since,
     };
     let Ok(fd) = at::open_trusted(root) else {
