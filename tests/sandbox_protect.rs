@@ -399,3 +399,25 @@ fn a_workspace_too_large_to_search_is_not_run_sandboxed() {
     );
     assert!(!s.work.join("ran.txt").exists());
 }
+
+#[test]
+fn a_start_up_file_in_a_writable_home_is_not_created_either() {
+    if !confinable() {
+        return;
+    }
+    let s = scene("");
+    // `bash_calls` makes the state directory the home directory.
+    let settings = json!({"sandbox": {"enabled": true, "autoAllowBashIfSandboxed": true,
+        "filesystem": {"allowWrite": ["~/"]}}});
+    let results = baton_run::bash_calls(
+        &s.work,
+        &s.state,
+        Some(&settings),
+        &[],
+        &[json!({"command": "echo 'touch /tmp/x' > ~/.bashrc; echo note > ~/notes.txt; echo done"})],
+    );
+    assert!(results[0].0.contains("moved aside"), "{results:?}");
+    assert!(!s.state.join(".bashrc").exists(), "{results:?}");
+    assert!(s.state.join(".bashrc.baton-refused").exists());
+    assert!(s.state.join("notes.txt").exists(), "the rest of home is writable");
+}

@@ -118,15 +118,22 @@ pub(crate) fn plan(
             .collect();
         policy.write.sort();
         policy.write.dedup();
-        let mut protect: Vec<PathBuf> = config.deny_write.paths.clone();
-        protect.extend(expand(&config.deny_write.globs));
-        // Resolved like the write trees (a link's target is what is
-        // protected; the link itself is the guard's), and only what lies
-        // in a writable tree needs a mount.
-        let mut protect: Vec<PathBuf> = protect.iter().map(|p| crate::paths::resolve(p)).collect();
-        protect.retain(|p| policy.write.iter().any(|w| p.starts_with(w)));
+        let mut named: Vec<PathBuf> = config.deny_write.paths.clone();
+        named.extend(expand(&config.deny_write.globs));
+        // Resolved like the write trees: a link's target is what the mount
+        // protects; the link itself (its directory resolved) is what the
+        // check after the command keeps. Only what lies in a writable tree
+        // needs either.
+        let in_writable = |p: &PathBuf| policy.write.iter().any(|w| p.starts_with(w));
+        let mut protect: Vec<PathBuf> = named.iter().map(|p| crate::paths::resolve(p)).collect();
+        protect.retain(in_writable);
         protect.sort();
         protect.dedup();
+        let mut entries: Vec<PathBuf> = named
+            .iter()
+            .filter_map(|p| Some(crate::paths::resolve(p.parent()?).join(p.file_name()?)))
+            .collect();
+        entries.retain(in_writable);
         let mut roots: Vec<PathBuf> = config
             .write_roots
             .iter()
@@ -135,7 +142,7 @@ pub(crate) fn plan(
             .collect();
         roots.sort();
         roots.dedup();
-        if let Some(found) = protect::prepare(config, &roots, &policy.write, &protect, memory)? {
+        if let Some(found) = protect::prepare(config, &roots, &policy.write, &entries, memory)? {
             policy.pinned = found.pinned;
             guard = Some(found.guard);
             starting = Some(Arc::new(found.starting));

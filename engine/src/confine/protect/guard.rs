@@ -15,7 +15,7 @@
 //! protected paths named there (the home directory's start-up files, …)
 //! are checked.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,9 +46,14 @@ pub struct Guard {
     fixed: Vec<Fixed>,
     /// Every entry found when the command started, by identity: an entry
     /// with one of these identities (and the same kind, so that a freed
-    /// inode number reused for a new file is not taken for the old link)
-    /// is not new.
+    /// inode number reused for a new file is not taken for an old one) is
+    /// not new. These entries are mount points for the command: it could
+    /// not have linked them elsewhere.
     known: HashMap<(u64, u64), Kind>,
+    /// The links among them, by where they were: a link is not a mount
+    /// point, and one linked (hard) into another directory would resolve
+    /// its relative target from there, so a link is known only in place.
+    links: HashSet<(PathBuf, (u64, u64))>,
     /// What the walks listed, shared with the session's other walks.
     memory: std::sync::Arc<Memory>,
     /// One check at a time (two would race to rename the same entry).
@@ -71,12 +76,24 @@ impl Guard {
             .map(|e| (e.stat.identity, e.stat.kind.clone()))
             .chain(fixed.iter().filter_map(|f| f.known.clone()))
             .collect();
+        let links = roots
+            .iter()
+            .flat_map(|(root, scan)| scan.entries.iter().map(move |e| (root.join(&e.rel), e)))
+            .map(|(path, e)| (path, e.stat.identity, &e.stat.kind))
+            .chain(fixed.iter().filter_map(|f| {
+                let (identity, kind) = f.known.as_ref()?;
+                Some((f.anchor.join(&f.rel), *identity, kind))
+            }))
+            .filter(|(_, _, kind)| matches!(kind, Kind::Link(_)))
+            .map(|(path, identity, _)| (path, identity))
+            .collect();
         Guard {
             names,
             limit,
             roots,
             fixed,
             known,
+            links,
             memory,
             running: Mutex::new(()),
             finished: AtomicBool::new(false),
@@ -120,7 +137,9 @@ impl Guard {
             // with it.
             let mut done: Vec<&Path> = Vec::new();
             for found in &now.entries {
-                if self.is_known(&found.stat) || done.iter().any(|d| found.rel.starts_with(d)) {
+                if self.is_known(&root.join(&found.rel), &found.stat)
+                    || done.iter().any(|d| found.rel.starts_with(d))
+                {
                     continue;
                 }
                 // A new repository that is not a `.git` (git would take the
@@ -165,30 +184,42 @@ impl Guard {
             let Ok(anchor) = at::open_trusted(&fixed.anchor) else {
                 continue;
             };
-            let Some(now) = at::stat_below(&anchor, &fixed.rel) else {
-                continue;
-            };
-            if self.is_known(&now) {
-                continue;
-            }
             let path = fixed.anchor.join(&fixed.rel);
-            match move_aside(&anchor, &fixed.rel) {
-                Ok(aside) => moved.push(format!(
-                    "{} (now {})",
-                    path.display(),
-                    fixed.anchor.join(aside).display()
-                )),
-                Err(e) => failed.push(format!("{}: {e}", path.display())),
+            if let Some(now) = at::stat_below(&anchor, &fixed.rel) {
+                if self.is_known(&path, &now) {
+                    continue;
+                }
+                match move_aside(&anchor, &fixed.rel) {
+                    Ok(aside) => moved.push(format!(
+                        "{} (now {})",
+                        path.display(),
+                        fixed.anchor.join(aside).display()
+                    )),
+                    Err(e) => failed.push(format!("{}: {e}", path.display())),
+                }
+            }
+            if let Some((_, Kind::Link(target))) = &fixed.known {
+                match put_back(&anchor, &fixed.rel, target) {
+                    Ok(true) => restored.push(path.display().to_string()),
+                    Ok(false) => {}
+                    Err(e) => failed.push(format!("{}: {e}", path.display())),
+                }
             }
         }
         sentences(&moved, &restored, &failed, &gaps, self.limit)
     }
 
-    fn is_known(&self, stat: &at::Stat) -> bool {
-        self.known.get(&stat.identity).is_some_and(|kind| {
-            std::mem::discriminant(kind) == std::mem::discriminant(&stat.kind)
-                && (!matches!(kind, Kind::Link(_)) || *kind == stat.kind)
-        })
+    /// Whether the entry `stat` found at `path` is one found when the
+    /// command started (moved along with a directory, maybe).
+    fn is_known(&self, path: &Path, stat: &at::Stat) -> bool {
+        self.known
+            .get(&stat.identity)
+            .is_some_and(|kind| match kind {
+                Kind::Link(_) => {
+                    *kind == stat.kind && self.links.contains(&(path.to_path_buf(), stat.identity))
+                }
+                _ => std::mem::discriminant(kind) == std::mem::discriminant(&stat.kind),
+            })
     }
 
     /// The entries checked even when the walk could not finish: each

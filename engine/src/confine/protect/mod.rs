@@ -90,8 +90,9 @@ pub(crate) struct Protection {
 
 /// Walks the workspace `roots` for what `config` protects. `write` are the
 /// command's writable trees (resolved) and `deny_write` the named paths
-/// the sandbox protects (resolved): those outside the roots are checked
-/// after the command too. `None` when nothing is protected by name; an
+/// the sandbox protects (their directories resolved, the entries
+/// themselves not): those outside the roots are checked after the command
+/// too. `None` when nothing is protected by name; an
 /// error (the reason) when the walk could not finish.
 pub(crate) fn prepare(
     config: &SandboxConfig,

@@ -229,3 +229,28 @@ fn a_remembered_walk_still_sees_what_changed() {
     let (third, _) = walk::scan(&root, &names(), &mut budget, Some(&memo));
     assert_eq!(found(&third), f);
 }
+
+#[test]
+fn a_protected_link_linked_elsewhere_is_not_known_there() {
+    let (_d, root) = tree();
+    symlink("shared/settings", root.join(".claude")).unwrap();
+    fs::create_dir(root.join("sub")).unwrap();
+    let g = guard(&root);
+    // A hard link to the link itself: same inode, but its relative target
+    // now resolves from `sub/`.
+    nix::unistd::linkat(
+        nix::fcntl::AT_FDCWD,
+        &root.join(".claude"),
+        nix::fcntl::AT_FDCWD,
+        &root.join("sub/.claude"),
+        nix::unistd::LinkatFlags::empty(),
+    )
+    .unwrap();
+    let notes = g.check();
+    assert!(notes[0].contains("sub/.claude"), "{notes:?}");
+    assert!(!root.join("sub/.claude").exists());
+    assert!(
+        fs::read_link(root.join(".claude")).is_ok(),
+        "the original stays"
+    );
+}
