@@ -8,8 +8,9 @@
 //! when asked, walks again: every protected entry whose identity it does
 //! not know is moved aside (renamed to `<name>.baton-refused`, beside it,
 //! where nothing reads it), and every protected link that was removed or
-//! replaced is put back. An entry moved within the root keeps its identity
-//! and is left alone.
+//! replaced is put back. An entry moved within the root (with a directory
+//! above it) keeps its identity and is left alone; a link only where it
+//! was, since a link is no mount point and could be linked elsewhere.
 //!
 //! Outside the workspace roots (writable trees the settings add), only the
 //! protected paths named there (the home directory's start-up files, …)
