@@ -414,10 +414,15 @@ fn a_start_up_file_in_a_writable_home_is_not_created_either() {
         &s.state,
         Some(&settings),
         &[],
-        &[json!({"command": "echo 'touch /tmp/x' > ~/.bashrc; echo note > ~/notes.txt; echo done"})],
+        &[
+            json!({"command": "echo 'touch /tmp/x' > ~/.bashrc; echo note > ~/notes.txt; echo done"}),
+        ],
     );
     assert!(results[0].0.contains("moved aside"), "{results:?}");
     assert!(!s.state.join(".bashrc").exists(), "{results:?}");
     assert!(s.state.join(".bashrc.baton-refused").exists());
-    assert!(s.state.join("notes.txt").exists(), "the rest of home is writable");
+    assert!(
+        s.state.join("notes.txt").exists(),
+        "the rest of home is writable"
+    );
 }
