@@ -30,6 +30,6 @@ pub mod proxy;
 mod seccomp;
 mod support;
 
-pub use policy::{Network, Policy};
+pub use policy::{Network, Pinned, Policy};
 pub use prepared::{enter, EnterError, Entry, PrepareError, Prepared};
 pub use support::{support, Support, PRETEND_UNAVAILABLE_VAR};

@@ -49,8 +49,14 @@ pub struct Policy {
     /// read-only onto themselves in a mount namespace of the command's own
     /// (needs user namespaces), so that they can be neither changed nor
     /// unlinked and replaced. Only paths that exist when the command starts
-    /// can be protected this way.
+    /// can be protected this way. Links on the way to a path are followed
+    /// (once, when the policy is prepared); a path that is itself a link
+    /// is skipped (a mount would follow it to its target).
     pub deny_write: Vec<PathBuf>,
+    /// Entries found by the caller (with the identity it saw), to be kept
+    /// where they are: see [`Pinned`]. Needs user namespaces, like
+    /// `deny_write`.
+    pub pinned: Vec<Pinned>,
     /// Single files granted reading and writing whatever the trees: the
     /// devices a command needs to work at all (`/dev/null`, `/dev/urandom`)
     /// and a host's own state files (the file a shell wrapper reports to).
@@ -60,6 +66,24 @@ pub struct Policy {
     /// daemon such as an SSH agent). Off by default: a Unix socket is a way
     /// out of any file-system rule (a Docker socket runs anything).
     pub unix_sockets: bool,
+}
+
+/// One entry kept in place for the command: bound onto itself in the
+/// command's mount namespace, so that it cannot be renamed, removed or
+/// replaced (`EBUSY`), and, when `read_only`, not written either (`EROFS`).
+/// A writable pin keeps a directory in place while what is inside stays
+/// writable (a repository's `.git`).
+///
+/// The child reaches `path` from the outermost `write` tree that holds it,
+/// one component at a time without following links, and binds it only if
+/// it is still the object `identity` names: an entry swapped in the
+/// meantime fails the start rather than being protected in its place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pinned {
+    pub path: PathBuf,
+    pub read_only: bool,
+    /// `(st_dev, st_ino)` of the entry when the caller found it.
+    pub identity: (u64, u64),
 }
 
 impl Policy {

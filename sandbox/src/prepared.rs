@@ -50,7 +50,7 @@ impl Prepared {
         if let Some(why) = support.missing() {
             return Err(PrepareError::Unsupported(why));
         }
-        let mounts = Plan::new(&policy.deny_write);
+        let mounts = Plan::new(policy);
         if !mounts.is_empty() && !support.user_namespaces {
             return Err(PrepareError::Unsupported(
                 "protecting paths inside writable trees needs user namespaces, which this system does not allow".into(),
@@ -58,7 +58,8 @@ impl Prepared {
         }
         if !mounts.fits() {
             return Err(PrepareError::Unsupported(format!(
-                "at most {} paths can be protected from writes",
+                "{} entries would have to be protected from writes, more than the {} a command can have",
+                mounts.len(),
                 mounts::MAX_TARGETS
             )));
         }
@@ -166,7 +167,9 @@ impl EnterError {
 
     pub fn what(self) -> &'static str {
         match self {
-            EnterError::Mounts(_) => "could not protect paths with read-only mounts",
+            EnterError::Mounts(_) => {
+                "could not keep protected paths in place with mounts (\"stale file handle\": one was replaced while the command started)"
+            }
             EnterError::Network(_) => "could not set up the command's own network",
             EnterError::NoNewPrivileges(_) => "could not forbid privilege gains",
             EnterError::Landlock(_) => "could not enter the Landlock ruleset",

@@ -24,10 +24,11 @@
 //! [`Confinement::waive_floor`]).
 
 mod expand;
+pub mod protect;
 pub mod sandbox_mode;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 
 use baton_sandbox::{Policy, Prepared};
 use serde_json::Value;
@@ -79,6 +80,11 @@ pub struct Confinement {
     sandbox_unavailable: Option<String>,
     /// The last floor prepared, for the workspace it was built for.
     floor_cache: Arc<parking_lot::Mutex<Option<FloorEntry>>>,
+    /// The checks of sandboxed commands whose holders still hold them
+    /// (commands still running): see [`Confinement::check_sandboxed`].
+    guards: Arc<parking_lot::Mutex<Vec<Weak<protect::Guard>>>>,
+    /// What the walks of the workspace listed, for the next walk.
+    memory: Arc<protect::Memory>,
 }
 
 /// `((roots, readable), floor)`; kept only when every root existed (a
@@ -118,6 +124,8 @@ impl Confinement {
             sandbox: None,
             sandbox_unavailable: None,
             floor_cache: Default::default(),
+            guards: Default::default(),
+            memory: Default::default(),
         }
     }
 
@@ -208,10 +216,48 @@ impl Confinement {
         let Some(config) = &self.sandbox else {
             return Err("no sandbox settings are enabled".into());
         };
-        let plan = sandbox_mode::plan(config, context, tmp);
-        let prepared =
-            Prepared::new(&plan.policy, baton_sandbox::support()).map_err(|e| e.to_string())?;
+        let plan = sandbox_mode::plan(config, context, tmp, &self.memory)?;
+        let prepared = match Prepared::new(&plan.policy, baton_sandbox::support()) {
+            Ok(prepared) => prepared,
+            Err(e) => {
+                // Nothing will run: nothing to check after it.
+                if let Some(guard) = &plan.guard {
+                    guard.dismiss();
+                }
+                return Err(e.to_string());
+            }
+        };
+        if let Some(guard) = &plan.guard {
+            let mut guards = self.guards.lock();
+            guards.retain(|g| g.strong_count() > 0);
+            guards.push(Arc::downgrade(guard));
+        }
         Ok((Arc::new(prepared), plan))
+    }
+
+    /// Runs the check of every sandboxed command still running (see
+    /// [`protect::Guard::check`]): what they created that the sandbox does
+    /// not allow is moved aside. For a host about to run something
+    /// unsandboxed in the same workspace (an excluded command, one that
+    /// left the sandbox), which could read a file planted there. The
+    /// sentences to report (they are logged too).
+    pub fn check_sandboxed(&self) -> Vec<String> {
+        let live: Vec<Arc<protect::Guard>> = self
+            .guards
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        let mut notes: Vec<String> = Vec::new();
+        for guard in live {
+            for note in guard.check() {
+                if !notes.contains(&note) {
+                    tracing::warn!("sandbox: {note}");
+                    notes.push(note);
+                }
+            }
+        }
+        notes
     }
 
     /// Accept classifier-only approval when the kernel cannot confine.

@@ -8,13 +8,19 @@
 //! network only through a proxy that decides by domain: Baton's own (in a
 //! network namespace of the command's own, where nothing else exists), or
 //! the user's (`httpProxyPort` / `socksProxyPort`).
+//!
+//! Repositories and protected files in the workspace are kept by the
+//! kernel where they exist and checked for after the command where they do
+//! not: see [`super::protect`].
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use baton_sandbox::proxy::{DomainPattern, DomainRules};
 use baton_sandbox::{Network, Policy};
 
 use super::expand::expand;
+use super::protect::{self, Guard};
 use crate::context::Context;
 use crate::permission::SandboxConfig;
 
@@ -46,6 +52,13 @@ pub struct SandboxPlan {
     pub env: Vec<(String, String)>,
     /// Variables the command must not see (`credentials.envVars`).
     pub hidden_env: Vec<String>,
+    /// The check to run once the command has ended (see
+    /// [`super::protect`]): what it created that must not exist is moved
+    /// aside. Dropping the last handle checks too.
+    pub guard: Option<Arc<Guard>>,
+    /// Held from the walk until the command's child has entered the
+    /// sandbox (see `protect::Starting`): take it and drop it then.
+    pub starting: Option<Arc<protect::Starting>>,
 }
 
 /// Whether this kernel can enforce `config`; the reason when not.
@@ -54,7 +67,9 @@ pub(crate) fn unavailable(config: &SandboxConfig) -> Option<String> {
     if let Some(why) = support.missing() {
         return Some(why);
     }
-    let needs_namespaces = !config.deny_write.is_empty() || !config.allowed_domains.is_empty();
+    let needs_namespaces = !config.deny_write.is_empty()
+        || !config.protected_names.is_empty()
+        || !config.allowed_domains.is_empty();
     if needs_namespaces && !support.user_namespaces {
         return Some(
             "protected paths and per-domain network need user namespaces, which this system does not allow"
@@ -65,9 +80,17 @@ pub(crate) fn unavailable(config: &SandboxConfig) -> Option<String> {
 }
 
 /// The plan for one command in `context`; `tmp` is the session's
-/// temporary directory (created here).
-pub(crate) fn plan(config: &SandboxConfig, context: &Context, tmp: &Path) -> SandboxPlan {
+/// temporary directory (created here). An error when the workspace could
+/// not be searched for what must be protected.
+pub(crate) fn plan(
+    config: &SandboxConfig,
+    context: &Context,
+    tmp: &Path,
+    memory: &Arc<protect::Memory>,
+) -> Result<SandboxPlan, String> {
     let mut env = Vec::new();
+    let mut guard = None;
+    let mut starting = None;
     let mut policy = Policy::read_only(Vec::new());
     if config.filesystem_disabled {
         policy.read.push(PathBuf::from("/"));
@@ -95,12 +118,35 @@ pub(crate) fn plan(config: &SandboxConfig, context: &Context, tmp: &Path) -> San
             .collect();
         policy.write.sort();
         policy.write.dedup();
-        let mut protect: Vec<PathBuf> = config.deny_write.paths.clone();
-        protect.extend(expand(&config.deny_write.globs));
-        // Only what lies in a writable tree needs a mount.
-        protect.retain(|p| policy.write.iter().any(|w| p.starts_with(w)));
+        let mut named: Vec<PathBuf> = config.deny_write.paths.clone();
+        named.extend(expand(&config.deny_write.globs));
+        // Resolved like the write trees: a link's target is what the mount
+        // protects; the link itself (its directory resolved) is what the
+        // check after the command keeps. Only what lies in a writable tree
+        // needs either.
+        let in_writable = |p: &PathBuf| policy.write.iter().any(|w| p.starts_with(w));
+        let mut protect: Vec<PathBuf> = named.iter().map(|p| crate::paths::resolve(p)).collect();
+        protect.retain(in_writable);
         protect.sort();
         protect.dedup();
+        let mut entries: Vec<PathBuf> = named
+            .iter()
+            .filter_map(|p| Some(crate::paths::resolve(p.parent()?).join(p.file_name()?)))
+            .collect();
+        entries.retain(in_writable);
+        let mut roots: Vec<PathBuf> = config
+            .write_roots
+            .iter()
+            .chain(context.roots.iter())
+            .map(|p| crate::paths::resolve(p))
+            .collect();
+        roots.sort();
+        roots.dedup();
+        if let Some(found) = protect::prepare(config, &roots, &policy.write, &entries, memory)? {
+            policy.pinned = found.pinned;
+            guard = Some(found.guard);
+            starting = Some(Arc::new(found.starting));
+        }
         policy.deny_write = protect;
     }
     policy.unix_sockets = config.allow_all_unix_sockets;
@@ -135,12 +181,14 @@ pub(crate) fn plan(config: &SandboxConfig, context: &Context, tmp: &Path) -> San
         env.push(("NO_PROXY".to_string(), String::new()));
         env.push(("no_proxy".to_string(), String::new()));
     }
-    SandboxPlan {
+    Ok(SandboxPlan {
         policy,
         egress,
         env,
         hidden_env: config.hidden_env.clone(),
-    }
+        guard,
+        starting,
+    })
 }
 
 fn egress(config: &SandboxConfig) -> Egress {

@@ -114,10 +114,15 @@ pub(crate) fn protected_reason_any<'a>(
 }
 
 /// Git treats a directory as a repository when it holds `HEAD` and an
-/// `objects` or `refs` directory (a bare repository, or the target of a
-/// `.git` link or `gitdir:` file).
+/// `objects` or `refs` directory, its own or a `commondir`'s (a bare
+/// repository, the target of a `.git` link or `gitdir:` file, a linked
+/// worktree's git directory). The sandbox's walk recognises them alike
+/// (`confine::protect`).
 fn looks_like_git_dir(dir: &Path) -> bool {
-    dir.join("HEAD").is_file() && (dir.join("objects").is_dir() || dir.join("refs").is_dir())
+    dir.join("HEAD").is_file()
+        && (dir.join("objects").is_dir()
+            || dir.join("refs").is_dir()
+            || dir.join("commondir").is_file())
 }
 
 fn eq(name: &OsStr, expected: &str) -> bool {
@@ -184,5 +189,11 @@ mod tests {
         assert!(protected_reason(&bare.join("config")).is_some());
         assert!(protected_reason(&bare.join("hooks/post-checkout")).is_some());
         assert!(protected_reason(&dir.path().join("plain.txt")).is_none());
+        // A linked worktree's git directory: HEAD and a `commondir`.
+        let admin = dir.path().join("admin");
+        std::fs::create_dir_all(&admin).unwrap();
+        std::fs::write(admin.join("HEAD"), "ref: refs/heads/x\n").unwrap();
+        std::fs::write(admin.join("commondir"), "/elsewhere\n").unwrap();
+        assert!(protected_reason(&admin.join("index")).is_some());
     }
 }

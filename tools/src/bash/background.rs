@@ -29,6 +29,7 @@ use super::process::Shell;
 use super::report;
 use super::run::{self, Ending, Limits};
 use super::BashConfig;
+use baton_engine::confine::protect::Guard;
 use baton_engine::process::TreeGuard;
 
 /// Put in `Context::extensions` of a subagent's calls (for example through
@@ -55,8 +56,9 @@ struct Inner {
     next_id: u64,
     tasks: BTreeMap<String, Arc<Task>>,
     /// Groups of finished commands that still had processes running, with
-    /// their owner.
-    lingering: Vec<(Option<String>, TreeGuard)>,
+    /// their owner and their sandbox's check (which runs when the group is
+    /// let go, after it).
+    lingering: Vec<(Option<String>, TreeGuard, Option<Arc<Guard>>)>,
 }
 
 /// How a finished task ended.
@@ -134,13 +136,19 @@ impl BackgroundTasks {
 
     /// Keeps a finished command's process group until the session (or
     /// its owner) ends.
-    pub(crate) fn adopt(&self, owner: Option<String>, guard: TreeGuard) {
-        let mut inner = self.inner.lock();
-        // Forget groups that have emptied on their own.
-        inner
-            .lingering
-            .retain(|(_, g)| g.tree().is_some_and(|t| t.is_alive()));
-        inner.lingering.push((owner, guard));
+    pub(crate) fn adopt(&self, owner: Option<String>, guard: TreeGuard, check: Option<Arc<Guard>>) {
+        let emptied: Vec<_> = {
+            let mut inner = self.inner.lock();
+            // Forget groups that have emptied on their own.
+            let (alive, emptied) = std::mem::take(&mut inner.lingering)
+                .into_iter()
+                .partition(|(_, g, _)| g.tree().is_some_and(|t| t.is_alive()));
+            inner.lingering = alive;
+            inner.lingering.push((owner, guard, check));
+            emptied
+        };
+        // Their sandbox's checks run as they go, outside the lock.
+        drop(emptied);
     }
 
     /// Numbers new tasks after `n`: a resumed session's old tasks keep
@@ -298,19 +306,35 @@ fn run_on(
     tokio::spawn(async move {
         let (ending, elapsed) =
             run::run(&mut shell, &running.capture, &running.stop, &limits, None).await;
+        let mut kept_running = false;
         if let Some(tree) = shell.tree() {
             if tree.is_alive_async().await {
                 if let Some(session) = session.upgrade() {
-                    registry(&session).adopt(running.owner.clone(), shell.take_guard());
+                    kept_running = true;
+                    registry(&session).adopt(
+                        running.owner.clone(),
+                        shell.take_guard(),
+                        shell.protection(),
+                    );
                 }
             }
         }
+        let notes = match shell.protection() {
+            Some(guard) => super::confine::check_protected(guard, !kept_running).await,
+            None => Vec::new(),
+        };
         // The sandbox's network proxy, if any, lives in the shell: it goes
         // only now, with the command.
         drop(shell);
         let finish = finish(&running.command, &ending, elapsed);
         running.done.send_replace(Some(finish.clone()));
-        notify(&session, &running, &finish, running.started.elapsed());
+        notify(
+            &session,
+            &running,
+            &finish,
+            running.started.elapsed(),
+            &notes,
+        );
         if let Some(session) = session.upgrade() {
             crate::tasks::changed(&session);
         }
@@ -346,7 +370,13 @@ fn finish(command: &str, ending: &Ending, elapsed: Duration) -> Finish {
     }
 }
 
-fn notify(session: &Weak<Session>, task: &Task, finish: &Finish, elapsed: Duration) {
+fn notify(
+    session: &Weak<Session>,
+    task: &Task,
+    finish: &Finish,
+    elapsed: Duration,
+    notes: &[String],
+) {
     let Some(session) = session.upgrade() else {
         return;
     };
@@ -363,14 +393,15 @@ fn notify(session: &Weak<Session>, task: &Task, finish: &Finish, elapsed: Durati
     session.notify(Notification {
         kind: "background_task_finished".to_string(),
         message: format!(
-            "Background task {} ({}) {}{}{} after {:.1} s. Its output is in {}; read it with TaskOutput.",
+            "Background task {} ({}) {}{}{} after {:.1} s. Its output is in {}; read it with TaskOutput.{}",
             task.id,
             super::label(&task.command),
             finish.status.replace('_', " "),
             code,
             why,
             elapsed.as_secs_f64(),
-            task.log_path.display()
+            task.log_path.display(),
+            notes.iter().map(|n| format!(" {n}")).collect::<String>()
         ),
         data: Some(json!({
             "task_id": task.id,
@@ -420,7 +451,7 @@ async fn stop_matching(session: &Session, matches: impl Fn(Option<&str>) -> bool
         return;
     };
     let grace = Duration::from_secs(2);
-    let (running, lingering) = {
+    let (running, lingering, checks) = {
         let mut inner = tasks.inner.lock();
         let running: Vec<Arc<Task>> = inner
             .tasks
@@ -430,10 +461,11 @@ async fn stop_matching(session: &Session, matches: impl Fn(Option<&str>) -> bool
             .collect();
         let (mine, others): (Vec<_>, Vec<_>) = std::mem::take(&mut inner.lingering)
             .into_iter()
-            .partition(|(owner, _)| matches(owner.as_deref()));
+            .partition(|(owner, _, _)| matches(owner.as_deref()));
         inner.lingering = others;
-        let mine: Vec<TreeGuard> = mine.into_iter().map(|(_, g)| g).collect();
-        (running, mine)
+        let (mine, checks): (Vec<TreeGuard>, Vec<Option<Arc<Guard>>>) =
+            mine.into_iter().map(|(_, g, c)| (g, c)).unzip();
+        (running, mine, checks)
     };
     for task in &running {
         task.request_stop(CancelReason::Shutdown);
@@ -452,4 +484,6 @@ async fn stop_matching(session: &Session, matches: impl Fn(Option<&str>) -> bool
     .await;
     // Dropping the guards sends SIGKILL to whatever is left.
     drop(lingering);
+    // Their sandbox's checks, now that they are gone.
+    drop(checks);
 }

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use baton_engine::confine::protect::Guard;
 use baton_engine::confine::{Approval, Confinement, Egress, FloorState, SandboxChoice};
 use baton_engine::process::Launch;
 use baton_engine::sandbox::proxy::Proxy;
@@ -19,6 +20,12 @@ pub(crate) struct Confined {
     pub(crate) hidden_env: Vec<String>,
     /// Said to the model with the result.
     pub(crate) note: Option<String>,
+    /// The check for what the command created that the sandbox does not
+    /// allow (settings sandbox only); whoever holds the running command
+    /// holds it too, and its last holder checks when letting go.
+    pub(crate) guard: Option<Arc<Guard>>,
+    /// Held until the command's child runs (see `protect::Starting`).
+    starting: parking_lot::Mutex<Option<Arc<baton_engine::confine::protect::Starting>>>,
 }
 
 impl Confined {
@@ -31,6 +38,8 @@ impl Confined {
             env: vec![("GIT_OPTIONAL_LOCKS".into(), "0".into())],
             hidden_env: Vec::new(),
             note: None,
+            guard: None,
+            starting: Default::default(),
         }
     }
 
@@ -51,6 +60,8 @@ impl Confined {
     /// proxy serving the listeners the command's namespace holds. Dropping
     /// the returned proxy ends its connections.
     pub(crate) fn start_egress(&self) -> std::io::Result<Option<Proxy>> {
+        // Called once the child runs: its start is over.
+        self.starting.lock().take();
         let Egress::Proxy(rules) = &self.egress else {
             return Ok(None);
         };
@@ -91,7 +102,13 @@ pub(crate) fn sandbox_for_command(
         return floor(&confinement, ctx).map(|p| p.map(Confined::floor));
     }
     match confinement.choose(command, asked_out) {
-        SandboxChoice::Unsandboxed => Ok(None),
+        SandboxChoice::Unsandboxed => {
+            // What sandboxed commands still running created goes before an
+            // unsandboxed one can read it (a plant for `git`, say); the
+            // engine logs what it moved.
+            confinement.check_sandboxed();
+            Ok(None)
+        }
         SandboxChoice::Unavailable { why, fail: true } => Err(format!(
             "The sandbox settings require every command to run sandboxed (sandbox.failIfUnavailable), but the sandbox is unavailable here ({why}), so the command was not run."
         )),
@@ -109,6 +126,8 @@ pub(crate) fn sandbox_for_command(
                 env: plan.env,
                 hidden_env: plan.hidden_env,
                 note,
+                guard: plan.guard,
+                starting: parking_lot::Mutex::new(plan.starting),
             }))
         }
     }
@@ -127,4 +146,19 @@ fn floor(confinement: &Confinement, ctx: &ToolContext) -> Result<Option<Arc<Prep
                     format!("The command was judged read-only, but the OS sandbox that must confine it could not be prepared ({e}), so it was not run.")
                 }),
     }
+}
+
+/// Runs `guard`'s check off the runtime's workers (it walks the
+/// workspace): the final one when `over` (nothing of the command runs any
+/// more), else one more that leaves the final to the guard's last holder.
+/// The sentences for the result.
+pub(crate) async fn check_protected(guard: Arc<Guard>, over: bool) -> Vec<String> {
+    let checked =
+        tokio::task::spawn_blocking(move || if over { guard.finish() } else { guard.check() })
+            .await;
+    checked.unwrap_or_else(|e| {
+        vec![format!(
+            "WARNING: the sandbox's check for protected files the command created failed ({e}); check the workspace before running git or starting a session here."
+        )]
+    })
 }

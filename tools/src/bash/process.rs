@@ -59,6 +59,9 @@ pub(crate) struct Shell {
     /// The read end of stderr's own pipe, when it has one.
     pub(crate) errors: Option<pipe::Receiver>,
     _egress: Option<Proxy>,
+    /// The sandbox's check (see `Confined::guard`), held as long as the
+    /// shell.
+    protect: Option<std::sync::Arc<baton_engine::confine::protect::Guard>>,
 }
 
 impl Shell {
@@ -124,7 +127,15 @@ impl Shell {
             output: reader,
             errors: err_reader,
             _egress: egress,
+            protect: confine.and_then(|c| c.guard.clone()),
         })
+    }
+
+    /// The sandbox's check for what the command created, if it has one.
+    pub(crate) fn protection(
+        &self,
+    ) -> Option<std::sync::Arc<baton_engine::confine::protect::Guard>> {
+        self.protect.clone()
     }
 
     pub(crate) fn tree(&self) -> Option<&ProcessTree> {

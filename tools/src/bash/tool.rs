@@ -255,6 +255,7 @@ impl Bash {
             .and_then(|c| c.note.clone())
             .into_iter()
             .collect();
+        let mut kept_running = false;
         if matches!(ending, Ending::Exited(_)) {
             let lingering = match shell.tree() {
                 Some(tree) => still_running(tree).await,
@@ -270,8 +271,12 @@ impl Bash {
                         "Processes the command started in the background are still running \
                          (session {root}); they are stopped when the session ends."
                     ));
-                    background::registry(&ctx.session)
-                        .adopt(background::TaskOwner::of(&ctx.context), shell.take_guard());
+                    kept_running = true;
+                    background::registry(&ctx.session).adopt(
+                        background::TaskOwner::of(&ctx.context),
+                        shell.take_guard(),
+                        shell.protection(),
+                    );
                 } else {
                     let (_, stop) = shell.stop(self.config.stop_grace).await;
                     notes.push(if stop.survivors == 0 {
@@ -287,6 +292,11 @@ impl Bash {
                     });
                 }
             }
+        }
+        // What the command created that the sandbox does not allow goes now
+        // (and, for what it left running, again when that ends).
+        if let Some(guard) = shell.protection() {
+            notes.extend(confine::check_protected(guard, !kept_running).await);
         }
         drop(shell);
 

@@ -47,6 +47,9 @@ pub(crate) struct Started {
     /// terminal, and the slave's device number; `None` without a PTY.
     pub terminal: Option<(OwnedFd, u64)>,
     pub egress: Option<Proxy>,
+    /// The sandbox's check (see `Confined::guard`), held as long as the
+    /// program: its last holder checks when letting go.
+    pub _protect: Option<std::sync::Arc<baton_engine::confine::protect::Guard>>,
 }
 
 /// The environment of a session whose input is judged as command lines,
@@ -135,6 +138,7 @@ pub(crate) fn start(spec: &Spec<'_>) -> io::Result<Started> {
         input,
         terminal,
         egress,
+        _protect: spec.confine.and_then(|c| c.guard.clone()),
     })
 }
 

@@ -29,6 +29,9 @@ pub(crate) struct Running {
     stdout: pipe::Receiver,
     log: std::fs::File,
     _egress: Option<baton_engine::sandbox::proxy::Proxy>,
+    /// The sandbox's check (see `Confined::guard`), run as the monitor's
+    /// command is let go.
+    _protect: Option<Arc<baton_engine::confine::protect::Guard>>,
 }
 
 /// Starts `command` with stdout to Baton and stderr to `log` (appended).
@@ -73,6 +76,7 @@ pub(crate) fn start(
         stdout: reader,
         log: file,
         _egress: egress,
+        _protect: confine.and_then(|c| c.guard.clone()),
     })
 }
 

@@ -19,15 +19,30 @@ use crate::permission::rules::{Rule, RuleKind, Specifier};
 use crate::permission::web::DomainPattern;
 use crate::permission::RulePolicy;
 
-/// The parts of a git directory that must not be written (the rest of
-/// `.git` must stay writable for git to work): hooks run programs,
-/// `config` names programs (`core.fsmonitor`, pagers, aliases).
-pub const PROTECTED_IN_GIT_DIR: &[&str] = &["hooks", "config"];
+/// The parts of a git directory that must not be written or created (the
+/// rest of it must stay writable for git to work): `hooks` run programs;
+/// `config` and `config.worktree` name programs (`core.fsmonitor`,
+/// pagers, aliases, filters); `info` holds `attributes` (which apply
+/// filters) and `exclude`; `commondir` and `gitdir` send git to another
+/// directory's configuration; `objects/info/alternates` (and its HTTP
+/// twin) to another object store.
+pub const PROTECTED_IN_GIT_DIR: &[&str] = &[
+    "config",
+    "config.worktree",
+    "hooks",
+    "info",
+    "commondir",
+    "gitdir",
+    "objects/info/alternates",
+    "objects/info/http-alternates",
+];
 
-/// The names, relative to a write root, that a sandbox keeps
-/// write-protected, at any depth: a directory name covers everything in
-/// it. `.git` itself is absent; its [`PROTECTED_IN_GIT_DIR`] entries are
-/// listed as `.git/hooks` and `.git/config`.
+/// The names a sandbox keeps write-protected in its write trees: a
+/// single name (`.mcp.json`, `.claude`; a directory name covers
+/// everything in it) wherever an entry has it, and `.git/<part>` (see
+/// [`PROTECTED_IN_GIT_DIR`]) in every git directory, which is itself kept
+/// in place but stays writable. How they are enforced: the engine's
+/// `confine::protect`.
 pub fn protected_names() -> Vec<String> {
     let dirs = PROTECTED_DIRS
         .iter()
@@ -92,8 +107,9 @@ pub struct SandboxConfig {
     /// protected paths of every write root, the home directory and the
     /// settings files themselves. Wins over every allow.
     pub deny_write: PathSet,
-    /// Names (see [`protected_names`]) to keep write-protected at any depth
-    /// below a write root, for entries created after this list was built.
+    /// Names (see [`protected_names`]) kept write-protected, and not
+    /// created, at any depth of the workspace roots. Empty: nothing is
+    /// looked for below the roots (only `deny_write` applies).
     pub protected_names: Vec<String>,
     /// `filesystem.denyRead`, `credentials.files` and `Read(…)` deny rules.
     pub deny_read: PathSet,
