@@ -80,22 +80,33 @@ impl Engine {
     ) -> Result<(EngineBuilder, Settings), ConfigError> {
         let cwd: PathBuf = cwd.to_path_buf();
         let mut settings = Settings::load(&cwd, explicit)?;
-        let confinement = Confinement::detect().with_sandbox(settings.sandbox_config(&cwd));
-        if let Some((why, fail)) = confinement.sandbox_problem() {
-            settings.warnings.push(if fail {
-                format!("the sandbox settings are enabled but the sandbox is unavailable here ({why}); with sandbox.failIfUnavailable, every Bash command will be refused")
-            } else {
-                format!("the sandbox settings are enabled but the sandbox is unavailable here ({why}); Bash commands run unsandboxed and ask as usual")
-            });
-        }
-        if let FloorState::Unavailable(why) = confinement.floor() {
-            settings.warnings.push(format!(
-                "the OS sandbox is unavailable ({why}): commands judged read-only will ask before running; set {}=1 to run them on the classifier's judgement alone",
-                baton_engine::confine::WAIVE_VAR
-            ));
-        }
+        let warnings = confinement_warnings(&settings, &cwd);
+        settings.warnings.extend(warnings);
         let pool = crate::builtins::builtin_pool(&*settings.policy).map_err(ConfigError::Tools)?;
         let builder = Engine::builder(pool).cwd(&cwd).settings(&settings);
         Ok((builder, settings))
     }
+}
+
+/// What the session's confinement warns about at start: the enabled
+/// sandbox settings that cannot run here, and a floor the kernel cannot
+/// enforce. The library ([`Engine::configured`]) and the CLI add these to
+/// the settings' warnings the same way.
+pub fn confinement_warnings(settings: &Settings, cwd: &Path) -> Vec<String> {
+    let confinement = Confinement::detect().with_sandbox(settings.sandbox_config(cwd));
+    let mut warnings = Vec::new();
+    if let Some((why, fail)) = confinement.sandbox_problem() {
+        warnings.push(if fail {
+            format!("the sandbox settings are enabled but the sandbox is unavailable here ({why}); with sandbox.failIfUnavailable, every Bash command will be refused")
+        } else {
+            format!("the sandbox settings are enabled but the sandbox is unavailable here ({why}); Bash commands run unsandboxed and ask as usual")
+        });
+    }
+    if let FloorState::Unavailable(why) = confinement.floor() {
+        warnings.push(format!(
+            "the OS sandbox is unavailable ({why}): commands judged read-only will ask before running; set {}=1 to run them on the classifier's judgement alone",
+            baton_engine::confine::WAIVE_VAR
+        ));
+    }
+    warnings
 }

@@ -417,3 +417,49 @@ fn many_sandboxed_commands_start_at_once() {
         );
     }
 }
+
+/// `baton run` warns at start, like `Engine::configured`, when the sandbox
+/// settings are enabled but the kernel cannot confine (docs/sandbox.md).
+#[test]
+fn baton_run_warns_when_the_enabled_sandbox_is_unavailable() {
+    let s = scene();
+    let state = tempfile::tempdir().expect("state dir");
+    let settings = state.path().join("settings.json");
+    std::fs::write(&settings, sandbox(json!({})).to_string()).expect("settings");
+    let message = state.path().join("message.json");
+    let call =
+        json!({"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": "echo hi"}});
+    std::fs::write(
+        &message,
+        json!({"role": "assistant", "content": [call]}).to_string(),
+    )
+    .expect("message");
+    let run = |unavailable: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
+        cmd.args(["run", "--cwd"])
+            .arg(&s.work)
+            .arg("--state-dir")
+            .arg(state.path())
+            .arg("--settings")
+            .arg(&settings)
+            .arg(&message)
+            .env("HOME", state.path())
+            .env_remove(baton_engine::confine::WAIVE_VAR)
+            .env_remove(baton_engine::sandbox::PRETEND_UNAVAILABLE_VAR);
+        if unavailable {
+            cmd.env(baton_engine::sandbox::PRETEND_UNAVAILABLE_VAR, "1");
+        }
+        let out = cmd.output().expect("baton runs");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let stderr = run(true);
+    assert!(
+        stderr.contains("the sandbox settings are enabled but the sandbox is unavailable here"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("the OS sandbox is unavailable"), "{stderr}");
+    if confinable() {
+        let stderr = run(false);
+        assert!(!stderr.contains("unavailable"), "{stderr}");
+    }
+}

@@ -393,8 +393,11 @@ impl Setup {
             None => std::env::current_dir()
                 .map_err(|e| CliError::Usage(format!("no usable working directory: {e}")))?,
         };
-        let settings = Settings::load(&cwd, common.settings.as_deref())
+        let mut settings = Settings::load(&cwd, common.settings.as_deref())
             .map_err(|e| CliError::Usage(format!("settings: {e}")))?;
+        // The same start-up warnings as `Engine::configured` gives.
+        let warnings = baton::settings::confinement_warnings(&settings, &cwd);
+        settings.warnings.extend(warnings);
         let agents = baton::builtins::agent_catalog_with_plugins(&cwd, &settings.plugin_roots);
         for warning in &agents.diagnostics {
             eprintln!("baton: agents: {warning}");

@@ -63,8 +63,7 @@ impl Worktree {
     pub async fn finish(self) -> Option<String> {
         let status = git::query(&self.path, &["status", "--porcelain"]).await;
         let head = git::query(&self.path, &["rev-parse", "HEAD"]).await;
-        let unchanged =
-            matches!((&status, &head), (Ok(s), Ok(h)) if s.trim().is_empty() && h.trim() == self.base);
+        let unchanged = matches!((&status, &head), (Ok(s), Ok(h)) if s.trim().is_empty() && h.trim() == self.base);
         if unchanged {
             let target = self.path.to_string_lossy().to_string();
             let removed = git::git(

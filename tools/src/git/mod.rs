@@ -65,8 +65,12 @@ async fn common_dir(dir: &Path, seal: &seal::Seal) -> Result<PathBuf, String> {
     )
     .await?;
     let path = PathBuf::from(out.trim_end_matches('\n'));
-    std::fs::canonicalize(&path)
-        .map_err(|e| format!("the git directory {} cannot be resolved: {e}", path.display()))
+    std::fs::canonicalize(&path).map_err(|e| {
+        format!(
+            "the git directory {} cannot be resolved: {e}",
+            path.display()
+        )
+    })
 }
 
 /// The existing directory a worktree operation on `tree` may write: its

@@ -92,11 +92,8 @@ pub(super) async fn output(
     // started are stopped.
     let mut guard = TreeGuard::new(tree);
     let work = async {
-        let (stdout, stderr, status) = tokio::join!(
-            read_bounded(out_r),
-            read_bounded(err_r),
-            child.wait()
-        );
+        let (stdout, stderr, status) =
+            tokio::join!(read_bounded(out_r), read_bounded(err_r), child.wait());
         (stdout, stderr, status)
     };
     let label = args.first().copied().unwrap_or("");

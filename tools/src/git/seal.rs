@@ -91,7 +91,10 @@ impl Seal {
 
     /// The variables that hand the configuration to git.
     pub(super) fn env(&self) -> Vec<(String, String)> {
-        let mut env = vec![("GIT_CONFIG_COUNT".to_string(), self.config.len().to_string())];
+        let mut env = vec![(
+            "GIT_CONFIG_COUNT".to_string(),
+            self.config.len().to_string(),
+        )];
         for (i, (key, value)) in self.config.iter().enumerate() {
             env.push((format!("GIT_CONFIG_KEY_{i}"), key.clone()));
             env.push((format!("GIT_CONFIG_VALUE_{i}"), value.clone()));
@@ -133,7 +136,10 @@ mod unit {
     #[test]
     fn driver_names_keep_their_dots_and_come_once() {
         let listed = "filter.lfs.clean\0filter.lfs.smudge\0filter.a.b.c.process\0";
-        assert_eq!(drivers(listed), vec!["lfs".to_string(), "a.b.c".to_string()]);
+        assert_eq!(
+            drivers(listed),
+            vec!["lfs".to_string(), "a.b.c".to_string()]
+        );
         assert!(drivers("").is_empty());
     }
 

@@ -92,7 +92,10 @@ async fn planted_hooks_filters_and_fsmonitor_run_under_plain_git_but_not_sealed(
     let control = tempfile::tempdir().unwrap();
     let (repo, marks) = planted(control.path());
     let wt = control.path().join("wt-plain");
-    let _ = plain_git(&repo, &["worktree", "add", "-q", "-b", "p", wt.to_str().unwrap()]);
+    let _ = plain_git(
+        &repo,
+        &["worktree", "add", "-q", "-b", "p", wt.to_str().unwrap()],
+    );
     let _ = plain_git(&wt, &["status", "--porcelain"]);
     let ran = marks_in(&marks);
     for mark in ["smudge", "process", "reference-transaction", "fsmonitor"] {
@@ -129,7 +132,11 @@ async fn planted_hooks_filters_and_fsmonitor_run_under_plain_git_but_not_sealed(
         .await
         .unwrap();
     assert!(!wt.exists());
-    assert_eq!(marks_in(&marks), Vec::<String>::new(), "sealed git ran these");
+    assert_eq!(
+        marks_in(&marks),
+        Vec::<String>::new(),
+        "sealed git ran these"
+    );
 }
 
 #[tokio::test]
