@@ -21,6 +21,7 @@
 //! `io_uring` (which would bypass both) and the calls that change
 //! namespaces or mounts.
 
+mod caps;
 mod landlock_rules;
 mod mounts;
 mod netns;
@@ -28,6 +29,7 @@ mod policy;
 mod prepared;
 pub mod proxy;
 mod seccomp;
+mod sockets;
 mod support;
 
 pub use policy::{Network, Policy};
