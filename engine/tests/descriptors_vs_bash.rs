@@ -113,9 +113,27 @@ fn judge(scratch: &mut Scratch, line: &str) -> Result<bool, String> {
 /// Redirections over the held descriptor, the standard ones and two the
 /// line may open itself.
 const REDIRECTIONS: &[&str] = &[
-    ">&87", "<&87", "2>&87", "1>&87", "0<&87", "3>&87", "87>&1", "87>/dev/null", "87<&-",
-    "87</dev/null", "3>&1", "3</dev/null", ">&3", "<&3", "4>&2", ">&4", "2>&4", "1>&2", "2>&1",
-    ">&2", "3>&-",
+    ">&87",
+    "<&87",
+    "2>&87",
+    "1>&87",
+    "0<&87",
+    "3>&87",
+    "87>&1",
+    "87>/dev/null",
+    "87<&-",
+    "87</dev/null",
+    "3>&1",
+    "3</dev/null",
+    ">&3",
+    "<&3",
+    "4>&2",
+    ">&4",
+    "2>&4",
+    "1>&2",
+    "2>&1",
+    ">&2",
+    "3>&-",
 ];
 
 const COMMANDS: &[&str] = &["echo x", "cat", "{ cat; }", "( echo x )", "echo $(cat)"];

@@ -60,12 +60,9 @@ fn a_descriptor_baton_inherited_does_not_reach_the_command() {
     let fd = held.as_raw_fd();
     let script = write_through(fd);
     // Unconfined and confined commands alike.
-    let floor = Prepared::new(
-        &Policy::read_only(Policy::system_dirs()),
-        support(),
-    )
-    .ok()
-    .map(Arc::new);
+    let floor = Prepared::new(&Policy::read_only(Policy::system_dirs()), support())
+        .ok()
+        .map(Arc::new);
     for confine in [None, floor] {
         let mut launch = Launch::new("bash", Isolation::Session);
         launch.arg("-c").arg(&script);
@@ -88,10 +85,7 @@ fn a_descriptor_baton_inherited_does_not_reach_the_command() {
         .output()
         .expect("bash runs");
     assert!(String::from_utf8_lossy(&out.stdout).contains("WROTE"));
-    assert_eq!(
-        std::fs::read_to_string(&outside).expect("read"),
-        "leaked\n"
-    );
+    assert_eq!(std::fs::read_to_string(&outside).expect("read"), "leaked\n");
 }
 
 #[test]

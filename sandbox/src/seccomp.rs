@@ -99,7 +99,11 @@ const METADATA: &[libc::c_long] = &[
 /// number: older C libraries do not name them.
 const METADATA_NEW: &[libc::c_long] = &[452, 463, 466];
 
-pub(crate) fn cond(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, PrepareError> {
+pub(crate) fn cond(
+    arg: u8,
+    op: SeccompCmpOp,
+    value: u64,
+) -> Result<SeccompCondition, PrepareError> {
     SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(PrepareError::seccomp)
 }
 

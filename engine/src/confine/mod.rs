@@ -135,7 +135,9 @@ impl Confinement {
     /// (`credentials.envVars`): left out of every command Baton confines,
     /// under the floor as under the settings sandbox.
     pub fn hidden_env(&self) -> &[String] {
-        self.sandbox.as_ref().map_or(&[], |c| c.hidden_env.as_slice())
+        self.sandbox
+            .as_ref()
+            .map_or(&[], |c| c.hidden_env.as_slice())
     }
 
     /// Why the enabled sandbox cannot run here, and whether the settings
