@@ -22,6 +22,9 @@ use std::sync::OnceLock;
 /// `_LINUX_CAPABILITY_VERSION_3`: two 32-bit words per set.
 const VERSION_3: u32 = 0x2008_0522;
 const CAP_SETPCAP: u32 = 8;
+/// An unused `prctl` argument, as the full-width zero the kernel checks
+/// (a variadic `0` is only an `int`).
+const NONE: libc::c_ulong = 0;
 
 #[repr(C)]
 struct Header {
@@ -47,7 +50,16 @@ pub(crate) fn last_cap() -> u32 {
         let mut last = 0;
         for cap in 0..64 {
             // SAFETY: a read-only query about this thread's bounding set.
-            if unsafe { libc::prctl(libc::PR_CAPBSET_READ, cap as libc::c_ulong, 0, 0, 0) } < 0 {
+            if unsafe {
+                libc::prctl(
+                    libc::PR_CAPBSET_READ,
+                    cap as libc::c_ulong,
+                    NONE,
+                    NONE,
+                    NONE,
+                )
+            } < 0
+            {
                 break;
             }
             last = cap;
@@ -100,18 +112,26 @@ pub(crate) unsafe fn drop_all(last_cap: u32) -> Result<(), ()> {
         }
         if data[0].permitted & setpcap != 0 {
             for cap in 0..=last_cap {
-                if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0 {
+                if libc::prctl(
+                    libc::PR_CAPBSET_DROP,
+                    cap as libc::c_ulong,
+                    NONE,
+                    NONE,
+                    NONE,
+                ) != 0
+                {
                     return Err(());
                 }
             }
         }
         // Kernels before 4.3 have no ambient set (EINVAL): nothing to clear.
+        // (Emptying permitted and inheritable below would clear it too.)
         let cleared = libc::prctl(
             libc::PR_CAP_AMBIENT,
             libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
-            0,
-            0,
-            0,
+            NONE,
+            NONE,
+            NONE,
         );
         if cleared != 0 && *libc::__errno_location() != libc::EINVAL {
             return Err(());
