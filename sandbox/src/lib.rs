@@ -10,17 +10,21 @@
 //! - [`Prepared`] is a policy turned into kernel objects *in the parent*
 //!   (a Landlock ruleset and seccomp programs), because the child of a
 //!   `clone(CLONE_VM | CLONE_VFORK)` may only make raw system calls;
-//! - [`Prepared::entry`] and [`enter`] are the child's half: three kinds of
-//!   system call, no allocation;
+//! - [`Prepared::entry`] and [`enter`] are the child's half: raw system
+//!   calls only, no allocation;
 //! - [`support`] probes once what this kernel offers, so that a host can
 //!   fail closed (and say so) where confinement is impossible.
 //!
-//! Landlock gives the file-system and TCP rules and scopes signals and
-//! abstract Unix sockets to the command's own processes; seccomp refuses
-//! socket families the policy does not allow (UDP, raw, netlink, Unix),
+//! Landlock gives the file-system and TCP rules and scopes signals,
+//! abstract Unix sockets and `ptrace` access (another process's
+//! environment, memory, descriptors) to the command's own processes;
+//! seccomp allows only the sockets the policy names (TCP streams at most,
+//! without Fast Open, which would connect past Landlock), and refuses
 //! `io_uring` (which would bypass both) and the calls that change
-//! namespaces or mounts.
+//! namespaces or mounts; the command holds no capability (a root host's
+//! would override Landlock's `ptrace` scoping and open raw sockets).
 
+mod caps;
 mod landlock_rules;
 mod mounts;
 mod netns;
@@ -28,6 +32,7 @@ mod policy;
 mod prepared;
 pub mod proxy;
 mod seccomp;
+mod sockets;
 mod support;
 
 pub use policy::{Network, Pinned, Policy};

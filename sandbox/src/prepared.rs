@@ -8,7 +8,7 @@ use crate::mounts::{self, Plan, RawPlan};
 use crate::netns::{self, Channel, RawNet};
 use crate::policy::{Network, Policy};
 use crate::support::Support;
-use crate::{landlock_rules, seccomp};
+use crate::{caps, landlock_rules, seccomp};
 
 /// Why a policy could not be made ready.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +40,8 @@ pub struct Prepared {
     programs: std::sync::Arc<Vec<BpfProgram>>,
     mounts: Plan,
     net: Option<Channel>,
+    /// The kernel's last capability number, for dropping the bounding set.
+    last_cap: u32,
 }
 
 impl Prepared {
@@ -83,6 +85,7 @@ impl Prepared {
             programs,
             mounts,
             net,
+            last_cap: caps::last_cap(),
         })
     }
 
@@ -123,6 +126,7 @@ impl Prepared {
                 RawPlan::none()
             },
             net: self.net.as_ref().map_or(RawNet::none(), Channel::raw),
+            last_cap: self.last_cap,
         }
     }
 }
@@ -137,6 +141,7 @@ pub struct Entry {
     filters: [(*const sock_filter, u16); MAX_PROGRAMS],
     mounts: RawPlan,
     net: RawNet,
+    last_cap: u32,
 }
 
 // SAFETY: the pointers are read-only views of a `Prepared`'s programs,
@@ -149,6 +154,7 @@ unsafe impl Sync for Entry {}
 pub enum EnterError {
     Mounts(i32),
     Network(i32),
+    Capabilities(i32),
     NoNewPrivileges(i32),
     Landlock(i32),
     Seccomp(i32),
@@ -159,6 +165,7 @@ impl EnterError {
         match self {
             EnterError::Mounts(e)
             | EnterError::Network(e)
+            | EnterError::Capabilities(e)
             | EnterError::NoNewPrivileges(e)
             | EnterError::Landlock(e)
             | EnterError::Seccomp(e) => e,
@@ -171,6 +178,7 @@ impl EnterError {
                 "could not keep protected paths in place with mounts (\"stale file handle\": one was replaced while the command started)"
             }
             EnterError::Network(_) => "could not set up the command's own network",
+            EnterError::Capabilities(_) => "could not drop the command's capabilities",
             EnterError::NoNewPrivileges(_) => "could not forbid privilege gains",
             EnterError::Landlock(_) => "could not enter the Landlock ruleset",
             EnterError::Seccomp(_) => "could not install the seccomp filter",
@@ -178,9 +186,11 @@ impl EnterError {
     }
 }
 
-/// Confines the calling thread, for good: the read-only mounts (when the
-/// child was cloned with [`Prepared::clone_flags`]), no new privileges (so
-/// setuid programs cannot shed the confinement), the Landlock ruleset, then
+/// Confines the calling thread, for good: the read-only mounts and the
+/// network (when the child was cloned with [`Prepared::clone_flags`]: they
+/// need the capabilities it has in its new user namespace), every
+/// capability dropped, no new privileges (so setuid programs cannot shed
+/// the confinement or regain capabilities), the Landlock ruleset, then
 /// each seccomp program.
 ///
 /// # Safety
@@ -194,6 +204,9 @@ pub unsafe fn enter(entry: &Entry) -> Result<(), EnterError> {
     }
     if entry.net.is_set() && unsafe { netns::apply(&entry.net) }.is_err() {
         return Err(EnterError::Network(errno()));
+    }
+    if unsafe { caps::drop_all(entry.last_cap) }.is_err() {
+        return Err(EnterError::Capabilities(errno()));
     }
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         return Err(EnterError::NoNewPrivileges(errno()));

@@ -1,9 +1,8 @@
 //! The system calls a confined command may not make, as seccomp programs.
 //!
 //! Landlock covers files and TCP; what it does not see is refused here:
-//! - socket families the policy does not allow (UDP and raw sockets would
-//!   reach the network past Landlock's TCP rules; netlink talks to the
-//!   kernel; Unix sockets reach local daemons);
+//! - every socket the policy does not allow, by allow-list, and TCP Fast
+//!   Open (see [`crate::sockets`]);
 //! - `io_uring`, whose operations bypass both seccomp and Landlock checks
 //!   on the equivalent calls;
 //! - calls that change namespaces, mounts or another process's memory.
@@ -24,6 +23,7 @@ use seccompiler::{
 
 use crate::policy::{Network, Policy};
 use crate::prepared::PrepareError;
+use crate::sockets;
 
 /// Namespaces a new process must not get: a fresh user namespace would
 /// hand the command capabilities over its own mounts.
@@ -99,78 +99,16 @@ const METADATA: &[libc::c_long] = &[
 /// number: older C libraries do not name them.
 const METADATA_NEW: &[libc::c_long] = &[452, 463, 466];
 
-fn cond(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, PrepareError> {
+pub(crate) fn cond(
+    arg: u8,
+    op: SeccompCmpOp,
+    value: u64,
+) -> Result<SeccompCondition, PrepareError> {
     SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(PrepareError::seccomp)
 }
 
-fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, PrepareError> {
+pub(crate) fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, PrepareError> {
     SeccompRule::new(conditions).map_err(PrepareError::seccomp)
-}
-
-/// Rules matching the `socket()` calls the policy refuses (a call matching
-/// any rule is refused).
-fn socket_rules(policy: &Policy) -> Result<Vec<SeccompRule>, PrepareError> {
-    let unix = libc::AF_UNIX as u64;
-    let inet = libc::AF_INET as u64;
-    let inet6 = libc::AF_INET6 as u64;
-    // The type argument carries SOCK_NONBLOCK/SOCK_CLOEXEC above its low
-    // bits; only the kind is compared.
-    let kind = SeccompCmpOp::MaskedEq(0xf);
-    let mut rules = Vec::new();
-    match &policy.network {
-        Network::Unrestricted => {
-            if !policy.unix_sockets {
-                rules.push(rule(vec![cond(0, SeccompCmpOp::Eq, unix)?])?);
-            }
-        }
-        Network::Isolated { .. } => {
-            // Any IP socket (only loopback exists in the namespace).
-            rules.push(other_families(policy)?);
-        }
-        Network::ProxyPorts { .. } => {
-            rules.push(other_families(policy)?);
-            // Inside the allowed families, only TCP streams: Landlock's TCP
-            // rules see neither UDP and raw sockets nor SCTP or MPTCP
-            // streams (a stream socket with a protocol other than 0 or TCP).
-            for family in [inet, inet6] {
-                rules.push(rule(vec![
-                    cond(0, SeccompCmpOp::Eq, family)?,
-                    cond(2, SeccompCmpOp::Ne, 0)?,
-                    cond(2, SeccompCmpOp::Ne, libc::IPPROTO_TCP as u64)?,
-                ])?);
-            }
-            for family in [inet, inet6] {
-                for refused in [libc::SOCK_DGRAM, libc::SOCK_RAW, libc::SOCK_SEQPACKET] {
-                    rules.push(rule(vec![
-                        cond(0, SeccompCmpOp::Eq, family)?,
-                        cond(1, kind.clone(), refused as u64)?,
-                    ])?);
-                }
-            }
-        }
-        Network::Denied => {
-            if policy.unix_sockets {
-                rules.push(rule(vec![cond(0, SeccompCmpOp::Ne, unix)?])?);
-            } else {
-                // Every family: matched by "domain >= 0".
-                rules.push(rule(vec![cond(0, SeccompCmpOp::Ge, 0)?])?);
-            }
-        }
-    }
-    Ok(rules)
-}
-
-/// Matches a socket of any family but IPv4 and IPv6 (and Unix, when the
-/// policy allows Unix sockets).
-fn other_families(policy: &Policy) -> Result<SeccompRule, PrepareError> {
-    let mut conditions = vec![
-        cond(0, SeccompCmpOp::Ne, libc::AF_INET as u64)?,
-        cond(0, SeccompCmpOp::Ne, libc::AF_INET6 as u64)?,
-    ];
-    if policy.unix_sockets {
-        conditions.push(cond(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?);
-    }
-    rule(conditions)
 }
 
 /// Every program a command under `policy` enters: the main one, the
@@ -215,10 +153,7 @@ fn program(policy: &Policy) -> Result<BpfProgram, PrepareError> {
             rules.insert(nr, Vec::new());
         }
     }
-    let sockets = socket_rules(policy)?;
-    if !sockets.is_empty() {
-        rules.insert(libc::SYS_socket, sockets);
-    }
+    sockets::add_rules(policy, &mut rules)?;
     // Any namespace flag refuses the call.
     let clone_rules = namespace_bits()
         .map(|bit| rule(vec![cond(0, SeccompCmpOp::MaskedEq(bit), bit)?]))

@@ -1,35 +1,15 @@
 //! Real processes under real policies: what they can and cannot touch.
 
+#[path = "support/confined.rs"]
+mod confined;
+
 use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use baton_sandbox::{enter, support, Network, Policy, Prepared};
-
-/// Runs `script` under bash, confined by `policy`, in `cwd`.
-fn run(policy: &Policy, cwd: &Path, script: &str) -> Output {
-    let prepared = Prepared::new(policy, support()).expect("policy prepares");
-    let entry = prepared.entry();
-    let flags = prepared.clone_flags();
-    let mut cmd = Command::new("/bin/bash");
-    cmd.arg("-c").arg(script).current_dir(cwd);
-    // SAFETY: `enter` makes only system calls; `prepared` outlives the
-    // spawn.
-    unsafe {
-        cmd.pre_exec(move || {
-            // A forked child is single-threaded: it may enter the
-            // namespaces `clone` would have created.
-            if flags != 0 && libc::unshare(flags) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            enter(&entry).map_err(|e| std::io::Error::from_raw_os_error(e.errno()))
-        });
-    }
-    let out = cmd.output().expect("bash runs");
-    drop(prepared);
-    out
-}
+use confined::{run, stdout, usable};
 
 struct Scene {
     _dir: tempfile::TempDir,
@@ -60,18 +40,6 @@ fn floor(scene: &Scene) -> Policy {
     let mut read = Policy::system_dirs();
     read.push(scene.work.clone());
     Policy::read_only(read)
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn usable() -> bool {
-    let ok = support().usable();
-    if !ok {
-        eprintln!("skipping: {:?}", support().missing());
-    }
-    ok
 }
 
 #[test]

@@ -2,13 +2,14 @@
 //!
 //! A line is read-only when every simple command in it — including those in
 //! substitutions, pipelines, loops and conditionals — is on the allowlist
-//! with harmless arguments, nothing redirects output into a file, no shell
+//! with harmless arguments, nothing redirects output into a file or
+//! through a descriptor the line did not open itself, no shell
 //! state that steers later commands is changed, and no directory change is
 //! combined with `git` (a repository's own config can run programs, e.g.
 //! `core.fsmonitor`, so entering an unknown repository is not harmless).
 
 use super::allowlist;
-use super::syntax::{Script, SimpleCommand};
+use super::syntax::{uses_inherited_descriptor, Script, SimpleCommand};
 
 /// Environment prefixes that only change formatting (`LC_ALL=C sort`).
 const HARMLESS_ENV: &[&str] = &["LANG", "LANGUAGE", "TZ", "NO_COLOR", "TERM", "COLUMNS"];
@@ -41,6 +42,10 @@ fn command_is_read_only(cmd: &SimpleCommand) -> bool {
         return false;
     }
     if cmd.redirects().iter().any(|r| r.writes_file()) {
+        return false;
+    }
+    // `echo x >&7` writes wherever a descriptor the shell inherited leads.
+    if uses_inherited_descriptor(cmd.redirects()) {
         return false;
     }
     // Only redirections (see `walk::redirect_only`): harmless unless they

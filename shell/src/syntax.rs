@@ -66,6 +66,8 @@ pub struct Redirect {
 
 impl Redirect {
     /// Writes to something other than a descriptor or a null/standard device.
+    /// (Which descriptors a command may duplicate depends on the
+    /// redirections before it: see [`uses_inherited_descriptor`].)
     pub fn writes_file(&self) -> bool {
         match self.op.as_str() {
             "<" | "<<" | "<<-" | "<<<" => false,
@@ -82,6 +84,48 @@ impl Redirect {
             _ => true,
         }
     }
+}
+
+/// Whether a redirection of a command duplicates a descriptor above 2
+/// that no earlier redirection of the same command opened (`>&7`, `<&7`,
+/// `2>&7`, `3>&7`): one the shell inherited, which may lead anywhere (a
+/// host's log file, a socket). Redirections apply left to right, so
+/// `ls 3>&1 1>&2 2>&3` uses only what it opened and `echo x >&3 3>f` does
+/// not. Redirections of an enclosing compound command (`{ …; } 3>f`) are
+/// not counted as opened for the commands inside: judged as inherited.
+pub(crate) fn uses_inherited_descriptor(redirects: &[Redirect]) -> bool {
+    let mut opened: Vec<u32> = Vec::new();
+    for r in redirects {
+        let closes = matches!(r.op.as_str(), "<&-" | ">&-")
+            || (matches!(r.op.as_str(), "<&" | ">&")
+                && r.target.as_ref().and_then(Word::fixed) == Some("-"));
+        if closes {
+            // `3>&-` closes 3: a later `>&3` fails; counted as not opened.
+            if let Some(fd) = r.fd {
+                opened.retain(|&o| o != fd);
+            }
+            continue;
+        }
+        if matches!(r.op.as_str(), "<&" | ">&") {
+            match r.target.as_ref().and_then(Word::fixed) {
+                Some(t) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
+                    match t.parse::<u32>() {
+                        Ok(n) if n <= 2 || opened.contains(&n) => {}
+                        _ => return true,
+                    }
+                }
+                // A file name (`>&file`), a move (`>&3-`) or an expansion:
+                // judged as a write by `writes_file`.
+                _ => {}
+            }
+        }
+        if let Some(fd) = r.fd.filter(|&fd| fd > 2) {
+            if !opened.contains(&fd) {
+                opened.push(fd);
+            }
+        }
+    }
+    false
 }
 
 fn harmless_sink(target: &str) -> bool {

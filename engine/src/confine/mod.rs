@@ -139,6 +139,15 @@ impl Confinement {
         self
     }
 
+    /// The variables the enabled `sandbox` settings hide
+    /// (`credentials.envVars`): left out of every command Baton confines,
+    /// under the floor as under the settings sandbox.
+    pub fn hidden_env(&self) -> &[String] {
+        self.sandbox
+            .as_ref()
+            .map_or(&[], |c| c.hidden_env.as_slice())
+    }
+
     /// Why the enabled sandbox cannot run here, and whether the settings
     /// say to refuse then (`failIfUnavailable`).
     pub fn sandbox_problem(&self) -> Option<(String, bool)> {

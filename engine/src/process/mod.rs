@@ -20,6 +20,7 @@
 //!   commands needs (each start suspends its worker for a moment).
 
 mod children;
+mod descriptors;
 mod guard;
 mod init;
 pub mod scan;

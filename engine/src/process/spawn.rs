@@ -318,6 +318,7 @@ fn start(args: &ChildArgs) -> Result<libc::pid_t, (i32, io::Error)> {
         STEP_STDIO => "could not set up standard input and output",
         STEP_CWD => "could not enter the working directory",
         STEP_CONFINE => "could not confine the command (OS sandbox)",
+        STEP_FDS => "could not close the descriptors Baton inherited",
         _ => "could not execute the program",
     };
     let err = io::Error::from_raw_os_error(errno);
@@ -385,6 +386,7 @@ const STEP_STDIO: i32 = 4;
 const STEP_CWD: i32 = 5;
 const STEP_EXEC: i32 = 6;
 const STEP_CONFINE: i32 = 7;
+const STEP_FDS: i32 = 8;
 
 /// Everything the child reads, prepared by the parent; the child writes
 /// only `errno` and `step`.
@@ -552,6 +554,12 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         }
         if !args.cwd.is_null() && libc::chdir(args.cwd) != 0 {
             return fail(STEP_CWD);
+        }
+        // Before the sandbox, which may refuse `/proc` to the fallback; the
+        // sandbox's own descriptors are close-on-exec already, and the
+        // extra descriptor is placed below, without the flag.
+        if !super::descriptors::close_inherited() {
+            return fail(STEP_FDS);
         }
         if let Some(entry) = &args.confine {
             if let Err(err) = baton_sandbox::enter(entry) {

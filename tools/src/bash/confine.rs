@@ -29,14 +29,17 @@ pub(crate) struct Confined {
 }
 
 impl Confined {
-    fn floor(prepared: Arc<Prepared>) -> Confined {
+    /// The floor, hiding what the settings hide: a command judged
+    /// read-only (`env`, `printenv`) must not show a variable that a
+    /// sandboxed command may not see.
+    fn floor(prepared: Arc<Prepared>, hidden_env: &[String]) -> Confined {
         Confined {
             prepared,
             egress: Egress::None,
             // git takes optional locks (`git status` refreshing the index)
             // that the floor would refuse anyway: it is told not to try.
             env: vec![("GIT_OPTIONAL_LOCKS".into(), "0".into())],
-            hidden_env: Vec::new(),
+            hidden_env: hidden_env.to_vec(),
             note: None,
             guard: None,
             starting: Default::default(),
@@ -99,7 +102,8 @@ pub(crate) fn sandbox_for_command(
 ) -> Result<Option<Confined>, String> {
     let confinement = Confinement::of(&ctx.services);
     if ctx.approval == Approval::ReadOnlyJudgement {
-        return floor(&confinement, ctx).map(|p| p.map(Confined::floor));
+        let hidden = confinement.hidden_env();
+        return floor(&confinement, ctx).map(|p| p.map(|p| Confined::floor(p, hidden)));
     }
     match confinement.choose(command, asked_out) {
         SandboxChoice::Unsandboxed => {
