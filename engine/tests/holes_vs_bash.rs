@@ -54,7 +54,11 @@ const CHANGES: AddWatchFlags = AddWatchFlags::IN_CREATE
     .union(AddWatchFlags::IN_DELETE_SELF);
 
 fn git(dir: &Path, home: &Path, args: &[&str]) {
+    // No background maintenance: a detached `git maintenance` writing
+    // `.git/objects/maintenance.lock` after the commit would look like a
+    // write by the command under test.
     let status = Command::new("git")
+        .args(["-c", "maintenance.auto=false", "-c", "gc.auto=0"])
         .args(args)
         .current_dir(dir)
         .env("HOME", home)
