@@ -10,14 +10,7 @@ use serde_json::{json, Value};
 
 const TOKEN: &str = "HIDDEN-TOKEN-MARKER";
 
-fn confinable() -> bool {
-    let support = baton_engine::sandbox::support();
-    let ok = support.usable() && support.user_namespaces;
-    if !ok {
-        eprintln!("skipping: the kernel cannot confine here");
-    }
-    ok
-}
+use baton_run::confinable;
 
 fn settings() -> Value {
     json!({"sandbox": {

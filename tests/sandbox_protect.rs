@@ -20,14 +20,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-fn confinable() -> bool {
-    let support = baton_engine::sandbox::support();
-    let ok = support.usable() && support.user_namespaces;
-    if !ok {
-        eprintln!("skipping: the kernel cannot confine here");
-    }
-    ok
-}
+use baton_run::confinable;
 
 struct Scene {
     _dir: tempfile::TempDir,

@@ -5,40 +5,21 @@
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-use baton_sandbox::{enter, support, Pinned, Policy, PrepareError, Prepared};
+#[path = "support/confined.rs"]
+mod confined;
 
+use baton_sandbox::{support, Pinned, Policy, PrepareError, Prepared};
+use confined::try_run as run;
+
+/// Pinning needs the mount namespace, so user namespaces too.
 fn usable() -> bool {
-    let ok = support().usable() && support().user_namespaces;
+    let ok = confined::usable() && support().user_namespaces;
     if !ok {
-        eprintln!("skipping: {:?}", support().missing());
+        eprintln!("skipping: no user namespaces");
     }
     ok
-}
-
-/// Runs `script` under bash, confined by `policy`, in `cwd`.
-fn run(policy: &Policy, cwd: &Path, script: &str) -> std::io::Result<Output> {
-    let prepared = Prepared::new(policy, support()).expect("policy prepares");
-    let entry = prepared.entry();
-    let flags = prepared.clone_flags();
-    let mut cmd = Command::new("/bin/bash");
-    cmd.arg("-c").arg(script).current_dir(cwd);
-    // SAFETY: `enter` makes only system calls; `prepared` outlives the
-    // spawn.
-    unsafe {
-        cmd.pre_exec(move || {
-            if flags != 0 && libc::unshare(flags) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            enter(&entry).map_err(|e| std::io::Error::from_raw_os_error(e.errno()))
-        });
-    }
-    let out = cmd.output();
-    drop(prepared);
-    out
 }
 
 fn identity(path: &Path) -> (u64, u64) {

@@ -91,3 +91,14 @@ pub fn with_stdin(cmd: &mut Command, input: &str) -> std::process::Output {
         .expect("message written");
     child.wait_with_output().expect("baton ends")
 }
+
+/// Whether the `sandbox` settings can confine here (Landlock, seccomp and
+/// the user namespaces its mounts and network need); says so when not.
+pub fn confinable() -> bool {
+    let support = baton_engine::sandbox::support();
+    let ok = support.usable() && support.user_namespaces;
+    if !ok {
+        eprintln!("skipping: the kernel cannot confine here");
+    }
+    ok
+}

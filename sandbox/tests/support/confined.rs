@@ -12,6 +12,12 @@ use baton_sandbox::{enter, support, Policy, Prepared};
 
 /// Runs `script` under bash, confined by `policy`, in `cwd`.
 pub fn run(policy: &Policy, cwd: &Path, script: &str) -> Output {
+    try_run(policy, cwd, script).expect("bash runs")
+}
+
+/// [`run`], with a start that fails (the sandbox refused to enter) as an
+/// error.
+pub fn try_run(policy: &Policy, cwd: &Path, script: &str) -> std::io::Result<Output> {
     let prepared = Prepared::new(policy, support()).expect("policy prepares");
     let entry = prepared.entry();
     let flags = prepared.clone_flags();
@@ -27,7 +33,7 @@ pub fn run(policy: &Policy, cwd: &Path, script: &str) -> Output {
             enter(&entry).map_err(|e| std::io::Error::from_raw_os_error(e.errno()))
         });
     }
-    let out = cmd.output().expect("bash runs");
+    let out = cmd.output();
     drop(prepared);
     out
 }

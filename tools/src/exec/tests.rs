@@ -37,6 +37,25 @@ async fn exec(h: &Harness, input: Value) -> String {
     text(&r)
 }
 
+/// Reads the session's output half a second at a time, up to 40 times,
+/// until `done` holds for everything seen (starting from `seen`).
+async fn poll_until(h: &Harness, id: i32, mut seen: String, done: impl Fn(&str) -> bool) -> String {
+    for _ in 0..40 {
+        if done(&seen) {
+            break;
+        }
+        let r = h
+            .run(
+                "write_stdin",
+                json!({"session_id": id, "yield_time_ms": 500}),
+                h.dir.path(),
+            )
+            .await;
+        seen.push_str(&text(&r));
+    }
+    seen
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_repl_on_a_pty_answers_42() {
     let h = harness();
@@ -55,25 +74,15 @@ async fn python_repl_on_a_pty_answers_42() {
             h.dir.path(),
         )
         .await;
-    let mut seen = text(&r);
     // A loaded machine may be slow to start Python: poll, generously.
-    for _ in 0..40 {
-        if seen.lines().any(|l| l.trim() == "42") {
-            break;
-        }
-        let r = h
-            .run(
-                "write_stdin",
-                json!({"session_id": id, "yield_time_ms": 500}),
-                h.dir.path(),
-            )
-            .await;
-        seen.push_str(&text(&r));
-    }
+    let seen = poll_until(&h, id, text(&r), |seen| {
+        seen.lines().any(|l| l.trim() == "42")
+    })
+    .await;
     assert!(seen.lines().any(|l| l.trim() == "42"), "{seen}");
     // Ctrl-D ends the REPL: the reply gives its exit code, and the
-    // session is gone.
-    let mut end = String::new();
+    // session is gone. The reply may come once the REPL's last output
+    // paused, before it exited (a loaded machine): poll for the exit.
     let r = h
         .run(
             "write_stdin",
@@ -81,22 +90,7 @@ async fn python_repl_on_a_pty_answers_42() {
             h.dir.path(),
         )
         .await;
-    end.push_str(&text(&r));
-    // The reply may come once the REPL's last output paused, before it
-    // exited (a loaded machine): poll for the exit.
-    for _ in 0..40 {
-        if end.contains("Process exited") {
-            break;
-        }
-        let r = h
-            .run(
-                "write_stdin",
-                json!({"session_id": id, "yield_time_ms": 500}),
-                h.dir.path(),
-            )
-            .await;
-        end.push_str(&text(&r));
-    }
+    let end = poll_until(&h, id, text(&r), |end| end.contains("Process exited")).await;
     assert!(end.contains("Process exited with code 0"), "{end}");
     let r = h
         .run("write_stdin", json!({"session_id": id}), h.dir.path())
