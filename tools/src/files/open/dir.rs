@@ -20,6 +20,10 @@ use nix::unistd::{unlinkat, UnlinkatFlags};
 use super::kernel::{self, Method, Start};
 use super::{Changed, Found};
 
+/// Lookups of one name before a file that keeps being replaced between
+/// the two opens of [`Dir::find`] counts as changed.
+const FIND_ATTEMPTS: usize = 16;
+
 /// An open directory (`O_PATH`), and the judged path it was opened at.
 #[derive(Debug)]
 pub struct Dir {
@@ -130,11 +134,28 @@ impl Dir {
     /// open for reading: first opened as a bare handle (`O_PATH`, which
     /// never starts a device or blocks on a FIFO), then, once known to be a
     /// regular file, opened again and checked to be the same inode.
+    ///
+    /// Another inode the second time is a file replaced at the same name
+    /// in between (an editor's or a parallel Edit's atomic rename): still
+    /// the judged path, reached without a link, so the lookup is made
+    /// again, a bounded number of times.
     pub fn find(&self, name: &OsStr) -> io::Result<Found> {
+        for _ in 1..FIND_ATTEMPTS {
+            match self.find_once(name)? {
+                Some(found) => return Ok(found),
+                None => continue,
+            }
+        }
+        self.find_once(name)?
+            .ok_or_else(|| Changed::error(&self.path.join(name)))
+    }
+
+    /// One lookup; `None` when the file was replaced between its two opens.
+    fn find_once(&self, name: &OsStr) -> io::Result<Option<Found>> {
         let shown = self.path.join(name);
         let handle = match self.open_name(name, OFlag::O_PATH) {
             Ok(fd) => fd,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Found::Missing),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Some(Found::Missing)),
             Err(e) => return Err(e),
         };
         let meta = File::from(handle).metadata()?;
@@ -142,10 +163,10 @@ impl Dir {
             return Err(Changed::error(&shown));
         }
         if meta.is_dir() {
-            return Ok(Found::Dir(meta));
+            return Ok(Some(Found::Dir(meta)));
         }
         if !meta.is_file() {
-            return Ok(Found::Other(meta));
+            return Ok(Some(Found::Other(meta)));
         }
         let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
         let fd = self.open_name(name, flags)?;
@@ -155,9 +176,9 @@ impl Dir {
         let file = File::from(fd);
         let now = file.metadata()?;
         if !super::same_inode(&meta, &now) {
-            return Err(Changed::error(&shown));
+            return Ok(None);
         }
-        Ok(Found::File(file, now))
+        Ok(Some(Found::File(file, now)))
     }
 
     /// The metadata of `name` itself (a link's own, not its target's).

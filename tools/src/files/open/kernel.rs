@@ -56,7 +56,7 @@ pub(super) fn open(
 ) -> io::Result<OwnedFd> {
     let flags = flags | OFlag::O_CLOEXEC;
     let result = if method == Method::Best && !NO_OPENAT2.load(Ordering::Relaxed) {
-        match by_openat2(start, path, flags) {
+        match openat2_retrying(start, path, flags) {
             Err(Errno::ENOSYS) => {
                 NO_OPENAT2.store(true, Ordering::Relaxed);
                 walk(start, path, flags)
@@ -70,6 +70,23 @@ pub(super) fn open(
         walk(start, path, flags)
     };
     result.map_err(|e| changed_or(e, shown))
+}
+
+/// How often `openat2` is asked again after `EAGAIN`, which it returns
+/// when a rename or mount anywhere on the system raced with a scoped
+/// lookup (the man page invites a retry); only a race that persists
+/// counts as a changed path.
+const EAGAIN_RETRIES: usize = 8;
+
+fn openat2_retrying(start: Start<'_>, path: &Path, flags: OFlag) -> Result<OwnedFd, Errno> {
+    let mut result = by_openat2(start, path, flags);
+    for _ in 0..EAGAIN_RETRIES {
+        if !matches!(result, Err(Errno::EAGAIN)) {
+            break;
+        }
+        result = by_openat2(start, path, flags);
+    }
+    result
 }
 
 /// `ELOOP` (a link where none may be), `EXDEV` (a step out of the start
