@@ -137,6 +137,17 @@ fn git(dir: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).to_string()
 }
 
+/// `root/repo`, a repository with one commit of `a.txt`.
+fn one_commit_repo(root: &std::path::Path) -> std::path::PathBuf {
+    let repo = root.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "first"]);
+    repo
+}
+
 fn isolated(id: &str, prompt: String) -> baton::ToolUse {
     call(
         id,
@@ -148,12 +159,7 @@ fn isolated(id: &str, prompt: String) -> baton::ToolUse {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worktree_is_kept_with_changes_and_removed_without() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    git(&repo, &["init", "-q"]);
-    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-qm", "first"]);
+    let repo = one_commit_repo(dir.path());
     let (engine, runner) = setup(dir.path(), &repo);
 
     let run = run_all(
@@ -222,12 +228,7 @@ async fn a_worktree_is_kept_with_changes_and_removed_without() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_mode_refuses_an_isolated_agent() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    git(&repo, &["init", "-q"]);
-    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-qm", "first"]);
+    let repo = one_commit_repo(dir.path());
     let runner = Scripted::new();
     let pool = baton::builtins::builtin_pool_with_agents(&AllowAllUnsafe, AgentCatalog::builtin())
         .unwrap();

@@ -10,21 +10,14 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
 use baton_sandbox::{support, Network, Policy};
-use confined::{run, run_unconfined, stdout, usable};
+use confined::{run, run_unconfined, stdout, usable, Scene};
 
 const PYTHON: &str = "/usr/bin/python3";
 
-struct Scene {
-    _dir: tempfile::TempDir,
-    work: PathBuf,
-}
-
 fn scene() -> Scene {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let work = dir.path().canonicalize().expect("canonical").join("work");
-    std::fs::create_dir_all(&work).expect("mkdir");
-    std::fs::write(work.join("kept.txt"), "kept\n").expect("write");
-    Scene { _dir: dir, work }
+    let scene = confined::workspace();
+    std::fs::write(scene.work.join("kept.txt"), "kept\n").expect("write");
+    scene
 }
 
 fn floor(work: &Path) -> Policy {

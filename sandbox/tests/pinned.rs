@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 mod confined;
 
 use baton_sandbox::{support, Pinned, Policy, PrepareError, Prepared};
-use confined::try_run as run;
+use confined::{try_run as run, Scene};
 
 /// Pinning needs the mount namespace, so user namespaces too.
 fn usable() -> bool {
@@ -36,19 +36,14 @@ fn pin(path: PathBuf, read_only: bool) -> Pinned {
     }
 }
 
-struct Scene {
-    _dir: tempfile::TempDir,
-    work: PathBuf,
-}
-
 fn scene() -> Scene {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let work = dir.path().canonicalize().expect("canonical").join("work");
+    let scene = confined::workspace();
+    let work = &scene.work;
     fs::create_dir_all(work.join("sub/.git/hooks")).expect("mkdir");
     fs::create_dir_all(work.join("sub/.git/objects")).expect("mkdir");
     fs::write(work.join("sub/.git/config"), "[core]\n").expect("write");
     fs::write(work.join("sub/.git/HEAD"), "ref: refs/heads/main\n").expect("write");
-    Scene { _dir: dir, work }
+    scene
 }
 
 fn writable(s: &Scene) -> Policy {

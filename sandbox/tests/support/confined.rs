@@ -60,3 +60,17 @@ pub fn usable() -> bool {
     }
     ok
 }
+
+/// A temporary directory with an empty `work` directory in it, by its
+/// resolved path (the test's workspace).
+pub struct Scene {
+    _dir: tempfile::TempDir,
+    pub work: std::path::PathBuf,
+}
+
+pub fn workspace() -> Scene {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let work = dir.path().canonicalize().expect("canonical").join("work");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    Scene { _dir: dir, work }
+}

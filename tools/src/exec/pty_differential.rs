@@ -357,15 +357,6 @@ fn with_markers(text: &str, case: usize, next: &mut usize) -> String {
     out
 }
 
-fn reply_text(result: &baton_engine::call::CallResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|b| b.as_text())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// Runs one case; `Err` describes the markers that appeared.
 async fn run_case(index: usize, case: Case) -> Result<usize, String> {
     let marks = tempfile::tempdir().map_err(|e| e.to_string())?;
@@ -382,7 +373,7 @@ async fn run_case(index: usize, case: Case) -> Result<usize, String> {
             marks.path(),
         )
         .await;
-    let reply = reply_text(&started);
+    let reply = super::tests::text(&started);
     let id: i32 = reply
         .lines()
         .find_map(|l| l.strip_prefix("Process running with session ID "))

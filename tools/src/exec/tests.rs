@@ -15,7 +15,7 @@ fn harness() -> Harness {
     Harness::new(tools(&ExecConfig::default()).unwrap())
 }
 
-fn text(result: &baton_engine::call::CallResult) -> String {
+pub(super) fn text(result: &baton_engine::call::CallResult) -> String {
     result
         .content
         .iter()

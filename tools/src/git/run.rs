@@ -91,11 +91,7 @@ pub(super) async fn output(
     // Dropped with the call (or on a timeout): git and anything it
     // started are stopped.
     let mut guard = TreeGuard::new(tree);
-    let work = async {
-        let (stdout, stderr, status) =
-            tokio::join!(read_bounded(out_r), read_bounded(err_r), child.wait());
-        (stdout, stderr, status)
-    };
+    let work = async { tokio::join!(read_bounded(out_r), read_bounded(err_r), child.wait()) };
     let label = args.first().copied().unwrap_or("");
     let (stdout, stderr, status) = match tokio::time::timeout(GIT_LIMIT, work).await {
         Ok(done) => done,
