@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use crate::session::Session;
+use baton_tool::session::Session;
 
 /// Variables to set in every process the session starts, in order.
 #[derive(Clone, Debug, Default)]

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use metrics::{Key, Label, Level, Metadata, SharedString};
 
-use crate::call::Outcome;
+use baton_tool::call::Outcome;
 
 /// Calls that have their result, by `tool` and `outcome`.
 pub const CALLS: &str = "baton_calls_total";
@@ -30,8 +30,9 @@ pub const PHASE_SECONDS: &str = "baton_call_phase_seconds";
 pub const QUEUED: &str = "baton_calls_queued";
 /// Calls whose pipeline is running.
 pub const RUNNING: &str = "baton_calls_running";
-/// Process trees (a shell with everything it started) alive now.
-pub const PROCESS_TREES: &str = "baton_process_trees";
+/// Process trees (a shell with everything it started) alive now; counted
+/// by the `baton-process` crate, where trees start and end.
+pub use baton_process::PROCESS_TREES;
 /// 1 while an MCP server is connected and ready, else 0; by `server`.
 pub const MCP_SERVER_UP: &str = "baton_mcp_server_up";
 /// Times an MCP server failed or died, by `server`.
@@ -221,16 +222,6 @@ pub struct Running(());
 impl Drop for Running {
     fn drop(&mut self) {
         metrics::gauge!(RUNNING).decrement(1.0);
-    }
-}
-
-/// A process tree started (`true`) or ended.
-pub fn process_tree(started: bool) {
-    let gauge = metrics::gauge!(PROCESS_TREES);
-    if started {
-        gauge.increment(1.0);
-    } else {
-        gauge.decrement(1.0);
     }
 }
 

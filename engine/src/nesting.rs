@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::call::{CallResult, ToolUse};
-use crate::context::{Context, ToolContext};
-use crate::pool::ToolPool;
-use crate::progress::Progress;
+use baton_tool::call::{CallResult, ToolUse};
+use baton_tool::context::{Context, ToolContext};
+use baton_tool::pool::ToolPool;
+use baton_tool::progress::Progress;
 
 /// What a nested batch may differ in from its parent.
 #[derive(Clone, Debug, Default)]

@@ -9,9 +9,9 @@
 //! in call order. The session's own mode is folded into the context at
 //! that point, so there is one place that says what the mode is.
 
-use crate::context::{Context, ContextModifier, ToolContext};
 use crate::hooks::permission_updates::SessionPermissions;
 use crate::permission::PermissionMode;
+use baton_tool::context::{Context, ContextModifier, ToolContext};
 
 /// The mode the session was in when it entered plan mode; leaving plan
 /// mode goes back to it unless the host picks another.

@@ -14,8 +14,8 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::context::ToolContext;
-use crate::session::Session;
+use baton_tool::context::ToolContext;
+use baton_tool::session::Session;
 
 /// What the host is asked: the call, and the questions as the model wrote
 /// them (Claude Code's `AskUserQuestionInput.questions`, already checked).

@@ -19,12 +19,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::cancel::CancelScope;
-use crate::context::{Context, ToolContext};
 pub use crate::hooks::subagent::{StartOutcome, StopVerdict, SubagentHooks};
 use crate::nesting::{NestedBatch, NestedOptions, NestingError, NestingService};
 use crate::permission::PermissionMode;
-use crate::pool::ToolPool;
+use baton_tool::cancel::CancelScope;
+use baton_tool::context::{Context, ToolContext};
+use baton_tool::pool::ToolPool;
 
 /// Default most levels of subagents under the main agent.
 pub const DEFAULT_MAX_DEPTH: usize = 3;
@@ -290,7 +290,7 @@ struct Counting {
 
 #[async_trait]
 impl NestedBatch for Counting {
-    fn add(&mut self, call: crate::call::ToolUse) -> Result<(), NestingError> {
+    fn add(&mut self, call: baton_tool::call::ToolUse) -> Result<(), NestingError> {
         self.inner.add(call)?;
         self.count.fetch_add(1, Ordering::Relaxed);
         Ok(())

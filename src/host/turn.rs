@@ -215,7 +215,7 @@ impl TurnHost for SubagentHost {
             .get::<wire::ToolSet>()
             .map_or(wire::ToolSet::Claude, |s| *s);
         let format = self.wire.format();
-        let tools = wire::request_tools(&self.pool, &self.session, format);
+        let tools = baton_engine::deferred::request_tools(&self.pool, &self.session, format);
         crate::tool_set::in_set(set, &self.pool, format, tools)
     }
 }

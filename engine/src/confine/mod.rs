@@ -33,23 +33,13 @@ use std::sync::{Arc, OnceLock, Weak};
 use baton_sandbox::{Policy, Prepared};
 use serde_json::Value;
 
-use crate::context::Context;
-use crate::extensions::Extensions;
 use crate::permission::sandbox_settings::PathSet;
 use crate::permission::SandboxConfig;
+use baton_tool::context::Context;
+use baton_tool::extensions::Extensions;
 pub use sandbox_mode::{Egress, SandboxPlan};
 
-/// How a call came to be allowed, as far as confinement cares.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Approval {
-    /// Allowed only because Baton judged it read-only: no rule, hook, user,
-    /// host or mode vouched for it. Its commands run under the floor.
-    ReadOnlyJudgement,
-    /// A rule, hook, the user, the host or the permission mode allowed it
-    /// (also: a call run outside the pipeline by the host itself).
-    #[default]
-    Vouched,
-}
+pub use baton_tool::confine::Approval;
 
 /// Whether the read-only floor can be enforced.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -188,8 +178,8 @@ impl Confinement {
     /// `shell_command`, see `aliases`) are judged alike, each with its own
     /// way of asking out of the sandbox.
     pub fn auto_allows(&self, tool_name: &str, input: &Value) -> bool {
-        let bash_like =
-            tool_name == "Bash" || crate::aliases::claude_code_names(tool_name).contains(&"Bash");
+        let bash_like = tool_name == "Bash"
+            || baton_tool::aliases::claude_code_names(tool_name).contains(&"Bash");
         if !bash_like
             || !self
                 .sandbox
@@ -198,7 +188,7 @@ impl Confinement {
         {
             return false;
         }
-        let Some(command) = crate::aliases::shell_command_text(tool_name, input) else {
+        let Some(command) = baton_tool::aliases::shell_command_text(tool_name, input) else {
             return false;
         };
         let command = command.as_str();
@@ -308,7 +298,7 @@ impl Confinement {
             .roots
             .iter()
             .chain(context.readable.iter())
-            .map(|p| crate::paths::resolve(p))
+            .map(|p| baton_tool::paths::resolve(p))
             .collect();
         read.extend(workspace.iter().cloned());
         read.extend(user_files());
@@ -320,7 +310,7 @@ impl Confinement {
         policy
     }
 
-    /// The floor, ready for [`crate::process::Launch::confine`]. Kept for
+    /// The floor, ready for [`baton_process::Launch::confine`]. Kept for
     /// the next command in the same workspace (a prepared floor is only
     /// read by the children that enter it), unless `Read(…)` denies carve
     /// entries out: those name the entries that existed when it was built,

@@ -21,8 +21,8 @@ use baton_sandbox::{Network, Policy};
 
 use super::expand::expand;
 use super::protect::{self, Guard};
-use crate::context::Context;
 use crate::permission::SandboxConfig;
+use baton_tool::context::Context;
 
 /// Ports of Baton's proxy inside a command's own network namespace.
 pub const HTTP_PORT: u16 = 3128;
@@ -114,7 +114,7 @@ pub(crate) fn plan(
         policy.write = policy
             .write
             .iter()
-            .map(|p| crate::paths::resolve(p))
+            .map(|p| baton_tool::paths::resolve(p))
             .collect();
         policy.write.sort();
         policy.write.dedup();
@@ -125,20 +125,23 @@ pub(crate) fn plan(
         // check after the command keeps. Only what lies in a writable tree
         // needs either.
         let in_writable = |p: &PathBuf| policy.write.iter().any(|w| p.starts_with(w));
-        let mut protect: Vec<PathBuf> = named.iter().map(|p| crate::paths::resolve(p)).collect();
+        let mut protect: Vec<PathBuf> = named
+            .iter()
+            .map(|p| baton_tool::paths::resolve(p))
+            .collect();
         protect.retain(in_writable);
         protect.sort();
         protect.dedup();
         let mut entries: Vec<PathBuf> = named
             .iter()
-            .filter_map(|p| Some(crate::paths::resolve(p.parent()?).join(p.file_name()?)))
+            .filter_map(|p| Some(baton_tool::paths::resolve(p.parent()?).join(p.file_name()?)))
             .collect();
         entries.retain(in_writable);
         let mut roots: Vec<PathBuf> = config
             .write_roots
             .iter()
             .chain(context.roots.iter())
-            .map(|p| crate::paths::resolve(p))
+            .map(|p| baton_tool::paths::resolve(p))
             .collect();
         roots.sort();
         roots.dedup();

@@ -13,22 +13,22 @@
 
 mod discovered;
 mod mode;
+mod request;
 
 use std::sync::Arc;
 
+pub use baton_wire::RequestTools;
 pub use discovered::{DiscoveredTools, Mark};
 pub use mode::{
     estimate_tokens, Deferral, ToolSearchMode, ToolSearchSettings, BYTES_PER_TOKEN,
     DEFAULT_AUTO_PERCENT, DEFAULT_CONTEXT_WINDOW_TOKENS,
 };
-// The request list lives in the wire layer, beside the one renderer of
-// definitions; re-exported here where hosts looked for it before.
-pub use crate::wire::{request_tools, RequestTools};
+pub use request::request_tools;
 
-use crate::context::ToolContext;
-use crate::pool::ToolPool;
-use crate::session::Session;
-use crate::tool::Tool;
+use baton_tool::context::ToolContext;
+use baton_tool::pool::ToolPool;
+use baton_tool::session::Session;
+use baton_tool::tool::Tool;
 
 /// The name of the search tool, which is never deferred.
 pub const TOOL_SEARCH: &str = "ToolSearch";

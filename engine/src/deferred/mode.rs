@@ -12,9 +12,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::pool::ToolPool;
-use crate::tool::Tool;
-use crate::wire::WireFormat;
+use baton_tool::pool::ToolPool;
+use baton_tool::tool::Tool;
+use baton_wire::WireFormat;
 
 /// Default share of the context window that `auto` allows definitions.
 pub const DEFAULT_AUTO_PERCENT: u8 = 10;
@@ -188,7 +188,7 @@ impl Deferral {
 
 /// Estimated tokens of a tool's full definition (see the module docs).
 pub fn estimate_tokens(tool: &Tool) -> u64 {
-    let bytes = crate::wire::definition(tool, WireFormat::Anthropic)
+    let bytes = baton_wire::definition(tool, WireFormat::Anthropic)
         .to_string()
         .len();
     bytes.div_ceil(BYTES_PER_TOKEN) as u64

@@ -19,7 +19,7 @@
 use std::future::Future;
 
 use super::{HookEvent, HookOutcome};
-use crate::cancel::{CancelReason, CancelScope};
+use baton_tool::cancel::{CancelReason, CancelScope};
 
 impl HookOutcome {
     /// What an interrupted run of `event`'s hooks leaves: a note and the

@@ -20,7 +20,7 @@ use crate::permission::{
 };
 
 // The alias table is shared with rules, calls and agent definitions.
-pub use crate::aliases::{canonical_tool_name, TOOL_ALIASES};
+pub use baton_tool::aliases::{canonical_tool_name, TOOL_ALIASES};
 
 /// Which tools (or, for other events, which `source`/`trigger`…) a hook
 /// wants: a regex matched against the whole name, or everything for `*`
@@ -52,7 +52,7 @@ impl ToolNameMatcher {
                         .any(|(old, new)| *new == name && re.is_match(old))
                     // Another set's tool doing a Claude Code tool's job
                     // (`exec_command` is `Bash`, see `presented`).
-                    || crate::aliases::claude_code_names(name)
+                    || baton_tool::aliases::claude_code_names(name)
                         .iter()
                         .any(|cc| re.is_match(cc))
             }

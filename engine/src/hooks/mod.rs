@@ -66,7 +66,7 @@ pub struct HookRegistry {
     hooks: Arc<Vec<Arc<dyn Hook>>>,
     /// Fired by [`HookRegistry::stop_running`]; shared by every registry
     /// derived from this one.
-    stop: crate::cancel::CancelScope,
+    stop: baton_tool::cancel::CancelScope,
 }
 
 impl std::fmt::Debug for HookRegistry {
@@ -109,7 +109,7 @@ impl HookRegistry {
     /// Ends every running hook of this registry (and of those derived from
     /// it) and every later one at once, each with an "interrupted" outcome:
     /// for a session that is shutting down or was signalled.
-    pub fn stop_running(&self, reason: crate::cancel::CancelReason) {
+    pub fn stop_running(&self, reason: baton_tool::cancel::CancelReason) {
         self.stop.cancel(reason);
     }
 
@@ -157,7 +157,7 @@ impl HookRegistry {
         &self,
         input: &HookInput,
         request: Option<&PermissionRequest<'_>>,
-        scope: Option<&crate::cancel::CancelScope>,
+        scope: Option<&baton_tool::cancel::CancelScope>,
     ) -> HookOutcome {
         use futures::FutureExt;
         let event = input.hook_event_name;

@@ -67,7 +67,7 @@ pub struct HookOutcome {
     pub elicitation: Option<super::ElicitationAnswer>,
     /// The run was stopped before the hooks answered (see
     /// [`super::interrupt`]); a stage that needs an answer fails closed.
-    pub interrupted: Option<crate::cancel::CancelReason>,
+    pub interrupted: Option<baton_tool::cancel::CancelReason>,
 }
 
 impl HookOutcome {

@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 use parking_lot::RwLock;
 use serde_json::Value;
 
-use crate::context::Context;
 use crate::permission::{
     PermissionDecision, PermissionMode, PermissionPolicy, PermissionRequest, Rule, RuleKind,
     RulePolicy,
 };
-use crate::session::Session;
+use baton_tool::context::Context;
+use baton_tool::session::Session;
 
 /// The session's hook-made permission changes.
 #[derive(Default)]
@@ -181,7 +181,7 @@ impl SessionPermissions {
                         .flatten()
                         .filter_map(Value::as_str)
                     {
-                        let path = crate::paths::normalize(&project.join(dir));
+                        let path = baton_tool::paths::normalize(&project.join(dir));
                         if kind == "addDirectories" {
                             s.removed_dirs.retain(|d| d != &path);
                             s.added_dirs.push(path);

@@ -22,7 +22,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::aliases::{claude_code_names, shell_command_text};
+use baton_tool::aliases::{claude_code_names, shell_command_text};
 
 /// The hook input field that carries the real tool name when the call is
 /// presented under a Claude Code name.

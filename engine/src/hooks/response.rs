@@ -6,14 +6,14 @@
 //! Read gives `file.content`. Published hooks read those fields
 //! (`.tool_response.stdout`, `.tool_response.filePath`), so Baton sends the
 //! same shapes. A tool that knows its structured result sets it
-//! ([`crate::output::ToolOutput::response`]); otherwise the shape is built
+//! ([`baton_tool::output::ToolOutput::response`]); otherwise the shape is built
 //! here from the call's input and the text the model sees. Tools Claude
 //! Code does not have (a host's own, MCP) get the content blocks, as
 //! Claude Code gives MCP results.
 
 use serde_json::{json, Value};
 
-use crate::call::CallResult;
+use baton_tool::call::CallResult;
 
 /// The `tool_response` for a finished call.
 pub fn tool_response(tool_name: &str, input: &Value, result: &CallResult) -> Value {

@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::{Map, Value};
 
 use super::{HookEvent, HookInput, HookOutcome, HookRegistry};
-use crate::context::Context;
-use crate::session::Session;
+use baton_tool::context::Context;
+use baton_tool::session::Session;
 
 /// What the SubagentStart hooks said.
 #[derive(Clone, Debug, Default, PartialEq)]

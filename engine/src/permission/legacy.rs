@@ -47,7 +47,7 @@ pub(crate) fn read(
         }
         // `Read(../shared/**)`: relative to the project, as an absolute rule.
         if inner.trim_start().starts_with("..") || inner.trim_start().starts_with("./..") {
-            let joined = crate::paths::normalize(&project.join(inner.trim()));
+            let joined = baton_tool::paths::normalize(&project.join(inner.trim()));
             if let Some(rule) = parse(&format!("{name}(/{})", joined.display())) {
                 return Reading::Rule(
                     Box::new(rule.shown_as(trimmed)),

@@ -38,7 +38,7 @@ impl ToolMatcher {
 
     pub(crate) fn matches(&self, tool_name: &str) -> bool {
         match self {
-            ToolMatcher::Exact(name) => crate::aliases::same_tool(name, tool_name),
+            ToolMatcher::Exact(name) => baton_tool::aliases::same_tool(name, tool_name),
             ToolMatcher::McpServer(server) => tool_name
                 .strip_prefix("mcp__")
                 .and_then(|rest| rest.strip_prefix(server.as_str()))

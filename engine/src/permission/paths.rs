@@ -155,7 +155,7 @@ impl PathPattern {
 /// A relative base would never be a prefix of the absolute paths tools
 /// report, and the rule would silently match nothing.
 pub(crate) fn absolute(path: &Path) -> PathBuf {
-    crate::paths::normalize(&std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()))
+    baton_tool::paths::normalize(&std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()))
 }
 
 #[cfg(test)]

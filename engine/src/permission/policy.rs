@@ -23,8 +23,8 @@ use super::{
     AskSource, FileAccess, PermissionDecision, PermissionMode, PermissionPolicy, PermissionRequest,
     PermissionTarget,
 };
-use crate::context::Context;
-use crate::paths::{normalize, resolve};
+use baton_tool::context::Context;
+use baton_tool::paths::{normalize, resolve};
 
 /// Rules from settings files, evaluated like Claude Code's.
 #[derive(Clone, Debug, Default)]

@@ -15,8 +15,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::context::Context;
 use crate::shell::{SimpleCommand, Word};
+use baton_tool::context::Context;
 
 /// Commands that take no file operands: their words are text, not paths.
 pub(super) const NO_FILES: &[&str] = &[

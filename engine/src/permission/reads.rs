@@ -15,8 +15,8 @@ use super::policy::path_suspected;
 use super::reach::{candidates, cd_lands, cd_target, lexical, short, CdTarget, NO_FILES};
 use super::rules::{Rule, Specifier};
 use super::{FileAccess, PermissionTarget};
-use crate::context::Context;
 use crate::shell::{SimpleCommand, Word};
+use baton_tool::context::Context;
 
 /// What the Read deny rules say about a command.
 pub(crate) enum Verdict {

@@ -25,10 +25,10 @@ use super::policy::RulePolicy;
 use super::rules::{Rule, RuleKind};
 use super::sandbox_settings::{self, SandboxConfig, SandboxSettings, SettingsSource};
 use super::PermissionMode;
-use crate::context::Context;
 use crate::hooks::loader::HookLayers;
 use crate::hooks::{HookRegistry, ModelHookSlot};
 use crate::pipeline::Pipeline;
+use baton_tool::context::Context;
 
 /// One problem in one settings file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -448,5 +448,5 @@ fn expand_dir(dir: &str, project: &Path, home: Option<&Path>) -> Result<PathBuf,
     } else {
         project.join(dir)
     };
-    Ok(crate::paths::normalize(&path))
+    Ok(baton_tool::paths::normalize(&path))
 }

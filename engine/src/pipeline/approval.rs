@@ -17,9 +17,9 @@
 use serde_json::{json, Value};
 
 use super::{messages, permission, pre_hooks, validate, CallState, Early, Flow, Pipeline};
-use crate::call::{CallResult, Outcome};
 use crate::permission::{Approval, PermissionDecision, ToolPermission};
-use crate::tool::Tool;
+use baton_tool::call::{CallResult, Outcome};
+use baton_tool::tool::Tool;
 
 pub(super) async fn apply(
     pipeline: &Pipeline,

@@ -10,11 +10,11 @@
 use serde_json::{json, Map, Value};
 
 use super::Pipeline;
-use crate::call::{CallResult, ToolUse};
-use crate::context::Context;
 use crate::hooks::response::tool_response;
 use crate::hooks::{HookEvent, HookInput};
-use crate::session::Session;
+use baton_tool::call::{CallResult, ToolUse};
+use baton_tool::context::Context;
+use baton_tool::session::Session;
 
 /// What PostToolBatch hooks said.
 #[derive(Debug, Default)]
@@ -63,7 +63,7 @@ impl Pipeline {
         session: &Session,
         context: &Context,
         tool_calls: Vec<Value>,
-        scope: Option<&crate::cancel::CancelScope>,
+        scope: Option<&baton_tool::cancel::CancelScope>,
     ) -> BatchHookOutcome {
         let mut extra = Map::new();
         extra.insert("tool_calls".into(), Value::Array(tool_calls));

@@ -13,7 +13,7 @@ use super::{CallState, Pipeline};
 use crate::hooks::presented::{unpresent, views, View, REAL_NAME_FIELD};
 use crate::hooks::{HookDecision, HookEvent, HookInput, HookOutcome, PermissionAnswer};
 use crate::permission::PermissionTarget;
-use crate::tool::Tool;
+use baton_tool::tool::Tool;
 
 /// Runs `event`'s hooks for each view of the call; `input` is the call's
 /// input as hooks should see it, `prepare` finishes each view's hook input

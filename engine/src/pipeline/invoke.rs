@@ -14,13 +14,13 @@ use futures::FutureExt;
 
 use super::ready_now::ready_now;
 use super::{messages, CallState, Pipeline};
-use crate::call::{CallResult, Outcome};
-use crate::cancel::{CancelReason, CancelScope};
-use crate::content::ContentBlock;
-use crate::context::{Context, ToolContext};
-use crate::output::{ToolError, ToolOutput};
-use crate::progress::ProgressSink;
-use crate::tool::Tool;
+use baton_tool::call::{CallResult, Outcome};
+use baton_tool::cancel::{CancelReason, CancelScope};
+use baton_tool::content::ContentBlock;
+use baton_tool::context::{Context, ToolContext};
+use baton_tool::output::{ToolError, ToolOutput};
+use baton_tool::progress::ProgressSink;
+use baton_tool::tool::Tool;
 
 type Ran = Result<Result<ToolOutput, ToolError>, Box<dyn std::any::Any + Send>>;
 
@@ -115,7 +115,7 @@ fn start<'t>(
     pipeline: &Pipeline,
     state: &mut CallState,
     tool: &'t Tool,
-    parsed: crate::tool::ParsedInput,
+    parsed: baton_tool::tool::ParsedInput,
 ) -> (CancelScope, impl Future<Output = Ran> + 't) {
     let mut ctx = if pipeline.hooks.is_empty() {
         hand_over(&mut state.ctx)

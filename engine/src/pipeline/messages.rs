@@ -4,9 +4,9 @@
 //! detects are wrapped in `<tool_use_error>`, the convention models are
 //! trained on; permission denials and a tool's own failures are plain text.
 
-use crate::cancel::CancelReason;
 use crate::permission::Unasked;
-use crate::schema::SchemaProblem;
+use baton_tool::cancel::CancelReason;
+use baton_tool::schema::SchemaProblem;
 
 pub fn wrap(text: &str) -> String {
     format!("<tool_use_error>{text}</tool_use_error>")

@@ -31,14 +31,14 @@ mod validate;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::call::{CallResult, Outcome, ToolUse};
-use crate::cancel::CancelReason;
-use crate::context::ToolContext;
 use crate::hooks::{HookEvent, HookInput, HookRegistry};
 use crate::permission::{AllowAllUnsafe, Approver, PermissionPolicy, RulePolicy};
-use crate::pool::ToolPool;
-use crate::schema::SchemaProblem;
-use crate::tool::{InterruptBehavior, ParsedInput, Tool, WorkKind};
+use baton_tool::call::{CallResult, Outcome, ToolUse};
+use baton_tool::cancel::CancelReason;
+use baton_tool::context::ToolContext;
+use baton_tool::pool::ToolPool;
+use baton_tool::schema::SchemaProblem;
+use baton_tool::tool::{InterruptBehavior, ParsedInput, Tool, WorkKind};
 
 /// A stage finished the call early with this result.
 pub(crate) struct Early(Box<CallResult>);
@@ -134,8 +134,8 @@ impl Pipeline {
     /// its services' map to add them.
     pub fn call_services(
         &self,
-        base: &crate::extensions::Extensions,
-    ) -> crate::extensions::Extensions {
+        base: &baton_tool::extensions::Extensions,
+    ) -> baton_tool::extensions::Extensions {
         if self.has_call_services(base) {
             return base.clone();
         }
@@ -148,7 +148,7 @@ impl Pipeline {
 
     /// Whether `services` came from [`Self::call_services`] of this
     /// pipeline (or of a clone with the same policy and hooks).
-    fn has_call_services(&self, services: &crate::extensions::Extensions) -> bool {
+    fn has_call_services(&self, services: &baton_tool::extensions::Extensions) -> bool {
         services
             .get::<CallServices>()
             .is_some_and(|m| m.0 == self.services_id)
@@ -376,7 +376,7 @@ impl CallState {
         for text in self.extra_context {
             result
                 .content
-                .push(crate::content::ContentBlock::text(text));
+                .push(baton_tool::content::ContentBlock::text(text));
         }
         result.diagnostics.extend(self.diagnostics);
         let mut messages = self.system_messages;

@@ -8,7 +8,6 @@
 
 use super::permission_hooks::{self, Answered};
 use super::{messages, ApproverService, CallState, Early, Flow, Pipeline};
-use crate::call::{CallResult, Outcome};
 use crate::confine::{Approval, Confinement, FloorState, WAIVE_VAR};
 use crate::hooks::permission_updates::SessionPermissions;
 use crate::hooks::HookDecision;
@@ -16,7 +15,8 @@ use crate::permission::{
     ApprovalRequest, AskSource, PermissionDecision, PermissionMode, PermissionRequest,
     PermissionTarget, ToolPermission,
 };
-use crate::tool::{ParsedInput, Tool};
+use baton_tool::call::{CallResult, Outcome};
+use baton_tool::tool::{ParsedInput, Tool};
 use serde_json::Value;
 
 /// What the configured rules and the session's own rules decide for the
@@ -280,7 +280,7 @@ async fn ask(
         biased;
         answer = asking => answer,
         _ = state.ctx.cancel.cancelled() => {
-            let reason = state.ctx.cancel.reason().unwrap_or(crate::cancel::CancelReason::User);
+            let reason = state.ctx.cancel.reason().unwrap_or(baton_tool::cancel::CancelReason::User);
             return Err(Early::new(CallResult::error(
                 &state.call,
                 messages::cancelled(&reason, false),

@@ -5,10 +5,10 @@
 use serde_json::{json, Value};
 
 use super::{messages, pre_hooks, CallState, Early, Flow, Pipeline};
-use crate::call::{CallResult, Outcome};
 use crate::hooks::{HookEvent, PermissionAnswer};
 use crate::permission::{PermissionDecision, PermissionRequest};
-use crate::tool::Tool;
+use baton_tool::call::{CallResult, Outcome};
+use baton_tool::tool::Tool;
 
 /// What the PermissionRequest hooks decided.
 pub(super) enum Answered {

@@ -5,11 +5,11 @@
 //! a different outcome.
 
 use super::{CallState, Pipeline};
-use crate::call::{CallResult, Outcome};
-use crate::content::ContentBlock;
 use crate::hooks::response::tool_response;
 use crate::hooks::{HookEvent, HookOutcome};
-use crate::tool::Tool;
+use baton_tool::call::{CallResult, Outcome};
+use baton_tool::content::ContentBlock;
+use baton_tool::tool::Tool;
 
 pub(super) async fn run(
     pipeline: &Pipeline,

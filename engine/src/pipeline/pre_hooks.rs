@@ -3,10 +3,10 @@
 //! stage, which weighs it against the rules.
 
 use super::{messages, CallState, Early, Flow, Pipeline};
-use crate::call::{CallResult, Outcome};
 use crate::hooks::{HookDecision, HookEvent, HookOutcome};
 use crate::permission::PermissionRequest;
-use crate::tool::Tool;
+use baton_tool::call::{CallResult, Outcome};
+use baton_tool::tool::Tool;
 
 /// The verdict a PreToolUse hook left for the permission stage.
 #[derive(Clone, Debug, Default)]

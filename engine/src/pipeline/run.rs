@@ -22,10 +22,10 @@ use super::{
     batch_hooks, invoke, permission, post_hooks, pre_hooks, size, trace, validate, CallState,
     Early, Flow, Pipeline, PreparedCall,
 };
-use crate::call::{CallResult, Outcome};
-use crate::context::ToolContext;
-use crate::schema::SchemaProblem;
-use crate::tool::{ParsedInput, Tool};
+use baton_tool::call::{CallResult, Outcome};
+use baton_tool::context::ToolContext;
+use baton_tool::schema::SchemaProblem;
+use baton_tool::tool::{ParsedInput, Tool};
 
 /// What a run needs from its prepared call besides the stages' shared
 /// state, used up before the first stage.
@@ -118,7 +118,7 @@ async fn run_call<P: Deref<Target = Pipeline>>(pipeline: P, mut job: Box<Job>) -
     let queued = std::mem::replace(&mut job.setup.queued, crate::metrics::Queued::none());
     let _running = queued.start();
     let tool = job.setup.tool.clone();
-    let written = crate::call_details::files_written(&job.state.call);
+    let written = baton_tool::call_details::files_written(&job.state.call);
     let (mut result, ended) = run_stages(&pipeline, job, started).instrument(span).await;
     crate::metrics::call_finished(tool.as_ref().map(|t| t.name()), &result.outcome);
     let ended = ended.unwrap_or_else(Instant::now);
@@ -203,8 +203,8 @@ async fn run_stages(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::{ToolError, ToolOutput};
-    use crate::tool::{ToolDef, ToolLogic};
+    use baton_tool::output::{ToolError, ToolOutput};
+    use baton_tool::tool::{ToolDef, ToolLogic};
     use serde_json::Value;
 
     struct Noop;
@@ -246,11 +246,11 @@ mod tests {
 
     /// A call of `name` with an empty input, and its context.
     fn call_of(pipeline: &Pipeline, name: &str) -> (PreparedCall, ToolContext) {
-        let session = crate::session::Session::new("s", std::env::temp_dir());
-        let call = crate::call::ToolUse::new("c", name, serde_json::json!({}));
+        let session = baton_tool::session::Session::new("s", std::env::temp_dir());
+        let call = baton_tool::call::ToolUse::new("c", name, serde_json::json!({}));
         let ctx = ToolContext::standalone(
             "c",
-            crate::context::Context::new(std::env::temp_dir()),
+            baton_tool::context::Context::new(std::env::temp_dir()),
             session,
         );
         (pipeline.prepare(call), ctx)
@@ -258,8 +258,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_tool_that_panics_before_its_future_gets_a_panicked_result() {
-        let pipeline =
-            Pipeline::allow_all_unsafe(crate::pool::ToolPool::of(vec![tool("Early", PanicsEarly)]));
+        let pipeline = Pipeline::allow_all_unsafe(baton_tool::pool::ToolPool::of(vec![tool(
+            "Early",
+            PanicsEarly,
+        )]));
         let (call, ctx) = call_of(&pipeline, "Early");
         let result = pipeline.run(call, ctx).await;
         assert_eq!(result.outcome, Outcome::Panicked);
@@ -272,9 +274,9 @@ mod tests {
     /// 640 bytes after (the same in debug and release builds).
     #[test]
     fn a_calls_future_stays_small() {
-        let pipeline = Arc::new(Pipeline::allow_all_unsafe(crate::pool::ToolPool::of(vec![
-            tool("Noop", Noop),
-        ])));
+        let pipeline = Arc::new(Pipeline::allow_all_unsafe(baton_tool::pool::ToolPool::of(
+            vec![tool("Noop", Noop)],
+        )));
         let (call, ctx) = call_of(&pipeline, "Noop");
         let future = pipeline.clone().run_owned(call, ctx);
         let size = std::mem::size_of_val(&future);

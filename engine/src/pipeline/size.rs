@@ -10,10 +10,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::call::CallResult;
-use crate::content::{joined_text, ContentBlock};
-use crate::session::Session;
-use crate::tool::ToolDef;
+use baton_tool::call::CallResult;
+use baton_tool::content::{joined_text, ContentBlock};
+use baton_tool::session::Session;
+use baton_tool::tool::ToolDef;
 
 /// A single result never stays inline above this, whatever the tool says.
 pub const HARD_INLINE_LIMIT: usize = 50_000;
@@ -188,7 +188,7 @@ fn own_dir(parent: &Path, name: &str) -> std::io::Result<std::os::fd::OwnedFd> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::call::Outcome;
+    use baton_tool::call::Outcome;
 
     fn result(id: &str, text: &str) -> CallResult {
         CallResult::new(

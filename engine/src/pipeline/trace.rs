@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tracing::field::Empty;
 use tracing::Span;
 
-use crate::call::{CallResult, ToolUse};
+use baton_tool::call::{CallResult, ToolUse};
 
 pub(super) fn call_span(call: &ToolUse, queued: Duration) -> Span {
     crate::metrics::phase("queue", queued);

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use super::{messages, CallState, Early, Flow};
-use crate::call::{CallResult, Outcome};
-use crate::pool::ToolPool;
-use crate::schema::SchemaProblem;
-use crate::tool::{ParsedInput, Tool};
+use baton_tool::call::{CallResult, Outcome};
+use baton_tool::pool::ToolPool;
+use baton_tool::schema::SchemaProblem;
+use baton_tool::tool::{ParsedInput, Tool};
 
 pub(super) fn lookup(state: &CallState, tool: Option<Arc<Tool>>) -> Flow<Arc<Tool>> {
     tool.ok_or_else(|| {
@@ -38,9 +38,9 @@ pub(super) fn not_cancelled(state: &CallState) -> Flow {
 /// A stage that ends on its first poll (the default validation always
 /// does) is not watched: see [`super::ready_now`].
 pub(super) async fn interruptible(
-    cancel: &crate::cancel::CancelScope,
+    cancel: &baton_tool::cancel::CancelScope,
     stage: impl std::future::Future<Output = Flow>,
-) -> Result<Flow, crate::cancel::CancelReason> {
+) -> Result<Flow, baton_tool::cancel::CancelReason> {
     let mut stage = std::pin::pin!(stage);
     if let Some(flow) = super::ready_now::ready_now(stage.as_mut()).await {
         return Ok(flow);
@@ -51,14 +51,14 @@ pub(super) async fn interruptible(
         tokio::select! {
             biased;
             flow = stage => Ok(flow),
-            _ = cancel.cancelled() => Err(cancel.reason().unwrap_or(crate::cancel::CancelReason::User)),
+            _ = cancel.cancelled() => Err(cancel.reason().unwrap_or(baton_tool::cancel::CancelReason::User)),
         }
     });
     watch.await
 }
 
 /// The result of a call interrupted before its tool started.
-pub(super) fn interrupted(state: &CallState, reason: crate::cancel::CancelReason) -> Early {
+pub(super) fn interrupted(state: &CallState, reason: baton_tool::cancel::CancelReason) -> Early {
     Early::new(CallResult::error(
         &state.call,
         messages::cancelled(&reason, false),

@@ -92,7 +92,7 @@ impl SubagentRunner for HostRunner {
             set,
             &task.tools,
             format,
-            wire::request_tools(&task.tools, &session, format),
+            baton_engine::deferred::request_tools(&task.tools, &session, format),
         );
         // The subagent's batches hang under a scope of their own, so that
         // however the subagent ends, everything it still runs is cancelled.

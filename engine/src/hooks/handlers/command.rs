@@ -191,7 +191,7 @@ impl CommandHandler {
             .kill_on_drop(true);
         // Its own process group, tracked as a tree: a hook that times out or
         // whose call is interrupted is killed with everything it started.
-        let tag = crate::process::configure(&mut cmd, crate::process::Isolation::Group);
+        let tag = baton_process::configure(&mut cmd, baton_process::Isolation::Group);
         let mut child = cmd
             .spawn()
             .map_err(|e| format!("could not be started: {e}"))?;
@@ -199,8 +199,8 @@ impl CommandHandler {
             child
                 .id()
                 .and_then(|id| i32::try_from(id).ok())
-                .and_then(|pid| crate::process::ProcessTree::new(pid, &tag))
-                .map(crate::process::TreeGuard::new),
+                .and_then(|pid| baton_process::ProcessTree::new(pid, &tag))
+                .map(baton_process::TreeGuard::new),
         );
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
@@ -323,7 +323,7 @@ impl Handler for CommandHandler {
 
 /// Kills the hook's process tree unless disarmed: on timeout, and when the
 /// hook's future is dropped mid-run (its call was interrupted).
-struct GroupGuard(Option<crate::process::TreeGuard>);
+struct GroupGuard(Option<baton_process::TreeGuard>);
 
 impl GroupGuard {
     fn kill(&mut self) {

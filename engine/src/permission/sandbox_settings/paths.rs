@@ -19,7 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::paths::normalize;
+use baton_tool::paths::normalize;
 
 /// One resolved entry of a sandbox path list.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
