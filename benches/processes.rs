@@ -39,7 +39,8 @@ enum Confine {
 
 fn confined_engine(cap: usize, confine: Confine) -> Engine {
     use baton::engine::confine::Confinement;
-    use baton::engine::permission::{RulePolicy, SandboxConfig};
+    use baton::engine::permission::RulePolicy;
+    use baton::engine::settings::SandboxConfig;
     let dir = std::env::temp_dir().join(format!("baton-bench-proc-{}", std::process::id()));
     let builder = Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
         .cwd(std::env::temp_dir())

@@ -13,7 +13,7 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use baton::{Engine, Event, ToolUse};
-//! use baton::engine::permission::Settings;
+//! use baton::engine::settings::Settings;
 //! use serde_json::json;
 //!
 //! # async fn host() -> Result<(), Box<dyn std::error::Error>> {

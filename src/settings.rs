@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use baton_engine::confine::{Confinement, FloorState};
-use baton_engine::permission::{Settings, SettingsError};
+use baton_engine::settings::{Settings, SettingsError};
 use baton_engine::PermissionPolicy;
 
 use crate::{Engine, EngineBuilder};

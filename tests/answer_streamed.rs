@@ -8,7 +8,7 @@
 //! must (up to a generous limit) and then releases the call itself.
 //!
 //! The answer's bytes are the old `Value` renderers' exactly; that is
-//! checked per format in `engine/src/wire/answer_tests.rs`. Here each
+//! checked per format in `wire/src/answer_tests.rs`. Here each
 //! format's answer on stdout is compared with the answer the `--events`
 //! `done` line carries, which is written by another path.
 

@@ -402,7 +402,7 @@ async fn engine_with_hooks(dir: &Path, hooks: Value) -> (Engine, Arc<McpClients>
         json!({"hooks": hooks}).to_string(),
     )
     .unwrap();
-    let settings = baton::engine::permission::Settings::load(dir, None).unwrap();
+    let settings = baton::engine::settings::Settings::load(dir, None).unwrap();
     let mut opts = ClientOptions::from_env(dir, &|_| None);
     opts.connect_timeout = Duration::from_secs(120);
     let spec = ServerSpec::stdio("py", "python3", vec![script().display().to_string()]);

@@ -21,6 +21,7 @@ pub mod plan_mode;
 /// `baton-process` crate).
 pub use baton_process as process;
 pub mod questions;
+pub mod settings;
 /// Bash command lines, understood (the `baton-shell` crate).
 pub use baton_shell as shell;
 pub mod subagent;
@@ -46,10 +47,10 @@ pub use hooks::{
 };
 pub use permission::{
     AllowAllUnsafe, Approval, ApprovalRequest, Approver, PermissionDecision, PermissionMode,
-    PermissionPolicy, PermissionTarget, RulePolicy, Settings, SettingsError, ToolPermission,
-    Unasked,
+    PermissionPolicy, PermissionTarget, RulePolicy, ToolPermission, Unasked,
 };
 pub use pipeline::{Pipeline, PreparedCall};
+pub use settings::{Settings, SettingsError};
 
 /// Re-exported so tool crates derive schemas with the same version.
 pub use async_trait::async_trait;

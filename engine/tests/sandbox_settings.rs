@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use baton_engine::permission::sandbox_settings::{protected_names, SandboxConfig};
-use baton_engine::permission::{SandboxSettings, Settings};
+use baton_engine::settings::sandbox::{protected_names, SandboxConfig};
+use baton_engine::settings::{SandboxSettings, Settings};
 
 struct Tree {
     _dir: tempfile::TempDir,

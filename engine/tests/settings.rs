@@ -3,7 +3,8 @@
 mod common;
 use std::path::Path;
 
-use baton_engine::permission::{PermissionMode, PermissionPolicy as _, RuleKind, Settings};
+use baton_engine::permission::{PermissionMode, PermissionPolicy as _, RuleKind};
+use baton_engine::settings::Settings;
 use baton_engine::HookEvent;
 
 struct Tree {

@@ -22,7 +22,7 @@ mod tools;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use baton::engine::permission::Settings;
+use baton::engine::settings::Settings;
 use baton::engine::wire::WireFormat;
 use baton::engine::{PermissionMode, ToolPool};
 use baton::{Engine, SiblingPolicy};

@@ -15,7 +15,8 @@ mod siblings;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use baton::engine::permission::{PermissionMode, Settings};
+use baton::engine::permission::PermissionMode;
+use baton::engine::settings::Settings;
 use baton::engine::{async_trait, Approval, ApprovalRequest, Approver};
 use baton::{CallResult, Engine, Outcome, ToolUse};
 use serde_json::Value;

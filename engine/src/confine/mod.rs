@@ -33,8 +33,8 @@ use std::sync::{Arc, OnceLock, Weak};
 use baton_sandbox::{Policy, Prepared};
 use serde_json::Value;
 
-use crate::permission::sandbox_settings::PathSet;
-use crate::permission::SandboxConfig;
+use crate::settings::sandbox::PathSet;
+use crate::settings::SandboxConfig;
 use baton_tool::context::Context;
 use baton_tool::extensions::Extensions;
 pub use sandbox_mode::{Egress, SandboxPlan};
@@ -268,7 +268,7 @@ impl Confinement {
     }
 
     /// Carve these paths out of what the floor may read: the `deny_read`
-    /// of [`crate::permission::Settings::sandbox_config`], which holds the
+    /// of [`crate::settings::Settings::sandbox_config`], which holds the
     /// `Read(…)` deny rules (and `sandbox.filesystem.denyRead`) as paths
     /// and patterns.
     pub fn with_read_denies(mut self, denies: PathSet) -> Confinement {

@@ -21,7 +21,7 @@ use baton_sandbox::{Network, Policy};
 
 use super::expand::expand;
 use super::protect::{self, Guard};
-use crate::permission::SandboxConfig;
+use crate::settings::SandboxConfig;
 use baton_tool::context::Context;
 
 /// Ports of Baton's proxy inside a command's own network namespace.

@@ -11,28 +11,24 @@
 //! The rule engine lives in the submodules: [`rules`] parses rule strings,
 //! one matcher module per kind of target (`bash`, `paths`, `web`, `mcp`)
 //! decides whether a parsed rule covers a call, [`policy`] applies Claude
-//! Code's precedence and mode defaults, and [`settings`] loads and merges
-//! the settings files that hold the rules.
+//! Code's precedence and mode defaults. The settings files that hold the
+//! rules are loaded and merged by [`crate::settings`].
 
-mod bash;
+pub(crate) mod bash;
 mod git_config;
-mod legacy;
+pub(crate) mod legacy;
 mod mcp;
-mod paths;
+pub(crate) mod paths;
 pub mod policy;
-mod protected;
+pub(crate) mod protected;
 mod reach;
 mod reads;
 pub mod rules;
-pub mod sandbox_settings;
-pub mod settings;
 pub mod summary;
-mod web;
+pub(crate) mod web;
 
 pub use policy::RulePolicy;
 pub use rules::{Rule, RuleError, RuleKind};
-pub use sandbox_settings::{SandboxConfig, SandboxSettings};
-pub use settings::{Settings, SettingsError};
 
 pub use baton_tool::permission::{
     AllowAllUnsafe, Approval, ApprovalRequest, Approver, AskSource, FileAccess, PermissionDecision,

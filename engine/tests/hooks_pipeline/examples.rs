@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use baton_engine::permission::{Approval, Settings};
+use baton_engine::permission::Approval;
+use baton_engine::settings::Settings;
 use baton_engine::{Outcome, Pipeline, ToolPool};
 use serde_json::json;
 

@@ -14,7 +14,8 @@ mod working_dir;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use baton_engine::permission::{Approval, ApprovalRequest, Approver, FileAccess, Settings};
+use baton_engine::permission::{Approval, ApprovalRequest, Approver, FileAccess};
+use baton_engine::settings::Settings;
 use baton_engine::{
     CallResult, Outcome, PermissionTarget, Pipeline, Session, Tool, ToolContext, ToolDef,
     ToolError, ToolLogic, ToolOutput, ToolPool, ToolUse,

@@ -71,7 +71,7 @@ elif cmd.startswith("stop"):
 print(json.dumps(out))
 "#;
 
-fn py_settings(env: &Env, permissions: Value) -> baton_engine::permission::Settings {
+fn py_settings(env: &Env, permissions: Value) -> baton_engine::settings::Settings {
     let script = env.script("decide.py", PY_DECIDE);
     env.settings(json!({
         "permissions": permissions,

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::config::{parse_servers, EnvLookup, Scope, ServerSpec};
+use baton_engine::settings::settings_files;
 
 /// Where to look.
 #[derive(Clone, Debug, Default)]
@@ -78,15 +79,15 @@ pub fn load(opts: &LoadOptions, env: EnvLookup<'_>) -> Loaded {
     };
     if !opts.strict {
         let mut approval = Approval::default();
-        let mut settings_files = Vec::new();
-        if let Some(home) = &opts.home {
-            settings_files.push(home.join(".claude/settings.json"));
-        }
-        settings_files.push(opts.project_dir.join(".claude/settings.json"));
-        settings_files.push(opts.project_dir.join(".claude/settings.local.json"));
-        settings_files.extend(opts.settings_file.clone());
-        for file in &settings_files {
-            if let Some(v) = read_json(file, &mut out.diagnostics) {
+        // The session's settings files, in the one order the engine reads
+        // them; the enable keys accumulate across them.
+        let files = settings_files(
+            &opts.project_dir,
+            opts.home.as_deref(),
+            opts.settings_file.as_deref(),
+        );
+        for file in &files {
+            if let Some(v) = read_json(&file.path, &mut out.diagnostics) {
                 approval.read(&v);
             }
         }

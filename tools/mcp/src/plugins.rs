@@ -8,7 +8,7 @@
 //! and a stdio server gets `CLAUDE_PLUGIN_ROOT` in its environment, as
 //! Claude Code does. The plugins themselves (which are enabled, where they
 //! are installed) are found by the same discovery as their hooks and skills
-//! (`baton_engine::hooks::plugins`); this module only reads their servers.
+//! (`baton_engine::settings::plugins`); this module only reads their servers.
 //!
 //! Servers are named `plugin:<plugin>:<server>` (tools:
 //! `mcp__plugin_<plugin>_<server>__<tool>`), so they never replace a server

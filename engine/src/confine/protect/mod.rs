@@ -44,7 +44,7 @@ use guard::Fixed;
 pub use guard::Guard;
 use walk::{Memo, Names, Role, Scan};
 
-use crate::permission::SandboxConfig;
+use crate::settings::SandboxConfig;
 
 /// The environment variable that sets how many entries the walk of the
 /// workspace may list ([`DEFAULT_SCAN_LIMIT`] when unset).

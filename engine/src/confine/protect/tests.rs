@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::guard::Guard;
 use super::walk::{self, Names, Role, Scan};
-use crate::permission::sandbox_settings::protected_names;
+use crate::settings::sandbox::protected_names;
 
 fn names() -> Names {
     Names::new(&protected_names())

@@ -1,7 +1,6 @@
-//! The parts of merged settings that hooks need: every file's `hooks`
+//! The sections of merged settings that hooks need: every file's `hooks`
 //! section, the `env` block and `enabledPlugins`, combined the way Claude
-//! Code combines them. The permission side of the merge
-//! ([`crate::permission::settings`]) hands each file's JSON here and asks
+//! Code combines them. The merge ([`super::merge`]) hands each file's JSON here and asks
 //! for the result once every file is read, because every hook (a plugin's
 //! too) runs with the environment of all files merged.
 
@@ -10,12 +9,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::config::{parse_hooks, HookSource};
-use super::handlers::command::HookEnv;
-use super::handlers::host::ModelHookSlot;
-use super::handlers::mcp_tool::McpToolSlot;
 use super::plugins::{config_dir, enabled_plugin_hooks, enabled_plugin_roots};
-use super::Hook;
+use crate::hooks::config::{parse_hooks, HookSource};
+use crate::hooks::{Hook, HookEnv, McpToolSlot, ModelHookSlot};
 
 /// Hook-related settings gathered file by file.
 #[derive(Default)]
