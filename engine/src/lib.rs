@@ -6,6 +6,7 @@
 //! hooks as pluggable stages ([`permission`], [`hooks`]). The actor runtime
 //! decides when calls run; the tools crate provides the built-ins.
 
+pub mod agent_chain;
 pub mod confine;
 pub mod metrics;
 /// The kernel confinement layer (its own crate, usable alone).

@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+pub use crate::agent_chain::{AgentChain, AgentFrame};
 pub use crate::hooks::subagent::{StartOutcome, StopVerdict, SubagentHooks};
 use crate::nesting::{NestedBatch, NestedOptions, NestingError, NestingService};
 use crate::permission::PermissionMode;
@@ -83,53 +84,6 @@ impl AgentDefinition {
             system_prompt: String::new(),
             source: DefinitionSource::Host,
         }
-    }
-}
-
-/// One level of the subagent chain a call runs inside.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AgentFrame {
-    /// Id of the subagent (unique in the engine).
-    pub agent_id: String,
-    pub agent_type: String,
-    /// Id of the `Agent` call that started it.
-    pub call_id: String,
-}
-
-/// The subagents a context belongs to, outermost first; empty for the main
-/// agent. Kept in [`Context::extensions`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AgentChain(pub Vec<AgentFrame>);
-
-impl AgentChain {
-    /// The chain of `context` (empty outside any subagent).
-    pub fn of(context: &Context) -> AgentChain {
-        context
-            .extensions
-            .get::<AgentChain>()
-            .map(|c| (*c).clone())
-            .unwrap_or_default()
-    }
-
-    /// How many subagent levels deep the context is.
-    pub fn depth(&self) -> usize {
-        self.0.len()
-    }
-
-    /// The innermost subagent, if any.
-    pub fn current(&self) -> Option<&AgentFrame> {
-        self.0.last()
-    }
-
-    /// Ids of the `Agent` calls from the root down.
-    pub fn call_ids(&self) -> Vec<String> {
-        self.0.iter().map(|f| f.call_id.clone()).collect()
-    }
-
-    pub fn pushed(&self, frame: AgentFrame) -> AgentChain {
-        let mut next = self.clone();
-        next.0.push(frame);
-        next
     }
 }
 

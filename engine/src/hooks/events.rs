@@ -183,7 +183,7 @@ impl HookInput {
     /// Marks the input as fired inside a subagent: `agent_id` and
     /// `agent_type` of the innermost one, as Claude Code sends them (absent
     /// on the main agent's calls).
-    pub fn in_agent(mut self, chain: &crate::subagent::AgentChain) -> HookInput {
+    pub fn in_agent(mut self, chain: &crate::agent_chain::AgentChain) -> HookInput {
         if let Some(frame) = chain.current() {
             self.extra
                 .insert("agent_id".into(), Value::String(frame.agent_id.clone()));

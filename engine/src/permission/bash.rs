@@ -12,7 +12,7 @@
 
 use regex::Regex;
 
-use crate::shell::Construct;
+use baton_shell::Construct;
 
 /// A parsed command specifier.
 #[derive(Clone, Debug)]
@@ -136,7 +136,7 @@ pub(crate) struct Part {
     /// The shell classifier says it has no side effects.
     pub read_only: bool,
     /// The parsed command, for resolving where it reaches (`reach.rs`).
-    pub command: crate::shell::SimpleCommand,
+    pub command: baton_shell::SimpleCommand,
     /// Other spellings of the same command, for deny and ask lookups: after
     /// quote removal, with `git`'s global options dropped.
     pub forms: Vec<String>,
@@ -205,7 +205,7 @@ impl CommandParts {
 
     /// Every simple command the parser found (with the commands they
     /// run), even when the parse was incomplete.
-    pub(crate) fn every_command(&self) -> Vec<&crate::shell::SimpleCommand> {
+    pub(crate) fn every_command(&self) -> Vec<&baton_shell::SimpleCommand> {
         self.seen
             .iter()
             .flat_map(Part::all)
@@ -272,7 +272,7 @@ fn crude_split(command: &str) -> Vec<String> {
 /// does not understand might hide a command, and a redirection writing a
 /// file is a write no command rule speaks for.
 fn parse_parts(command: &str) -> (Option<Vec<Part>>, Vec<Part>, bool) {
-    let Ok(script) = crate::shell::parse(command) else {
+    let Ok(script) = baton_shell::parse(command) else {
         return (None, Vec::new(), false);
     };
     let incomplete = script
@@ -282,13 +282,13 @@ fn parse_parts(command: &str) -> (Option<Vec<Part>>, Vec<Part>, bool) {
     let writes = script.redirects().iter().any(|r| r.writes_file());
     // `cd` is harmless alone but not beside `git`: it must then be allowed
     // by a rule like any other command.
-    let cd_with_git = crate::shell::cd_combined_with_git(&script);
+    let cd_with_git = baton_shell::cd_combined_with_git(&script);
     let parts: Vec<Part> = script
         .commands()
         .iter()
         .map(|c| {
             let mut part = part(c, 0);
-            part.read_only &= !(writes || (cd_with_git && crate::shell::is_directory_change(c)));
+            part.read_only &= !(writes || (cd_with_git && baton_shell::is_directory_change(c)));
             part
         })
         .collect();
@@ -301,11 +301,11 @@ fn parse_parts(command: &str) -> (Option<Vec<Part>>, Vec<Part>, bool) {
 }
 
 /// One simple command, with the commands it runs (to a bounded depth).
-fn part(c: &crate::shell::SimpleCommand, depth: usize) -> Part {
+fn part(c: &baton_shell::SimpleCommand, depth: usize) -> Part {
     let inner = if depth < 8 {
-        crate::shell::wrappers::inner(c, depth)
+        baton_shell::wrappers::inner(c, depth)
     } else {
-        crate::shell::wrappers::Inner {
+        baton_shell::wrappers::Inner {
             commands: Vec::new(),
             opaque: true,
         }
@@ -330,7 +330,7 @@ fn part(c: &crate::shell::SimpleCommand, depth: usize) -> Part {
         }
     }
     let mut opaque = inner.opaque;
-    match crate::shell::wrappers::git_normalized(c) {
+    match baton_shell::wrappers::git_normalized(c) {
         Some(Ok(words)) => forms.push(words.join(" ")),
         Some(Err(())) => opaque = true,
         None => {}
@@ -341,7 +341,7 @@ fn part(c: &crate::shell::SimpleCommand, depth: usize) -> Part {
         text: c.text().trim().to_string(),
         line,
         has_assignments: !c.assignments().is_empty(),
-        read_only: crate::shell::is_read_only(c.text()),
+        read_only: baton_shell::is_read_only(c.text()),
         command: c.clone(),
         forms,
         inner: inner.commands.iter().map(|i| part(i, depth + 1)).collect(),

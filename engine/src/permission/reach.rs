@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::shell::{SimpleCommand, Word};
+use baton_shell::{SimpleCommand, Word};
 use baton_tool::context::Context;
 
 /// Commands that take no file operands: their words are text, not paths.
@@ -84,7 +84,7 @@ pub(crate) fn reason_to_ask(commands: &[&SimpleCommand], ctx: &Context) -> Optio
             .args()
             .iter()
             .map(
-                |w| match crate::shell::expand_args(std::slice::from_ref(w)) {
+                |w| match baton_shell::expand_args(std::slice::from_ref(w)) {
                     Some(values) => Some(values),
                     None => pwd_substituted(w.source(), &ctx.cwd).map(|v| vec![v]),
                 },
@@ -92,14 +92,14 @@ pub(crate) fn reason_to_ask(commands: &[&SimpleCommand], ctx: &Context) -> Optio
             .collect::<Option<Vec<Vec<String>>>>()
             .map(|v| v.into_iter().flatten().collect());
         match args {
-            Some(args) if crate::shell::follows_links(name, &args) => {
+            Some(args) if baton_shell::follows_links(name, &args) => {
                 return Some(format!(
                     "`{}` follows symbolic links while it walks directories, so it may read anywhere a link in the workspace points",
                     short(cmd.text())
                 ));
             }
             Some(_) => {}
-            None if crate::shell::may_follow_links(name) => {
+            None if baton_shell::may_follow_links(name) => {
                 return unknown(cmd.text());
             }
             None => {}
@@ -369,7 +369,7 @@ fn candidates_in(word: &Word, cwd: &Path) -> Vec<Option<String>> {
     }
     let mut out = Vec::new();
     let mut budget = GLOB_BUDGET;
-    for alternative in crate::shell::expand_braces(&value, 0) {
+    for alternative in baton_shell::expand_braces(&value, 0) {
         match expand_glob(cwd, &alternative, &mut budget) {
             Some(paths) => {
                 // A matched name that starts with `-` becomes an option of

@@ -15,7 +15,7 @@ use super::policy::path_suspected;
 use super::reach::{candidates, cd_lands, cd_target, lexical, short, CdTarget, NO_FILES};
 use super::rules::{Rule, Specifier};
 use super::{FileAccess, PermissionTarget};
-use crate::shell::{SimpleCommand, Word};
+use baton_shell::{SimpleCommand, Word};
 use baton_tool::context::Context;
 
 /// What the Read deny rules say about a command.
@@ -124,8 +124,8 @@ pub(crate) fn read_paths(commands: &[&SimpleCommand], ctx: &Context) -> Vec<Read
         }
         // A reader that walks directories opens files no argument names;
         // whether one of them is covered cannot be told from the text.
-        let known = crate::shell::expand_args(cmd.args());
-        if crate::shell::walks_contents(name, known.as_deref()) {
+        let known = baton_shell::expand_args(cmd.args());
+        if baton_shell::walks_contents(name, known.as_deref()) {
             out.push(ReadPath::Unknown(format!(
                 "{} (it reads the files it finds in directories)",
                 short(cmd.text())

@@ -73,7 +73,7 @@ impl Pipeline {
             context.cwd.display().to_string(),
             extra,
         )
-        .in_agent(&crate::subagent::AgentChain::of(context));
+        .in_agent(&crate::agent_chain::AgentChain::of(context));
         input.permission_mode = context.permission_mode.to_string();
         input.transcript_path = session
             .transcript_path()

@@ -33,6 +33,7 @@ use std::time::Duration;
 
 use crate::hooks::{HookEvent, HookInput, HookRegistry};
 use crate::permission::{AllowAllUnsafe, Approver, PermissionPolicy, RulePolicy};
+use crate::settings::Settings;
 use baton_tool::call::{CallResult, Outcome, ToolUse};
 use baton_tool::cancel::CancelReason;
 use baton_tool::context::ToolContext;
@@ -112,6 +113,16 @@ impl Pipeline {
     /// of tools that are not read-only. The name says what it does.
     pub fn allow_all_unsafe(pool: ToolPool) -> Self {
         Pipeline::new(pool).with_policy(Arc::new(AllowAllUnsafe))
+    }
+
+    /// This pipeline with `settings`' rule policy and hooks (added after
+    /// its own).
+    pub fn with_settings(self, settings: &Settings) -> Self {
+        let mut hooks = self.hooks().clone();
+        for hook in settings.hooks.iter() {
+            hooks = hooks.with(hook.clone());
+        }
+        self.with_policy(settings.policy.clone()).with_hooks(hooks)
     }
 
     pub fn with_policy(mut self, policy: Arc<dyn PermissionPolicy>) -> Self {
@@ -368,7 +379,7 @@ impl CallState {
             caller: self.call.caller.clone(),
             extra: Default::default(),
         }
-        .in_agent(&crate::subagent::AgentChain::of(&self.ctx.context))
+        .in_agent(&crate::agent_chain::AgentChain::of(&self.ctx.context))
     }
 
     /// Attaches what the stages gathered on the way to the final result.

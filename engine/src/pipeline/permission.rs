@@ -269,7 +269,7 @@ async fn ask(
         reason,
         suggestion: suggestion.clone(),
         caller: state.call.caller.clone(),
-        agent_chain: crate::subagent::AgentChain::of(&state.ctx.context).call_ids(),
+        agent_chain: crate::agent_chain::AgentChain::of(&state.ctx.context).call_ids(),
         parent_call_id: None,
         summary,
     });

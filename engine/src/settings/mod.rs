@@ -35,7 +35,6 @@ pub use sandbox::{SandboxConfig, SandboxSettings};
 use crate::hooks::{HookRegistry, ModelHookSlot};
 use crate::permission::paths::absolute;
 use crate::permission::RulePolicy;
-use crate::pipeline::Pipeline;
 use baton_tool::context::Context;
 use baton_tool::permission::PermissionMode;
 use merge::Merged;
@@ -214,14 +213,5 @@ impl Settings {
             }
         }
         config
-    }
-
-    /// `pipeline` with this policy and these hooks (added to its own).
-    pub fn configure(&self, pipeline: Pipeline) -> Pipeline {
-        let mut hooks = pipeline.hooks().clone();
-        for hook in self.hooks.iter() {
-            hooks = hooks.with(hook.clone());
-        }
-        pipeline.with_policy(self.policy.clone()).with_hooks(hooks)
     }
 }

@@ -28,8 +28,8 @@ async fn the_example_settings_work_end_to_end() {
     assert_eq!(settings.hooks.len(), 11);
     assert_eq!(settings.additional_directories.len(), 1);
     let yes = approver(Approval::Allow);
-    let p = settings
-        .configure(Pipeline::allow_all_unsafe(ToolPool::of(tools())))
+    let p = Pipeline::allow_all_unsafe(ToolPool::of(tools()))
+        .with_settings(&settings)
         .with_approver(yes.clone());
 
     let r = env

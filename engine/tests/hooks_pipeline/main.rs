@@ -175,7 +175,7 @@ impl Env {
     }
 
     pub fn pipeline(&self, settings: &Settings) -> Pipeline {
-        settings.configure(Pipeline::allow_all_unsafe(ToolPool::of(tools())))
+        Pipeline::allow_all_unsafe(ToolPool::of(tools())).with_settings(settings)
     }
 
     pub async fn call(

@@ -386,14 +386,14 @@ impl SandboxConfig {
         if patterns.is_empty() {
             return false;
         }
-        let Ok(script) = crate::shell::parse(command) else {
+        let Ok(script) = baton_shell::parse(command) else {
             return false;
         };
         let plain = script.constructs().is_empty()
             && script.redirects().iter().all(is_descriptor_duplication)
             && script.commands().iter().all(|c| {
-                c.placement() == crate::shell::Placement::Direct
-                    && !crate::shell::is_directory_change(c)
+                c.placement() == baton_shell::Placement::Direct
+                    && !baton_shell::is_directory_change(c)
                     && c.redirects().iter().all(is_descriptor_duplication)
             });
         if !plain {
@@ -413,7 +413,7 @@ impl SandboxConfig {
 }
 
 /// `2>&1`, `>&2`, `<&0`, `3>&-`: moving descriptors opens no file.
-fn is_descriptor_duplication(r: &crate::shell::Redirect) -> bool {
+fn is_descriptor_duplication(r: &baton_shell::Redirect) -> bool {
     matches!(r.op.as_str(), ">&" | "<&")
         && r.target
             .as_ref()
