@@ -37,6 +37,7 @@ pub use baton_shell as shell;
 pub mod subagent;
 pub mod subagent_inbox;
 pub mod tool;
+pub mod vars;
 pub mod wire;
 
 pub use call::{CallResult, Outcome, ToolUse};
