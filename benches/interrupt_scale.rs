@@ -22,13 +22,17 @@ const COMMAND: &str = "sleep 100 | sleep 100";
 
 fn engine(cap: usize) -> Engine {
     let dir = std::env::temp_dir().join(format!("baton-bench-intr-{}", std::process::id()));
-    Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
-        .cwd(std::env::temp_dir())
-        .state_dir(dir)
-        .max_concurrency(cap)
-        .allow_all_unsafe()
-        .build()
-        .expect("the engine builds")
+    Engine::builder(
+        baton::BuiltinConfig::default()
+            .pool(&AllowAllUnsafe)
+            .unwrap(),
+    )
+    .cwd(std::env::temp_dir())
+    .state_dir(dir)
+    .max_concurrency(cap)
+    .allow_all_unsafe()
+    .build()
+    .expect("the engine builds")
 }
 
 /// Live `sleep 100` processes started by this bench's shells (their

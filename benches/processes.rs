@@ -42,10 +42,14 @@ fn confined_engine(cap: usize, confine: Confine) -> Engine {
     use baton::engine::permission::RulePolicy;
     use baton::engine::settings::SandboxConfig;
     let dir = std::env::temp_dir().join(format!("baton-bench-proc-{}", std::process::id()));
-    let builder = Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
-        .cwd(std::env::temp_dir())
-        .state_dir(dir)
-        .max_concurrency(cap);
+    let builder = Engine::builder(
+        baton::BuiltinConfig::default()
+            .pool(&AllowAllUnsafe)
+            .unwrap(),
+    )
+    .cwd(std::env::temp_dir())
+    .state_dir(dir)
+    .max_concurrency(cap);
     let builder = match confine {
         Confine::None => builder.allow_all_unsafe(),
         Confine::Floor => builder.policy(std::sync::Arc::new(RulePolicy::new())),
@@ -85,13 +89,17 @@ fn fan_out(rt: &tokio::runtime::Runtime, engine: &Engine, n: usize) {
 
 fn shell_engine(cap: usize) -> Engine {
     let dir = std::env::temp_dir().join(format!("baton-bench-proc-{}", std::process::id()));
-    Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
-        .cwd(std::env::temp_dir())
-        .state_dir(dir)
-        .max_concurrency(cap)
-        .allow_all_unsafe()
-        .build()
-        .expect("the engine builds")
+    Engine::builder(
+        baton::BuiltinConfig::default()
+            .pool(&AllowAllUnsafe)
+            .unwrap(),
+    )
+    .cwd(std::env::temp_dir())
+    .state_dir(dir)
+    .max_concurrency(cap)
+    .allow_all_unsafe()
+    .build()
+    .expect("the engine builds")
 }
 
 async fn baseline(n: usize) {

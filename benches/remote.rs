@@ -28,7 +28,7 @@ const SESSIONS: usize = 8;
 const CALLS_PER_SESSION: usize = 250;
 
 fn engine(dir: &Path, remote: Option<&RemoteConfig>, key: &str) -> Engine {
-    let mut tools = baton::builtins::builtin_tools().unwrap();
+    let mut tools = baton::BuiltinConfig::default().tools().unwrap();
     if let Some(config) = remote {
         tools = route(tools, config, key).unwrap();
     }

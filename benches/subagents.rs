@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 use baton::engine::subagent::{SubagentLimits, SubagentService};
 use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event, InterruptKind, ToolUse};
-use baton_tools::agent::AgentCatalog;
 use criterion::{criterion_group, criterion_main, Criterion};
 use scripted::*;
 use serde_json::Value;
@@ -29,7 +28,8 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn engine(dir: &std::path::Path) -> Engine {
-    let pool = baton::builtins::builtin_pool_with_agents(&AllowAllUnsafe, AgentCatalog::builtin())
+    let pool = baton::BuiltinConfig::default()
+        .pool(&AllowAllUnsafe)
         .unwrap();
     Engine::builder(pool)
         .cwd(dir)

@@ -23,7 +23,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 fn pool(mcp: usize) -> ToolPool {
     ToolPool::assemble(
         PoolSpec {
-            builtins: baton::builtins::builtin_tools().expect("built-ins"),
+            builtins: baton::BuiltinConfig::default().tools().expect("built-ins"),
             others: mcp_like::tools(mcp),
             ..Default::default()
         },

@@ -75,7 +75,9 @@ pub fn word_count() -> Tool {
 /// and with nobody to ask it does not run). Returns each result's text.
 pub async fn run(workspace: &std::path::Path) -> Vec<(Outcome, String)> {
     let policy = RulePolicy::new();
-    let builtins = baton::builtins::builtin_tools().expect("built-in tools");
+    let builtins = baton::BuiltinConfig::default()
+        .tools()
+        .expect("built-in tools");
     let pool = ToolPool::assemble(
         PoolSpec {
             builtins,

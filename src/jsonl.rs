@@ -7,8 +7,6 @@
 //! renderer ([`crate::jsonl_direct`]) whichever host writes them.
 
 use baton_actors::{BatchSummary, Event};
-use baton_engine::wire::anthropic;
-use baton_engine::CallResult;
 use serde_json::{json, Map, Value};
 
 use crate::jsonl_direct::{write_call_line, write_result_line, Tags};
@@ -110,43 +108,6 @@ pub fn summary_json(summary: &BatchSummary) -> Value {
         "diagnostics": summary.diagnostics,
         "system_messages": summary.system_messages,
     })
-}
-
-/// PostToolBatch hooks' context as text blocks after the tool results, the
-/// way Claude Code adds it to the user message.
-pub fn batch_context_blocks(summary: &BatchSummary) -> Vec<Value> {
-    summary
-        .additional_context
-        .iter()
-        .map(|text| json!({"type": "text", "text": text}))
-        .collect()
-}
-
-/// The user message of `results` plus the batch's hook context.
-pub fn user_message_with_context<'a>(
-    results: impl Iterator<Item = &'a CallResult>,
-    summary: &BatchSummary,
-) -> Value {
-    let mut message = anthropic::user_message(results);
-    if let Some(content) = message["content"].as_array_mut() {
-        content.extend(batch_context_blocks(summary));
-    }
-    message
-}
-
-/// The results message of `results` in `format`; an Anthropic message also
-/// carries the batch's PostToolBatch hook context (other formats have no
-/// place for it beside the tool outputs).
-pub fn results_message_with_context<'a>(
-    format: baton_engine::wire::WireFormat,
-    calls: &Value,
-    results: impl Iterator<Item = &'a CallResult>,
-    summary: &BatchSummary,
-) -> Value {
-    match format {
-        baton_engine::wire::WireFormat::Anthropic => user_message_with_context(results, summary),
-        other => other.answer(calls, results),
-    }
 }
 
 /// Writes `object` as a `Value` object prints (compact, keys in

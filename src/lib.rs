@@ -22,7 +22,7 @@
 //! // the engine still applies the safe default (read-only inside the
 //! // workspace runs, everything else asks).
 //! let settings = Settings::load(project, None)?;
-//! let engine = Engine::builder(baton::builtins::builtin_pool(&*settings.policy)?)
+//! let engine = Engine::builder(baton::BuiltinConfig::default().pool(&*settings.policy)?)
 //!     .cwd(project)
 //!     .policy(settings.policy.clone())
 //!     .hooks(settings.hooks.clone())
@@ -57,7 +57,6 @@
 
 pub mod blocking;
 mod builder;
-pub mod builtins;
 pub mod host;
 pub mod jsonl;
 pub mod jsonl_direct;
@@ -89,6 +88,9 @@ pub use baton_engine as engine;
 pub use baton_engine::{Approval, CallResult, Notification, Outcome, ToolUse, Unasked};
 /// The MCP client: configured MCP servers as tools ([`baton_mcp`]).
 pub use baton_mcp as mcp;
+/// The built-in tools, their limits, agents and skills, as a list of tools
+/// or a pool ([`baton_tools::BuiltinConfig`]).
+pub use baton_tools::BuiltinConfig;
 pub use builder::{BuildError, EngineBuilder};
 pub use tasks::{OutputTail, TaskInfo, TAIL_BYTES};
 

@@ -82,7 +82,9 @@ impl Engine {
         let mut settings = Settings::load(&cwd, explicit)?;
         let warnings = confinement_warnings(&settings, &cwd);
         settings.warnings.extend(warnings);
-        let pool = crate::builtins::builtin_pool(&*settings.policy).map_err(ConfigError::Tools)?;
+        let pool = crate::BuiltinConfig::default()
+            .pool(&*settings.policy)
+            .map_err(|e| ConfigError::Tools(e.to_string()))?;
         let builder = Engine::builder(pool).cwd(&cwd).settings(&settings);
         Ok((builder, settings))
     }

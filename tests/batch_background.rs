@@ -30,12 +30,16 @@ async fn wait_for(what: impl Fn() -> bool) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_sends_its_running_shell_to_the_background() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
-        .cwd(dir.path())
-        .state_dir(dir.path().join(".state"))
-        .allow_all_unsafe()
-        .build()
-        .unwrap();
+    let engine = Engine::builder(
+        baton::BuiltinConfig::default()
+            .pool(&AllowAllUnsafe)
+            .unwrap(),
+    )
+    .cwd(dir.path())
+    .state_dir(dir.path().join(".state"))
+    .allow_all_unsafe()
+    .build()
+    .unwrap();
     let m = format!("1000.{}77", std::process::id());
     let mut batch = engine.open_batch().await.unwrap();
     batch

@@ -16,7 +16,11 @@ fn building_without_a_readable_current_directory_fails() {
         "the directory should be unreadable now"
     );
 
-    let pool = || baton::builtins::builtin_pool(&baton::engine::RulePolicy::new()).unwrap();
+    let pool = || {
+        baton::BuiltinConfig::default()
+            .pool(&baton::engine::RulePolicy::new())
+            .unwrap()
+    };
     let err = Engine::builder(pool())
         .state_dir(dir.path().join("state"))
         .build()

@@ -12,12 +12,16 @@ use futures::StreamExt;
 use serde_json::json;
 
 fn engine(dir: &std::path::Path) -> Engine {
-    Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
-        .cwd(dir)
-        .state_dir(dir.join(".state"))
-        .allow_all_unsafe()
-        .build()
-        .unwrap()
+    Engine::builder(
+        baton::BuiltinConfig::default()
+            .pool(&AllowAllUnsafe)
+            .unwrap(),
+    )
+    .cwd(dir)
+    .state_dir(dir.join(".state"))
+    .allow_all_unsafe()
+    .build()
+    .unwrap()
 }
 
 fn text(result: &baton::CallResult) -> String {

@@ -14,10 +14,14 @@ use common::{call, run_all};
 use serde_json::json;
 
 fn engine(dir: &std::path::Path, cap: Option<usize>) -> Engine {
-    let mut builder = Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
-        .cwd(dir)
-        .state_dir(dir.join(".state"))
-        .allow_all_unsafe();
+    let mut builder = Engine::builder(
+        baton::BuiltinConfig::default()
+            .pool(&AllowAllUnsafe)
+            .unwrap(),
+    )
+    .cwd(dir)
+    .state_dir(dir.join(".state"))
+    .allow_all_unsafe();
     if let Some(n) = cap {
         builder = builder.max_concurrency(n);
     }

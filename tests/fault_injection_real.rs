@@ -180,7 +180,9 @@ async fn run_case(case: &Case, seq: u64) -> Result<(), String> {
         ) as Arc<dyn baton::engine::Hook>);
     }
     let engine = Engine::builder(
-        baton::builtins::builtin_pool(&*settings.policy).map_err(|e| e.to_string())?,
+        baton::BuiltinConfig::default()
+            .pool(&*settings.policy)
+            .map_err(|e| e.to_string())?,
     )
     .cwd(dir.path())
     .state_dir(dir.path().join(".state"))

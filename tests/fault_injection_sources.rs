@@ -232,7 +232,9 @@ async fn run_case(case: &Case) -> Result<(), String> {
     others.push(fault_sources::worker_bash(urls, TOKEN, &key)?);
     let pool = ToolPool::assemble(
         PoolSpec {
-            builtins: baton::builtins::builtin_tools()?,
+            builtins: baton::BuiltinConfig::default()
+                .tools()
+                .map_err(|e| e.to_string())?,
             others,
             ..Default::default()
         },

@@ -274,7 +274,9 @@ fn nothing_the_classifier_lets_through_escapes_the_floor() {
         let watch = Watch::new(&s.outside);
         let state = tempfile::tempdir().expect("state");
         let outcome = runtime.block_on(async {
-            let pool = baton::builtins::builtin_pool(&RulePolicy::new()).expect("pool");
+            let pool = baton::BuiltinConfig::default()
+                .pool(&RulePolicy::new())
+                .expect("pool");
             let engine = Engine::builder(pool)
                 .cwd(&s.work)
                 .state_dir(state.path())
@@ -344,7 +346,7 @@ fn the_detectors_see_escapes_when_nothing_confines() {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let state = tempfile::tempdir().expect("state");
     let texts = runtime.block_on(async {
-        let pool = baton::builtins::builtin_pool(&RulePolicy::new()).expect("pool");
+        let pool = baton::BuiltinConfig::default().pool(&RulePolicy::new()).expect("pool");
         let engine = Engine::builder(pool)
             .cwd(&s.work)
             .state_dir(state.path())

@@ -45,7 +45,9 @@ fn grep_on_a_300_mb_line_stays_under_64_mb() {
     let started = std::time::Instant::now();
     let results = rt.block_on(async {
         let engine = Engine::builder(
-            baton::builtins::builtin_pool(&baton::engine::RulePolicy::new()).unwrap(),
+            baton::BuiltinConfig::default()
+                .pool(&baton::engine::RulePolicy::new())
+                .unwrap(),
         )
         .cwd(&root)
         .state_dir(root.join(".state"))

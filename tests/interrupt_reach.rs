@@ -51,13 +51,17 @@ async fn an_interrupt_ends_a_hanging_hook_and_the_tool_never_starts() {
         dir.path(),
     )
     .with_timeout(Duration::from_secs(2000));
-    let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
-        .cwd(dir.path())
-        .state_dir(dir.path().join(".state"))
-        .hooks(HookRegistry::new(vec![Arc::new(hook)]))
-        .allow_all_unsafe()
-        .build()
-        .unwrap();
+    let engine = Engine::builder(
+        baton::BuiltinConfig::default()
+            .pool(&AllowAllUnsafe)
+            .unwrap(),
+    )
+    .cwd(dir.path())
+    .state_dir(dir.path().join(".state"))
+    .hooks(HookRegistry::new(vec![Arc::new(hook)]))
+    .allow_all_unsafe()
+    .build()
+    .unwrap();
     let ran = dir.path().join("ran");
     let mut batch = engine.open_batch().await.unwrap();
     batch
@@ -147,12 +151,16 @@ async fn an_interrupt_reaches_a_call_in_validate_input() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interrupting_running_shells_does_not_wait_for_zombies() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
-        .cwd(dir.path())
-        .state_dir(dir.path().join(".state"))
-        .allow_all_unsafe()
-        .build()
-        .unwrap();
+    let engine = Engine::builder(
+        baton::BuiltinConfig::default()
+            .pool(&AllowAllUnsafe)
+            .unwrap(),
+    )
+    .cwd(dir.path())
+    .state_dir(dir.path().join(".state"))
+    .allow_all_unsafe()
+    .build()
+    .unwrap();
     let m = marker();
     let mut batches = Vec::new();
     for i in 0..4 {

@@ -67,7 +67,7 @@ async fn engine_refreshes_tools_between_messages_and_stops_its_servers() {
     let (others, _) = clients.tools();
     let pool = ToolPool::assemble(
         PoolSpec {
-            builtins: baton::builtins::builtin_tools().unwrap(),
+            builtins: baton::BuiltinConfig::default().tools().unwrap(),
             others,
             ..Default::default()
         },

@@ -28,7 +28,9 @@ impl Approver for Host {
 
 fn engine(dir: &std::path::Path, host: Arc<Host>, mode: PermissionMode) -> Engine {
     let policy = Arc::new(RulePolicy::new());
-    let pool = baton::builtins::builtin_pool(policy.as_ref()).unwrap();
+    let pool = baton::BuiltinConfig::default()
+        .pool(policy.as_ref())
+        .unwrap();
     Engine::builder(pool)
         .cwd(dir)
         .state_dir(dir.join(".state"))

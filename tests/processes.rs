@@ -13,13 +13,17 @@ use proptest::prelude::*;
 use serde_json::json;
 
 fn engine(dir: &std::path::Path, policy: SiblingPolicy) -> Engine {
-    Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
-        .cwd(dir)
-        .state_dir(dir.join(".state"))
-        .sibling_policy(policy)
-        .allow_all_unsafe()
-        .build()
-        .unwrap()
+    Engine::builder(
+        baton::BuiltinConfig::default()
+            .pool(&AllowAllUnsafe)
+            .unwrap(),
+    )
+    .cwd(dir)
+    .state_dir(dir.join(".state"))
+    .sibling_policy(policy)
+    .allow_all_unsafe()
+    .build()
+    .unwrap()
 }
 
 /// Live processes whose environment carries `marker`.

@@ -56,8 +56,12 @@ async fn reads_are_judged_against_the_workers_workspace() {
         token: Some(TOKEN.into()),
         tools: vec!["Read".into()],
     };
-    let routed =
-        baton::remote::route(baton::builtins::builtin_tools().unwrap(), &config, "k").unwrap();
+    let routed = baton::remote::route(
+        baton::BuiltinConfig::default().tools().unwrap(),
+        &config,
+        "k",
+    )
+    .unwrap();
     let policy = RulePolicy::new();
     let pool = ToolPool::assemble(
         PoolSpec {

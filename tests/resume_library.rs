@@ -14,7 +14,7 @@ use serde_json::json;
 fn pool() -> ToolPool {
     ToolPool::assemble(
         PoolSpec {
-            builtins: baton::builtins::builtin_tools().unwrap(),
+            builtins: baton::BuiltinConfig::default().tools().unwrap(),
             ..Default::default()
         },
         &AllowAllUnsafe,

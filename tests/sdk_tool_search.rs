@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 fn engine(dir: &Path, format: WireFormat, references: bool) -> Engine {
     let pool = ToolPool::assemble(
         PoolSpec {
-            builtins: baton::builtins::builtin_tools().unwrap(),
+            builtins: baton::BuiltinConfig::default().tools().unwrap(),
             others: mcp_like::tools(30),
             ..Default::default()
         },

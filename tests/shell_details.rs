@@ -163,7 +163,9 @@ async fn the_library_result_has_the_shell_details() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path().canonicalize().unwrap();
     let engine = baton::Engine::builder(
-        baton::builtins::builtin_pool(&baton::engine::AllowAllUnsafe).unwrap(),
+        baton::BuiltinConfig::default()
+            .pool(&baton::engine::AllowAllUnsafe)
+            .unwrap(),
     )
     .cwd(&cwd)
     .state_dir(cwd.join("state"))

@@ -11,7 +11,6 @@ mod scripted;
 use baton::engine::subagent::{SubagentLimits, SubagentService};
 use baton::engine::{AllowAllUnsafe, Outcome};
 use baton::Engine;
-use baton_tools::agent::AgentCatalog;
 use baton_tools::skill::SkillCatalog;
 use common::call;
 use scripted::*;
@@ -45,7 +44,12 @@ async fn inline_and_forked_skills_run_through_the_engine() {
     let skills = SkillCatalog::load(d, None, &[]);
     assert!(skills.diagnostics.is_empty(), "{:?}", skills.diagnostics);
     let runner = Scripted::new();
-    let tools = baton::builtins::builtin_tools_with(AgentCatalog::builtin(), skills).unwrap();
+    let tools = baton::BuiltinConfig {
+        skills,
+        ..Default::default()
+    }
+    .tools()
+    .unwrap();
     let pool = baton::engine::ToolPool::assemble(
         baton::engine::PoolSpec {
             builtins: tools,

@@ -100,7 +100,9 @@ fn is_trickle(e: &Value) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn through_the_rust_api_a_call_starts_before_the_stream_ends() {
-    let pool = baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap();
+    let pool = baton::BuiltinConfig::default()
+        .pool(&AllowAllUnsafe)
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::builder(pool)
         .cwd(dir.path())

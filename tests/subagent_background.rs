@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use baton::engine::subagent::{SubagentLimits, SubagentService};
 use baton::engine::{AllowAllUnsafe, Outcome};
 use baton::Engine;
-use baton_tools::agent::AgentCatalog;
 use common::{call, run_all};
 use futures::StreamExt;
 use scripted::*;
@@ -18,7 +17,8 @@ use serde_json::json;
 
 fn setup(dir: &std::path::Path, cwd: &std::path::Path) -> (Engine, std::sync::Arc<Scripted>) {
     let runner = Scripted::new();
-    let pool = baton::builtins::builtin_pool_with_agents(&AllowAllUnsafe, AgentCatalog::builtin())
+    let pool = baton::BuiltinConfig::default()
+        .pool(&AllowAllUnsafe)
         .unwrap();
     let engine = Engine::builder(pool)
         .cwd(cwd)
@@ -230,7 +230,8 @@ async fn plan_mode_refuses_an_isolated_agent() {
     let dir = tempfile::tempdir().unwrap();
     let repo = one_commit_repo(dir.path());
     let runner = Scripted::new();
-    let pool = baton::builtins::builtin_pool_with_agents(&AllowAllUnsafe, AgentCatalog::builtin())
+    let pool = baton::BuiltinConfig::default()
+        .pool(&AllowAllUnsafe)
         .unwrap();
     let engine = Engine::builder(pool)
         .cwd(&repo)

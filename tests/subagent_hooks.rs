@@ -14,7 +14,6 @@ use baton::engine::hooks::config::{parse_hooks, HookSource};
 use baton::engine::subagent::{SubagentLimits, SubagentService};
 use baton::engine::{AllowAllUnsafe, HookRegistry, Outcome};
 use baton::Engine;
-use baton_tools::agent::AgentCatalog;
 use common::{call, run_all};
 use futures::StreamExt;
 use scripted::*;
@@ -43,7 +42,8 @@ fn setup(hooks: impl FnOnce(&Path) -> Value) -> Setup {
     let parsed = parse_hooks(&hooks(&log), &HookSource::default());
     assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
     let runner = Scripted::new();
-    let pool = baton::builtins::builtin_pool_with_agents(&AllowAllUnsafe, AgentCatalog::builtin())
+    let pool = baton::BuiltinConfig::default()
+        .pool(&AllowAllUnsafe)
         .unwrap();
     let engine = Engine::builder(pool)
         .cwd(dir.path())

@@ -23,7 +23,12 @@ struct Setup {
 
 fn setup_with(runner: Arc<Scripted>, limits: SubagentLimits, catalog: AgentCatalog) -> Setup {
     let dir = tempfile::tempdir().unwrap();
-    let pool = baton::builtins::builtin_pool_with_agents(&AllowAllUnsafe, catalog).unwrap();
+    let pool = baton::BuiltinConfig {
+        agents: catalog,
+        ..Default::default()
+    }
+    .pool(&AllowAllUnsafe)
+    .unwrap();
     let engine = Engine::builder(pool)
         .cwd(dir.path())
         .state_dir(dir.path().join("state"))
@@ -385,12 +390,16 @@ async fn unknown_types_and_missing_runners_are_clear_errors() {
     );
 
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
-        .cwd(dir.path())
-        .state_dir(dir.path().join("state"))
-        .allow_all_unsafe()
-        .build()
-        .expect("the engine builds");
+    let engine = Engine::builder(
+        baton::BuiltinConfig::default()
+            .pool(&AllowAllUnsafe)
+            .unwrap(),
+    )
+    .cwd(dir.path())
+    .state_dir(dir.path().join("state"))
+    .allow_all_unsafe()
+    .build()
+    .expect("the engine builds");
     let run = tokio::time::timeout(
         Duration::from_secs(10),
         common::run_all(&engine, vec![to_call(&agent("n", script(vec![], "x")))]),
@@ -425,14 +434,18 @@ impl baton::engine::PermissionPolicy for AskBash {
 async fn approvals_from_a_subagent_carry_the_chain_of_calls() {
     let dir = tempfile::tempdir().unwrap();
     let runner = Scripted::new();
-    let engine = Engine::builder(baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap())
-        .cwd(dir.path())
-        .state_dir(dir.path().join("state"))
-        .policy(Arc::new(AskBash))
-        .host_approvals(true)
-        .subagents(runner.clone())
-        .build()
-        .expect("the engine builds");
+    let engine = Engine::builder(
+        baton::BuiltinConfig::default()
+            .pool(&AllowAllUnsafe)
+            .unwrap(),
+    )
+    .cwd(dir.path())
+    .state_dir(dir.path().join("state"))
+    .policy(Arc::new(AskBash))
+    .host_approvals(true)
+    .subagents(runner.clone())
+    .build()
+    .expect("the engine builds");
     let inner = script(vec![bash("deep-bash", "echo approved")], "inner");
     let outer = script(vec![agent("mid", inner)], "outer");
     let mut batch = engine.open_batch().await.unwrap();

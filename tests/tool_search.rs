@@ -43,7 +43,7 @@ fn jira(name: &str) -> Arc<Tool> {
 fn pool() -> ToolPool {
     ToolPool::assemble(
         PoolSpec {
-            builtins: baton::builtins::builtin_tools().unwrap(),
+            builtins: baton::BuiltinConfig::default().tools().unwrap(),
             others: vec![jira("create_issue"), jira("delete_issue")],
             ..Default::default()
         },
@@ -306,7 +306,7 @@ async fn deferral_shrinks_the_request_tenfold_for_500_mcp_tools() {
     let dir = tempfile::tempdir().unwrap();
     let pool = ToolPool::assemble(
         PoolSpec {
-            builtins: baton::builtins::builtin_tools().unwrap(),
+            builtins: baton::BuiltinConfig::default().tools().unwrap(),
             others: mcp_like::tools(500),
             ..Default::default()
         },
@@ -333,7 +333,7 @@ async fn deferral_shrinks_the_request_tenfold_for_500_mcp_tools() {
     let chat = on.request_tools(WireFormat::OpenAiChat);
     let anthropic = on.request_tools(WireFormat::Anthropic);
     // Off: the built-ins without ToolSearch, and the 500.
-    let builtins = baton::builtins::builtin_tools().unwrap().len();
+    let builtins = baton::BuiltinConfig::default().tools().unwrap().len();
     assert_eq!(full.tools.len(), builtins - 1 + 500);
     assert_eq!(chat.deferred.len(), 513);
     let deferred_cost = bytes(&chat.tools) + chat.reminder.as_ref().unwrap().len();

@@ -36,7 +36,9 @@ fn run(args: &[&str], stdin: &str) -> (Option<i32>, String, String) {
 
 #[test]
 fn every_builtin_tool_gets_a_strict_schema_for_openai() {
-    let pool = baton::builtins::builtin_pool(&AllowAllUnsafe).unwrap();
+    let pool = baton::BuiltinConfig::default()
+        .pool(&AllowAllUnsafe)
+        .unwrap();
     for format in [WireFormat::OpenAiChat, WireFormat::OpenAiResponses] {
         let tools = WireTools::new(&pool, format);
         let loose: Vec<&str> = tools

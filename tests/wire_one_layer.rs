@@ -300,7 +300,7 @@ fn the_library_renders_through_the_same_layer() {
     let long = format!("acme.files.{}", "read_".repeat(14));
     let pool = ToolPool::assemble(
         PoolSpec {
-            builtins: baton::builtins::builtin_tools().unwrap(),
+            builtins: baton::BuiltinConfig::default().tools().unwrap(),
             others: vec![dotted("acme.files.read"), dotted(&long)],
             ..Default::default()
         },

@@ -88,7 +88,9 @@ async fn library_calls_permissions_and_hooks_follow_the_session_into_the_worktre
     ))]);
     let asked = Arc::new(No::default());
     let policy = Arc::new(RulePolicy::new());
-    let pool = baton::builtins::builtin_pool(policy.as_ref()).unwrap();
+    let pool = baton::BuiltinConfig::default()
+        .pool(policy.as_ref())
+        .unwrap();
     let engine = Engine::builder(pool)
         .cwd(&repo)
         .state_dir(dir.path().join("state"))

@@ -27,6 +27,7 @@ pub mod settings;
 pub use baton_shell as shell;
 pub mod subagent;
 pub mod subagent_inbox;
+pub mod vars;
 /// The model APIs' wire formats (the `baton-wire` crate).
 pub use baton_wire as wire;
 

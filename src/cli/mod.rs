@@ -398,8 +398,8 @@ impl Setup {
         // The same start-up warnings as `Engine::configured` gives.
         let warnings = baton::settings::confinement_warnings(&settings, &cwd);
         settings.warnings.extend(warnings);
-        let agents = baton::builtins::agent_catalog_with_plugins(&cwd, &settings.plugin_roots);
-        for warning in &agents.diagnostics {
+        let mut builtins = baton::BuiltinConfig::for_project(&cwd, &settings.plugin_roots);
+        for warning in &builtins.agents.diagnostics {
             eprintln!("baton: agents: {warning}");
         }
         let remote = baton::remote::RemoteConfig {
@@ -407,13 +407,13 @@ impl Setup {
             token: std::env::var("BATON_WORKER_TOKEN").ok(),
             tools: common.remote_tools.clone(),
         };
-        let mut skills = baton::builtins::skill_catalog_with_plugins(&cwd, &settings.plugin_roots);
-        skills.shell_disabled = settings.disable_skill_shell;
-        for warning in &skills.diagnostics {
+        builtins.skills.shell_disabled = settings.disable_skill_shell;
+        for warning in &builtins.skills.diagnostics {
             eprintln!("baton: skills: {warning}");
         }
-        let mut tools =
-            baton::builtins::builtin_tools_with(agents, skills).map_err(CliError::Failed)?;
+        let mut tools = builtins.tools().map_err(|e| {
+            CliError::Failed(format!("a built-in tool could not be built: {}", e.0))
+        })?;
         if common.tool_set == baton::engine::wire::ToolSet::Codex {
             tools.extend(baton::tool_set::codex_tools().map_err(CliError::Failed)?);
         }

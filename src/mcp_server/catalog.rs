@@ -102,7 +102,7 @@ mod tests {
     use super::*;
 
     fn builtins() -> Vec<Arc<Tool>> {
-        match crate::builtins::builtin_tools() {
+        match crate::BuiltinConfig::default().tools() {
             Ok(tools) => tools,
             Err(e) => panic!("built-ins: {e}"),
         }

@@ -17,7 +17,9 @@ async fn an_engine_without_a_policy_applies_the_spec_default() {
     ws.write("a.txt", "hello\n");
     let outside = ws.outside.join("pwned");
     let engine = Engine::builder(
-        baton::builtins::builtin_pool(&baton::engine::permission::RulePolicy::new()).unwrap(),
+        baton::BuiltinConfig::default()
+            .pool(&baton::engine::permission::RulePolicy::new())
+            .unwrap(),
     )
     .cwd(&ws.root)
     .state_dir(&ws.state)
@@ -57,13 +59,16 @@ async fn an_engine_without_a_policy_applies_the_spec_default() {
 async fn allow_all_is_asked_for_by_name() {
     let ws = Ws::new();
     let outside = ws.outside.join("made");
-    let engine =
-        Engine::builder(baton::builtins::builtin_pool(&baton::engine::AllowAllUnsafe).unwrap())
-            .cwd(&ws.root)
-            .state_dir(&ws.state)
-            .allow_all_unsafe()
-            .build()
-            .unwrap();
+    let engine = Engine::builder(
+        baton::BuiltinConfig::default()
+            .pool(&baton::engine::AllowAllUnsafe)
+            .unwrap(),
+    )
+    .cwd(&ws.root)
+    .state_dir(&ws.state)
+    .allow_all_unsafe()
+    .build()
+    .unwrap();
     let run = calls_on(
         &engine,
         vec![(
@@ -87,7 +92,7 @@ fn bypass_permissions_can_be_switched_off() {
     ] {
         let layers = [(ws.state.join("s.json"), settings.to_string())];
         let s = Settings::from_layers(&layers, &ws.root, None).unwrap();
-        let err = Engine::builder(baton::builtins::builtin_pool(&*s.policy).unwrap())
+        let err = Engine::builder(baton::BuiltinConfig::default().pool(&*s.policy).unwrap())
             .cwd(&ws.root)
             .policy(s.policy.clone())
             .permission_mode(PermissionMode::BypassPermissions)
@@ -100,7 +105,7 @@ fn bypass_permissions_can_be_switched_off() {
         assert!(err.to_string().contains("s.json"), "{err}");
         // Every other mode still builds.
         for mode in MODES {
-            Engine::builder(baton::builtins::builtin_pool(&*s.policy).unwrap())
+            Engine::builder(baton::BuiltinConfig::default().pool(&*s.policy).unwrap())
                 .cwd(&ws.root)
                 .policy(s.policy.clone())
                 .permission_mode(mode)
@@ -120,8 +125,9 @@ async fn a_disabled_bypass_that_arrives_anyway_is_the_default_mode() {
         r#"{"permissions": {"disableBypassPermissionsMode": "disable"}}"#.to_string(),
     )];
     let s = Settings::from_layers(&layers, &ws.root, None).unwrap();
-    let pipeline = baton::engine::Pipeline::new(baton::builtins::builtin_pool(&*s.policy).unwrap())
-        .with_policy(s.policy.clone());
+    let pipeline =
+        baton::engine::Pipeline::new(baton::BuiltinConfig::default().pool(&*s.policy).unwrap())
+            .with_policy(s.policy.clone());
     let context =
         baton::engine::Context::new(&ws.root).with_mode(PermissionMode::BypassPermissions);
     let run = run_pipeline(
@@ -172,7 +178,8 @@ async fn a_pipeline_without_a_policy_applies_the_spec_default() {
     ws.write("a.txt", "hello\n");
     let outside = ws.outside.join("pwned");
     let policy = baton::engine::permission::RulePolicy::new();
-    let pipeline = baton::engine::Pipeline::new(baton::builtins::builtin_pool(&policy).unwrap());
+    let pipeline =
+        baton::engine::Pipeline::new(baton::BuiltinConfig::default().pool(&policy).unwrap());
     let calls = vec![
         ToolUse::new("ls", "Bash", json!({"command": "ls"})),
         ToolUse::new("read", "Read", json!({"file_path": ws.p("a.txt")})),

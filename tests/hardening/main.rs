@@ -146,13 +146,17 @@ pub fn engine(
         refuse: asker == Asker::No,
         ..Recorder::default()
     });
-    let mut builder = Engine::builder(baton::builtins::builtin_pool(&*settings.policy).unwrap())
-        .cwd(&ws.root)
-        .state_dir(&ws.state)
-        .additional_roots(settings.roots(&ws.root).into_iter().skip(1).collect())
-        .permission_mode(mode)
-        .policy(settings.policy.clone())
-        .hooks(settings.hooks.clone());
+    let mut builder = Engine::builder(
+        baton::BuiltinConfig::default()
+            .pool(&*settings.policy)
+            .unwrap(),
+    )
+    .cwd(&ws.root)
+    .state_dir(&ws.state)
+    .additional_roots(settings.roots(&ws.root).into_iter().skip(1).collect())
+    .permission_mode(mode)
+    .policy(settings.policy.clone())
+    .hooks(settings.hooks.clone());
     if asker != Asker::Nobody {
         builder = builder.approver(recorder.clone());
     }

@@ -85,11 +85,12 @@ async fn old_spellings_and_mistakes_load_strictly() {
     assert!(!ws.root.join("made").exists());
     assert!(!run.get("ok").is_error, "{}", run.text("ok"));
     // WebFetch(*) in deny removes the tool; disableBypassPermissionsMode holds.
-    assert!(baton::builtins::builtin_pool(&*s.policy)
+    assert!(baton::BuiltinConfig::default()
+        .pool(&*s.policy)
         .unwrap()
         .get("WebFetch")
         .is_none());
-    let bypass = Engine::builder(baton::builtins::builtin_pool(&*s.policy).unwrap())
+    let bypass = Engine::builder(baton::BuiltinConfig::default().pool(&*s.policy).unwrap())
         .cwd(&ws.root)
         .policy(s.policy.clone())
         .permission_mode(PermissionMode::BypassPermissions)

@@ -166,7 +166,9 @@ impl ToolLogic<Value> for OnWorker {
 
 /// `WorkerBash`: Bash on `workers` (MCP URLs), the session keyed by `key`.
 pub fn worker_bash(workers: Vec<String>, token: &str, key: &str) -> Result<Arc<Tool>, String> {
-    let bash = baton::builtins::builtin_tools()?
+    let bash = baton::BuiltinConfig::default()
+        .tools()
+        .map_err(|e| e.to_string())?
         .into_iter()
         .filter(|t| t.name() == "Bash")
         .collect::<Vec<_>>();

@@ -88,7 +88,7 @@ pub fn engine_on_urls(
 ) -> baton::Engine {
     use baton::engine::permission::AllowAllUnsafe;
     use baton::engine::{PoolSpec, ToolPool};
-    let builtins = baton::builtins::builtin_tools().unwrap();
+    let builtins = baton::BuiltinConfig::default().tools().unwrap();
     let config = baton::remote::RemoteConfig {
         workers: urls.to_vec(),
         token: Some(token.into()),

@@ -1,7 +1,7 @@
 //! Baton's built-in tools (SPEC §13).
 //!
 //! Each tool lives in its own module and is built from the engine's tool
-//! contract only; [`builtins`] hands the whole set to a host or the CLI, so
+//! contract only; [`BuiltinConfig`] hands the whole set to a host or the CLI, so
 //! nothing outside this crate needs to know which tools exist.
 
 pub mod agent;
@@ -27,4 +27,4 @@ pub mod worktree;
 #[cfg(test)]
 mod test_support;
 
-pub use registry::{builtins, try_builtins, BuiltinConfig};
+pub use registry::BuiltinConfig;

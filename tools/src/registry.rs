@@ -2,16 +2,39 @@
 //!
 //! Hosts and the CLI ask for "the built-ins" rather than naming each tool, so
 //! adding a tool here is the only step needed to offer it everywhere.
-//! Every limit a built-in enforces is a field of [`BuiltinConfig`], with the
-//! SPEC's default, so a host can tune them without touching tool code.
+//! [`BuiltinConfig`] is the one way to get them: every limit a built-in
+//! enforces is a field, with the SPEC's default, so a host can tune them
+//! without touching tool code; the agents and skills they offer are fields
+//! too ([`BuiltinConfig::for_project`] loads a project's); and it builds
+//! the tools ([`BuiltinConfig::tools`]) or a pool of them
+//! ([`BuiltinConfig::pool`]).
+//!
+//! ```no_run
+//! # fn host(policy: &dyn baton_engine::PermissionPolicy) -> Result<(), baton_engine::schema::InvalidSchema> {
+//! use baton_tools::BuiltinConfig;
+//! // Every built-in with default limits, the built-in agent types, no skills.
+//! let pool = BuiltinConfig::default().pool(policy)?;
+//! // A project's agents and skills (`~/.claude`, then `.claude`), longer reads.
+//! let mut config = BuiltinConfig::for_project(std::path::Path::new("/src/app"), &[]);
+//! config.read.default_lines = 4_000;
+//! let tools = config.tools()?;
+//! # let _ = (pool, tools);
+//! # Ok(())
+//! # }
+//! ```
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+use baton_engine::pool::{PoolSpec, ToolPool};
 use baton_engine::schema::InvalidSchema;
-use baton_engine::Tool;
+use baton_engine::{PermissionPolicy, Tool};
 
+use crate::agent::AgentCatalog;
 use crate::bash::BashConfig;
 use crate::files::ReadLimits;
+use crate::skill::SkillCatalog;
 
 /// Limits and defaults of the built-in tools.
 #[derive(Clone, Debug)]
@@ -32,10 +55,10 @@ pub struct BuiltinConfig {
     pub web_fetch_timeout: Duration,
     /// Most redirects `WebFetch` follows.
     pub web_fetch_max_redirects: usize,
-    /// The agent types `Agent` offers (default: the two built-ins).
-    pub agents: crate::agent::AgentCatalog,
+    /// The agent types `Agent` offers (default: the built-ins).
+    pub agents: AgentCatalog,
     /// The skills `Skill` offers; without any, `Skill` is not offered.
-    pub skills: crate::skill::SkillCatalog,
+    pub skills: SkillCatalog,
 }
 
 impl Default for BuiltinConfig {
@@ -49,17 +72,51 @@ impl Default for BuiltinConfig {
             web_fetch_max_bytes: 10 * 1024 * 1024,
             web_fetch_timeout: Duration::from_secs(30),
             web_fetch_max_redirects: 10,
-            agents: crate::agent::AgentCatalog::builtin(),
-            skills: crate::skill::SkillCatalog::default(),
+            agents: AgentCatalog::builtin(),
+            skills: SkillCatalog::default(),
         }
     }
 }
 
+impl BuiltinConfig {
+    /// Default limits, with the agent types and skills of a project: the
+    /// built-in agents, then `~/.claude` (from `$HOME`), then the project's
+    /// `.claude`, then those of `plugins` (`(name, root)`, e.g.
+    /// `Settings::plugin_roots`, named `plugin:agent` / `plugin:skill`).
+    /// What could not be loaded is in the catalogs' `diagnostics`.
+    pub fn for_project(project_dir: &Path, plugins: &[(String, PathBuf)]) -> Self {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        BuiltinConfig {
+            agents: AgentCatalog::load_with_plugins(project_dir, home.as_deref(), plugins),
+            skills: SkillCatalog::load(project_dir, home.as_deref(), plugins),
+            ..BuiltinConfig::default()
+        }
+    }
+
+    /// Every built-in tool, configured by `self`, shared as a pool holds
+    /// them ([`PoolSpec::builtins`]).
+    ///
+    /// Fails only if a tool's derived input schema does not compile, which
+    /// is a bug in this crate (the tests build every tool).
+    pub fn tools(&self) -> Result<Vec<Arc<Tool>>, InvalidSchema> {
+        Ok(build(self)?.into_iter().map(Arc::new).collect())
+    }
+
+    /// The pool of the built-ins under `policy`: a tool the policy denies
+    /// as a whole (a blanket deny rule) is left out.
+    pub fn pool(&self, policy: &dyn PermissionPolicy) -> Result<ToolPool, InvalidSchema> {
+        Ok(ToolPool::assemble(
+            PoolSpec {
+                builtins: self.tools()?,
+                ..PoolSpec::default()
+            },
+            policy,
+        ))
+    }
+}
+
 /// Every built-in tool, configured by `config`.
-///
-/// Fails only if a tool's derived input schema does not compile, which is a
-/// bug in this crate (the tests build every tool).
-pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> {
+fn build(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> {
     let mut tools = crate::bash::tools(&config.bash)?;
     tools.extend(crate::exec::tools(&crate::exec::ExecConfig::default())?);
     tools.extend(crate::files::try_tools(config.read)?);
@@ -87,28 +144,16 @@ pub fn try_builtins(config: &BuiltinConfig) -> Result<Vec<Tool>, InvalidSchema> 
     Ok(tools)
 }
 
-/// Every built-in tool, configured by `config`.
-///
-/// # Panics
-/// If a derived schema does not compile: a programming error in this crate,
-/// never caused by input (see [`try_builtins`]).
-pub fn builtins(config: &BuiltinConfig) -> Vec<Tool> {
-    match try_builtins(config) {
-        Ok(tools) => tools,
-        Err(err) => panic!("a built-in tool has an invalid input schema: {}", err.0),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use baton_engine::{InterruptBehavior, Pipeline, ToolPool, ToolUse};
+    use baton_engine::{AllowAllUnsafe, InterruptBehavior, Pipeline, ToolUse};
     use serde_json::json;
 
     use super::*;
 
     #[test]
     fn every_builtin_builds_with_a_unique_name() {
-        let tools = builtins(&BuiltinConfig::default());
+        let tools = BuiltinConfig::default().tools().unwrap();
         let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
         for expected in [
             "Agent",
@@ -140,8 +185,8 @@ mod tests {
     /// SPEC §13's table: safe / read-only per tool, for a typical input.
     #[test]
     fn classification_matches_the_spec_table() {
-        let pipeline =
-            Pipeline::allow_all_unsafe(ToolPool::of(builtins(&BuiltinConfig::default())));
+        let pool = BuiltinConfig::default().pool(&AllowAllUnsafe).unwrap();
+        let pipeline = Pipeline::allow_all_unsafe(pool);
         let rows = [
             ("Read", json!({"file_path": "/tmp/x"}), true, true),
             (
@@ -197,7 +242,7 @@ mod tests {
     /// Deferred by default exactly as in current Claude Code (SPEC §10).
     #[test]
     fn deferred_builtins_match_claude_code() {
-        let tools = builtins(&BuiltinConfig::default());
+        let tools = BuiltinConfig::default().tools().unwrap();
         let mut deferred: Vec<&str> = tools
             .iter()
             .filter(|t| t.def().is_deferred())

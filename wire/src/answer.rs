@@ -1,18 +1,23 @@
-//! The answer to a batch, written as its results arrive.
+//! The answer to a batch, written as its results arrive: the one renderer
+//! of results for every wire format.
 //!
-//! The renderers in each format's `message` module build the whole answer
-//! as one `serde_json::Value` tree. For a message of 100,000 calls that
-//! tree, with every result held until the last one came, was most of
-//! `baton run`'s 618 MB peak, and building then printing it was 12 % of
-//! the CPU of a no-op call (docs/benchmarks.md §1b). [`AnswerWriter`] writes
-//! the same bytes straight to a writer, one result at a time, so a result
-//! can be dropped as soon as it is written.
+//! Building the whole answer as one `serde_json::Value` tree, for a message
+//! of 100,000 calls, with every result held until the last one came, was
+//! most of `baton run`'s 618 MB peak, and building then printing it was
+//! 12 % of the CPU of a no-op call (docs/benchmarks.md §1b). [`AnswerWriter`]
+//! writes the bytes straight to a writer, one result at a time, so a result
+//! can be dropped as soon as it is written. Callers that want a tree (the
+//! `message` modules' `user_message`, `tool_messages`, `answer_items`, …;
+//! `baton agent`'s conversation) get these bytes read back
+//! ([`answer_tree`], [`tool_result_tree`], [`output_item_tree`]), so a tree
+//! and a stream of one answer cannot differ.
 //!
-//! The bytes are the `Value` renderers' exactly: compact, and each
-//! object's keys in sorted order (how a `serde_json::Value` object prints
-//! without serde_json's `preserve_order` feature). The `Value` renderers
-//! stay the reference; `tests` below compares the two for every format.
-//! Strings go through serde_json's own escaping.
+//! The bytes are those of a compact `serde_json::Value` (each object's keys
+//! in sorted order, as a `Value` object prints without serde_json's
+//! `preserve_order` feature), which is what the answers looked like when
+//! they were trees; `tests` keeps them recorded for every format. Strings
+//! go through serde_json's own escaping. Native Responses items
+//! (`shell_call_output`, …) are built by [`native::answer`] and printed.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -35,7 +40,7 @@ pub struct Asked {
 impl Asked {
     /// The native items among a message's calls (a response, its output
     /// items, or a conversation). Of two items with one call id the later
-    /// one wins, as in [`responses::answer_items`].
+    /// one wins.
     pub fn from_calls(calls: &Value) -> Asked {
         let items = responses::output_of(calls).unwrap_or(&[]);
         Asked::from_items(items.iter().cloned())
@@ -108,7 +113,7 @@ impl<'a, W: Write> AnswerWriter<'a, W> {
         match self.format {
             WireFormat::Anthropic => write_tool_result_block(&mut self.out, result),
             WireFormat::OpenAiChat => self.chat_message(result),
-            WireFormat::OpenAiResponses => self.responses_item(result),
+            WireFormat::OpenAiResponses => write_output_item(&mut self.out, self.asked, result),
         }
     }
 
@@ -162,34 +167,50 @@ impl<'a, W: Write> AnswerWriter<'a, W> {
         string(&mut self.out, &r.call_id)?;
         self.out.write_all(b"}")
     }
-
-    /// A native call's own output item, or a `function_call_output`.
-    fn responses_item(&mut self, r: &CallResult) -> io::Result<()> {
-        let native = self.asked.get(&r.call_id).and_then(|item| {
-            let kind = item.get("type").and_then(Value::as_str)?;
-            native::answer(kind, item, r)
-        });
-        if let Some(item) = native {
-            return Ok(serde_json::to_writer(&mut self.out, &item)?);
-        }
-        if r.content.iter().any(ContentBlock::is_image) {
-            // Rare, and the list form has several shapes: the reference
-            // renderer writes it.
-            return Ok(serde_json::to_writer(
-                &mut self.out,
-                &responses::output_item(r),
-            )?);
-        }
-        self.out.write_all(b"{\"call_id\":")?;
-        string(&mut self.out, &r.call_id)?;
-        self.out.write_all(b",\"output\":")?;
-        string(&mut self.out, &r.text())?;
-        self.out.write_all(b",\"type\":\"function_call_output\"}")
-    }
 }
 
-/// One Anthropic `tool_result` block, the bytes of
-/// [`crate::anthropic::tool_result_block`] printed.
+/// A native call's own output item (the type of the item in `asked` that
+/// asked for it), or a `function_call_output`: the output a plain string,
+/// or, when the result has images, a list of `input_text` and
+/// `input_image` parts.
+fn write_output_item(out: &mut impl Write, asked: &Asked, r: &CallResult) -> io::Result<()> {
+    let native = asked.get(&r.call_id).and_then(|item| {
+        let kind = item.get("type").and_then(Value::as_str)?;
+        native::answer(kind, item, r)
+    });
+    if let Some(item) = native {
+        return Ok(serde_json::to_writer(out, &item)?);
+    }
+    out.write_all(b"{\"call_id\":")?;
+    string(out, &r.call_id)?;
+    out.write_all(b",\"output\":")?;
+    if r.content.iter().any(ContentBlock::is_image) {
+        out.write_all(b"[")?;
+        for (i, block) in r.content.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            match block {
+                ContentBlock::Image { media_type, data } => {
+                    out.write_all(b"{\"image_url\":")?;
+                    string(out, &format!("data:{media_type};base64,{data}"))?;
+                    out.write_all(b",\"type\":\"input_image\"}")?;
+                }
+                other => {
+                    out.write_all(b"{\"text\":")?;
+                    string(out, &other.as_text().unwrap_or_default())?;
+                    out.write_all(b",\"type\":\"input_text\"}")?;
+                }
+            }
+        }
+        out.write_all(b"]")?;
+    } else {
+        string(out, &r.text())?;
+    }
+    out.write_all(b",\"type\":\"function_call_output\"}")
+}
+
+/// One Anthropic `tool_result` block.
 pub fn write_tool_result_block(out: &mut impl Write, result: &CallResult) -> io::Result<()> {
     out.write_all(b"{\"content\":[")?;
     for (i, block) in result.content.iter().enumerate() {
@@ -226,6 +247,52 @@ fn text_block(out: &mut impl Write, text: &str) -> io::Result<()> {
     out.write_all(b"{\"text\":")?;
     string(out, text)?;
     out.write_all(b",\"type\":\"text\"}")
+}
+
+/// The whole answer of `results` in `format` as a tree (see
+/// [`AnswerWriter`] for `asked` and `context`): the writer's bytes read
+/// back.
+pub fn answer_tree<'r>(
+    format: WireFormat,
+    asked: &Asked,
+    results: impl IntoIterator<Item = &'r CallResult>,
+    context: &[String],
+) -> Value {
+    let mut writer = AnswerWriter::new(format, asked, Vec::new());
+    for result in results {
+        if writer.push(result).is_err() {
+            return Value::Null;
+        }
+    }
+    writer
+        .finish(context)
+        .map_or(Value::Null, |bytes| read_back(&bytes))
+}
+
+/// One Anthropic `tool_result` block as a tree.
+pub fn tool_result_tree(result: &CallResult) -> Value {
+    written(|out| write_tool_result_block(out, result))
+}
+
+/// One Responses output item as a tree: a `function_call_output`, or the
+/// native item `asked` names for the result's call.
+pub fn output_item_tree(asked: &Asked, result: &CallResult) -> Value {
+    written(|out| write_output_item(out, asked, result))
+}
+
+/// What `write` writes, read back as a tree.
+fn written(write: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> Value {
+    let mut bytes = Vec::new();
+    match write(&mut bytes) {
+        Ok(()) => read_back(&bytes),
+        Err(_) => Value::Null,
+    }
+}
+
+/// The writers write JSON by construction, into memory, where writing
+/// cannot fail; `Null` would mean a bug in them (and fails every test).
+fn read_back(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap_or(Value::Null)
 }
 
 /// A JSON string, escaped as serde_json escapes it.

@@ -188,3 +188,16 @@ proptest! {
         }
     }
 }
+
+/// The answer's bytes for every result kind, in each format, as recorded
+/// when the tree renderers were still separate code: a tree and a stream
+/// of one answer now come from the one writer, so this is what keeps its
+/// bytes from moving.
+#[test]
+fn every_format_keeps_its_recorded_bytes() {
+    let context = ["hook context".to_string(), "more \"context\"".to_string()];
+    for format in WireFormat::ALL {
+        let bytes = streamed(format, &response(), &results(), &context);
+        insta::assert_snapshot!(format!("answer_{format}"), bytes);
+    }
+}

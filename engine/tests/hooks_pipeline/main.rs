@@ -6,6 +6,7 @@
 
 mod command_hooks;
 mod examples;
+mod hook_vars;
 mod in_process;
 mod protocol;
 mod random_hooks;

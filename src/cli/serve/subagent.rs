@@ -21,7 +21,7 @@ use baton::engine::nesting::{NestedBatch, NestedEvent};
 use baton::engine::subagent::{
     StopVerdict, SubagentBatches, SubagentReport, SubagentRunner, SubagentTask,
 };
-use baton::engine::wire::{self, anthropic};
+use baton::engine::wire::{self, anthropic, AnswerWriter, Asked, WireFormat};
 use baton::engine::{async_trait, ToolUse};
 use baton::jsonl_direct::write_result_line;
 use serde_json::{json, Value};
@@ -333,7 +333,9 @@ async fn drive(
 ) {
     let mut ended = false;
     let mut index = 0;
-    let mut blocks = Vec::new();
+    // The `done` line's user message, written as the results come.
+    let asked = Asked::default();
+    let mut answer = AnswerWriter::new(WireFormat::Anthropic, &asked, Vec::new());
     let tag = |mut line: Value| {
         line["agent_id"] = json!(agent_id);
         line["agent_batch"] = json!(number);
@@ -354,7 +356,8 @@ async fn drive(
             },
             event = batch.next_event() => match event {
                 Some(NestedEvent::Result(result)) => {
-                    blocks.push(anthropic::tool_result_block(&result));
+                    // Writing into memory cannot fail.
+                    let _ = answer.push(&result);
                     let (number, id) = (json!(number), json!(agent_id));
                     let tags = [("agent_batch", &number), ("agent_id", &id)];
                     let _ = super::output::write_made(|out| {
@@ -374,10 +377,8 @@ async fn drive(
             },
         }
     }
-    let _ = write(&tag(json!({
-        "type": "done",
-        "message": {"role": "user", "content": blocks},
-    })));
+    let message = answer.finish(&[]).unwrap_or_default();
+    let _ = super::output::write_line_with_raw(&tag(json!({"type": "done"})), "message", &message);
 }
 
 /// One protocol line on stdout (written whole, so the session's and the

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::expand::expand;
+use baton_engine::vars;
 
 /// Where an entry was found; later scopes override earlier ones by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -156,6 +156,15 @@ impl ServerSpec {
 
 /// Looks up an environment variable.
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// `text` (the value of `field`) with its `${VAR}` references expanded, in
+/// the grammar of [`baton_engine::vars`]. An unset variable without default
+/// fails the entry: a command with a silently empty argument, or the
+/// literal text `${TOKEN}` as a header, would fail later in ways that are
+/// hard to trace.
+pub(crate) fn expand(text: &str, field: &str, env: EnvLookup<'_>) -> Result<String, String> {
+    vars::expand(text, vars::Options::default(), env).map_err(|e| format!("{field}: {e}"))
+}
 
 /// Parses every entry of an `mcpServers` object. Entries that cannot be used
 /// come back as messages, one per server.

@@ -7,9 +7,10 @@
 //! and must print one JSON object of string values; those headers win over
 //! the entry's static `headers`. It comes from the user's configuration
 //! file (never from the model), like a stdio server's command, so it is run
-//! as such a command is: in the project directory, in a process group of
-//! its own that is ended when the helper is done, so a helper that leaves
-//! something behind leaves nothing running. A helper that fails, hangs
+//! as such a command is: in the project directory, as a process tree of the
+//! engine (`baton_engine::process`) that is ended when the helper is done,
+//! so a helper that leaves something behind, even in a session of its own,
+//! leaves nothing running. A helper that fails, hangs
 //! past [`LIMIT`] or prints something else stops the connection with a
 //! message saying which.
 
@@ -18,8 +19,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use baton_engine::process::{self, Isolation, ProcessTree, TreeGuard};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
@@ -51,14 +51,16 @@ pub async fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    baton_engine::process::configure(&mut cmd, baton_engine::process::Isolation::Group);
+    let tag = process::configure(&mut cmd, Isolation::Group);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("headersHelper could not start: {e}"))?;
-    let group = child
+    // Killed when dropped: also when this connection attempt is given up.
+    let mut tree = child
         .id()
         .and_then(|p| i32::try_from(p).ok())
-        .map(Pid::from_raw);
+        .and_then(|pid| ProcessTree::new(pid, &tag))
+        .map(TreeGuard::new);
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err("headersHelper's output could not be read".into());
     };
@@ -81,11 +83,12 @@ pub async fn run(
         })
         .await;
         // Whatever the helper started ends with it (and lets go of its pipes).
-        if let Some(group) = group {
-            let _ = killpg(group, Signal::SIGKILL);
+        if let Some(tree) = tree.as_mut() {
+            tree.kill_now();
         }
-        // Only a process that left the group can still hold a pipe open: give
-        // it a short grace. A timeout polls the reads before its timer, so all
+        // Only a process that escaped the tree (it cleared its environment
+        // and lost its parent) can still hold a pipe open: give it a short
+        // grace. A timeout polls the reads before its timer, so all
         // the helper wrote before it ended is read however late this runs (a
         // grace spent waiting on separate reader tasks could lose output on a
         // loaded machine).
@@ -195,5 +198,51 @@ mod tests {
             .await
             .unwrap_err();
         assert!(err.contains("no token"), "{err}");
+    }
+
+    /// Running processes whose `argv[0]` is `marker`.
+    fn marked(marker: &str) -> Vec<i32> {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        dir.filter_map(Result::ok)
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| c.split(|b| *b == 0).next() == Some(marker.as_bytes()))
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_daemon_the_helper_left_in_its_own_session_is_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = format!("baton-test-helper-daemon-{}", std::process::id());
+        let ready = dir.path().join("ready");
+        // The daemon keeps the helper's stdout (only its end closes it); the
+        // helper prints once the daemon is in its own session.
+        let helper = format!(
+            "setsid bash -c 'touch {r}; exec -a {marker} sleep 3600' &
+             while [ ! -e {r} ]; do sleep 0.05; done
+             printf '{{\"X\": \"y\"}}'",
+            r = ready.display()
+        );
+        let got = run(&helper, "d", "u", dir.path()).await;
+        let mut left = marked(&marker);
+        for _ in 0..100 {
+            if left.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            left = marked(&marker);
+        }
+        for pid in &left {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(*pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        assert_eq!(got.unwrap()["X"], "y");
+        assert!(left.is_empty(), "the helper's daemon still runs: {left:?}");
     }
 }

@@ -1,6 +1,8 @@
-//! A stdio server as a process: its own process group, stderr kept in a
-//! bounded ring, stdout filtered so that stray prints cannot kill the
-//! connection, and a stop that always ends the whole group.
+//! A stdio server as a process: started and stopped as a process tree of
+//! the engine (`baton_engine::process`, as Bash commands and hooks are), so
+//! a stop ends everything the server started, even a daemon that left its
+//! process group or session; stderr kept in a bounded ring, stdout filtered
+//! so that stray prints cannot kill the connection.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
@@ -9,8 +11,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use baton_engine::process::{self, Isolation, ProcessTree, TreeGuard};
 use parking_lot::Mutex;
 use tokio::io::{AsyncBufReadExt, BufReader, DuplexStream};
 use tokio::process::Command;
@@ -22,7 +23,8 @@ use tokio::sync::watch;
 /// as it streams (see [`crate::frame_guard`]) so one message cannot exhaust
 /// memory.
 pub const MAX_FRAME: usize = 16 * 1024 * 1024;
-/// How long a server gets after SIGTERM before SIGKILL.
+/// How long a server (and what it started) gets after SIGTERM before
+/// SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
 
 const RING_LINES: usize = 200;
@@ -115,7 +117,10 @@ fn reads_as_error(line: &str) -> bool {
 /// A running stdio server.
 #[derive(Debug)]
 pub struct ServerProcess {
-    pgid: i32,
+    pid: i32,
+    /// The server and everything it started; killed when dropped. Taken
+    /// by the first stop.
+    tree: Mutex<Option<TreeGuard>>,
     pub stderr: Arc<StderrRing>,
     /// Lines on stdout that were not JSON-RPC and were skipped.
     pub junk_lines: Arc<AtomicU64>,
@@ -128,8 +133,9 @@ pub struct ServerProcess {
 pub type Pipes = (DuplexStream, TrackedStdin);
 
 impl ServerProcess {
-    /// Starts `command args` in a new process group with `env` added and
-    /// `CLAUDE_PROJECT_DIR` set, as Claude Code does for hooks and servers.
+    /// Starts `command args` as a process tree in a new process group, with
+    /// `env` added and `CLAUDE_PROJECT_DIR` set, as Claude Code does for
+    /// hooks and servers.
     pub fn spawn(
         command: &str,
         args: &[String],
@@ -145,12 +151,14 @@ impl ServerProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        // Its own process group, tagged like the engine's shell trees: the
+        // Its own process group, tagged like the engine's shell trees: a
+        // stop finds what the server started wherever it went, and the
         // CLI's second Ctrl-C (`kill_all_now`) and the orphan sentinel (Baton
-        // killed outright) then end MCP servers too.
-        baton_engine::process::configure(&mut cmd, baton_engine::process::Isolation::Group);
+        // killed outright) end MCP servers too.
+        let tag = process::configure(&mut cmd, Isolation::Group);
         let mut child = cmd.spawn()?;
         let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+        let tree = ProcessTree::new(pid, &tag).map(TreeGuard::new);
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -188,7 +196,8 @@ impl ServerProcess {
         });
         Ok((
             ServerProcess {
-                pgid: pid,
+                pid,
+                tree: Mutex::new(tree),
                 stderr: ring,
                 junk_lines: junk,
                 exited,
@@ -197,9 +206,9 @@ impl ServerProcess {
         ))
     }
 
-    /// The process group id (the server's pid).
+    /// The server's pid (also its process group's id).
     pub fn pid(&self) -> i32 {
-        self.pgid
+        self.pid
     }
 
     /// `Some(exit status)` once the server has exited.
@@ -220,33 +229,26 @@ impl ServerProcess {
         }
     }
 
-    /// SIGTERM to the group, `grace` to exit, then SIGKILL to the group
-    /// (which also ends anything the server started and left behind).
+    /// Stops the server's tree: SIGTERM to the server and everything it
+    /// started, up to `grace` for them to end, then SIGKILL to what is left
+    /// (see `ProcessTree::stop`).
     pub async fn stop(&self, grace: Duration) {
-        if self.pgid <= 0 {
-            return;
+        let guard = self.tree.lock().take();
+        if let Some(mut guard) = guard {
+            if let Some(tree) = guard.tree().cloned() {
+                tree.stop(grace).await;
+            }
+            guard.disarm();
         }
-        let group = Pid::from_raw(self.pgid);
-        if self.exit_status().is_none() {
-            let _ = killpg(group, Signal::SIGTERM);
-            let _ = tokio::time::timeout(grace, self.wait_exit()).await;
-        }
-        let _ = killpg(group, Signal::SIGKILL);
         let _ = tokio::time::timeout(Duration::from_secs(2), self.wait_exit()).await;
     }
 
-    /// Kills the group at once (for tests and for drop paths).
+    /// Kills the server's tree at once (for paths that cannot await).
     pub fn kill_now(&self) {
-        if self.pgid > 0 {
-            let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGKILL);
+        let guard = self.tree.lock().take();
+        if let Some(mut guard) = guard {
+            guard.kill_now();
         }
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        // Last line of defence; `stop` is the orderly path.
-        self.kill_now();
     }
 }
 

@@ -431,3 +431,43 @@ async fn a_failing_server_is_a_diagnostic_and_the_others_work() {
     );
     clients.shutdown().await;
 }
+
+/// A server that forks a daemon into a session of its own (out of the
+/// server's process group, where a plain `killpg` never reaches) leaves
+/// nothing running once the client is closed, in order or at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_the_server_started_in_its_own_session_ends_with_the_client() {
+    let dir = tempfile::tempdir().unwrap();
+    for orderly in [true, false] {
+        let marked = Marked::new("mcp-daemon");
+        let server = baton_mcp::ServerSpec::stdio(
+            "py",
+            "bash",
+            vec![
+                "-c".into(),
+                format!(
+                    "{} exec python3 -u {}",
+                    marked.daemon(),
+                    script("misbehaving.py")
+                ),
+            ],
+        );
+        let clients = start(vec![server], dir.path()).await;
+        assert_eq!(clients.statuses()[0].state, ServerState::Ready);
+        assert_eq!(
+            marked.settle(1, Duration::from_secs(30)).await,
+            1,
+            "the daemon did not start"
+        );
+        if orderly {
+            clients.shutdown().await;
+        } else {
+            clients.kill_now();
+        }
+        assert_eq!(
+            marked.settle(0, Duration::from_secs(10)).await,
+            0,
+            "the daemon outlived the client (orderly stop: {orderly})"
+        );
+    }
+}

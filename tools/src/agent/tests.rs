@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use baton_engine::subagent::{AgentDefinition, DefinitionSource};
-use baton_engine::{PermissionMode, ToolPool};
+use baton_engine::PermissionMode;
 
 use super::catalog::AgentCatalog;
 use super::definitions::{load_dir, parse};
@@ -188,8 +188,9 @@ fn the_project_hides_the_user_and_both_hide_builtins() {
 
 #[test]
 fn a_child_pool_never_widens_its_parent() {
-    let tools = crate::builtins(&crate::BuiltinConfig::default());
-    let root = ToolPool::of(tools);
+    let root = crate::BuiltinConfig::default()
+        .pool(&baton_engine::AllowAllUnsafe)
+        .unwrap();
     let parent = root.push_restriction(["Read", "Grep", "Agent"]);
     let mut def = AgentDefinition::new("d", "d");
     def.tools = Some(vec!["Read".into(), "Bash(git log:*)".into(), "Task".into()]);

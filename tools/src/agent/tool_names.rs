@@ -159,7 +159,7 @@ mod tests {
 
     #[test]
     fn every_builtin_is_listed() {
-        for tool in crate::builtins(&crate::BuiltinConfig::default()) {
+        for tool in crate::BuiltinConfig::default().tools().unwrap() {
             assert!(
                 BATON_TOOLS.contains(&tool.name()),
                 "{} missing",

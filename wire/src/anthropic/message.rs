@@ -1,10 +1,10 @@
 //! Anthropic Messages: `tool_use` in, `tool_result` out, tool definitions.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
+use crate::answer::{self, Asked};
 use crate::{WireError, WireFormat, WireTools};
 use baton_tool::call::{CallResult, ToolUse};
-use baton_tool::content::ContentBlock;
 use baton_tool::pool::ToolPool;
 
 /// The `tool_use` blocks of an assistant message, in order. Accepts a message
@@ -74,39 +74,15 @@ pub fn parse_tool_uses_str(text: &str) -> Result<Vec<ToolUse>, WireError> {
     parse_tool_uses(&value)
 }
 
-/// One `tool_result` block.
+/// One `tool_result` block (written by [`crate::answer`], the one
+/// renderer of results, and read back).
 pub fn tool_result_block(result: &CallResult) -> Value {
-    let content: Vec<Value> = result
-        .content
-        .iter()
-        .map(|block| match block {
-            ContentBlock::Text { text } => json!({"type": "text", "text": text}),
-            ContentBlock::Json { value } => json!({"type": "text", "text": value.to_string()}),
-            // The name its `defer_loading` definition was sent under.
-            ContentBlock::ToolReference { tool_name } => {
-                json!({"type": "tool_reference", "tool_name": crate::names::wire_name(tool_name)})
-            }
-            ContentBlock::Image { media_type, data } => json!({
-                "type": "image",
-                "source": {"type": "base64", "media_type": media_type, "data": data}
-            }),
-        })
-        .collect();
-    let mut block = json!({
-        "type": "tool_result",
-        "tool_use_id": result.call_id,
-        "content": content,
-    });
-    if result.is_error {
-        block["is_error"] = Value::Bool(true);
-    }
-    block
+    answer::tool_result_tree(result)
 }
 
 /// The user message answering a batch: one `tool_result` per call, in order.
 pub fn user_message<'a>(results: impl IntoIterator<Item = &'a CallResult>) -> Value {
-    let blocks: Vec<Value> = results.into_iter().map(tool_result_block).collect();
-    json!({"role": "user", "content": blocks})
+    answer::answer_tree(WireFormat::Anthropic, &Asked::default(), results, &[])
 }
 
 /// Definitions of the whole pool, in pool order (names mapped where the

@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use crate::answer::{self, Asked};
 use crate::{WireError, WireFormat, WireTools};
 use baton_tool::call::{CallResult, ToolUse};
 use baton_tool::content::ContentBlock;
@@ -101,17 +102,10 @@ pub fn tool_use_from_call(call: &Value) -> Result<ToolUse, String> {
 /// A `tool` message carries text only, so images returned by tools follow
 /// in one `user` message (as `image_url` data URLs), each introduced by the
 /// id of the call that returned it; the tool message says where it went.
+/// Written by [`crate::answer`], the one renderer of results, and
+/// read back.
 pub fn tool_messages<'a>(results: impl IntoIterator<Item = &'a CallResult>) -> Value {
-    let mut messages = Vec::new();
-    let mut images = Vec::new();
-    for r in results {
-        let text = tool_text(r, &mut images);
-        messages.push(json!({"role": "tool", "tool_call_id": r.call_id, "content": text}));
-    }
-    if !images.is_empty() {
-        messages.push(json!({"role": "user", "content": images}));
-    }
-    Value::Array(messages)
+    answer::answer_tree(WireFormat::OpenAiChat, &Asked::default(), results, &[])
 }
 
 /// A result's `tool` message text. Its images are moved to `images` (the

@@ -8,9 +8,9 @@
 
 use serde_json::{json, Value};
 
+use crate::answer::{self, Asked};
 use crate::{WireError, WireFormat, WireTools};
 use baton_tool::call::{CallResult, ToolUse};
-use baton_tool::content::ContentBlock;
 use baton_tool::pool::ToolPool;
 
 use super::native;
@@ -83,29 +83,10 @@ pub fn tool_use_from_item(item: &Value) -> Result<ToolUse, String> {
 
 /// One `function_call_output` item. Text-only results are a plain string;
 /// results with images use the list form (`input_text` / `input_image`).
+/// Written by [`crate::answer`], the one renderer of results, and
+/// read back, like every answer below.
 pub fn output_item(result: &CallResult) -> Value {
-    let has_image = result.content.iter().any(ContentBlock::is_image);
-    let output = if has_image {
-        Value::Array(
-            result
-                .content
-                .iter()
-                .map(|block| match block {
-                    ContentBlock::Text { text } => json!({"type": "input_text", "text": text}),
-                    ContentBlock::Json { .. } | ContentBlock::ToolReference { .. } => {
-                        json!({"type": "input_text", "text": block.as_text().unwrap_or_default()})
-                    }
-                    ContentBlock::Image { media_type, data } => json!({
-                        "type": "input_image",
-                        "image_url": format!("data:{media_type};base64,{data}"),
-                    }),
-                })
-                .collect(),
-        )
-    } else {
-        Value::String(result.text())
-    };
-    json!({"type": "function_call_output", "call_id": result.call_id, "output": output})
+    answer::output_item_tree(&Asked::default(), result)
 }
 
 /// The items answering a batch whose calls are among `calls` (the
@@ -114,7 +95,8 @@ pub fn output_item(result: &CallResult) -> Value {
 /// (`shell_call_output`, `apply_patch_call_output`, …), a
 /// `function_call_output` otherwise.
 pub fn answer_items<'a>(calls: &Value, results: impl IntoIterator<Item = &'a CallResult>) -> Value {
-    answer_items_in(output_of(calls).unwrap_or(&[]), results)
+    let asked = Asked::from_calls(calls);
+    answer::answer_tree(WireFormat::OpenAiResponses, &asked, results, &[])
 }
 
 /// [`answer_items`] over a list of items.
@@ -122,32 +104,13 @@ pub fn answer_items_in<'a>(
     items: &[Value],
     results: impl IntoIterator<Item = &'a CallResult>,
 ) -> Value {
-    let asked = |id: &str| {
-        items.iter().rev().find(|i| {
-            i.get("call_id").and_then(Value::as_str) == Some(id)
-                && i.get("type")
-                    .and_then(Value::as_str)
-                    .is_some_and(|t| native::KINDS.contains(&t))
-        })
-    };
-    Value::Array(
-        results
-            .into_iter()
-            .map(|r| {
-                asked(&r.call_id)
-                    .and_then(|item| {
-                        let kind = item.get("type").and_then(Value::as_str)?;
-                        native::answer(kind, item, r)
-                    })
-                    .unwrap_or_else(|| output_item(r))
-            })
-            .collect(),
-    )
+    let asked = Asked::from_items(items.iter().cloned());
+    answer::answer_tree(WireFormat::OpenAiResponses, &asked, results, &[])
 }
 
 /// The `function_call_output` items answering a batch, in order.
 pub fn output_items<'a>(results: impl IntoIterator<Item = &'a CallResult>) -> Value {
-    Value::Array(results.into_iter().map(output_item).collect())
+    answer::answer_tree(WireFormat::OpenAiResponses, &Asked::default(), results, &[])
 }
 
 /// Function tool definitions of the pool, in the Responses shape (flat, not

@@ -30,6 +30,7 @@ use super::{Configured, Handler, HookOptions};
 use crate::hooks::matching::ToolNameMatcher;
 use crate::hooks::protocol::{failed, interpret, OnFailure, Reply};
 use crate::hooks::{HookEvent, HookInput, HookOutcome};
+use crate::vars;
 
 pub use super::DEFAULT_HOOK_TIMEOUT;
 
@@ -42,8 +43,8 @@ pub enum CommandForm {
     /// Through a shell: `bash -c <command>`.
     Shell { command: String, shell: ShellKind },
     /// Exec form: the program and its arguments, no shell. Placeholders
-    /// (`${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PROJECT_DIR}`) are replaced in
-    /// each element as plain text.
+    /// (`${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PROJECT_DIR}`, in the grammar of
+    /// [`crate::vars`]) are replaced in each element; nothing else is.
     Exec { program: String, args: Vec<String> },
 }
 
@@ -115,15 +116,20 @@ impl CommandHandler {
         &self.form
     }
 
+    /// `text` with `${CLAUDE_PROJECT_DIR}` and (for a plugin's hook)
+    /// `${CLAUDE_PLUGIN_ROOT}` put in; any other reference is left as
+    /// written for the program to see, as Claude Code does.
     fn placeholders(&self, text: &str) -> String {
-        let mut text = text.replace(
-            "${CLAUDE_PROJECT_DIR}",
-            &self.env.project_dir.to_string_lossy(),
-        );
-        if let Some(root) = &self.env.plugin_root {
-            text = text.replace("${CLAUDE_PLUGIN_ROOT}", &root.to_string_lossy());
-        }
-        text
+        let lookup = |name: &str| match name {
+            "CLAUDE_PROJECT_DIR" => Some(self.env.project_dir.to_string_lossy().into_owned()),
+            "CLAUDE_PLUGIN_ROOT" => self
+                .env
+                .plugin_root
+                .as_ref()
+                .map(|root| root.to_string_lossy().into_owned()),
+            _ => None,
+        };
+        vars::expand_or(text, vars::Options::default(), vars::Unset::Keep, &lookup)
     }
 
     fn command(&self) -> Result<Command, String> {

@@ -3,9 +3,11 @@
 //! timeout or a connection failure is a failure of the hook (non-blocking
 //! unless `onFailure: "block"`).
 //!
-//! Header values may name environment variables (`$TOKEN`, `${TOKEN}`), but
-//! only those listed in `allowedEnvVars` are expanded; any other reference
-//! becomes empty, so a settings file cannot send arbitrary secrets.
+//! Header values may name environment variables (`$TOKEN`, `${TOKEN}`,
+//! `${TOKEN:-default}`, the grammar of [`crate::vars`]), but only those
+//! listed in `allowedEnvVars` are expanded; any other reference takes its
+//! default or becomes empty, so a settings file cannot send arbitrary
+//! secrets.
 
 use std::time::Duration;
 
@@ -15,6 +17,7 @@ use super::command::HookEnv;
 use super::Handler;
 use crate::hooks::protocol::{failed, interpret, OnFailure, Reply};
 use crate::hooks::{HookInput, HookOutcome};
+use crate::vars;
 
 /// Largest response body read; more is a failure.
 const BODY_CAP: usize = 1 << 20;
@@ -38,9 +41,9 @@ impl HttpHandler {
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(format!("`url` {url:?} must be http or https"));
         }
-        let lookup = |name: &str| -> String {
+        let lookup = |name: &str| -> Option<String> {
             if !allowed_env.iter().any(|a| a == name) {
-                return String::new();
+                return None;
             }
             env.vars
                 .iter()
@@ -48,15 +51,20 @@ impl HttpHandler {
                 .find(|(k, _)| k == name)
                 .map(|(_, v)| v.clone())
                 .or_else(|| std::env::var(name).ok())
-                .unwrap_or_default()
         };
+        // Claude Code documents `$VAR_NAME` for these headers, so bare names
+        // count here; an unset one is empty rather than a failed hook.
+        let bare = vars::Options { bare_names: true };
         let headers = headers
             .iter()
             .filter(|(k, _)| {
                 !k.eq_ignore_ascii_case("content-length")
                     && !k.eq_ignore_ascii_case("transfer-encoding")
             })
-            .map(|(k, v)| (k.clone(), expand_vars(v, &lookup)))
+            .map(|(k, v)| {
+                let value = vars::expand_or(v, bare, vars::Unset::Empty, &lookup);
+                (k.clone(), value)
+            })
             .collect();
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -137,55 +145,5 @@ impl Handler for HttpHandler {
                 format!("did not answer within {}s", timeout.as_secs_f64()),
             ),
         }
-    }
-}
-
-/// `$NAME` and `${NAME}` replaced by `lookup(NAME)`; anything else kept.
-pub fn expand_vars(text: &str, lookup: &dyn Fn(&str) -> String) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(pos) = rest.find('$') {
-        out.push_str(&rest[..pos]);
-        let after = &rest[pos + 1..];
-        let (name, used) = if let Some(inner) = after.strip_prefix('{') {
-            match inner.find('}') {
-                Some(end) => (&inner[..end], end + 2),
-                None => ("", 0),
-            }
-        } else {
-            let end = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(after.len());
-            (&after[..end], end)
-        };
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            out.push('$');
-            rest = after;
-        } else {
-            out.push_str(&lookup(name));
-            rest = &after[used..];
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn expands_only_what_lookup_gives() {
-        let lookup = |n: &str| {
-            if n == "TOKEN" {
-                "s3".to_string()
-            } else {
-                String::new()
-            }
-        };
-        assert_eq!(expand_vars("Bearer $TOKEN", &lookup), "Bearer s3");
-        assert_eq!(expand_vars("${TOKEN}-x $OTHER.", &lookup), "s3-x .");
-        assert_eq!(expand_vars("cost $5 ${", &lookup), "cost  ${");
-        assert_eq!(expand_vars("a$", &lookup), "a$");
     }
 }

@@ -7,8 +7,7 @@
 
 use serde_json::Value;
 
-use crate::config::EnvLookup;
-use crate::expand::expand;
+use crate::config::{expand, EnvLookup};
 
 /// How Baton obtains tokens for a server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -171,3 +171,66 @@ pub fn outcome(r: &Result<ToolOutput, ToolError>) -> String {
         Err(e) => e.message.clone(),
     }
 }
+
+/// Processes started as `exec -a <marker> …`, the marker unique to one
+/// test: the way a test counts what a server left running. Whatever still
+/// runs is killed on drop, so a failing test leaves nothing behind.
+pub struct Marked(pub String);
+
+impl Marked {
+    pub fn new(what: &str) -> Marked {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or_default();
+        Marked(format!("baton-test-{what}-{}-{nanos}", std::process::id()))
+    }
+
+    /// A shell command that starts a daemon in a session of its own
+    /// (`setsid`, so out of the starter's process group), named by the
+    /// marker, with its own stdio.
+    pub fn daemon(&self) -> String {
+        format!(
+            "setsid bash -c 'exec -a {} sleep 3600' </dev/null >/dev/null 2>&1 &",
+            self.0
+        )
+    }
+
+    /// Running processes whose `argv[0]` is the marker.
+    pub fn pids(&self) -> Vec<i32> {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        dir.filter_map(Result::ok)
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| c.split(|b| *b == 0).next() == Some(self.0.as_bytes()))
+            })
+            .collect()
+    }
+
+    /// Polls until `want` processes carry the marker or `within` has
+    /// passed; returns how many carry it then.
+    pub async fn settle(&self, want: usize, within: Duration) -> usize {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let n = self.pids().len();
+            if n == want || std::time::Instant::now() >= deadline {
+                return n;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Marked {
+    fn drop(&mut self) {
+        for pid in self.pids() {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
