@@ -55,6 +55,7 @@
 //! # }
 //! ```
 
+pub mod assembly;
 pub mod blocking;
 mod builder;
 pub mod host;

@@ -5,17 +5,17 @@
 //! build the rule policy, load every hook (the files' and the enabled
 //! plugins'), drop tools a deny rule removes whole, add the extra
 //! directories, take the mode, and apply the `env` block. [`Engine::configured`]
-//! does all of it; [`EngineBuilder::settings`] applies settings a host
-//! loaded itself.
+//! does all of it (one path with the CLI's, see [`crate::assembly`]);
+//! [`EngineBuilder::settings`] applies settings a host loaded itself.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use baton_engine::confine::{Confinement, FloorState};
 use baton_engine::settings::{Settings, SettingsError};
 use baton_engine::PermissionPolicy;
 
-use crate::{Engine, EngineBuilder};
+use crate::EngineBuilder;
 
 /// Settings that could not be turned into an engine.
 #[derive(Debug)]
@@ -24,6 +24,8 @@ pub enum ConfigError {
     Settings(SettingsError),
     /// The built-in tools could not be assembled.
     Tools(String),
+    /// The tools named for remote workers could not be routed there.
+    Remote(String),
 }
 
 impl std::fmt::Display for ConfigError {
@@ -31,6 +33,7 @@ impl std::fmt::Display for ConfigError {
         match self {
             ConfigError::Settings(e) => e.fmt(f),
             ConfigError::Tools(e) => write!(f, "the built-in tools could not be assembled: {e}"),
+            ConfigError::Remote(e) => write!(f, "remote tools: {e}"),
         }
     }
 }
@@ -66,27 +69,6 @@ impl EngineBuilder {
             .permission_mode(settings.mode)
             .additional_roots(settings.additional_directories.clone())
             .confinement(confinement)
-    }
-}
-
-impl Engine {
-    /// Loads the settings files for a session in `cwd` (user, project,
-    /// local, then `explicit`), and returns a builder for the built-in
-    /// tools configured by them, with the settings (for their warnings and
-    /// the model-hook slot). Set anything else on the builder, then build.
-    pub fn configured(
-        cwd: &Path,
-        explicit: Option<&Path>,
-    ) -> Result<(EngineBuilder, Settings), ConfigError> {
-        let cwd: PathBuf = cwd.to_path_buf();
-        let mut settings = Settings::load(&cwd, explicit)?;
-        let warnings = confinement_warnings(&settings, &cwd);
-        settings.warnings.extend(warnings);
-        let pool = crate::BuiltinConfig::default()
-            .pool(&*settings.policy)
-            .map_err(|e| ConfigError::Tools(e.to_string()))?;
-        let builder = Engine::builder(pool).cwd(&cwd).settings(&settings);
-        Ok((builder, settings))
     }
 }
 

@@ -5,8 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use baton::engine::pool::{PoolSpec, ToolPool};
-use baton::engine::PermissionPolicy;
 use baton::mcp::{ClientOptions, LoadOptions, McpClients};
 use clap::Args;
 use serde_json::json;
@@ -118,26 +116,6 @@ pub fn start(
         started.push(Arc::clone(&clients));
     }
     clients
-}
-
-/// The built-ins plus the servers' tools, under `policy` (SPEC §3).
-pub fn pool(
-    policy: &dyn PermissionPolicy,
-    builtins: Vec<Arc<baton::engine::Tool>>,
-    clients: &McpClients,
-) -> ToolPool {
-    let (others, problems) = clients.tools();
-    for problem in problems {
-        eprintln!("baton: mcp: {problem}");
-    }
-    ToolPool::assemble(
-        PoolSpec {
-            builtins,
-            others,
-            ..Default::default()
-        },
-        policy,
-    )
 }
 
 /// Stops every server this process started (SIGTERM, grace, SIGKILL).

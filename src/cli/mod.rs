@@ -22,7 +22,6 @@ mod tools;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use baton::engine::settings::Settings;
 use baton::engine::wire::WireFormat;
 use baton::engine::{PermissionMode, ToolPool};
 use baton::{Engine, SiblingPolicy};
@@ -393,56 +392,48 @@ impl Setup {
             None => std::env::current_dir()
                 .map_err(|e| CliError::Usage(format!("no usable working directory: {e}")))?,
         };
-        let mut settings = Settings::load(&cwd, common.settings.as_deref())
-            .map_err(|e| CliError::Usage(format!("settings: {e}")))?;
-        // The same start-up warnings as `Engine::configured` gives.
-        let warnings = baton::settings::confinement_warnings(&settings, &cwd);
-        settings.warnings.extend(warnings);
-        let mut builtins = baton::BuiltinConfig::for_project(&cwd, &settings.plugin_roots);
-        for warning in &builtins.agents.diagnostics {
-            eprintln!("baton: agents: {warning}");
-        }
-        let remote = baton::remote::RemoteConfig {
-            workers: common.remote_workers.clone(),
-            token: std::env::var("BATON_WORKER_TOKEN").ok(),
-            tools: common.remote_tools.clone(),
+        // The library's assembly path (settings, confinement warnings,
+        // agents, skills, built-ins, the tool set, remote routing); the CLI
+        // starts the MCP servers between its two steps and adds only what
+        // it alone has.
+        let options = baton::assembly::AssemblyOptions {
+            cwd: cwd.clone(),
+            settings_file: common.settings.clone(),
+            tool_set: common.tool_set,
+            remote: baton::remote::RemoteConfig {
+                workers: common.remote_workers.clone(),
+                token: std::env::var("BATON_WORKER_TOKEN").ok(),
+                tools: common.remote_tools.clone(),
+            },
+            session_key: None,
         };
-        builtins.skills.shell_disabled = settings.disable_skill_shell;
-        for warning in &builtins.skills.diagnostics {
-            eprintln!("baton: skills: {warning}");
-        }
-        let mut tools = builtins.tools().map_err(|e| {
-            CliError::Failed(format!("a built-in tool could not be built: {}", e.0))
+        let assembly = Engine::assemble(&options).map_err(|e| match e {
+            baton::settings::ConfigError::Settings(e) => CliError::Usage(format!("settings: {e}")),
+            baton::settings::ConfigError::Remote(e) => CliError::Usage(e),
+            other => CliError::Failed(other.to_string()),
         })?;
-        if common.tool_set == baton::engine::wire::ToolSet::Codex {
-            tools.extend(baton::tool_set::codex_tools().map_err(CliError::Failed)?);
+        for warning in &assembly.diagnostics {
+            eprintln!("baton: {warning}");
         }
-        let session_key = format!("{}:{}", cwd.display(), std::process::id());
-        let tools = baton::remote::route(tools, &remote, &session_key)
-            .map_err(|e| CliError::Usage(e.to_string()))?;
         mcp::check_config_files(&common.mcp)?;
         let mcp = mcp::start(
             &cwd,
             common.settings.as_deref(),
             &common.mcp,
-            &settings.plugin_roots,
+            &assembly.settings.plugin_roots,
         );
-        // `mcp_tool` hooks call the same servers.
-        settings.mcp_hooks.set(mcp.clone());
-        let pool = mcp::pool(&*settings.policy, tools, &mcp);
+        let assembled = assembly.builder(Some(Arc::clone(&mcp)));
+        for problem in &assembled.mcp_problems {
+            eprintln!("baton: mcp: {problem}");
+        }
+        let (pool, settings) = (assembled.pool, assembled.settings);
         let state_dir = state_dir::choose(common.state_dir.as_deref())?;
-        let mut builder = Engine::builder(pool.clone())
-            .cwd(&cwd)
-            // Rule policy, hooks (files' and plugins'), mode, directories
-            // and the `env` block, the way `Engine::configured` applies them.
-            .settings(&settings)
-            .additional_roots(settings.roots(&cwd).into_iter().skip(1).collect())
+        let mut builder = assembled
+            .builder
             .state_dir(state_dir.clone())
             .permission_mode(common.permission_mode.unwrap_or(settings.mode))
             .host_approvals(approvals)
-            .tool_search(common.tool_search.settings(format)?)
-            .tool_set(common.tool_set)
-            .mcp(Arc::clone(&mcp));
+            .tool_search(common.tool_search.settings(format)?);
         if let Some(path) = &common.transcript {
             // Taken from where `baton` was started, like --state-dir.
             let path = std::path::absolute(path)
