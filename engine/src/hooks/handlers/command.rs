@@ -28,7 +28,7 @@ use tokio::process::Command;
 
 use super::{Configured, Handler, HookOptions};
 use crate::hooks::matching::ToolNameMatcher;
-use crate::hooks::protocol::{failed, interpret, OnFailure, Reply};
+use crate::hooks::protocol::{OnFailure, Reply, Run};
 use crate::hooks::{HookEvent, HookInput, HookOutcome};
 use crate::vars;
 
@@ -318,12 +318,8 @@ impl Handler for CommandHandler {
         timeout: Duration,
         on_failure: OnFailure,
     ) -> HookOutcome {
-        let label = self.label();
-        let event = input.hook_event_name;
-        match self.execute(input, timeout).await {
-            Ok(reply) => interpret(event, &label, on_failure, reply),
-            Err(problem) => failed(event, &label, on_failure, problem),
-        }
+        let run = Run::new(input.hook_event_name, self.label(), on_failure);
+        run.ended(self.execute(input, timeout).await)
     }
 }
 
