@@ -35,7 +35,9 @@ use crate::call::{CallResult, Outcome, ToolUse};
 use crate::cancel::CancelReason;
 use crate::context::ToolContext;
 use crate::hooks::{HookEvent, HookInput, HookRegistry};
-use crate::permission::{AllowAllUnsafe, Approver, PermissionPolicy, RulePolicy};
+use crate::permission::{
+    AllowAllUnsafe, Approver, PermissionPolicy, PermissionRequest, PermissionTarget, RulePolicy,
+};
 use crate::pool::ToolPool;
 use crate::schema::SchemaProblem;
 use crate::tool::{InterruptBehavior, ParsedInput, Tool, WorkKind};
@@ -346,6 +348,24 @@ pub(crate) struct CallState {
 }
 
 impl CallState {
+    /// The permission question for this call as `parsed` (the call's own
+    /// input, or a view of it) touching `target`, in the call's context.
+    pub fn permission_request<'a>(
+        &'a self,
+        tool: &'a Tool,
+        parsed: &'a ParsedInput,
+        target: &'a PermissionTarget,
+    ) -> PermissionRequest<'a> {
+        PermissionRequest {
+            tool,
+            input: parsed.raw(),
+            target,
+            read_only: self.read_only,
+            context: &self.ctx.context,
+            caller: self.call.caller.as_ref(),
+        }
+    }
+
     pub fn hook_input(&self, event: HookEvent) -> HookInput {
         let session = &self.ctx.session;
         HookInput {

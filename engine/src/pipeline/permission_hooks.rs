@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::{messages, pre_hooks, CallState, Early, Flow, Pipeline};
 use crate::call::{CallResult, Outcome};
 use crate::hooks::{HookEvent, PermissionAnswer};
-use crate::permission::{PermissionDecision, PermissionRequest};
+use crate::permission::PermissionDecision;
 use crate::tool::Tool;
 
 /// What the PermissionRequest hooks decided.
@@ -108,14 +108,7 @@ pub(super) async fn permission_request(
 fn denied_by_rules(pipeline: &Pipeline, state: &CallState, tool: &Tool) -> Option<String> {
     let parsed = state.parsed.as_ref()?;
     let target = tool.permission_target(parsed, &state.ctx);
-    let request = PermissionRequest {
-        tool,
-        input: parsed.raw(),
-        target: &target,
-        read_only: state.read_only,
-        context: &state.ctx.context,
-        caller: state.call.caller.as_ref(),
-    };
+    let request = state.permission_request(tool, parsed, &target);
     match pipeline.policy.decide(&request) {
         PermissionDecision::Deny { reason } => Some(reason),
         _ => None,

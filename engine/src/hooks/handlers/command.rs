@@ -304,12 +304,7 @@ impl Handler for CommandHandler {
                 .collect::<Vec<_>>()
                 .join(" "),
         };
-        let line = text.lines().next().unwrap_or("").trim();
-        if line.chars().count() > 60 || text.trim().contains('\n') {
-            format!("{}…", line.chars().take(60).collect::<String>())
-        } else {
-            line.to_string()
-        }
+        crate::permission::summary::first_line(&text, 60)
     }
 
     async fn call(
