@@ -34,14 +34,15 @@ pub(crate) struct Reply {
 /// One run of a hook as its outcome is reported: the event it ran for, the
 /// hook's label and its `onFailure`. A handler says what happened (a
 /// reply, a failure) and this turns it into the outcome.
-pub(crate) struct Run {
+#[derive(Clone, Debug)]
+pub struct Run {
     event: HookEvent,
     label: String,
     on_failure: OnFailure,
 }
 
 impl Run {
-    pub(crate) fn new(event: HookEvent, label: String, on_failure: OnFailure) -> Run {
+    pub fn new(event: HookEvent, label: String, on_failure: OnFailure) -> Run {
         Run {
             event,
             label,
@@ -49,8 +50,18 @@ impl Run {
         }
     }
 
+    /// The event the hook runs for.
+    pub fn event(&self) -> HookEvent {
+        self.event
+    }
+
+    /// What the hook's failure does.
+    pub fn on_failure(&self) -> OnFailure {
+        self.on_failure
+    }
+
     /// The handler could not give an answer (see [`failed`]).
-    pub(crate) fn failed(&self, problem: String) -> HookOutcome {
+    pub fn failed(&self, problem: String) -> HookOutcome {
         failed(self.event, &self.label, self.on_failure, problem)
     }
 
@@ -69,7 +80,7 @@ impl Run {
 
     /// Hook output from a handler without an exit status (an MCP tool's
     /// text, a model's answer), read as a command's stdout with exit 0.
-    pub(crate) fn printed(&self, stdout: String) -> HookOutcome {
+    pub fn printed(&self, stdout: String) -> HookOutcome {
         self.replied(Reply {
             code: Some(0),
             how: String::new(),

@@ -28,7 +28,7 @@ use tokio::process::Command;
 
 use super::{Configured, Handler, HookOptions};
 use crate::hooks::matching::ToolNameMatcher;
-use crate::hooks::protocol::{OnFailure, Reply, Run};
+use crate::hooks::protocol::{Reply, Run};
 use crate::hooks::{HookEvent, HookInput, HookOutcome};
 use crate::vars;
 
@@ -307,13 +307,7 @@ impl Handler for CommandHandler {
         crate::permission::summary::first_line(&text, 60)
     }
 
-    async fn call(
-        &self,
-        input: &HookInput,
-        timeout: Duration,
-        on_failure: OnFailure,
-    ) -> HookOutcome {
-        let run = Run::new(input.hook_event_name, self.label(), on_failure);
+    async fn call(&self, input: &HookInput, timeout: Duration, run: Run) -> HookOutcome {
         run.ended(self.execute(input, timeout).await)
     }
 }

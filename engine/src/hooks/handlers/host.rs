@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::Handler;
-use crate::hooks::protocol::{block, OnFailure, Run};
+use crate::hooks::protocol::{block, Run};
 use crate::hooks::{HookInput, HookOutcome};
 
 /// Which kind of model hook.
@@ -63,14 +63,8 @@ impl Handler for ModelHandler {
         format!("{kind}: {first}")
     }
 
-    async fn call(
-        &self,
-        input: &HookInput,
-        timeout: Duration,
-        on_failure: OnFailure,
-    ) -> HookOutcome {
-        let event = input.hook_event_name;
-        let run = Run::new(event, self.label(), on_failure);
+    async fn call(&self, input: &HookInput, timeout: Duration, run: Run) -> HookOutcome {
+        let event = run.event();
         let Some(runner) = self.slot.get() else {
             return run.failed(
                 "needs a model, and the host gave Baton none to evaluate it with (ModelHookSlot::set)"

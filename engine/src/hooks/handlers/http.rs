@@ -15,7 +15,7 @@ use async_trait::async_trait;
 
 use super::command::HookEnv;
 use super::Handler;
-use crate::hooks::protocol::{OnFailure, Reply, Run};
+use crate::hooks::protocol::{Reply, Run};
 use crate::hooks::{HookInput, HookOutcome};
 use crate::vars;
 
@@ -127,13 +127,7 @@ impl Handler for HttpHandler {
         self.url.clone()
     }
 
-    async fn call(
-        &self,
-        input: &HookInput,
-        timeout: Duration,
-        on_failure: OnFailure,
-    ) -> HookOutcome {
-        let run = Run::new(input.hook_event_name, self.label(), on_failure);
+    async fn call(&self, input: &HookInput, timeout: Duration, run: Run) -> HookOutcome {
         match tokio::time::timeout(timeout, self.post(input)).await {
             Ok(result) => run.ended(result),
             Err(_) => run.failed(format!("did not answer within {}s", timeout.as_secs_f64())),

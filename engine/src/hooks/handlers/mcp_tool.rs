@@ -63,13 +63,7 @@ impl Handler for McpToolHandler {
         format!("mcp_tool: {}/{}", self.server, self.tool)
     }
 
-    async fn call(
-        &self,
-        input: &HookInput,
-        timeout: Duration,
-        on_failure: OnFailure,
-    ) -> HookOutcome {
-        let run = Run::new(input.hook_event_name, self.label(), on_failure);
+    async fn call(&self, input: &HookInput, timeout: Duration, run: Run) -> HookOutcome {
         let Some(caller) = self.slot.get() else {
             return run.failed(
                 "needs Baton's MCP client, and this host started none (McpToolSlot::set)".into(),
@@ -102,7 +96,7 @@ impl Handler for McpToolHandler {
         if !text.starts_with('{') {
             // Plain text is no hook output. Claude Code counts it as a
             // failure only for hooks that must fail closed.
-            return match on_failure {
+            return match run.on_failure() {
                 OnFailure::Continue => HookOutcome::default(),
                 OnFailure::Block => {
                     run.failed("answered with plain text, not a hook's JSON output".into())
