@@ -12,7 +12,7 @@ use baton_engine::{
 };
 use serde_json::Value;
 
-use crate::server::Server;
+use crate::server::{Live, Server};
 
 /// A tool's answer.
 pub(crate) type Answer = Result<ToolOutput, ToolError>;
@@ -83,5 +83,25 @@ pub(crate) fn chosen<'a>(
     match input.get("server").and_then(Value::as_str) {
         Some(name) => Ok(vec![find(servers, name)?]),
         None => Ok(servers.iter().collect()),
+    }
+}
+
+/// The resource a call names (`server` and `uri`), with its server's
+/// connection (waited for if it is still connecting).
+pub(crate) struct Resource<'a> {
+    pub name: &'a str,
+    pub uri: &'a str,
+    pub live: Arc<Live>,
+}
+
+impl<'a> Resource<'a> {
+    pub(crate) async fn of(servers: &[Arc<Server>], input: &'a Value) -> Result<Self, ToolError> {
+        let name = input.get("server").and_then(Value::as_str).unwrap_or("");
+        let uri = input.get("uri").and_then(Value::as_str).unwrap_or("");
+        let live = find(servers, name)?
+            .live()
+            .await
+            .map_err(|why| ToolError::new(format!("MCP server \"{name}\": {why}")))?;
+        Ok(Resource { name, uri, live })
     }
 }

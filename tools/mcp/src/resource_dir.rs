@@ -13,11 +13,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use baton_engine::{async_trait, Tool, ToolContext, ToolError, ToolOutput};
+use baton_engine::{async_trait, Tool, ToolContext, ToolOutput};
 use rmcp::model::{PaginatedRequestParams, ReadResourceRequestParams};
 use serde_json::{json, Value};
 
-use crate::client_tools::{self, find, Answer, OverServers};
+use crate::client_tools::{self, Answer, OverServers, Resource};
 use crate::server::Server;
 
 /// The MIME type Claude Code gives subdirectories.
@@ -28,13 +28,7 @@ struct ReadDir;
 #[async_trait]
 impl OverServers for ReadDir {
     async fn run(&self, servers: &[Arc<Server>], input: Value, _: ToolContext) -> Answer {
-        let name = input.get("server").and_then(Value::as_str).unwrap_or("");
-        let uri = input.get("uri").and_then(Value::as_str).unwrap_or("");
-        let server = find(servers, name)?;
-        let live = server
-            .live()
-            .await
-            .map_err(|why| ToolError::new(format!("MCP server \"{name}\": {why}")))?;
+        let Resource { name, uri, live } = Resource::of(servers, &input).await?;
         let listed = match list_all(live.peer()).await {
             Ok(listed) => listed,
             Err(why) => {

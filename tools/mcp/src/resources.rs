@@ -8,7 +8,7 @@ use baton_engine::{async_trait, ContentBlock, Tool, ToolContext, ToolError, Tool
 use rmcp::model::{PaginatedRequestParams, ReadResourceRequestParams};
 use serde_json::{json, Value};
 
-use crate::client_tools::{self, chosen, find, Answer, OverServers};
+use crate::client_tools::{self, chosen, Answer, OverServers, Resource};
 use crate::server::Server;
 
 struct ListResources;
@@ -70,13 +70,7 @@ impl OverServers for ListResources {
 #[async_trait]
 impl OverServers for ReadResource {
     async fn run(&self, servers: &[Arc<Server>], input: Value, ctx: ToolContext) -> Answer {
-        let name = input.get("server").and_then(Value::as_str).unwrap_or("");
-        let uri = input.get("uri").and_then(Value::as_str).unwrap_or("");
-        let server = find(servers, name)?;
-        let live = server
-            .live()
-            .await
-            .map_err(|why| ToolError::new(format!("MCP server \"{name}\": {why}")))?;
+        let Resource { name, uri, live } = Resource::of(servers, &input).await?;
         let result = live
             .peer()
             .read_resource(ReadResourceRequestParams::new(uri))
