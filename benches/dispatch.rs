@@ -64,20 +64,7 @@ fn dispatch_on(c: &mut Criterion, flavour: &str, rt: tokio::runtime::Runtime) {
         group.bench_with_input(BenchmarkId::new("pipeline_only", n), &n, |b, &n| {
             b.iter_batched(
                 || common::calls("Noop", n, json!({"n": 1})),
-                |calls| {
-                    rt.block_on(async {
-                        for call in calls {
-                            let ctx = baton::engine::ToolContext::standalone(
-                                call.id.clone(),
-                                context.clone(),
-                                session.clone(),
-                            );
-                            let prepared = pipeline.prepare(call);
-                            let r = pipeline.run(prepared, ctx).await;
-                            assert!(!r.is_error);
-                        }
-                    })
-                },
+                |calls| rt.block_on(one_by_one(&pipeline, &context, &session, calls)),
                 BatchSize::SmallInput,
             )
         });
@@ -86,6 +73,25 @@ fn dispatch_on(c: &mut Criterion, flavour: &str, rt: tokio::runtime::Runtime) {
         });
     }
     group.finish();
+}
+
+/// `calls` through the per-call pipeline alone, one after the other (no
+/// actors); every one must succeed.
+async fn one_by_one(
+    pipeline: &baton::engine::Pipeline,
+    context: &baton::engine::Context,
+    session: &std::sync::Arc<baton::engine::Session>,
+    calls: Vec<baton::ToolUse>,
+) {
+    for call in calls {
+        let ctx = baton::engine::ToolContext::standalone(
+            call.id.clone(),
+            context.clone(),
+            session.clone(),
+        );
+        let r = pipeline.run(pipeline.prepare(call), ctx).await;
+        assert!(!r.is_error);
+    }
 }
 
 /// What recording metrics costs per call: the pipeline alone, 100 calls,
@@ -112,19 +118,8 @@ fn metrics_recording(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(2))
         .throughput(Throughput::Elements(100));
-    let run = |calls: Vec<baton::ToolUse>| {
-        rt.block_on(async {
-            for call in calls {
-                let ctx = baton::engine::ToolContext::standalone(
-                    call.id.clone(),
-                    context.clone(),
-                    session.clone(),
-                );
-                let r = pipeline.run(pipeline.prepare(call), ctx).await;
-                assert!(!r.is_error);
-            }
-        })
-    };
+    let run =
+        |calls: Vec<baton::ToolUse>| rt.block_on(one_by_one(&pipeline, &context, &session, calls));
     group.bench_function("no_recorder", |b| {
         b.iter_batched(
             || common::calls("Noop", 100, json!({"n": 1})),

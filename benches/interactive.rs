@@ -10,6 +10,8 @@
 //!    reports its end, lines per second, and the growth of the process's
 //!    peak memory, against `seq 1 1000000 > /dev/null` run by bash.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -51,11 +53,7 @@ fn text(r: &CallResult) -> String {
 }
 
 fn round_trip(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = common::runtime();
     let h = Harness::new();
     let reply = rt.block_on(h.run(
         "exec_command",
@@ -138,11 +136,7 @@ fn peak_kib() -> u64 {
 }
 
 fn flood(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = common::runtime();
     let h = Harness::new();
     let mut group = c.benchmark_group("interactive/monitor_1m_lines");
     group

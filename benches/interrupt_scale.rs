@@ -6,11 +6,12 @@
 //! same run, for N = 4, 64 and 256. The ratio is what docs/benchmarks.md
 //! reports; the goal is ≤ 3× at 256.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use baton::engine::process::scan::scans_begun;
 use baton::engine::process::table::ProcInfo;
-use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event, InterruptKind, ToolUse};
 use serde_json::json;
 
@@ -21,18 +22,10 @@ use serde_json::json;
 const COMMAND: &str = "sleep 100 | sleep 100";
 
 fn engine(cap: usize) -> Engine {
-    let dir = std::env::temp_dir().join(format!("baton-bench-intr-{}", std::process::id()));
-    Engine::builder(
-        baton::BuiltinConfig::default()
-            .pool(&AllowAllUnsafe)
-            .unwrap(),
-    )
-    .cwd(std::env::temp_dir())
-    .state_dir(dir)
-    .max_concurrency(cap)
-    .allow_all_unsafe()
-    .build()
-    .expect("the engine builds")
+    common::builder(common::builtin_pool(), "intr", cap)
+        .allow_all_unsafe()
+        .build()
+        .expect("the engine builds")
 }
 
 /// Live `sleep 100` processes started by this bench's shells (their

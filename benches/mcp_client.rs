@@ -5,6 +5,8 @@
 //! Targets: Baton ≤ 1.5× the bare client per call over 1,000 calls; 32
 //! parallel read-only calls of 200 ms ≤ 300 ms wall time.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -83,11 +85,7 @@ async fn serve() -> String {
 }
 
 fn mcp_client(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = common::runtime();
     let dir = std::env::temp_dir();
     let (clients, bare) = rt.block_on(async {
         let url = serve().await;

@@ -18,7 +18,6 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use baton::Event;
 use serde_json::json;
 
 struct Counting;
@@ -128,17 +127,7 @@ fn engine(rt: &tokio::runtime::Runtime, input: &serde_json::Value) -> (f64, f64)
     let per_allocs = (ALLOCS.load(Ordering::Relaxed) - allocs) as f64 / CALLS as f64;
     common::release();
     batch.end();
-    let results = rt.block_on(async {
-        let mut n = 0;
-        while let Some(e) = batch.next_event().await {
-            match e {
-                Event::Result { .. } => n += 1,
-                Event::Done(_) => break,
-                _ => {}
-            }
-        }
-        n
-    });
+    let results = rt.block_on(common::drain(&mut batch));
     assert!(results >= CALLS, "every queued call gets its result");
     (per, per_allocs)
 }

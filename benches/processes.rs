@@ -19,7 +19,6 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event, InterruptKind, ToolUse};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
@@ -41,15 +40,7 @@ fn confined_engine(cap: usize, confine: Confine) -> Engine {
     use baton::engine::confine::Confinement;
     use baton::engine::permission::RulePolicy;
     use baton::engine::settings::SandboxConfig;
-    let dir = std::env::temp_dir().join(format!("baton-bench-proc-{}", std::process::id()));
-    let builder = Engine::builder(
-        baton::BuiltinConfig::default()
-            .pool(&AllowAllUnsafe)
-            .unwrap(),
-    )
-    .cwd(std::env::temp_dir())
-    .state_dir(dir)
-    .max_concurrency(cap);
+    let builder = common::builder(common::builtin_pool(), "proc", cap);
     let builder = match confine {
         Confine::None => builder.allow_all_unsafe(),
         Confine::Floor => builder.policy(std::sync::Arc::new(RulePolicy::new())),
@@ -88,18 +79,10 @@ fn fan_out(rt: &tokio::runtime::Runtime, engine: &Engine, n: usize) {
 }
 
 fn shell_engine(cap: usize) -> Engine {
-    let dir = std::env::temp_dir().join(format!("baton-bench-proc-{}", std::process::id()));
-    Engine::builder(
-        baton::BuiltinConfig::default()
-            .pool(&AllowAllUnsafe)
-            .unwrap(),
-    )
-    .cwd(std::env::temp_dir())
-    .state_dir(dir)
-    .max_concurrency(cap)
-    .allow_all_unsafe()
-    .build()
-    .expect("the engine builds")
+    common::builder(common::builtin_pool(), "proc", cap)
+        .allow_all_unsafe()
+        .build()
+        .expect("the engine builds")
 }
 
 async fn baseline(n: usize) {

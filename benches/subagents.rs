@@ -9,6 +9,8 @@
 #[path = "../tests/scripted/mod.rs"]
 mod scripted;
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,14 +20,6 @@ use baton::{Engine, Event, InterruptKind, ToolUse};
 use criterion::{criterion_group, criterion_main, Criterion};
 use scripted::*;
 use serde_json::Value;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 fn engine(dir: &std::path::Path) -> Engine {
     let pool = baton::BuiltinConfig::default()
@@ -136,7 +130,7 @@ async fn cancel_tree(engine: &Engine, dir: &std::path::Path, round: usize) -> Du
 }
 
 fn subagents(c: &mut Criterion) {
-    let rt = runtime();
+    let rt = common::runtime();
     let dir = tempfile::tempdir().unwrap();
     let engine = {
         let _g = rt.enter();

@@ -116,18 +116,12 @@ impl BlockingBatch {
     /// Ends the batch and returns its results in order, with the summary.
     pub fn finish(self) -> (Vec<CallResult>, BatchSummary) {
         self.end();
-        let mut results = Vec::new();
-        let mut summary = BatchSummary::default();
+        let mut gathered = crate::Gathered::default();
         while let Some(event) = self.recv() {
-            match event {
-                Event::Result { result, .. } => results.push(*result),
-                Event::Done(s) => {
-                    summary = *s;
-                    break;
-                }
-                _ => {}
+            if gathered.take(event) {
+                break;
             }
         }
-        (results, summary)
+        gathered.into_parts()
     }
 }

@@ -95,6 +95,33 @@ pub use baton_tools::BuiltinConfig;
 pub use builder::{BuildError, EngineBuilder};
 pub use tasks::{OutputTail, TaskInfo, TAIL_BYTES};
 
+/// A batch's results in call order and its summary, gathered from its
+/// events (what `finish` returns; other events are dropped).
+#[derive(Default)]
+pub(crate) struct Gathered {
+    results: Vec<CallResult>,
+    summary: BatchSummary,
+}
+
+impl Gathered {
+    /// Takes one event; true once it was the last (`Done`).
+    pub(crate) fn take(&mut self, event: Event) -> bool {
+        match event {
+            Event::Result { result, .. } => self.results.push(*result),
+            Event::Done(summary) => {
+                self.summary = *summary;
+                return true;
+            }
+            _ => {}
+        }
+        false
+    }
+
+    pub(crate) fn into_parts(self) -> (Vec<CallResult>, BatchSummary) {
+        (self.results, self.summary)
+    }
+}
+
 /// One session's engine. Clones share the session, its context and tools.
 #[derive(Clone, Debug)]
 pub struct Engine {
@@ -120,13 +147,17 @@ impl Engine {
     pub async fn open_batch(&self) -> Result<Batch, BatchError> {
         let (sink, events) = EventSink::tokio();
         let handle = self.runtime.open_batch(sink).await?;
-        Ok(Batch {
+        Ok(self.batch(handle, events))
+    }
+
+    fn batch(&self, handle: BatchHandle, events: UnboundedReceiver<Event>) -> Batch {
+        Batch {
             handle,
             events,
             done: false,
             engine: self.clone(),
             calls: Default::default(),
-        })
+        }
     }
 
     /// Opens a batch under a turn scope of the host's (see
@@ -137,13 +168,7 @@ impl Engine {
     ) -> Result<Batch, BatchError> {
         let (sink, events) = EventSink::tokio();
         let handle = self.runtime.open_batch_under(sink, turn).await?;
-        Ok(Batch {
-            handle,
-            events,
-            done: false,
-            engine: self.clone(),
-            calls: Default::default(),
-        })
+        Ok(self.batch(handle, events))
     }
 
     /// Sends the named calls, where they are foreground `Bash` commands
@@ -283,19 +308,13 @@ impl Batch {
     /// Other events are dropped.
     pub async fn finish(mut self) -> (Vec<CallResult>, BatchSummary) {
         self.end();
-        let mut results = Vec::new();
-        let mut summary = BatchSummary::default();
+        let mut gathered = Gathered::default();
         while let Some(event) = self.next_event().await {
-            match event {
-                Event::Result { result, .. } => results.push(*result),
-                Event::Done(s) => {
-                    summary = *s;
-                    break;
-                }
-                _ => {}
+            if gathered.take(event) {
+                break;
             }
         }
-        (results, summary)
+        gathered.into_parts()
     }
 }
 

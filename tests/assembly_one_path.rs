@@ -38,7 +38,12 @@ fn project() -> tempfile::TempDir {
 fn by_name(defs: &[Value]) -> Vec<(String, Value)> {
     let mut out: Vec<(String, Value)> = defs
         .iter()
-        .map(|d| (d["name"].as_str().unwrap_or_default().to_string(), d.clone()))
+        .map(|d| {
+            (
+                d["name"].as_str().unwrap_or_default().to_string(),
+                d.clone(),
+            )
+        })
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
@@ -52,7 +57,11 @@ fn cli_tools(project: &Path) -> Vec<Value> {
         .arg(project.join(".state"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -61,14 +70,20 @@ async fn the_library_and_the_cli_offer_the_same_tools() {
     let dir = project();
     let project = dir.path().canonicalize().unwrap();
     let (builder, _settings) = Engine::configured(&project, None).unwrap();
-    let engine = builder.state_dir(project.join(".state-lib")).build().unwrap();
+    let engine = builder
+        .state_dir(project.join(".state-lib"))
+        .build()
+        .unwrap();
     let library = engine.request_tools(WireFormat::Anthropic).tools;
     let cli = cli_tools(&project);
 
     let library = by_name(&library);
     let cli = by_name(&cli);
     let names: Vec<&str> = library.iter().map(|(n, _)| n.as_str()).collect();
-    assert!(names.contains(&"Skill"), "the project's skill makes Skill offered: {names:?}");
+    assert!(
+        names.contains(&"Skill"),
+        "the project's skill makes Skill offered: {names:?}"
+    );
     assert!(!names.contains(&"WebFetch"), "denied whole: {names:?}");
     let agent = &library.iter().find(|(n, _)| n == "Agent").unwrap().1;
     assert!(

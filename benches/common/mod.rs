@@ -10,7 +10,7 @@ use baton::engine::pool::{PoolSpec, ToolPool};
 use baton::engine::{
     AllowAllUnsafe, InterruptBehavior, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
 };
-use baton::{Engine, Event, ToolUse};
+use baton::{Engine, EngineBuilder, Event, ToolUse};
 use serde_json::{json, Value};
 
 /// Safe tool that returns at once (its input is still schema-validated).
@@ -130,14 +130,28 @@ pub fn pool() -> ToolPool {
 }
 
 pub fn engine(cap: usize) -> Engine {
-    let dir = std::env::temp_dir().join(format!("baton-bench-{}", std::process::id()));
-    Engine::builder(pool())
-        .cwd(std::env::temp_dir())
-        .state_dir(dir)
-        .max_concurrency(cap)
+    builder(pool(), "tools", cap)
         .allow_all_unsafe()
         .build()
         .expect("the bench engine builds")
+}
+
+/// An engine builder over `pool` for a bench: the temp directory as its
+/// workspace, a state directory of its own (named by `name`), at most
+/// `cap` calls at once.
+pub fn builder(pool: ToolPool, name: &str, cap: usize) -> EngineBuilder {
+    let dir = std::env::temp_dir().join(format!("baton-bench-{name}-{}", std::process::id()));
+    Engine::builder(pool)
+        .cwd(std::env::temp_dir())
+        .state_dir(dir)
+        .max_concurrency(cap)
+}
+
+/// The built-in tools, every call allowed.
+pub fn builtin_pool() -> ToolPool {
+    baton::BuiltinConfig::default()
+        .pool(&AllowAllUnsafe)
+        .expect("the built-in tools build")
 }
 
 pub fn calls(name: &str, n: usize, input: Value) -> Vec<ToolUse> {
@@ -153,6 +167,11 @@ pub async fn run_batch(engine: &Engine, calls: Vec<ToolUse>) -> usize {
         batch.add(c).unwrap();
     }
     batch.end();
+    drain(&mut batch).await
+}
+
+/// Reads `batch` to its done event; returns the number of results.
+pub async fn drain(batch: &mut baton::Batch) -> usize {
     let mut n = 0;
     while let Some(e) = batch.next_event().await {
         match e {

@@ -104,12 +104,7 @@ fn status_commands(
             true
         }
         "test_command" => {
-            out.push(vec![super::syntax::Word {
-                source: "[[".into(),
-                value: Some("[[".into()),
-                glob: false,
-                split: false,
-            }]);
+            out.push(vec![super::syntax::Word::plain("[[")]);
             true
         }
         _ => false,

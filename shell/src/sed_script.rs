@@ -173,12 +173,7 @@ impl Reader {
                 Some(())
             }
             's' => {
-                let delimiter = self.next()?;
-                if delimiter == '\n' || delimiter == '\\' {
-                    return None;
-                }
-                self.until(delimiter)?;
-                self.until(delimiter)?;
+                self.two_parts()?;
                 while let Some(flag) = self.peek() {
                     match flag {
                         'g' | 'p' | 'i' | 'I' | 'm' | 'M' => self.pos += 1,
@@ -190,17 +185,24 @@ impl Reader {
                 self.end()
             }
             'y' => {
-                let delimiter = self.next()?;
-                if delimiter == '\n' || delimiter == '\\' {
-                    return None;
-                }
-                self.until(delimiter)?;
-                self.until(delimiter)?;
+                self.two_parts()?;
                 self.end()
             }
             // `r`, `R`, `w`, `W`, `e` and anything unknown.
             _ => None,
         }
+    }
+
+    /// The two delimited parts of `s/a/b/` and `y/a/b/`: a delimiter of
+    /// the command's choice (not a newline or backslash), then two texts
+    /// ending with it.
+    fn two_parts(&mut self) -> Option<()> {
+        let delimiter = self.next()?;
+        if delimiter == '\n' || delimiter == '\\' {
+            return None;
+        }
+        self.until(delimiter)?;
+        self.until(delimiter)
     }
 }
 

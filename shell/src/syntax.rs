@@ -19,6 +19,16 @@ pub struct Word {
 }
 
 impl Word {
+    /// A word bash passes as it is written (a keyword such as `[[`).
+    pub(crate) fn plain(text: &str) -> Word {
+        Word {
+            source: text.to_string(),
+            value: Some(text.to_string()),
+            glob: false,
+            split: false,
+        }
+    }
+
     /// The word exactly as written, quotes included.
     pub fn source(&self) -> &str {
         &self.source

@@ -372,12 +372,7 @@ impl Walker<'_> {
         depth: usize,
     ) {
         let index = self.script.commands.len();
-        let mut words = vec![Word {
-            source: keyword.to_string(),
-            value: Some(keyword.to_string()),
-            glob: false,
-            split: false,
-        }];
+        let mut words = vec![Word::plain(keyword)];
         if keyword != "[[" {
             let mut cursor = node.walk();
             for child in node.named_children(&mut cursor) {
@@ -385,16 +380,7 @@ impl Walker<'_> {
             }
         }
         self.children(node, placement, mode, depth);
-        let span = node.start_byte()..node.end_byte();
-        let cmd = SimpleCommand {
-            text: text(node, self.src).to_string(),
-            span,
-            assignments: Vec::new(),
-            words,
-            redirects: Vec::new(),
-            placement,
-        };
-        self.script.commands.insert(index, cmd);
+        self.record_at(node, index, words, placement);
     }
 
     /// `[ args ]`: recorded as the command `[` with the words bash passes,
@@ -418,13 +404,7 @@ impl Walker<'_> {
                 return;
             }
         };
-        let bracket = |t: &str| Word {
-            source: t.to_string(),
-            value: Some(t.to_string()),
-            glob: false,
-            split: false,
-        };
-        let mut words = vec![bracket("[")];
+        let mut words = vec![Word::plain("[")];
         match super::parse(&format!("test {inner}")).map(super::Script::into_commands) {
             Ok(commands) if commands.first().and_then(SimpleCommand::name) == Some("test") => {
                 words.extend(commands[0].args().iter().cloned());
@@ -434,12 +414,18 @@ impl Walker<'_> {
                 "a `[` whose words are unclear".into(),
             )),
         }
-        words.push(bracket("]"));
+        words.push(Word::plain("]"));
         self.children(node, placement, Mode::default(), depth);
-        let span = node.start_byte()..node.end_byte();
+        self.record_at(node, index, words, placement);
+    }
+
+    /// Records `node` as the command `words` (a test construct read as the
+    /// command bash runs for it) at `index`, before the commands found
+    /// inside it.
+    fn record_at(&mut self, node: Node<'_>, index: usize, words: Vec<Word>, placement: Placement) {
         let cmd = SimpleCommand {
             text: text(node, self.src).to_string(),
-            span,
+            span: node.start_byte()..node.end_byte(),
             assignments: Vec::new(),
             words,
             redirects: Vec::new(),

@@ -4,29 +4,23 @@
 //! the tokens in the user's Baton state; logout forgets them. Tokens are
 //! never printed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use baton::mcp::auth::{Authorizer, FnOpener, TokenStore};
 use baton::mcp::{LoadOptions, ServerSpec, TransportSpec};
 
-use super::mcp::McpArgs;
-use super::CliError;
+use super::{CliError, Common};
 
 /// The entry named `name`, from the same places a session reads.
-fn find(
-    cwd: &Path,
-    settings: Option<&Path>,
-    args: &McpArgs,
-    name: &str,
-) -> Result<(ServerSpec, String), CliError> {
+fn find(common: &Common, name: &str) -> Result<(ServerSpec, String), CliError> {
     let loaded = baton::mcp::load(
         &LoadOptions {
-            project_dir: cwd.to_path_buf(),
+            project_dir: common.cwd.clone().unwrap_or_else(|| PathBuf::from(".")),
             home: std::env::var_os("HOME").map(PathBuf::from),
-            config_files: args.config.clone(),
-            settings_file: settings.map(Path::to_path_buf),
-            strict: args.strict,
+            config_files: common.mcp.config.clone(),
+            settings_file: common.settings.clone(),
+            strict: common.mcp.strict,
         },
         &baton::mcp::process_env,
     );
@@ -66,13 +60,8 @@ fn authorizer(spec: &ServerSpec, url: &str, terminal: bool) -> Authorizer {
     )
 }
 
-pub async fn login(
-    cwd: &Path,
-    settings: Option<&Path>,
-    args: &McpArgs,
-    name: &str,
-) -> Result<(), CliError> {
-    let (spec, url) = find(cwd, settings, args, name)?;
+pub async fn login(common: &Common, name: &str) -> Result<(), CliError> {
+    let (spec, url) = find(common, name)?;
     let auth = authorizer(&spec, &url, true);
     let challenge = baton::mcp::auth::challenge_of(&url).await;
     auth.login(challenge.as_deref())
@@ -85,13 +74,8 @@ pub async fn login(
     Ok(())
 }
 
-pub async fn logout(
-    cwd: &Path,
-    settings: Option<&Path>,
-    args: &McpArgs,
-    name: &str,
-) -> Result<(), CliError> {
-    let (spec, url) = find(cwd, settings, args, name)?;
+pub async fn logout(common: &Common, name: &str) -> Result<(), CliError> {
+    let (spec, url) = find(common, name)?;
     let auth = authorizer(&spec, &url, false);
     let removed = auth.store.remove().await.map_err(CliError::Failed)?;
     if removed {

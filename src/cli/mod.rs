@@ -294,20 +294,10 @@ pub fn main(cli: Cli) -> Result<(), CliError> {
         }
         Command::Mcp {
             command: McpCommand::Login { common, name },
-        } => runtime.block_on(mcp_login::login(
-            &common.cwd.clone().unwrap_or_else(|| PathBuf::from(".")),
-            common.settings.as_deref(),
-            &common.mcp,
-            &name,
-        )),
+        } => runtime.block_on(mcp_login::login(&common, &name)),
         Command::Mcp {
             command: McpCommand::Logout { common, name },
-        } => runtime.block_on(mcp_login::logout(
-            &common.cwd.clone().unwrap_or_else(|| PathBuf::from(".")),
-            common.settings.as_deref(),
-            &common.mcp,
-            &name,
-        )),
+        } => runtime.block_on(mcp_login::logout(&common, &name)),
         Command::Mcp {
             command: McpCommand::List { common, json },
         } => {

@@ -31,6 +31,65 @@ pub(crate) struct Reply {
     pub stderr: String,
 }
 
+/// One run of a hook as its outcome is reported: the event it ran for, the
+/// hook's label and its `onFailure`. A handler says what happened (a
+/// reply, a failure) and this turns it into the outcome.
+#[derive(Clone, Debug)]
+pub struct Run {
+    event: HookEvent,
+    label: String,
+    on_failure: OnFailure,
+}
+
+impl Run {
+    pub fn new(event: HookEvent, label: String, on_failure: OnFailure) -> Run {
+        Run {
+            event,
+            label,
+            on_failure,
+        }
+    }
+
+    /// The event the hook runs for.
+    pub fn event(&self) -> HookEvent {
+        self.event
+    }
+
+    /// What the hook's failure does.
+    pub fn on_failure(&self) -> OnFailure {
+        self.on_failure
+    }
+
+    /// The handler could not give an answer (see [`failed`]).
+    pub fn failed(&self, problem: String) -> HookOutcome {
+        failed(self.event, &self.label, self.on_failure, problem)
+    }
+
+    /// The handler answered (see [`interpret`]).
+    pub(crate) fn replied(&self, reply: Reply) -> HookOutcome {
+        interpret(self.event, &self.label, self.on_failure, reply)
+    }
+
+    /// [`replied`](Self::replied) or [`failed`](Self::failed).
+    pub(crate) fn ended(&self, result: Result<Reply, String>) -> HookOutcome {
+        match result {
+            Ok(reply) => self.replied(reply),
+            Err(problem) => self.failed(problem),
+        }
+    }
+
+    /// Hook output from a handler without an exit status (an MCP tool's
+    /// text, a model's answer), read as a command's stdout with exit 0.
+    pub fn printed(&self, stdout: String) -> HookOutcome {
+        self.replied(Reply {
+            code: Some(0),
+            how: String::new(),
+            stdout,
+            stderr: String::new(),
+        })
+    }
+}
+
 /// Reads a finished handler the way Claude Code does.
 pub(crate) fn interpret(
     event: HookEvent,

@@ -240,17 +240,8 @@ impl CommandParts {
         let hidden = self.seen.iter().flat_map(Part::all).find(|p| p.opaque)?;
         Some(format!(
             "`{}` runs a command that is not written out (a variable, a non-literal payload, or arguments read from input), so deny and ask rules cannot be checked against it",
-            short(&hidden.text)
+            super::summary::first_line(&hidden.text, 80)
         ))
-    }
-}
-
-fn short(text: &str) -> String {
-    let line = text.lines().next().unwrap_or("");
-    if line.chars().count() > 80 || text.contains('\n') {
-        format!("{}…", line.chars().take(80).collect::<String>())
-    } else {
-        line.to_string()
     }
 }
 

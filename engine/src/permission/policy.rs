@@ -447,7 +447,7 @@ impl<'a> Call<'a> {
             PermissionTarget::Command(_) => match &unallowed {
                 Unallowed::Part(part) => format!(
                     "the command `{}` may change things and no allow rule covers it",
-                    short(part)
+                    super::summary::first_line(part, 80)
                 ),
                 Unallowed::Target => "the command may change things".into(),
             },
@@ -539,13 +539,4 @@ fn roots_list(roots: &[PathBuf]) -> String {
         .map(|r| r.display().to_string())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn short(text: &str) -> String {
-    let line = text.lines().next().unwrap_or("");
-    if line.chars().count() > 80 || text.contains('\n') {
-        format!("{}…", line.chars().take(80).collect::<String>())
-    } else {
-        line.to_string()
-    }
 }

@@ -95,7 +95,7 @@ pub(crate) fn reason_to_ask(commands: &[&SimpleCommand], ctx: &Context) -> Optio
             Some(args) if baton_shell::follows_links(name, &args) => {
                 return Some(format!(
                     "`{}` follows symbolic links while it walks directories, so it may read anywhere a link in the workspace points",
-                    short(cmd.text())
+                    super::summary::first_line(cmd.text(), 80)
                 ));
             }
             Some(_) => {}
@@ -260,6 +260,12 @@ pub(super) fn cd_lands(base: &Path, target: &str, physical_only: bool) -> Vec<Pa
 /// `path` with `.` and `..` folded as text (an absolute path stays under
 /// `/`).
 pub(super) fn lexical(path: &Path) -> PathBuf {
+    walk(path, |out, name| out.join(name))
+}
+
+/// `path` folded from `/`, component by component: `.` and `..` as text,
+/// each name entered with `enter(directory so far, name)`.
+fn walk(path: &Path, enter: impl Fn(&Path, &std::ffi::OsStr) -> PathBuf) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::from("/");
     for component in path.components() {
@@ -269,19 +275,10 @@ pub(super) fn lexical(path: &Path) -> PathBuf {
             Component::ParentDir => {
                 out.pop();
             }
-            Component::Normal(name) => out.push(name),
+            Component::Normal(name) => out = enter(&out, name),
         }
     }
     out
-}
-
-pub(super) fn short(text: &str) -> String {
-    let line = text.lines().next().unwrap_or("");
-    if line.chars().count() > 80 || text.contains('\n') {
-        format!("{}…", line.chars().take(80).collect::<String>())
-    } else {
-        line.to_string()
-    }
 }
 
 /// Whether the physical path `path` is under a root (also resolved), or
@@ -301,30 +298,17 @@ fn inside(ctx: &Context, path: &Path) -> bool {
 /// `..` after it is applied (`link/..` is the parent of the link's target,
 /// not the directory holding the link), unlike a lexical normalisation.
 pub(crate) fn physical(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::from("/");
-    for component in path.components() {
-        match component {
-            Component::RootDir | Component::Prefix(_) => out = PathBuf::from("/"),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(name) => {
-                let next = out.join(name);
-                let is_link =
-                    std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
-                out = if is_link {
-                    // A dangling or looping link: where it points is not
-                    // known; keep the name (nothing can be read there).
-                    std::fs::canonicalize(&next).unwrap_or(next)
-                } else {
-                    next
-                };
-            }
+    walk(path, |out, name| {
+        let next = out.join(name);
+        let is_link = std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link {
+            // A dangling or looping link: where it points is not known;
+            // keep the name (nothing can be read there).
+            std::fs::canonicalize(&next).unwrap_or(next)
+        } else {
+            next
         }
-    }
-    out
+    })
 }
 
 fn is_device(text: &str) -> bool {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use super::bash::CommandParts;
 use super::paths::PathPattern;
 use super::policy::path_suspected;
-use super::reach::{candidates, cd_lands, cd_target, lexical, short, CdTarget, NO_FILES};
+use super::reach::{candidates, cd_lands, cd_target, lexical, CdTarget, NO_FILES};
 use super::rules::{Rule, Specifier};
 use super::{FileAccess, PermissionTarget};
 use baton_shell::{SimpleCommand, Word};
@@ -128,7 +128,7 @@ pub(crate) fn read_paths(commands: &[&SimpleCommand], ctx: &Context) -> Vec<Read
         if baton_shell::walks_contents(name, known.as_deref()) {
             out.push(ReadPath::Unknown(format!(
                 "{} (it reads the files it finds in directories)",
-                short(cmd.text())
+                super::summary::first_line(cmd.text(), 80)
             )));
         }
         let words: Vec<&Word> = if NO_FILES.contains(&name) {

@@ -13,6 +13,20 @@ use serde_json::Value;
 
 use super::PermissionTarget;
 
+/// The first line of `text` (surrounding blanks left out), at most
+/// `max_chars` characters; `…` marks that something was left out (the
+/// rest of a long line, or more lines). For naming a command or a hook in
+/// a message without quoting all of it.
+pub fn first_line(text: &str, max_chars: usize) -> String {
+    let text = text.trim();
+    let line = text.lines().next().unwrap_or("").trim_end();
+    if line.chars().count() > max_chars || text.contains('\n') {
+        format!("{}…", line.chars().take(max_chars).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}
+
 /// Longest summary, in characters, before it is cut with `…`.
 pub const MAX_CHARS: usize = 160;
 

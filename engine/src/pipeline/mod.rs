@@ -32,7 +32,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::hooks::{HookEvent, HookInput, HookRegistry};
-use crate::permission::{AllowAllUnsafe, Approver, PermissionPolicy, RulePolicy};
+use crate::permission::{
+    AllowAllUnsafe, Approver, PermissionPolicy, PermissionRequest, PermissionTarget, RulePolicy,
+};
 use crate::settings::Settings;
 use baton_tool::call::{CallResult, Outcome, ToolUse};
 use baton_tool::cancel::CancelReason;
@@ -357,6 +359,24 @@ pub(crate) struct CallState {
 }
 
 impl CallState {
+    /// The permission question for this call as `parsed` (the call's own
+    /// input, or a view of it) touching `target`, in the call's context.
+    pub fn permission_request<'a>(
+        &'a self,
+        tool: &'a Tool,
+        parsed: &'a ParsedInput,
+        target: &'a PermissionTarget,
+    ) -> PermissionRequest<'a> {
+        PermissionRequest {
+            tool,
+            input: parsed.raw(),
+            target,
+            read_only: self.read_only,
+            context: &self.ctx.context,
+            caller: self.call.caller.as_ref(),
+        }
+    }
+
     pub fn hook_input(&self, event: HookEvent) -> HookInput {
         let session = &self.ctx.session;
         HookInput {

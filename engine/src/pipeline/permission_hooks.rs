@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::{messages, pre_hooks, CallState, Early, Flow, Pipeline};
 use crate::hooks::{HookEvent, PermissionAnswer};
-use crate::permission::{PermissionDecision, PermissionRequest};
+use crate::permission::PermissionDecision;
 use baton_tool::call::{CallResult, Outcome};
 use baton_tool::tool::Tool;
 
@@ -108,14 +108,7 @@ pub(super) async fn permission_request(
 fn denied_by_rules(pipeline: &Pipeline, state: &CallState, tool: &Tool) -> Option<String> {
     let parsed = state.parsed.as_ref()?;
     let target = tool.permission_target(parsed, &state.ctx);
-    let request = PermissionRequest {
-        tool,
-        input: parsed.raw(),
-        target: &target,
-        read_only: state.read_only,
-        context: &state.ctx.context,
-        caller: state.call.caller.as_ref(),
-    };
+    let request = state.permission_request(tool, parsed, &target);
     match pipeline.policy.decide(&request) {
         PermissionDecision::Deny { reason } => Some(reason),
         _ => None,

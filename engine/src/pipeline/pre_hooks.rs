@@ -4,7 +4,6 @@
 
 use super::{messages, CallState, Early, Flow, Pipeline};
 use crate::hooks::{HookDecision, HookEvent, HookOutcome};
-use crate::permission::PermissionRequest;
 use baton_tool::call::{CallResult, Outcome};
 use baton_tool::tool::Tool;
 
@@ -42,14 +41,7 @@ pub(super) async fn run_for_call(
         },
     };
     let target = tool.permission_target(parsed, &state.ctx);
-    let request = PermissionRequest {
-        tool,
-        input: parsed.raw(),
-        target: &target,
-        read_only: state.read_only,
-        context: &state.ctx.context,
-        caller: state.call.caller.as_ref(),
-    };
+    let request = state.permission_request(tool, parsed, &target);
     // Raced against the call's scope: an interrupt ends a hanging hook.
     pipeline
         .hooks

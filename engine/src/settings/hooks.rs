@@ -69,10 +69,7 @@ impl HookLayers {
                         ));
                         continue;
                     }
-                    match self.env.iter_mut().find(|(k, _)| k == key) {
-                        Some(slot) => slot.1 = value,
-                        None => self.env.push((key.clone(), value)),
-                    }
+                    set(&mut self.env, key, value);
                 }
             }
             Some(_) => self.warnings.push(format!(
@@ -87,10 +84,7 @@ impl HookLayers {
                     // Claude Code also accepts a version list; present and
                     // not `false` means enabled.
                     let on = !matches!(on, Value::Bool(false) | Value::Null);
-                    match self.plugins.iter_mut().find(|(i, _)| i == id) {
-                        Some(slot) => slot.1 = on,
-                        None => self.plugins.push((id.clone(), on)),
-                    }
+                    set(&mut self.plugins, id, on);
                 }
             }
             Some(_) => self.warnings.push(format!(
@@ -158,5 +152,14 @@ impl HookLayers {
             warnings,
             plugin_roots,
         }
+    }
+}
+
+/// Sets `key` in `pairs`, kept in first-seen order: a later file's value
+/// replaces an earlier one's in place.
+fn set<V>(pairs: &mut Vec<(String, V)>, key: &str, value: V) {
+    match pairs.iter_mut().find(|(k, _)| k == key) {
+        Some(slot) => slot.1 = value,
+        None => pairs.push((key.to_string(), value)),
     }
 }

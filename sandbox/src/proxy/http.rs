@@ -11,7 +11,7 @@ use super::event::Protocol;
 use super::gate::{Gate, Refusal};
 use super::host::Host;
 use super::http_head::{read_head, HeadError, RequestHead};
-use super::server::{linger_close, Limits};
+use super::server::{linger_close, relay, Limits};
 
 /// Headers that describe one hop, never forwarded (RFC 9110 §7.6.1), plus
 /// the proxy's own credentials.
@@ -68,25 +68,10 @@ where
         Ok(stream) => stream,
         Err(refusal) => return refuse(&mut client, &host, port, refusal).await,
     };
-    if client
-        .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        .await
-        .is_err()
-    {
-        return;
-    }
     // Bytes the client sent right after the head (an eager TLS hello)
     // belong to the tunnel.
-    if !rest.is_empty() && upstream.write_all(&rest).await.is_err() {
-        return;
-    }
-    let _ = tokio::io::copy_bidirectional_with_sizes(
-        &mut client,
-        &mut upstream,
-        limits.buffer,
-        limits.buffer,
-    )
-    .await;
+    let established = b"HTTP/1.1 200 Connection established\r\n\r\n";
+    relay(&mut client, &mut upstream, established, &rest, limits).await;
 }
 
 async fn forward<S>(mut client: S, gate: &Gate, head: &RequestHead, rest: Vec<u8>)

@@ -377,6 +377,29 @@ async fn accept_loop<L: Accept>(listener: L, front: Front, shared: Arc<Shared>) 
     }
 }
 
+/// Opens a granted tunnel: `answer` (the protocol's "connected") to the
+/// client, `early` (bytes the client sent before that answer, an eager TLS
+/// hello) to `upstream`, then bytes both ways until either side closes.
+pub(crate) async fn relay<S>(
+    client: &mut S,
+    upstream: &mut tokio::net::TcpStream,
+    answer: &[u8],
+    early: &[u8],
+    limits: &Limits,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    if client.write_all(answer).await.is_err() {
+        return;
+    }
+    if !early.is_empty() && upstream.write_all(early).await.is_err() {
+        return;
+    }
+    let _ =
+        tokio::io::copy_bidirectional_with_sizes(client, upstream, limits.buffer, limits.buffer)
+            .await;
+}
+
 /// Closes a refused client politely: half-close, then read and discard
 /// what the client still sends (bounded in size and time). Closing with
 /// unread bytes would send a reset, and a reset can destroy the answer

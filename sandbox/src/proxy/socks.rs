@@ -13,7 +13,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use super::event::Protocol;
 use super::gate::{Gate, Refusal};
 use super::host::Host;
-use super::server::{linger_close, Limits};
+use super::server::{linger_close, relay, Limits};
 
 const VERSION: u8 = 5;
 const METHOD_NO_AUTH: u8 = 0x00;
@@ -56,20 +56,8 @@ where
         Err(Refusal::Unresolvable(_)) => return answer(&mut client, Reply::HostUnreachable).await,
         Err(Refusal::Connect(e)) => return answer(&mut client, connect_reply(&e)).await,
     };
-    if client
-        .write_all(&reply_bytes(Reply::Succeeded))
-        .await
-        .is_err()
-    {
-        return;
-    }
-    let _ = tokio::io::copy_bidirectional_with_sizes(
-        &mut client,
-        &mut upstream,
-        limits.buffer,
-        limits.buffer,
-    )
-    .await;
+    let succeeded = reply_bytes(Reply::Succeeded);
+    relay(&mut client, &mut upstream, &succeeded, &[], limits).await;
 }
 
 /// Runs the method negotiation and reads the request. `Err(Some(reply))`

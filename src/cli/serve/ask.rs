@@ -6,50 +6,36 @@
 //! questions get "no one can answer", so the model goes on without.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use baton::engine::questions::{QuestionAnswer, QuestionAsker, QuestionRequest};
 use serde_json::{json, Value};
-use tokio::sync::oneshot;
 
 use super::output::write_line;
+use super::pending::{request_id, Pending};
 
 /// The serve host as the session's question asker.
 #[derive(Default)]
 pub struct HostQuestions {
-    pending: Mutex<HashMap<u64, oneshot::Sender<QuestionAnswer>>>,
+    pending: Pending<QuestionAnswer>,
     /// Which call asked each pending question, to withdraw it.
     asked_by: Mutex<HashMap<String, u64>>,
-    next: AtomicU64,
-    closed: AtomicBool,
 }
 
 impl HostQuestions {
-    fn pending(&self) -> MutexGuard<'_, HashMap<u64, oneshot::Sender<QuestionAnswer>>> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// A `question_answer` line from the host.
     pub fn answer(&self, msg: &Value) -> Result<(), String> {
-        let Some(id) = msg.get("request_id").and_then(Value::as_u64) else {
-            return Err("question_answer needs a numeric `request_id`".into());
-        };
+        let id = request_id(msg, "question_answer")?;
         let answer = parse(msg)?;
-        let Some(waiting) = self.pending().remove(&id) else {
+        if !self.pending.settle(id, answer) {
             return Err(format!("no pending question request {id}"));
-        };
-        // The call may have been interrupted meanwhile; nothing to do then.
-        let _ = waiting.send(answer);
+        }
         Ok(())
     }
 
     /// Nobody will answer from now on.
     pub fn close(&self) {
-        self.closed.store(true, Ordering::Release);
-        for (_, waiting) in self.pending().drain() {
-            let _ = waiting.send(QuestionAnswer::Unavailable);
-        }
+        self.pending.close(|| QuestionAnswer::Unavailable);
     }
 }
 
@@ -100,16 +86,9 @@ fn parse(msg: &Value) -> Result<QuestionAnswer, String> {
 #[baton::engine::async_trait]
 impl QuestionAsker for HostQuestions {
     async fn ask(&self, request: QuestionRequest) -> QuestionAnswer {
-        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        let (tx, rx) = oneshot::channel();
-        {
-            // Checked under the lock `close` drains (see elicit.rs).
-            let mut pending = self.pending();
-            if self.closed.load(Ordering::Acquire) {
-                return QuestionAnswer::Unavailable;
-            }
-            pending.insert(id, tx);
-        }
+        let Some((id, rx)) = self.pending.open() else {
+            return QuestionAnswer::Unavailable;
+        };
         self.asked_by
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -124,7 +103,7 @@ impl QuestionAsker for HostQuestions {
             line["agent_chain"] = json!(request.agent_chain);
         }
         if write_line(&line).is_err() {
-            self.pending().remove(&id);
+            self.pending.forget(id);
             return QuestionAnswer::Unavailable;
         }
         let answer = rx.await.unwrap_or(QuestionAnswer::Unavailable);
@@ -141,7 +120,7 @@ impl QuestionAsker for HostQuestions {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(call_id);
-        if let Some(id) = id.filter(|id| self.pending().remove(id).is_some()) {
+        if let Some(id) = id.filter(|id| self.pending.forget(*id)) {
             let _ = write_line(&json!({
                 "type": "question_cancelled",
                 "request_id": id,

@@ -4,35 +4,24 @@
 //! can answer any more (end of input, shutdown), pending and later requests
 //! are declined, as with no host at all.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use baton::mcp::{ElicitMode, ElicitRequest, ElicitResponse, Elicitor};
 use serde_json::{json, Value};
-use std::sync::{Mutex, MutexGuard};
-use tokio::sync::oneshot;
 
 use super::output::write_line;
+use super::pending::{request_id, Pending};
 
 /// The serve host as the MCP servers' elicitor.
 #[derive(Default)]
 pub struct HostElicitor {
-    pending: Mutex<HashMap<u64, oneshot::Sender<ElicitResponse>>>,
-    next: AtomicU64,
-    closed: AtomicBool,
+    pending: Pending<ElicitResponse>,
 }
 
 impl HostElicitor {
-    fn pending(&self) -> MutexGuard<'_, HashMap<u64, oneshot::Sender<ElicitResponse>>> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// An `elicitation` line from the host.
     pub fn answer(&self, msg: &Value) -> Result<(), String> {
-        let Some(id) = msg.get("request_id").and_then(Value::as_u64) else {
-            return Err("elicitation needs a numeric `request_id`".into());
-        };
+        let id = request_id(msg, "elicitation")?;
         let response = match msg.get("action").and_then(Value::as_str) {
             Some("accept") => {
                 let content = msg.get("content").cloned().unwrap_or(Value::Null);
@@ -45,37 +34,24 @@ impl HostElicitor {
             Some("cancel") => ElicitResponse::Cancel,
             _ => return Err("`action` must be \"accept\", \"decline\" or \"cancel\"".into()),
         };
-        let Some(waiting) = self.pending().remove(&id) else {
+        if !self.pending.settle(id, response) {
             return Err(format!("no pending elicitation request {id}"));
-        };
-        // The server may have given up meanwhile; nothing to do then.
-        let _ = waiting.send(response);
+        }
         Ok(())
     }
 
     /// Nobody will answer from now on: decline what waits and what comes.
     pub fn close(&self) {
-        self.closed.store(true, Ordering::Release);
-        for (_, waiting) in self.pending().drain() {
-            let _ = waiting.send(ElicitResponse::Decline);
-        }
+        self.pending.close(|| ElicitResponse::Decline);
     }
 }
 
 #[baton::engine::async_trait]
 impl Elicitor for HostElicitor {
     async fn elicit(&self, request: ElicitRequest) -> ElicitResponse {
-        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        let (tx, rx) = oneshot::channel();
-        {
-            // Checked under the lock `close` drains, so no request slips
-            // in after it and waits forever.
-            let mut pending = self.pending();
-            if self.closed.load(Ordering::Acquire) {
-                return ElicitResponse::Decline;
-            }
-            pending.insert(id, tx);
-        }
+        let Some((id, rx)) = self.pending.open() else {
+            return ElicitResponse::Decline;
+        };
         let mut line = json!({
             "type": "elicitation_request",
             "request_id": id,
@@ -93,7 +69,7 @@ impl Elicitor for HostElicitor {
             }
         }
         if write_line(&line).is_err() {
-            self.pending().remove(&id);
+            self.pending.forget(id);
             return ElicitResponse::Decline;
         }
         rx.await.unwrap_or(ElicitResponse::Decline)

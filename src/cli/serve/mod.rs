@@ -21,6 +21,7 @@ mod input;
 mod model_hooks;
 pub mod oauth;
 mod output;
+mod pending;
 pub mod resume;
 mod session;
 mod strict;

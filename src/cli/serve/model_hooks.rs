@@ -7,69 +7,60 @@
 //! (`{"ok": true}`, `{"ok": false, "reason": …}` or any hook output) or an
 //! `error`. The hook's own timeout bounds the wait.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use baton::engine::async_trait;
 use baton::engine::hooks::{ModelHookKind, ModelHookRequest, ModelHookRunner};
 use serde_json::{json, Value};
-use tokio::sync::oneshot;
 
-type Reply = oneshot::Sender<Result<Value, String>>;
+use super::pending::Pending;
 
-/// The hook questions waiting for the host, by request id.
+/// What a waiting hook gets when the host's input ends.
+const CLOSED: &str = "the host closed the session before answering";
+
+/// The hook questions waiting for the host, by request id (`hook-N` on
+/// the wire).
 #[derive(Clone, Default)]
 pub struct ModelHooks {
-    pending: Arc<Mutex<HashMap<String, Reply>>>,
-    next: Arc<AtomicU64>,
-    /// The host's input ended: no answer will come.
-    closed: Arc<std::sync::atomic::AtomicBool>,
+    pending: Arc<Pending<Result<Value, String>>>,
 }
 
 impl ModelHooks {
-    fn pending(&self) -> MutexGuard<'_, HashMap<String, Reply>> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// A `hook_answer` line.
     pub fn answer(&self, msg: &Value) -> Result<(), String> {
         let id = msg
             .get("request_id")
             .and_then(Value::as_str)
             .ok_or("hook_answer needs a string `request_id`")?;
-        let reply = self
-            .pending()
-            .remove(id)
-            .ok_or_else(|| format!("no hook request `{id}` is waiting (answered, or timed out)"))?;
         let verdict = match (msg.get("answer"), msg.get("error")) {
             (_, Some(e)) => Err(e.as_str().map_or_else(|| e.to_string(), str::to_string)),
             (Some(answer), None) => Ok(answer.clone()),
             (None, None) => Err("the host's hook_answer had neither `answer` nor `error`".into()),
         };
-        let _ = reply.send(verdict);
+        let number = id.strip_prefix("hook-").and_then(|n| n.parse().ok());
+        if !number.is_some_and(|n| self.pending.settle(n, verdict)) {
+            return Err(format!(
+                "no hook request `{id}` is waiting (answered, or timed out)"
+            ));
+        }
         Ok(())
     }
 
     /// The host's input ended: every waiting hook gets its failure now.
     pub fn close(&self) {
-        self.closed.store(true, Ordering::SeqCst);
-        self.pending().clear();
+        self.pending.close(|| Err(CLOSED.into()));
     }
 }
 
 #[async_trait]
 impl ModelHookRunner for ModelHooks {
     async fn evaluate(&self, request: ModelHookRequest) -> Result<Value, String> {
-        if self.closed.load(Ordering::SeqCst) {
+        let Some((number, rx)) = self.pending.open() else {
             return Err("the host's input has ended, so no model can evaluate it".into());
-        }
-        let id = format!("hook-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
-        let (tx, rx) = oneshot::channel();
-        self.pending().insert(id.clone(), tx);
+        };
         let line = json!({
             "type": "hook_request",
-            "request_id": id,
+            "request_id": format!("hook-{number}"),
             "kind": match request.kind {
                 ModelHookKind::Prompt => "prompt",
                 ModelHookKind::Agent => "agent",
@@ -79,24 +70,22 @@ impl ModelHookRunner for ModelHooks {
             "input": request.input,
         });
         if let Err(e) = super::output::write_line(&line) {
-            self.pending().remove(&id);
+            self.pending.forget(number);
             return Err(e.to_string());
         }
         // Dropped on the hook's timeout: forget the question.
-        let forget = Forget(self.clone(), id);
-        let answer = rx
-            .await
-            .unwrap_or_else(|_| Err("the host closed the session before answering".into()));
+        let forget = Forget(self.clone(), number);
+        let answer = rx.await.unwrap_or_else(|_| Err(CLOSED.into()));
         drop(forget);
         answer
     }
 }
 
 /// Removes a question that is no longer awaited.
-struct Forget(ModelHooks, String);
+struct Forget(ModelHooks, u64);
 
 impl Drop for Forget {
     fn drop(&mut self) {
-        self.0.pending().remove(&self.1);
+        self.0.pending.forget(self.1);
     }
 }

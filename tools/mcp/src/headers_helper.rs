@@ -19,10 +19,11 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use baton_engine::process::{self, Isolation, ProcessTree, TreeGuard};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
+
+use crate::process::start_tree;
 
 /// How long a helper may take.
 pub const LIMIT: Duration = Duration::from_secs(10);
@@ -45,22 +46,11 @@ pub async fn run(
         .arg(command)
         .env("CLAUDE_CODE_MCP_SERVER_NAME", name)
         .env("CLAUDE_CODE_MCP_SERVER_URL", url)
-        .env("CLAUDE_PROJECT_DIR", project_dir)
-        .current_dir(project_dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let tag = process::configure(&mut cmd, Isolation::Group);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("headersHelper could not start: {e}"))?;
-    // Killed when dropped: also when this connection attempt is given up.
-    let mut tree = child
-        .id()
-        .and_then(|p| i32::try_from(p).ok())
-        .and_then(|pid| ProcessTree::new(pid, &tag))
-        .map(TreeGuard::new);
+        .stdin(Stdio::null());
+    // The tree is killed when dropped: also when this connection attempt
+    // is given up.
+    let (mut child, mut tree) =
+        start_tree(cmd, project_dir).map_err(|e| format!("headersHelper could not start: {e}"))?;
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err("headersHelper's output could not be read".into());
     };

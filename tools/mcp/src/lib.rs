@@ -12,6 +12,7 @@
 pub mod auth;
 mod blob;
 mod call;
+mod client_tools;
 mod config;
 mod connect;
 mod elicit;

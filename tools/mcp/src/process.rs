@@ -128,14 +128,39 @@ pub struct ServerProcess {
     exited: watch::Receiver<Option<String>>,
 }
 
+/// Starts a command from the user's MCP configuration (a stdio server, a
+/// `headersHelper`) as an engine process tree: in the project directory,
+/// with `CLAUDE_PROJECT_DIR` set (as Claude Code does for hooks and
+/// servers), stdout and stderr piped, in a process group of its own and
+/// tagged like the engine's shell trees. A stop then finds what it started
+/// wherever it went, and the CLI's second Ctrl-C (`kill_all_now`) and the
+/// orphan sentinel (Baton killed outright) end it too. The guard kills the
+/// tree when dropped; `None` only if the command is gone already.
+pub(crate) fn start_tree(
+    mut cmd: Command,
+    project_dir: &Path,
+) -> std::io::Result<(tokio::process::Child, Option<TreeGuard>)> {
+    cmd.env("CLAUDE_PROJECT_DIR", project_dir)
+        .current_dir(project_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let tag = process::configure(&mut cmd, Isolation::Group);
+    let child = cmd.spawn()?;
+    let tree = child
+        .id()
+        .and_then(|p| i32::try_from(p).ok())
+        .and_then(|pid| ProcessTree::new(pid, &tag))
+        .map(TreeGuard::new);
+    Ok((child, tree))
+}
+
 /// The pipes rmcp talks over: filtered stdout, and stdin (watched for the
 /// ids of requests in flight, see [`crate::frame_guard`]).
 pub type Pipes = (DuplexStream, TrackedStdin);
 
 impl ServerProcess {
-    /// Starts `command args` as a process tree in a new process group, with
-    /// `env` added and `CLAUDE_PROJECT_DIR` set, as Claude Code does for
-    /// hooks and servers.
+    /// Starts `command args` with `env` added (see [`start_tree`]).
     pub fn spawn(
         command: &str,
         args: &[String],
@@ -143,22 +168,9 @@ impl ServerProcess {
         project_dir: &Path,
     ) -> std::io::Result<(ServerProcess, Pipes)> {
         let mut cmd = Command::new(command);
-        cmd.args(args)
-            .envs(env)
-            .env("CLAUDE_PROJECT_DIR", project_dir)
-            .current_dir(project_dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        // Its own process group, tagged like the engine's shell trees: a
-        // stop finds what the server started wherever it went, and the
-        // CLI's second Ctrl-C (`kill_all_now`) and the orphan sentinel (Baton
-        // killed outright) end MCP servers too.
-        let tag = process::configure(&mut cmd, Isolation::Group);
-        let mut child = cmd.spawn()?;
+        cmd.args(args).envs(env).stdin(Stdio::piped());
+        let (mut child, tree) = start_tree(cmd, project_dir)?;
         let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
-        let tree = ProcessTree::new(pid, &tag).map(TreeGuard::new);
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {

@@ -13,32 +13,19 @@ use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use baton_engine::{
-    async_trait, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOrigin, ToolOutput, WorkKind,
-};
+use baton_engine::{async_trait, Tool, ToolContext, ToolOutput};
 use serde_json::{json, Value};
 
+use crate::client_tools::{self, chosen, Answer, OverServers};
 use crate::naming::tool_name;
 use crate::server::Server;
 
-struct Refresh {
-    servers: Vec<Arc<Server>>,
-}
+struct Refresh;
 
 #[async_trait]
-impl ToolLogic<Value> for Refresh {
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
-        true
-    }
-    fn is_read_only(&self, _: &Value) -> bool {
-        true
-    }
-
-    async fn call(&self, input: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let servers: Vec<&Arc<Server>> = match input.get("server").and_then(Value::as_str) {
-            Some(name) => vec![crate::resources::find(&self.servers, name)?],
-            None => self.servers.iter().collect(),
-        };
+impl OverServers for Refresh {
+    async fn run(&self, servers: &[Arc<Server>], input: Value, _: ToolContext) -> Answer {
+        let servers = chosen(servers, &input)?;
         let results = futures::future::join_all(servers.into_iter().map(refresh_one)).await;
         Ok(ToolOutput::json(Value::Array(results)))
     }
@@ -105,13 +92,9 @@ async fn refresh_one(server: &Arc<Server>) -> Value {
 
 /// The tool over `servers`.
 pub(crate) fn tool(servers: &[Arc<Server>]) -> Option<Tool> {
-    Tool::raw(
-        ToolDef::new(
-            "RefreshMcpTools",
-            "Re-lists the tools of connected MCP servers (all, or only `server`) and reports per server: status (refreshed, error, not_connected), toolCount, and the tool names added and removed. The changed tools are offered from the next message on. Never connects a server that is not connected.",
-        )
-        .origin(ToolOrigin::Host)
-        .work_kind(WorkKind::Wait),
+    client_tools::tool(
+        "RefreshMcpTools",
+        "Re-lists the tools of connected MCP servers (all, or only `server`) and reports per server: status (refreshed, error, not_connected), toolCount, and the tool names added and removed. The changed tools are offered from the next message on. Never connects a server that is not connected.",
         json!({
             "type": "object",
             "properties": {
@@ -119,9 +102,7 @@ pub(crate) fn tool(servers: &[Arc<Server>]) -> Option<Tool> {
             },
             "additionalProperties": false
         }),
-        Refresh {
-            servers: servers.to_vec(),
-        },
+        servers,
+        Refresh,
     )
-    .ok()
 }

@@ -13,38 +13,22 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use baton_engine::{
-    async_trait, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOrigin, ToolOutput, WorkKind,
-};
+use baton_engine::{async_trait, Tool, ToolContext, ToolOutput};
 use rmcp::model::{PaginatedRequestParams, ReadResourceRequestParams};
 use serde_json::{json, Value};
 
+use crate::client_tools::{self, Answer, OverServers, Resource};
 use crate::server::Server;
 
 /// The MIME type Claude Code gives subdirectories.
 pub const DIRECTORY_MIME: &str = "inode/directory";
 
-struct ReadDir {
-    servers: Vec<Arc<Server>>,
-}
+struct ReadDir;
 
 #[async_trait]
-impl ToolLogic<Value> for ReadDir {
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
-        true
-    }
-    fn is_read_only(&self, _: &Value) -> bool {
-        true
-    }
-
-    async fn call(&self, input: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let name = input.get("server").and_then(Value::as_str).unwrap_or("");
-        let uri = input.get("uri").and_then(Value::as_str).unwrap_or("");
-        let server = crate::resources::find(&self.servers, name)?;
-        let live = server
-            .live()
-            .await
-            .map_err(|why| ToolError::new(format!("MCP server \"{name}\": {why}")))?;
+impl OverServers for ReadDir {
+    async fn run(&self, servers: &[Arc<Server>], input: Value, _: ToolContext) -> Answer {
+        let Resource { name, uri, live } = Resource::of(servers, &input).await?;
         let listed = match list_all(live.peer()).await {
             Ok(listed) => listed,
             Err(why) => {
@@ -144,13 +128,9 @@ pub(crate) fn children_of(dir: &str, resources: &[Value]) -> Vec<Value> {
 
 /// The tool over `servers`.
 pub(crate) fn tool(servers: &[Arc<Server>]) -> Option<Tool> {
-    Tool::raw(
-        ToolDef::new(
-            "ReadMcpResourceDirTool",
-            "Lists the direct children of a directory resource of an MCP server (uri, name, mimeType); subdirectories have the mimeType \"inode/directory\". Read a child with ReadMcpResourceTool.",
-        )
-        .origin(ToolOrigin::Host)
-        .work_kind(WorkKind::Wait),
+    client_tools::tool(
+        "ReadMcpResourceDirTool",
+        "Lists the direct children of a directory resource of an MCP server (uri, name, mimeType); subdirectories have the mimeType \"inode/directory\". Read a child with ReadMcpResourceTool.",
         json!({
             "type": "object",
             "properties": {
@@ -160,11 +140,9 @@ pub(crate) fn tool(servers: &[Arc<Server>]) -> Option<Tool> {
             "required": ["server", "uri"],
             "additionalProperties": false
         }),
-        ReadDir {
-            servers: servers.to_vec(),
-        },
+        servers,
+        ReadDir,
     )
-    .ok()
 }
 
 #[cfg(test)]

@@ -4,51 +4,21 @@
 
 use std::sync::Arc;
 
-use baton_engine::{
-    async_trait, ContentBlock, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOrigin,
-    ToolOutput, WorkKind,
-};
+use baton_engine::{async_trait, ContentBlock, Tool, ToolContext, ToolError, ToolOutput};
 use rmcp::model::{PaginatedRequestParams, ReadResourceRequestParams};
 use serde_json::{json, Value};
 
+use crate::client_tools::{self, chosen, Answer, OverServers, Resource};
 use crate::server::Server;
 
-struct ListResources {
-    servers: Vec<Arc<Server>>,
-}
+struct ListResources;
 
-struct ReadResource {
-    servers: Vec<Arc<Server>>,
-}
-
-pub(crate) fn find<'a>(
-    servers: &'a [Arc<Server>],
-    name: &str,
-) -> Result<&'a Arc<Server>, ToolError> {
-    servers.iter().find(|s| s.name() == name).ok_or_else(|| {
-        let names: Vec<&str> = servers.iter().map(|s| s.name()).collect();
-        ToolError::new(format!(
-            "no MCP server named \"{name}\"; the servers are: {}",
-            names.join(", ")
-        ))
-    })
-}
+struct ReadResource;
 
 #[async_trait]
-impl ToolLogic<Value> for ListResources {
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
-        true
-    }
-    fn is_read_only(&self, _: &Value) -> bool {
-        true
-    }
-
-    async fn call(&self, input: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let wanted = input.get("server").and_then(Value::as_str);
-        let servers: Vec<&Arc<Server>> = match wanted {
-            Some(name) => vec![find(&self.servers, name)?],
-            None => self.servers.iter().collect(),
-        };
+impl OverServers for ListResources {
+    async fn run(&self, servers: &[Arc<Server>], input: Value, _: ToolContext) -> Answer {
+        let servers = chosen(servers, &input)?;
         let mut all = Vec::new();
         let mut problems = Vec::new();
         for server in servers {
@@ -98,22 +68,9 @@ impl ToolLogic<Value> for ListResources {
 }
 
 #[async_trait]
-impl ToolLogic<Value> for ReadResource {
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
-        true
-    }
-    fn is_read_only(&self, _: &Value) -> bool {
-        true
-    }
-
-    async fn call(&self, input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let name = input.get("server").and_then(Value::as_str).unwrap_or("");
-        let uri = input.get("uri").and_then(Value::as_str).unwrap_or("");
-        let server = find(&self.servers, name)?;
-        let live = server
-            .live()
-            .await
-            .map_err(|why| ToolError::new(format!("MCP server \"{name}\": {why}")))?;
+impl OverServers for ReadResource {
+    async fn run(&self, servers: &[Arc<Server>], input: Value, ctx: ToolContext) -> Answer {
+        let Resource { name, uri, live } = Resource::of(servers, &input).await?;
         let result = live
             .peer()
             .read_resource(ReadResourceRequestParams::new(uri))
@@ -140,27 +97,19 @@ impl ToolLogic<Value> for ReadResource {
 
 /// The two resource tools over `servers`.
 pub(crate) fn tools(servers: &[Arc<Server>]) -> Vec<Tool> {
-    let list = Tool::raw(
-        ToolDef::new(
-            "ListMcpResourcesTool",
-            "Lists the resources the connected MCP servers offer (uri, name, mimeType, server). Give `server` to list only one server's.",
-        )
-        .origin(ToolOrigin::Host)
-        .work_kind(WorkKind::Wait),
+    let list = client_tools::tool(
+        "ListMcpResourcesTool",
+        "Lists the resources the connected MCP servers offer (uri, name, mimeType, server). Give `server` to list only one server's.",
         json!({"type": "object", "properties": {"server": {"type": "string", "description": "Only this server's resources"}}, "additionalProperties": false}),
-        ListResources { servers: servers.to_vec() },
+        servers,
+        ListResources,
     );
-    let read = Tool::raw(
-        ToolDef::new(
-            "ReadMcpResourceTool",
-            "Reads one resource of an MCP server by its URI (see ListMcpResourcesTool). Text comes back as `text`; binary contents are saved to a file whose path is `blobSavedTo`.",
-        )
-        .origin(ToolOrigin::Host)
-        .work_kind(WorkKind::Wait),
+    let read = client_tools::tool(
+        "ReadMcpResourceTool",
+        "Reads one resource of an MCP server by its URI (see ListMcpResourcesTool). Text comes back as `text`; binary contents are saved to a file whose path is `blobSavedTo`.",
         json!({"type": "object", "properties": {"server": {"type": "string"}, "uri": {"type": "string"}}, "required": ["server", "uri"], "additionalProperties": false}),
-        ReadResource {
-            servers: servers.to_vec(),
-        },
+        servers,
+        ReadResource,
     );
-    [list, read].into_iter().filter_map(Result::ok).collect()
+    [list, read].into_iter().flatten().collect()
 }

@@ -11,19 +11,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use baton_engine::{
-    async_trait, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOrigin, ToolOutput, WorkKind,
-};
+use baton_engine::{async_trait, Tool, ToolContext, ToolOutput};
 use serde_json::{json, Value};
 
+use crate::client_tools::{self, chosen, Answer, OverServers};
 use crate::server::{Server, ServerState};
 
 const DEFAULT_WAIT: Duration = Duration::from_secs(30);
 const MAX_WAIT: Duration = Duration::from_secs(300);
 
-struct Wait {
-    servers: Vec<Arc<Server>>,
-}
+struct Wait;
 
 /// Still on its way: connecting, restarting, or "ready" with a connection
 /// that has just died (the supervisor has not noticed yet).
@@ -56,19 +53,9 @@ fn report(server: &Server) -> Value {
 }
 
 #[async_trait]
-impl ToolLogic<Value> for Wait {
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
-        true
-    }
-    fn is_read_only(&self, _: &Value) -> bool {
-        true
-    }
-
-    async fn call(&self, input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let servers: Vec<Arc<Server>> = match input.get("server").and_then(Value::as_str) {
-            Some(name) => vec![Arc::clone(crate::resources::find(&self.servers, name)?)],
-            None => self.servers.clone(),
-        };
+impl OverServers for Wait {
+    async fn run(&self, servers: &[Arc<Server>], input: Value, ctx: ToolContext) -> Answer {
+        let servers = chosen(servers, &input)?;
         let limit = input
             .get("timeout_ms")
             .and_then(Value::as_u64)
@@ -104,13 +91,9 @@ impl ToolLogic<Value> for Wait {
 
 /// The tool over `servers`.
 pub(crate) fn tool(servers: &[Arc<Server>]) -> Option<Tool> {
-    Tool::raw(
-        ToolDef::new(
-            "WaitForMcpServers",
-            "Waits until MCP servers that are still connecting (or restarting after a crash) are ready or have failed, at most `timeout_ms` (default 30000, at most 300000), then reports each server's status: connected, pending, failed or needs-auth. Give `server` to wait for one server only.",
-        )
-        .origin(ToolOrigin::Host)
-        .work_kind(WorkKind::Wait),
+    client_tools::tool(
+        "WaitForMcpServers",
+        "Waits until MCP servers that are still connecting (or restarting after a crash) are ready or have failed, at most `timeout_ms` (default 30000, at most 300000), then reports each server's status: connected, pending, failed or needs-auth. Give `server` to wait for one server only.",
         json!({
             "type": "object",
             "properties": {
@@ -119,9 +102,7 @@ pub(crate) fn tool(servers: &[Arc<Server>]) -> Option<Tool> {
             },
             "additionalProperties": false
         }),
-        Wait {
-            servers: servers.to_vec(),
-        },
+        servers,
+        Wait,
     )
-    .ok()
 }

@@ -173,7 +173,7 @@ impl BackgroundTasks {
         self.inner.lock().tasks.insert(task.id.clone(), task);
     }
 
-    /// Registers a task of another kind (a monitor), driven by its caller,
+    /// Registers a task (a shell, or a monitor), driven by its caller,
     /// which ends it with [`Task::complete`].
     pub(crate) fn register(
         session: &Session,
@@ -279,21 +279,7 @@ fn run_on(
     config: &BashConfig,
     limit: Duration,
 ) -> Arc<Task> {
-    let log_path = capture.lock().log_target().to_path_buf();
-    let (done, _) = watch::channel(None);
-    let task = Arc::new(Task {
-        id,
-        kind: "shell",
-        owner,
-        command: command.to_string(),
-        capture,
-        log_path,
-        started: Instant::now(),
-        stop: CancelScope::new(),
-        done,
-    });
-    registry(session).insert(task.clone());
-    crate::tasks::changed(session);
+    let task = BackgroundTasks::register(session, id, "shell", command, capture, owner);
     let limits = Limits {
         timeout: Some(limit),
         stop_grace: config.stop_grace,

@@ -28,7 +28,7 @@ mod cwd;
 mod detach;
 mod log_file;
 pub(crate) mod output;
-mod process;
+pub(crate) mod process;
 mod progress;
 mod report;
 mod run;

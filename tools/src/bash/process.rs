@@ -64,6 +64,19 @@ pub(crate) struct Shell {
     protect: Option<std::sync::Arc<baton_engine::confine::protect::Guard>>,
 }
 
+/// `program` (a shell) for a model's command: a new session without a
+/// controlling terminal (see [`Shell::spawn`]), the settings' `env` block
+/// first so that what the caller sets after it wins, and git never asking
+/// for credentials (nobody could answer).
+pub(crate) fn model_shell(program: &str, env: &[(String, String)]) -> Launch {
+    let mut launch = Launch::new(program, Isolation::Session);
+    for (key, value) in env {
+        launch.env(key, value);
+    }
+    launch.env("GIT_TERMINAL_PROMPT", "0");
+    launch
+}
+
 impl Shell {
     /// Starts `bash` on `command` in `cwd`. `cwd_report`, when given,
     /// receives the final working directory (see [`read_report`]).
@@ -87,11 +100,7 @@ impl Shell {
         // without a controlling terminal: a program that opens /dev/tty to
         // ask for a password fails at once instead of being stopped by
         // SIGTTIN and hanging until the timeout. Stdin is /dev/null.
-        let mut launch = Launch::new("bash", Isolation::Session);
-        // The settings' `env` block first, so Baton's own settings below win.
-        for (key, value) in env {
-            launch.env(key, value);
-        }
+        let mut launch = model_shell("bash", env);
         launch
             .arg("-c")
             .arg(WRAPPER)
@@ -100,11 +109,10 @@ impl Shell {
             .current_dir(cwd)
             .stdout(stdout)
             .stderr(stderr)
-            // Nothing may wait for a person: pagers and prompts would hang
-            // until the timeout.
+            // Nothing may wait for a person: a pager would hang until the
+            // timeout.
             .env("PAGER", "cat")
-            .env("GIT_PAGER", "cat")
-            .env("GIT_TERMINAL_PROMPT", "0");
+            .env("GIT_PAGER", "cat");
         if let Some(report) = cwd_report {
             launch.fd(REPORT_FD, report);
         }

@@ -12,12 +12,13 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
-use baton_engine::process::{Child, Isolation, Launch, TreeGuard};
+use baton_engine::process::{Child, TreeGuard};
 use baton_engine::sandbox::proxy::Proxy;
 use nix::libc;
 use tokio::io::unix::AsyncFd;
 
 use crate::bash::confine::Confined;
+use crate::bash::process::model_shell;
 
 /// What to start.
 pub(crate) struct Spec<'a> {
@@ -68,15 +69,11 @@ pub(crate) const SHELL_ENV: &[(&str, &str)] = &[
 ];
 
 pub(crate) fn start(spec: &Spec<'_>) -> io::Result<Started> {
-    let mut launch = Launch::new(spec.shell, Isolation::Session);
-    for (key, value) in spec.env {
-        launch.env(key, value);
-    }
+    let mut launch = model_shell(spec.shell, spec.env);
     launch
         .arg(if spec.login { "-lc" } else { "-c" })
         .arg(spec.command)
-        .current_dir(spec.cwd)
-        .env("GIT_TERMINAL_PROMPT", "0");
+        .current_dir(spec.cwd);
     let (output, input, terminal) = if spec.tty {
         let pty = nix::pty::openpty(Some(&window()), None).map_err(io::Error::from)?;
         let slave = device_of(&pty.slave)?;

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use baton_engine::process::{Isolation, Launch, TreeGuard};
+use baton_engine::process::TreeGuard;
 use baton_engine::{Notification, Session};
 use serde_json::json;
 use tokio::io::AsyncReadExt;
@@ -18,6 +18,7 @@ use tokio::time::Instant;
 use super::batch::{Batcher, Event};
 use crate::bash::background::{Finish, Task};
 use crate::bash::confine::Confined;
+use crate::bash::process::model_shell;
 
 /// SIGTERM to SIGKILL when a monitor is stopped.
 const STOP_GRACE: Duration = Duration::from_millis(500);
@@ -50,10 +51,7 @@ pub(crate) fn start(
         .append(true)
         .open(log)?;
     let (writer, reader) = pipe::pipe()?;
-    let mut launch = Launch::new("bash", Isolation::Session);
-    for (key, value) in env {
-        launch.env(key, value);
-    }
+    let mut launch = model_shell("bash", env);
     launch
         .arg("-c")
         .arg(command)
@@ -62,7 +60,6 @@ pub(crate) fn start(
         .stderr(OwnedFd::from(file.try_clone()?))
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0")
         .env("NO_COLOR", "1");
     if let Some(confined) = confine {
         confined.apply(&mut launch);

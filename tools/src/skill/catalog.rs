@@ -101,6 +101,20 @@ impl SkillCatalog {
         }
     }
 
+    /// The entries of `dir` (`what` it holds names it in a diagnostic);
+    /// `None` when it does not exist or cannot be listed.
+    fn listed(&mut self, dir: &Path, what: &str) -> Option<std::fs::ReadDir> {
+        match std::fs::read_dir(dir) {
+            Ok(entries) => Some(entries),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                self.diagnostics
+                    .push(format!("{}: cannot list {what}: {e}", dir.display()));
+                None
+            }
+        }
+    }
+
     /// Collects `(file, name parts)` below `dir`; symbolic links to
     /// folders are not followed (no cycles), and depth is bounded.
     fn command_files(
@@ -109,14 +123,8 @@ impl SkillCatalog {
         parts: &mut Vec<String>,
         out: &mut Vec<(PathBuf, Vec<String>)>,
     ) {
-        let entries = match std::fs::read_dir(dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
-            Err(e) => {
-                self.diagnostics
-                    .push(format!("{}: cannot list commands: {e}", dir.display()));
-                return;
-            }
+        let Some(entries) = self.listed(dir, "commands") else {
+            return;
         };
         for entry in entries.flatten() {
             let path = entry.path();
@@ -150,14 +158,8 @@ impl SkillCatalog {
 
     /// The skills of one directory (`<dir>/<name>/SKILL.md`), in name order.
     pub fn add_dir(&mut self, dir: &Path, plugin: Option<&str>) {
-        let entries = match std::fs::read_dir(dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
-            Err(e) => {
-                self.diagnostics
-                    .push(format!("{}: cannot list skills: {e}", dir.display()));
-                return;
-            }
+        let Some(entries) = self.listed(dir, "skills") else {
+            return;
         };
         let mut files: Vec<PathBuf> = entries
             .filter_map(|e| e.ok().map(|e| e.path().join("SKILL.md")))

@@ -28,7 +28,7 @@ use tokio::process::Command;
 
 use super::{Configured, Handler, HookOptions};
 use crate::hooks::matching::ToolNameMatcher;
-use crate::hooks::protocol::{failed, interpret, OnFailure, Reply};
+use crate::hooks::protocol::{Reply, Run};
 use crate::hooks::{HookEvent, HookInput, HookOutcome};
 use crate::vars;
 
@@ -304,26 +304,11 @@ impl Handler for CommandHandler {
                 .collect::<Vec<_>>()
                 .join(" "),
         };
-        let line = text.lines().next().unwrap_or("").trim();
-        if line.chars().count() > 60 || text.trim().contains('\n') {
-            format!("{}…", line.chars().take(60).collect::<String>())
-        } else {
-            line.to_string()
-        }
+        crate::permission::summary::first_line(&text, 60)
     }
 
-    async fn call(
-        &self,
-        input: &HookInput,
-        timeout: Duration,
-        on_failure: OnFailure,
-    ) -> HookOutcome {
-        let label = self.label();
-        let event = input.hook_event_name;
-        match self.execute(input, timeout).await {
-            Ok(reply) => interpret(event, &label, on_failure, reply),
-            Err(problem) => failed(event, &label, on_failure, problem),
-        }
+    async fn call(&self, input: &HookInput, timeout: Duration, run: Run) -> HookOutcome {
+        run.ended(self.execute(input, timeout).await)
     }
 }
 

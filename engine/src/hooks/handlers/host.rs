@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::Handler;
-use crate::hooks::protocol::{block, failed, interpret, OnFailure, Reply};
+use crate::hooks::protocol::{block, Run};
 use crate::hooks::{HookInput, HookOutcome};
 
 /// Which kind of model hook.
@@ -63,19 +63,10 @@ impl Handler for ModelHandler {
         format!("{kind}: {first}")
     }
 
-    async fn call(
-        &self,
-        input: &HookInput,
-        timeout: Duration,
-        on_failure: OnFailure,
-    ) -> HookOutcome {
-        let label = self.label();
-        let event = input.hook_event_name;
+    async fn call(&self, input: &HookInput, timeout: Duration, run: Run) -> HookOutcome {
+        let event = run.event();
         let Some(runner) = self.slot.get() else {
-            return failed(
-                event,
-                &label,
-                on_failure,
+            return run.failed(
                 "needs a model, and the host gave Baton none to evaluate it with (ModelHookSlot::set)"
                     .into(),
             );
@@ -88,8 +79,8 @@ impl Handler for ModelHandler {
             input: input.clone(),
         };
         match tokio::time::timeout(timeout, runner.evaluate(request)).await {
-            Err(_) => failed(event, &label, on_failure, super::no_answer(timeout)),
-            Ok(Err(problem)) => failed(event, &label, on_failure, problem),
+            Err(_) => run.failed(super::no_answer(timeout)),
+            Ok(Err(problem)) => run.failed(problem),
             Ok(Ok(answer)) => match answer.get("ok").and_then(Value::as_bool) {
                 Some(true) => HookOutcome::default(),
                 Some(false) => block(
@@ -100,17 +91,7 @@ impl Handler for ModelHandler {
                         .unwrap_or("the prompt hook said no")
                         .to_string(),
                 ),
-                None => interpret(
-                    event,
-                    &label,
-                    on_failure,
-                    Reply {
-                        code: Some(0),
-                        how: String::new(),
-                        stdout: answer.to_string(),
-                        stderr: String::new(),
-                    },
-                ),
+                None => run.printed(answer.to_string()),
             },
         }
     }

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 
 use super::command::HookEnv;
 use super::Handler;
-use crate::hooks::protocol::{failed, interpret, OnFailure, Reply};
+use crate::hooks::protocol::{Reply, Run};
 use crate::hooks::{HookInput, HookOutcome};
 use crate::vars;
 
@@ -127,23 +127,10 @@ impl Handler for HttpHandler {
         self.url.clone()
     }
 
-    async fn call(
-        &self,
-        input: &HookInput,
-        timeout: Duration,
-        on_failure: OnFailure,
-    ) -> HookOutcome {
-        let label = self.label();
-        let event = input.hook_event_name;
+    async fn call(&self, input: &HookInput, timeout: Duration, run: Run) -> HookOutcome {
         match tokio::time::timeout(timeout, self.post(input)).await {
-            Ok(Ok(reply)) => interpret(event, &label, on_failure, reply),
-            Ok(Err(problem)) => failed(event, &label, on_failure, problem),
-            Err(_) => failed(
-                event,
-                &label,
-                on_failure,
-                format!("did not answer within {}s", timeout.as_secs_f64()),
-            ),
+            Ok(result) => run.ended(result),
+            Err(_) => run.failed(format!("did not answer within {}s", timeout.as_secs_f64())),
         }
     }
 }

@@ -18,7 +18,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 
 use super::Handler;
-use crate::hooks::protocol::{failed, interpret, OnFailure, Reply};
+use crate::hooks::protocol::{OnFailure, Run};
 use crate::hooks::{HookInput, HookOutcome};
 
 /// What an MCP tool answered.
@@ -63,19 +63,9 @@ impl Handler for McpToolHandler {
         format!("mcp_tool: {}/{}", self.server, self.tool)
     }
 
-    async fn call(
-        &self,
-        input: &HookInput,
-        timeout: Duration,
-        on_failure: OnFailure,
-    ) -> HookOutcome {
-        let label = self.label();
-        let event = input.hook_event_name;
+    async fn call(&self, input: &HookInput, timeout: Duration, run: Run) -> HookOutcome {
         let Some(caller) = self.slot.get() else {
-            return failed(
-                event,
-                &label,
-                on_failure,
+            return run.failed(
                 "needs Baton's MCP client, and this host started none (McpToolSlot::set)".into(),
             );
         };
@@ -91,18 +81,13 @@ impl Handler for McpToolHandler {
         )
         .await;
         let reply = match called {
-            Err(_) => return failed(event, &label, on_failure, super::no_answer(timeout)),
-            Ok(Err(problem)) => return failed(event, &label, on_failure, problem),
+            Err(_) => return run.failed(super::no_answer(timeout)),
+            Ok(Err(problem)) => return run.failed(problem),
             Ok(Ok(reply)) => reply,
         };
         if reply.is_error {
             let text = reply.text.trim();
-            return failed(
-                event,
-                &label,
-                on_failure,
-                format!("answered with an error: {text}"),
-            );
+            return run.failed(format!("answered with an error: {text}"));
         }
         let text = reply.text.trim();
         if text.is_empty() {
@@ -111,27 +96,14 @@ impl Handler for McpToolHandler {
         if !text.starts_with('{') {
             // Plain text is no hook output. Claude Code counts it as a
             // failure only for hooks that must fail closed.
-            return match on_failure {
+            return match run.on_failure() {
                 OnFailure::Continue => HookOutcome::default(),
-                OnFailure::Block => failed(
-                    event,
-                    &label,
-                    on_failure,
-                    "answered with plain text, not a hook's JSON output".into(),
-                ),
+                OnFailure::Block => {
+                    run.failed("answered with plain text, not a hook's JSON output".into())
+                }
             };
         }
-        interpret(
-            event,
-            &label,
-            on_failure,
-            Reply {
-                code: Some(0),
-                how: String::new(),
-                stdout: text.to_string(),
-                stderr: String::new(),
-            },
-        )
+        run.printed(text.to_string())
     }
 }
 

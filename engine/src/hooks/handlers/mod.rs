@@ -20,7 +20,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::matching::{IfFilter, ToolNameMatcher};
-use super::protocol::OnFailure;
+use super::protocol::{OnFailure, Run};
 use super::{Hook, HookEvent, HookInput, HookOutcome};
 use crate::permission::PermissionRequest;
 
@@ -34,17 +34,14 @@ pub(crate) fn no_answer(timeout: Duration) -> String {
 /// default of each type from `config::default_timeout`.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// One transport: runs the hook for `input` within `timeout`.
+/// One transport: runs the hook for `input` within `timeout`, and says
+/// through `run` (which knows the event, the label and `onFailure`) what
+/// came of it.
 #[async_trait]
 pub trait Handler: Send + Sync + 'static {
     /// How messages name this hook (a command's first line, a URL).
     fn label(&self) -> String;
-    async fn call(
-        &self,
-        input: &HookInput,
-        timeout: Duration,
-        on_failure: OnFailure,
-    ) -> HookOutcome;
+    async fn call(&self, input: &HookInput, timeout: Duration, run: Run) -> HookOutcome;
 }
 
 /// The options of one configured hook.
@@ -141,13 +138,17 @@ impl<H: Handler> Hook for Configured<H> {
             // timeout (the handler enforces that).
             let handler = self.handler.clone();
             let input = input.clone();
+            let run = Run::new(input.hook_event_name, handler.label(), OnFailure::Continue);
             tokio::spawn(async move {
-                let _ = handler.call(&input, timeout, OnFailure::Continue).await;
+                let _ = handler.call(&input, timeout, run).await;
             });
             return HookOutcome::default();
         }
-        self.handler
-            .call(input, timeout, self.options.on_failure)
-            .await
+        let run = Run::new(
+            input.hook_event_name,
+            self.handler.label(),
+            self.options.on_failure,
+        );
+        self.handler.call(input, timeout, run).await
     }
 }
