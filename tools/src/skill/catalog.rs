@@ -16,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_yaml::Value;
+use yaml_serde::Value;
 
 use crate::agent::definitions::{key_by_key, scalar, split_frontmatter, tool_list};
 
@@ -229,9 +229,9 @@ fn parse(
     let mut notes = Vec::new();
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let (front, body) = split_frontmatter(text).unwrap_or(("", text));
-    let map = match serde_yaml::from_str::<Value>(front) {
+    let map = match yaml_serde::from_str::<Value>(front) {
         Ok(Value::Mapping(map)) => map,
-        Ok(Value::Null) => serde_yaml::Mapping::new(),
+        Ok(Value::Null) => yaml_serde::Mapping::new(),
         Ok(_) => {
             return Err(format!(
                 "{label}: the frontmatter is not a mapping; skipped"
