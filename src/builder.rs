@@ -34,7 +34,7 @@ pub struct EngineBuilder {
     config: RuntimeConfig,
     pub(crate) services: Extensions,
     subagents: Option<baton_engine::subagent::SubagentService>,
-    fault_hook: Option<baton_actors::runtime::FaultHook>,
+    fault_hook: Option<baton_actors::FaultHook>,
     tool_search: Option<ToolSearchSettings>,
     mcp: Option<Arc<baton_mcp::McpClients>>,
     confinement: Option<baton_engine::confine::Confinement>,
@@ -204,7 +204,7 @@ impl EngineBuilder {
     }
 
     #[doc(hidden)]
-    pub fn fault_hook(mut self, hook: baton_actors::runtime::FaultHook) -> Self {
+    pub fn fault_hook(mut self, hook: baton_actors::FaultHook) -> Self {
         self.fault_hook = Some(hook);
         self
     }

@@ -6,6 +6,8 @@
 //! Every test runs the real engine over the built-in tools, on real files,
 //! with permissions loaded from settings JSON the way the CLI loads them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+
 mod defaults;
 mod protected;
 mod search_rules;
@@ -23,6 +25,7 @@ use std::sync::Mutex;
 
 /// A workspace: `root` (canonical) inside a temporary directory, with a
 /// state directory beside it.
+#[derive(Debug)]
 pub struct Ws {
     _dir: tempfile::TempDir,
     pub root: PathBuf,
@@ -77,7 +80,7 @@ pub enum Asker {
     No,
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Recorder {
     pub asked: Mutex<Vec<ApprovalRequest>>,
     pub refuse: bool,
@@ -97,6 +100,7 @@ impl Approver for Recorder {
     }
 }
 
+#[derive(Debug)]
 pub struct Run {
     pub results: Vec<CallResult>,
     pub asked: Vec<ApprovalRequest>,
