@@ -3,7 +3,12 @@
 //! a minimal hand-written tokio equivalent (spawn + oneshot-style reply +
 //! reorder buffer), for batches of 1, 10, 100 and 1000 calls.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "common/mod.rs"]
 mod common;

@@ -2,7 +2,12 @@
 //! in-process PreToolUse hook, and with a command PreToolUse hook (`true`
 //! through bash: a process per call, as in Claude Code), in the same run.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "common/mod.rs"]
 mod common;

@@ -3,7 +3,12 @@
 //! (resident memory while every batch waits on a gate, divided by the
 //! number of batches).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "common/mod.rs"]
 mod common;

@@ -18,7 +18,12 @@
 //! (repetitions per level, best kept; default 3). Timing is printed, never
 //! asserted.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "common/mod.rs"]
 mod common;

@@ -6,7 +6,12 @@
 //!   each leaf) from the root, until every result is in and every leaf
 //!   process is gone.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "../tests/scripted/mod.rs"]
 mod scripted;

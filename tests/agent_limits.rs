@@ -2,7 +2,12 @@
 //! each attempt, retries follow, and the run ends with its own exit code
 //! (3) and a clear reason. Also: `retry-after-ms` and 429s are obeyed.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "support/axum_thread.rs"]
 mod axum_thread;

@@ -4,7 +4,12 @@
 //! function calls: each runs through the pipeline (rules included) and is
 //! answered in its own output type, in order.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "support/axum_thread.rs"]
 mod axum_thread;

@@ -2,7 +2,12 @@
 //! given and the process's own cannot be read, building fails. Its own test
 //! binary, because it changes the process's current directory.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 use baton::Engine;
 

@@ -1,6 +1,11 @@
 //! The `baton` binary: run, serve, tools (SPEC §16).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "support/serve_child.rs"]
 mod serve_child;

@@ -7,7 +7,12 @@
 //! quiescence; every nested batch that reported back listed exactly its
 //! calls, each once, in order.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "support/fault_feed.rs"]
 mod fault_feed;

@@ -14,7 +14,12 @@
 //!   and an open the kernel refused is never reported);
 //! - nothing connected to a local listener.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 mod common;
 

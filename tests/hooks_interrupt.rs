@@ -4,7 +4,12 @@
 //! every call exactly one result within seconds and leave no `sleep`
 //! running.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "support/serve_child.rs"]
 mod serve_child;

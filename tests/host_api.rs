@@ -1,7 +1,12 @@
 //! The host interfaces (SPEC §16): permission round trips, the blocking
 //! API, notifications.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 mod common;
 

@@ -4,7 +4,12 @@
 //! ExitPlanMode asks the host's approver, and the approval decides the
 //! mode the session continues in.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 use std::sync::Arc;
 

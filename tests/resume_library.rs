@@ -3,7 +3,12 @@
 //! the working directory, and an engine over a state with an unknown
 //! version is an error, not a panic.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 use std::sync::Arc;
 

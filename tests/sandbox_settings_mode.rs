@@ -4,7 +4,12 @@
 //! `dangerouslyDisableSandbox`, `failIfUnavailable`, and the fallback when
 //! the kernel cannot confine.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "support/baton_run.rs"]
 mod baton_run;

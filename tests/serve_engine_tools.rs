@@ -2,7 +2,12 @@
 //! (issue 22): plan mode with its approval line, `AskUserQuestion` with its
 //! question line, and old tool names in calls.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "support/serve_child.rs"]
 mod serve_child;

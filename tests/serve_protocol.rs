@@ -2,7 +2,12 @@
 //! end the session, interrupts name their batch, hosts name batches,
 //! duplicate ids, a message while another is open, empty messages.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "support/serve_child.rs"]
 mod serve_child;

@@ -3,7 +3,12 @@
 //! and a ToolSearch load comes as a `tool_addition` block in the next
 //! answer's `tool_changes`, once.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "support/serve_child.rs"]
 mod serve_child;

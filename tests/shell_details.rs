@@ -2,7 +2,12 @@
 //! and stderr apart and bounded, `timed_out` and `interrupted`, in serve
 //! `result` lines, `baton run --events` and `CallResult`, from real bash.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "support/serve_child.rs"]
 mod serve_child;

@@ -1,7 +1,12 @@
 //! Background agents and worktree isolation (SPEC §15), with a scripted
 //! model loop and real processes and git.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 mod common;
 mod scripted;

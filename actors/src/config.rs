@@ -7,16 +7,16 @@ use crate::limits::{Limits, DEFAULT_WAIT_SLOTS};
 /// Environment variable setting one cap on concurrently running safe calls
 /// of every kind (SPEC §5); without it the limits go by kind of work (see
 /// [`crate::limits`]).
-pub const CONCURRENCY_ENV: &str = "BATON_MAX_TOOL_CONCURRENCY";
+pub(crate) const CONCURRENCY_ENV: &str = "BATON_MAX_TOOL_CONCURRENCY";
 /// Fresh results of one message carry at most this many characters (SPEC §9).
-pub const DEFAULT_MESSAGE_BUDGET_CHARS: usize = 200_000;
+pub(crate) const DEFAULT_MESSAGE_BUDGET_CHARS: usize = 200_000;
 /// How deep batches may nest under calls (SPEC §15).
-pub const DEFAULT_MAX_NESTING_DEPTH: usize = 8;
+pub(crate) const DEFAULT_MAX_NESTING_DEPTH: usize = 8;
 /// Calls one message may run; later ones get an error result at once. A
 /// model's output limit allows a few thousand calls at most, so this only
 /// stops a runaway or hostile host input from costing unbounded memory
 /// and time (100,000 calls took 522 MB).
-pub const DEFAULT_MAX_CALLS_PER_MESSAGE: usize = 10_000;
+pub(crate) const DEFAULT_MAX_CALLS_PER_MESSAGE: usize = 10_000;
 
 /// When a failed call cancels its siblings (SPEC §8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -71,14 +71,20 @@ pub(crate) struct Lifecycle {
 }
 
 impl Lifecycle {
-    pub fn new(enabled: bool) -> Self {
+    pub(crate) fn new(enabled: bool) -> Self {
         Lifecycle {
             enabled,
             started: Vec::new(),
         }
     }
 
-    pub fn queued(&mut self, sink: &EventSink, index: usize, call_id: &Arc<str>, tool: &Arc<str>) {
+    pub(crate) fn queued(
+        &mut self,
+        sink: &EventSink,
+        index: usize,
+        call_id: &Arc<str>,
+        tool: &Arc<str>,
+    ) {
         if !self.enabled {
             return;
         }
@@ -92,7 +98,13 @@ impl Lifecycle {
 
     /// Call `index` started `at` (read by the caller, who needs the time
     /// too).
-    pub fn started(&mut self, sink: &EventSink, index: usize, call_id: &Arc<str>, at: Instant) {
+    pub(crate) fn started(
+        &mut self,
+        sink: &EventSink,
+        index: usize,
+        call_id: &Arc<str>,
+        at: Instant,
+    ) {
         if !self.enabled {
             return;
         }
@@ -103,7 +115,7 @@ impl Lifecycle {
         send(sink, Some(index), call_id, CallState::Started);
     }
 
-    pub fn finished(
+    pub(crate) fn finished(
         &mut self,
         sink: &EventSink,
         index: usize,
@@ -115,7 +127,7 @@ impl Lifecycle {
 
     /// [`Self::finished`], with the call's end if the caller has read the
     /// clock at its end already.
-    pub fn finished_at(
+    pub(crate) fn finished_at(
         &mut self,
         sink: &EventSink,
         index: usize,

@@ -28,7 +28,7 @@ pub type FaultHook = Arc<dyn Fn(&ToolUse) -> InjectedFault + Send + Sync>;
 /// Runs between spawning a nested batch and registering it with its parent
 /// (tests only: forces the interleaving of an interrupt with registration).
 #[doc(hidden)]
-pub type PauseHook = Arc<dyn Fn() -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+pub(crate) type PauseHook = Arc<dyn Fn() -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
 
 pub(crate) struct RuntimeInner {
     /// The pipeline the next batch takes; a batch keeps the one it opened

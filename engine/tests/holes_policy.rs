@@ -2,7 +2,12 @@
 //! policy in every permission mode, with `read_only` computed by the shell
 //! classifier as the Bash tool does.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 mod common;
 use std::path::Path;

@@ -1,6 +1,11 @@
 //! Loading and merging settings files from a real directory tree.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 mod common;
 use std::path::Path;

@@ -2,7 +2,12 @@
 //! classifier, several variants each. Every `false` row was read-only before
 //! the fix; the `true` rows keep the fix from swallowing harmless lines.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 use baton_engine::shell::is_read_only;
 

@@ -112,7 +112,7 @@ impl Policy {
 
 /// `/dev/null` and friends: written to and read from by ordinary programs
 /// (`2>/dev/null`, random numbers for hashing), harmless to grant.
-pub fn default_devices() -> Vec<PathBuf> {
+pub(crate) fn default_devices() -> Vec<PathBuf> {
     [
         "/dev/null",
         "/dev/zero",

@@ -1,6 +1,11 @@
 //! curl, a real client, through both proxies.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 mod support;
 

@@ -3,7 +3,12 @@
 //! root host would pass on, and the host's own `/proc` entries. Each probe
 //! runs unconfined first where it can, to show that it works at all here.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 #[path = "support/confined.rs"]
 mod confined;

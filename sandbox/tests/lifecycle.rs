@@ -1,6 +1,11 @@
 //! Listeners handed in by the caller, bounded events, shutdown and drop.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 mod support;
 

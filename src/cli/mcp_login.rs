@@ -66,7 +66,7 @@ fn authorizer(spec: &ServerSpec, url: &str, terminal: bool) -> Authorizer {
     )
 }
 
-pub async fn login(
+pub(super) async fn login(
     cwd: &Path,
     settings: Option<&Path>,
     args: &McpArgs,
@@ -85,7 +85,7 @@ pub async fn login(
     Ok(())
 }
 
-pub async fn logout(
+pub(super) async fn logout(
     cwd: &Path,
     settings: Option<&Path>,
     args: &McpArgs,

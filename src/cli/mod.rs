@@ -34,7 +34,7 @@ use clap::{Args, Parser, Subcommand};
     version,
     about = "Executes the tool calls of LLM agents."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -193,7 +193,7 @@ fn parse_policy(s: &str) -> Result<SiblingPolicy, String> {
 
 /// A failure of the command itself (not of a tool).
 #[derive(Debug)]
-pub enum CliError {
+pub(crate) enum CliError {
     /// The input or configuration cannot be used (exit 2).
     Usage(String),
     /// Something failed while running (exit 1).
@@ -211,7 +211,7 @@ impl std::fmt::Display for CliError {
 }
 
 impl CliError {
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             CliError::Usage(_) => 2,
             CliError::Failed(_) => 1,
@@ -220,7 +220,7 @@ impl CliError {
     }
 }
 
-pub fn main(cli: Cli) -> Result<(), CliError> {
+pub(crate) fn main(cli: Cli) -> Result<(), CliError> {
     // Before any thread starts: as PID 1, a reaper half stays PID 1.
     if let Some(problem) = baton::engine::process::split_off_init() {
         eprintln!("baton: {problem}");
@@ -355,7 +355,7 @@ where
 }
 
 /// Everything a command needs, loaded from the flags and settings files.
-pub struct Setup {
+pub(crate) struct Setup {
     pub pool: ToolPool,
     /// `--tool-set`.
     pub tool_set: baton::engine::wire::ToolSet,
@@ -473,7 +473,7 @@ impl Setup {
 
     /// How many calls of one message the engine runs (the rest are
     /// refused unread, so a message parser need not build them).
-    pub fn max_calls_per_message(&self) -> usize {
+    pub(crate) fn max_calls_per_message(&self) -> usize {
         self.builder
             .as_ref()
             .map_or(baton::RuntimeConfig::default().max_calls_per_message, |b| {
@@ -481,7 +481,7 @@ impl Setup {
             })
     }
 
-    pub fn engine(&mut self) -> Result<Engine, CliError> {
+    pub(crate) fn engine(&mut self) -> Result<Engine, CliError> {
         self.builder
             .take()
             .ok_or_else(|| CliError::Failed("the engine was already built".into()))?

@@ -1,6 +1,11 @@
 //! The Bash tool end to end, through the real pipeline and a real bash.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 mod bash_common;
 

@@ -4,7 +4,12 @@
 //! and children that ignore SIGTERM. Each case counts the processes whose
 //! command line carries a unique marker.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 mod bash_common;
 

@@ -346,7 +346,7 @@ pub(crate) struct CallState {
 }
 
 impl CallState {
-    pub fn hook_input(&self, event: HookEvent) -> HookInput {
+    pub(crate) fn hook_input(&self, event: HookEvent) -> HookInput {
         let session = &self.ctx.session;
         HookInput {
             session_id: session.id().to_string(),

@@ -17,7 +17,7 @@ use super::output::write_line;
 
 /// The serve host as the session's question asker.
 #[derive(Default)]
-pub struct HostQuestions {
+pub(super) struct HostQuestions {
     pending: Mutex<HashMap<u64, oneshot::Sender<QuestionAnswer>>>,
     /// Which call asked each pending question, to withdraw it.
     asked_by: Mutex<HashMap<String, u64>>,
@@ -31,7 +31,7 @@ impl HostQuestions {
     }
 
     /// A `question_answer` line from the host.
-    pub fn answer(&self, msg: &Value) -> Result<(), String> {
+    pub(super) fn answer(&self, msg: &Value) -> Result<(), String> {
         let Some(id) = msg.get("request_id").and_then(Value::as_u64) else {
             return Err("question_answer needs a numeric `request_id`".into());
         };
@@ -45,7 +45,7 @@ impl HostQuestions {
     }
 
     /// Nobody will answer from now on.
-    pub fn close(&self) {
+    pub(super) fn close(&self) {
         self.closed.store(true, Ordering::Release);
         for (_, waiting) in self.pending().drain() {
             let _ = waiting.send(QuestionAnswer::Unavailable);
@@ -152,7 +152,7 @@ impl QuestionAsker for HostQuestions {
 }
 
 /// Makes a new host asker answer the questions of `session`.
-pub fn install(session: &baton::engine::Session) -> Arc<HostQuestions> {
+pub(super) fn install(session: &baton::engine::Session) -> Arc<HostQuestions> {
     let host = Arc::new(HostQuestions::default());
     baton::engine::questions::install(session, host.clone());
     host

@@ -17,7 +17,7 @@ use super::output::write_line;
 
 /// The serve host as the MCP servers' elicitor.
 #[derive(Default)]
-pub struct HostElicitor {
+pub(super) struct HostElicitor {
     pending: Mutex<HashMap<u64, oneshot::Sender<ElicitResponse>>>,
     next: AtomicU64,
     closed: AtomicBool,
@@ -29,7 +29,7 @@ impl HostElicitor {
     }
 
     /// An `elicitation` line from the host.
-    pub fn answer(&self, msg: &Value) -> Result<(), String> {
+    pub(super) fn answer(&self, msg: &Value) -> Result<(), String> {
         let Some(id) = msg.get("request_id").and_then(Value::as_u64) else {
             return Err("elicitation needs a numeric `request_id`".into());
         };
@@ -54,7 +54,7 @@ impl HostElicitor {
     }
 
     /// Nobody will answer from now on: decline what waits and what comes.
-    pub fn close(&self) {
+    pub(super) fn close(&self) {
         self.closed.store(true, Ordering::Release);
         for (_, waiting) in self.pending().drain() {
             let _ = waiting.send(ElicitResponse::Decline);
@@ -101,7 +101,7 @@ impl Elicitor for HostElicitor {
 }
 
 /// Installs a new host elicitor for this serve session.
-pub fn install() -> Arc<HostElicitor> {
+pub(super) fn install() -> Arc<HostElicitor> {
     let host = Arc::new(HostElicitor::default());
     crate::cli::mcp::set_host_elicitor(Some(host.clone()));
     host

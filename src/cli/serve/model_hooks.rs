@@ -20,7 +20,7 @@ type Reply = oneshot::Sender<Result<Value, String>>;
 
 /// The hook questions waiting for the host, by request id.
 #[derive(Clone, Default)]
-pub struct ModelHooks {
+pub(super) struct ModelHooks {
     pending: Arc<Mutex<HashMap<String, Reply>>>,
     next: Arc<AtomicU64>,
     /// The host's input ended: no answer will come.
@@ -33,7 +33,7 @@ impl ModelHooks {
     }
 
     /// A `hook_answer` line.
-    pub fn answer(&self, msg: &Value) -> Result<(), String> {
+    pub(super) fn answer(&self, msg: &Value) -> Result<(), String> {
         let id = msg
             .get("request_id")
             .and_then(Value::as_str)
@@ -52,7 +52,7 @@ impl ModelHooks {
     }
 
     /// The host's input ended: every waiting hook gets its failure now.
-    pub fn close(&self) {
+    pub(super) fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         self.pending().clear();
     }

@@ -8,7 +8,7 @@ use baton::Engine;
 
 /// A task line, as the dispatcher parsed it (`strict::Checked`).
 #[derive(Debug)]
-pub enum TaskLine {
+pub(super) enum TaskLine {
     /// `{"type":"tasks"}`
     List,
     /// `{"type":"task_stop","task_id":"shell-1"}`
@@ -18,7 +18,7 @@ pub enum TaskLine {
 }
 
 /// The answer to a task line, or the text of an error line.
-pub async fn answer(engine: &Engine, line: TaskLine) -> Result<Value, String> {
+pub(super) async fn answer(engine: &Engine, line: TaskLine) -> Result<Value, String> {
     Ok(match line {
         TaskLine::List => json!({"type": "tasks", "tasks": engine.tasks()}),
         TaskLine::Stop { task_id } => {

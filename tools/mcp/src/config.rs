@@ -155,7 +155,7 @@ impl ServerSpec {
 }
 
 /// Looks up an environment variable.
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub(crate) type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// Parses every entry of an `mcpServers` object. Entries that cannot be used
 /// come back as messages, one per server.

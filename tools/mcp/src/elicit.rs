@@ -121,15 +121,15 @@ impl std::fmt::Debug for ElicitorSlot {
 }
 
 impl ElicitorSlot {
-    pub fn new(inner: Option<std::sync::Arc<dyn Elicitor>>) -> Self {
+    pub(crate) fn new(inner: Option<std::sync::Arc<dyn Elicitor>>) -> Self {
         ElicitorSlot(parking_lot::RwLock::new(inner))
     }
 
-    pub fn current(&self) -> Option<std::sync::Arc<dyn Elicitor>> {
+    pub(crate) fn current(&self) -> Option<std::sync::Arc<dyn Elicitor>> {
         self.0.read().clone()
     }
 
-    pub fn replace(&self, next: Option<std::sync::Arc<dyn Elicitor>>) {
+    pub(crate) fn replace(&self, next: Option<std::sync::Arc<dyn Elicitor>>) {
         *self.0.write() = next;
     }
 }

@@ -30,12 +30,12 @@ const RING_LINE_CHARS: usize = 2_000;
 
 /// The last lines a server wrote to stderr (and junk it wrote to stdout).
 #[derive(Debug, Default)]
-pub struct StderrRing {
+pub(crate) struct StderrRing {
     lines: Mutex<VecDeque<String>>,
 }
 
 impl StderrRing {
-    pub fn push(&self, line: &str) {
+    pub(crate) fn push(&self, line: &str) {
         let mut line = line.trim_end().to_string();
         if line.len() > RING_LINE_CHARS {
             let mut cut = RING_LINE_CHARS;
@@ -53,7 +53,7 @@ impl StderrRing {
     }
 
     /// The last `n` lines, oldest first.
-    pub fn tail(&self, n: usize) -> Vec<String> {
+    pub(crate) fn tail(&self, n: usize) -> Vec<String> {
         let lines = self.lines.lock();
         lines
             .iter()
@@ -69,7 +69,7 @@ impl StderrRing {
     /// first lines that read as errors (they name the cause, e.g. npm's
     /// `E404`), then the last lines. The plain last lines alone often hold
     /// only an upgrade notice and a log path.
-    pub fn cause(&self, n: usize) -> Vec<String> {
+    pub(crate) fn cause(&self, n: usize) -> Vec<String> {
         let kept: Vec<String> = self
             .tail(RING_LINES)
             .into_iter()
@@ -114,7 +114,7 @@ fn reads_as_error(line: &str) -> bool {
 
 /// A running stdio server.
 #[derive(Debug)]
-pub struct ServerProcess {
+pub(crate) struct ServerProcess {
     pgid: i32,
     pub stderr: Arc<StderrRing>,
     /// Lines on stdout that were not JSON-RPC and were skipped.
@@ -125,12 +125,12 @@ pub struct ServerProcess {
 
 /// The pipes rmcp talks over: filtered stdout, and stdin (watched for the
 /// ids of requests in flight, see [`crate::frame_guard`]).
-pub type Pipes = (DuplexStream, TrackedStdin);
+pub(crate) type Pipes = (DuplexStream, TrackedStdin);
 
 impl ServerProcess {
     /// Starts `command args` in a new process group with `env` added and
     /// `CLAUDE_PROJECT_DIR` set, as Claude Code does for hooks and servers.
-    pub fn spawn(
+    pub(crate) fn spawn(
         command: &str,
         args: &[String],
         env: &BTreeMap<String, String>,
@@ -198,17 +198,17 @@ impl ServerProcess {
     }
 
     /// The process group id (the server's pid).
-    pub fn pid(&self) -> i32 {
+    pub(crate) fn pid(&self) -> i32 {
         self.pgid
     }
 
     /// `Some(exit status)` once the server has exited.
-    pub fn exit_status(&self) -> Option<String> {
+    pub(crate) fn exit_status(&self) -> Option<String> {
         self.exited.borrow().clone()
     }
 
     /// Resolves when the server process exits.
-    pub async fn wait_exit(&self) -> String {
+    pub(crate) async fn wait_exit(&self) -> String {
         let mut rx = self.exited.clone();
         loop {
             if let Some(s) = rx.borrow_and_update().clone() {
@@ -222,7 +222,7 @@ impl ServerProcess {
 
     /// SIGTERM to the group, `grace` to exit, then SIGKILL to the group
     /// (which also ends anything the server started and left behind).
-    pub async fn stop(&self, grace: Duration) {
+    pub(crate) async fn stop(&self, grace: Duration) {
         if self.pgid <= 0 {
             return;
         }
@@ -236,7 +236,7 @@ impl ServerProcess {
     }
 
     /// Kills the group at once (for tests and for drop paths).
-    pub fn kill_now(&self) {
+    pub(crate) fn kill_now(&self) {
         if self.pgid > 0 {
             let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGKILL);
         }

@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use crate::server::Server;
 
 /// The MIME type Claude Code gives subdirectories.
-pub const DIRECTORY_MIME: &str = "inode/directory";
+pub(crate) const DIRECTORY_MIME: &str = "inode/directory";
 
 struct ReadDir {
     servers: Vec<Arc<Server>>,

@@ -116,15 +116,15 @@ pub(crate) struct Live {
 }
 
 impl Live {
-    pub fn peer(&self) -> &Peer<RoleClient> {
+    pub(crate) fn peer(&self) -> &Peer<RoleClient> {
         self.service.peer()
     }
 
-    pub fn handler(&self) -> &Handler {
+    pub(crate) fn handler(&self) -> &Handler {
         self.service.service()
     }
 
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.service.is_closed()
             || self.peer().is_transport_closed()
             || self
@@ -133,7 +133,7 @@ impl Live {
                 .is_some_and(|p| p.exit_status().is_some())
     }
 
-    pub fn stderr_tail(&self, n: usize) -> Vec<String> {
+    pub(crate) fn stderr_tail(&self, n: usize) -> Vec<String> {
         self.process
             .as_ref()
             .map(|p| p.stderr.tail(n))

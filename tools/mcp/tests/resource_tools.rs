@@ -2,7 +2,12 @@
 //! resources saved to a file (`blobSavedTo`), RefreshMcpTools and
 //! WaitForMcpServers, against a real server (servers/oversized.py).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 mod common;
 

@@ -3,7 +3,12 @@
 //! server unaffected. Real servers: servers/oversized.py over stdio and
 //! streamable HTTP.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    unreachable_pub,
+    missing_docs
+)]
 
 mod common;
 

@@ -29,7 +29,7 @@ use baton_engine::ToolContext;
 use parking_lot::Mutex;
 
 /// Entries kept at most, for calls that were judged but never ran.
-pub const MAX_ENTRIES: usize = 4096;
+pub(crate) const MAX_ENTRIES: usize = 4096;
 
 type Key = (String, PathBuf);
 

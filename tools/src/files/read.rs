@@ -381,6 +381,6 @@ fn compose(shown: &str, r: &Rendered, start: u64, file_size: u64, limits: &ReadL
 }
 
 /// Whether a path names a notebook (used by the writing tools' messages).
-pub fn is_notebook(path: &Path) -> bool {
+pub(super) fn is_notebook(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "ipynb")
 }

@@ -92,7 +92,7 @@ impl ToolLogic<WriteInput> for WriteTool {
 
 /// After a successful write the model knows the file's content: record it so
 /// the next Edit or Write needs no fresh Read.
-pub fn remember(session: &baton_engine::Session, real: &std::path::Path, bytes: &[u8]) {
+pub(crate) fn remember(session: &baton_engine::Session, real: &std::path::Path, bytes: &[u8]) {
     // Without metadata there is no snapshot; the next write then asks for a
     // Read, which is the safe side.
     if let Ok(meta) = super::open::metadata(real) {
