@@ -12,6 +12,7 @@ use crossbeam_channel::Receiver;
 
 use crate::{BatchSummary, Engine};
 
+#[derive(Debug)]
 pub struct BlockingEngine {
     engine: Engine,
     rt: tokio::runtime::Runtime,
@@ -61,6 +62,7 @@ impl BlockingEngine {
 }
 
 /// One assistant message, driven from a plain thread.
+#[derive(Debug)]
 pub struct BlockingBatch {
     handle: BatchHandle,
     events: Receiver<Event>,

@@ -324,6 +324,13 @@ pub struct NotificationStream {
     inner: Pin<Box<dyn Stream<Item = Event> + Send>>,
 }
 
+// By hand: the stream inside is a trait object.
+impl std::fmt::Debug for NotificationStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NotificationStream").finish_non_exhaustive()
+    }
+}
+
 impl Stream for NotificationStream {
     type Item = Event;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Event>> {

@@ -71,6 +71,24 @@ pub struct RuntimeBuilder {
     before_nested_register: Option<PauseHook>,
 }
 
+// By hand: the test hooks are closures; whether they are set is what counts.
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("pipeline", &self.pipeline)
+            .field("session", &self.session)
+            .field("context", &self.context)
+            .field("config", &self.config)
+            .field("services", &self.services)
+            .field("fault_hook", &self.fault_hook.is_some())
+            .field(
+                "before_nested_register",
+                &self.before_nested_register.is_some(),
+            )
+            .finish()
+    }
+}
+
 impl RuntimeBuilder {
     pub fn config(mut self, config: RuntimeConfig) -> Self {
         self.config = config;

@@ -45,7 +45,7 @@ impl Extensions {
 }
 
 /// Mutable, shared type map: `get_or_default` hands every caller the same slot.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct SharedSlots {
     map: parking_lot::Mutex<HashMap<TypeId, Entry>>,
 }

@@ -17,7 +17,7 @@ use crate::permission::PermissionPolicy;
 use crate::tool::{Tool, ToolOrigin};
 
 /// Inputs to [`ToolPool::assemble`].
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct PoolSpec {
     pub builtins: Vec<Arc<Tool>>,
     /// MCP and host-supplied tools.

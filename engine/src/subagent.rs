@@ -173,6 +173,7 @@ impl SubagentReport {
 }
 
 /// Everything a host needs to run one subagent.
+#[derive(Debug)]
 pub struct SubagentTask {
     pub agent_id: String,
     pub definition: Arc<AgentDefinition>,
@@ -221,7 +222,7 @@ impl SubagentTask {
 }
 
 /// The door to batches nested under one Agent call.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct SubagentBatches {
     parent: ToolContext,
     pool: ToolPool,
@@ -358,6 +359,16 @@ pub struct SubagentService {
     next_id: Arc<AtomicUsize>,
 }
 
+// By hand: the runner is a trait object.
+impl std::fmt::Debug for SubagentService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubagentService")
+            .field("limits", &self.limits)
+            .field("running", &self.running)
+            .finish_non_exhaustive()
+    }
+}
+
 impl SubagentService {
     /// A service with limits from the environment.
     pub fn new(runner: Arc<dyn SubagentRunner>) -> Self {
@@ -401,6 +412,7 @@ impl SubagentService {
 }
 
 /// One running subagent; frees its slot when dropped.
+#[derive(Debug)]
 pub struct RunningSlot(Arc<AtomicUsize>);
 
 impl Drop for RunningSlot {

@@ -37,7 +37,7 @@ pub use agent::{run_agent, AgentEnd, AgentEvent};
 pub use subagent::{LoopRunner, SubagentReporter};
 
 /// Everything `baton agent` needs besides the engine.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct AgentOptions {
     pub format: WireFormat,
     pub model: String,
@@ -66,6 +66,23 @@ pub struct AgentOptions {
     /// mid-conversation tool changes beta, not as a rewritten `tools`;
     /// back to rewriting when the provider refuses the beta.
     pub tool_changes: bool,
+}
+
+// By hand: the API key stays out of logs and panic messages.
+impl std::fmt::Debug for AgentOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentOptions")
+            .field("format", &self.format)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .field("max_turns", &self.max_turns)
+            .field("max_tokens", &self.max_tokens)
+            .field("max_retries", &self.max_retries)
+            .field("tool_set", &self.tool_set)
+            .field("tool_changes", &self.tool_changes)
+            .finish_non_exhaustive()
+    }
 }
 
 impl AgentOptions {

@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 /// Collects notifications from its creation on.
+#[derive(Debug)]
 pub struct Notices {
     rx: Mutex<broadcast::Receiver<Notification>>,
 }

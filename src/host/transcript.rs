@@ -36,6 +36,16 @@ struct State {
     counter: u64,
 }
 
+// By hand: the open file and id generator say nothing a reader needs.
+impl std::fmt::Debug for Transcript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transcript")
+            .field("path", &self.path)
+            .field("session_id", &self.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Transcript {
     /// Opens (appending to) the transcript at `path`.
     pub fn open(path: &Path, session_id: &str) -> std::io::Result<Transcript> {

@@ -119,6 +119,7 @@ pub trait TurnHost: Send + Sync {
 }
 
 /// The main agent: batches of the engine itself.
+#[derive(Debug)]
 pub struct MainHost<'a> {
     engine: &'a Engine,
     /// Replaced when an MCP server changes its tools between turns.
@@ -187,6 +188,7 @@ impl TurnHost for MainHost<'_> {
 
 /// A subagent: batches nested under its Agent call, its own (narrowed)
 /// pool, the session's deferred-tool state.
+#[derive(Debug)]
 pub struct SubagentHost {
     pub batches: SubagentBatches,
     pub pool: ToolPool,

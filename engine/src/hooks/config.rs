@@ -49,6 +49,16 @@ pub struct ParsedHooks {
     pub warnings: Vec<String>,
 }
 
+// By hand: hooks are trait objects; their number and the warnings say enough.
+impl std::fmt::Debug for ParsedHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParsedHooks")
+            .field("hooks", &self.hooks.len())
+            .field("warnings", &self.warnings)
+            .finish()
+    }
+}
+
 /// Parses a `hooks` value.
 pub fn parse_hooks(value: &Value, source: &HookSource) -> ParsedHooks {
     let mut parsed = ParsedHooks::default();

@@ -18,7 +18,7 @@ use super::plugins::{config_dir, enabled_plugin_hooks, enabled_plugin_roots};
 use super::Hook;
 
 /// Hook-related settings gathered file by file.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct HookLayers {
     sections: Vec<(PathBuf, Value)>,
     /// `env`, later files overriding earlier ones, in first-set order.
@@ -37,6 +37,18 @@ pub struct LoadedHooks {
     pub warnings: Vec<String>,
     /// Enabled, installed plugins: `(name, root)`.
     pub plugin_roots: Vec<(String, PathBuf)>,
+}
+
+// By hand: hooks are trait objects; their number stands for them.
+impl std::fmt::Debug for LoadedHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedHooks")
+            .field("hooks", &self.hooks.len())
+            .field("env", &self.env)
+            .field("warnings", &self.warnings)
+            .field("plugin_roots", &self.plugin_roots)
+            .finish_non_exhaustive()
+    }
 }
 
 impl HookLayers {

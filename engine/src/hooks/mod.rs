@@ -200,6 +200,13 @@ pub struct FnHook<M, F> {
     run: F,
 }
 
+// By hand: the matcher and the closure have no `Debug`.
+impl<M, F> std::fmt::Debug for FnHook<M, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnHook").finish_non_exhaustive()
+    }
+}
+
 impl<M, F, Fut> FnHook<M, F>
 where
     M: Fn(HookEvent, &str) -> bool + Send + Sync,

@@ -20,12 +20,12 @@ use crate::permission::{
 use crate::session::Session;
 
 /// The session's hook-made permission changes.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct SessionPermissions {
     state: RwLock<State>,
 }
 
-#[derive(Default, Clone)]
+#[derive(Default, Clone, Debug)]
 struct State {
     rules: Vec<Rule>,
     mode: Option<PermissionMode>,

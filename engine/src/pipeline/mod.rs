@@ -56,6 +56,13 @@ type Flow<T = ()> = Result<T, Early>;
 #[derive(Clone)]
 pub struct ApproverService(pub Arc<dyn Approver>);
 
+// By hand: the approver is a trait object.
+impl std::fmt::Debug for ApproverService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApproverService").finish_non_exhaustive()
+    }
+}
+
 /// Everything needed to run calls: the pool and the stages' collaborators.
 #[derive(Clone)]
 pub struct Pipeline {

@@ -66,6 +66,7 @@ impl Asked {
 /// Completions) or the array of output items (Responses). Nothing is
 /// written before the first [`push`](Self::push); [`finish`](Self::finish)
 /// closes the answer (an answer without results is written whole there).
+#[derive(Debug)]
 pub struct AnswerWriter<'a, W: Write> {
     format: WireFormat,
     asked: &'a Asked,

@@ -36,6 +36,13 @@ pub trait StreamSink {
 /// A sink from a closure that takes each complete call.
 pub struct FnSink<F>(pub F);
 
+// By hand: the closure has no `Debug`; the wrapper says what it is.
+impl<F> std::fmt::Debug for FnSink<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnSink").finish_non_exhaustive()
+    }
+}
+
 impl<F: FnMut(ToolUse)> StreamSink for FnSink<F> {
     type Error = Infallible;
     fn call(&mut self, call: ToolUse) -> Result<(), Infallible> {

@@ -38,7 +38,7 @@ impl AgentState {
 }
 
 /// One subagent of the session.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct AgentRecord {
     pub id: String,
     /// The `name` given at launch, if any.
@@ -57,7 +57,7 @@ pub struct AgentRecord {
 }
 
 /// The session slot holding every subagent record, in start order.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct AgentTree {
     records: Mutex<Vec<AgentRecord>>,
 }

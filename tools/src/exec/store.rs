@@ -26,6 +26,19 @@ pub struct ExecSessions {
     inner: Mutex<Inner>,
 }
 
+// By hand: the sessions hold live processes; their ids are what a reader
+// needs. `try_lock`: printing must not wait for (or deadlock with) a holder.
+impl std::fmt::Debug for ExecSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut out = f.debug_struct("ExecSessions");
+        match self.inner.try_lock() {
+            Some(inner) => out.field("sessions", &inner.sessions.keys().collect::<Vec<_>>()),
+            None => out.field("sessions", &"<locked>"),
+        };
+        out.finish_non_exhaustive()
+    }
+}
+
 #[derive(Default)]
 struct Inner {
     next_id: i32,

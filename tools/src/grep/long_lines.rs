@@ -16,6 +16,7 @@ use std::io::{self, Read};
 pub const MAX_SEARCHED_LINE: usize = 1 << 20;
 
 /// A reader that cuts lines longer than `max` bytes.
+#[derive(Debug)]
 pub struct LineCap<R> {
     inner: R,
     max: usize,

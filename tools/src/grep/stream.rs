@@ -44,6 +44,7 @@ const NAMED: usize = 5;
 /// Bytes read at a time.
 const CHUNK: usize = 64 * 1024;
 
+#[derive(Debug)]
 pub struct Options<'a> {
     pub matcher: &'a RegexMatcher,
     /// `None`: the pattern has no streaming form; long lines are undecided.

@@ -32,6 +32,7 @@ const WINDOW_BYTES: usize = 400;
 
 /// The pattern as a streaming automaton. Built once per search, when the
 /// first long line is met.
+#[derive(Debug)]
 pub struct LineAutomaton {
     dfa: DFA,
 }
@@ -79,7 +80,7 @@ impl LineAutomaton {
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum Step {
     Running(LazyStateID),
     Matched,
@@ -88,6 +89,7 @@ enum Step {
 }
 
 /// One long line being searched.
+#[derive(Debug)]
 pub struct LongLine<'a> {
     dfa: &'a DFA,
     cache: Cache,

@@ -85,6 +85,16 @@ pub struct SearchIndex {
     description_words: HashMap<String, Vec<u32>>,
 }
 
+// By hand: the postings are large and say little; the pool names the tools.
+impl std::fmt::Debug for SearchIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchIndex")
+            .field("pool", &self.pool)
+            .field("entries", &self.entries.len())
+            .finish_non_exhaustive()
+    }
+}
+
 fn add_posting(map: &mut HashMap<String, Vec<u32>>, word: String, id: u32) {
     let list = map.entry(word).or_default();
     if list.last() != Some(&id) {

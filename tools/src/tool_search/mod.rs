@@ -48,7 +48,7 @@ pub struct ToolSearchInput {
 }
 
 /// The tool, with its index of the last pool it searched.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct ToolSearch {
     index: Mutex<Option<(bool, Arc<SearchIndex>)>>,
 }

@@ -36,6 +36,7 @@ pub struct Refusal {
 }
 
 /// The OAuth side of one server's connections (shared by its attempts).
+#[derive(Debug)]
 pub struct Link {
     pub auth: Arc<Authorizer>,
     pub client: AuthClient<reqwest::Client>,
@@ -101,7 +102,7 @@ pub async fn sse_bearer(link: Option<&Arc<Link>>) -> Option<HeaderValue> {
 }
 
 /// reqwest alone, or with a [`Link`].
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Guarded {
     plain: reqwest::Client,
     link: Option<Arc<Link>>,

@@ -43,6 +43,19 @@ pub struct Authorizer {
     in_a_row: AtomicU32,
 }
 
+// By hand: the opener is a trait object and the locks say nothing.
+impl std::fmt::Debug for Authorizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authorizer")
+            .field("server", &self.server)
+            .field("url", &self.url)
+            .field("settings", &self.settings)
+            .field("store", &self.store)
+            .field("limit", &self.limit)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Authorizer {
     pub fn new(
         server: &str,

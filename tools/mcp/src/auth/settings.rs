@@ -59,6 +59,19 @@ pub struct OAuthSettings {
 }
 
 // Secrets never reach logs through a `{:?}`.
+// By hand, like `OAuthSettings`: the secret and the ID token stay out of logs.
+impl std::fmt::Debug for IdentityProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdentityProvider")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
+            .field("id_token", &"***")
+            .finish()
+    }
+}
+
 impl std::fmt::Debug for OAuthSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OAuthSettings")

@@ -50,6 +50,16 @@ pub struct TokenStore {
     memory: Arc<Mutex<Option<Saved>>>,
 }
 
+// By hand: the tokens it holds stay out of logs; where they live is enough.
+impl std::fmt::Debug for TokenStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenStore")
+            .field("path", &self.path)
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
 impl TokenStore {
     pub fn new(dir: Option<&Path>, server: &str, url: &str) -> TokenStore {
         TokenStore {
