@@ -40,6 +40,8 @@ impl SiblingPolicy {
         }
     }
 
+    /// The name settings and flags use for this policy (`shell-error`,
+    /// `mutating-shell-error`, `off`).
     pub fn as_str(self) -> &'static str {
         match self {
             SiblingPolicy::ShellError => "shell-error",
@@ -93,12 +95,17 @@ pub struct RuntimeConfig {
     /// [`Self::wait_slots`].
     pub max_concurrency: Option<usize>,
     /// Safe calls that start processes or work the CPU, running at once in
-    /// one batch (default: sized to the machine, see [`crate::limits`]).
+    /// one batch (default: sized to the machine, see [`Limits`](crate::Limits)).
     pub process_slots: usize,
     /// Safe calls that only wait, running at once in one batch.
     pub wait_slots: usize,
+    /// Which failed calls cancel their running siblings (SPEC §8).
     pub sibling_policy: SiblingPolicy,
+    /// Characters the fresh results of one message may carry in all; the
+    /// largest are cut down to fit (SPEC §9).
     pub message_budget_chars: usize,
+    /// How deep batches may nest under calls (subagents inside subagents,
+    /// SPEC §15); deeper nested batches are refused.
     pub max_nesting_depth: usize,
     /// Calls past this many in one message are not run (an error result
     /// each, without lookup or parsing).
@@ -178,11 +185,13 @@ impl RuntimeConfig {
         }
     }
 
+    /// Sets [`Self::sibling_policy`].
     pub fn with_sibling_policy(mut self, policy: SiblingPolicy) -> Self {
         self.sibling_policy = policy;
         self
     }
 
+    /// Sets [`Self::host_approvals`].
     pub fn with_host_approvals(mut self, yes: bool) -> Self {
         self.host_approvals = yes;
         self
@@ -194,11 +203,13 @@ impl RuntimeConfig {
         self
     }
 
+    /// Sets [`Self::max_running_nested`].
     pub fn with_max_running_nested(mut self, max: Option<usize>) -> Self {
         self.max_running_nested = max;
         self
     }
 
+    /// Sets [`Self::message_budget_chars`].
     pub fn with_message_budget(mut self, chars: usize) -> Self {
         self.message_budget_chars = chars;
         self

@@ -26,13 +26,18 @@ use crate::config::InterruptKind;
 pub enum Event {
     /// A running call reported progress (not ordered with results).
     Progress {
+        /// The call's position in its message.
         index: usize,
+        /// The call's `tool_use` id.
         call_id: Arc<str>,
+        /// What the tool reported.
         progress: Progress,
     },
     /// The result of call `index`; results arrive in index order.
     Result {
+        /// The call's position in its message.
         index: usize,
+        /// The call's one result.
         result: Box<CallResult>,
     },
     /// A call needs the host's approval; answer through the prompt.
@@ -62,6 +67,8 @@ pub struct BatchSummary {
     pub additional_context: Vec<String>,
     /// PostToolBatch hooks' non-blocking problems and `systemMessage`s.
     pub diagnostics: Vec<String>,
+    /// PostToolBatch hooks' `systemMessage`s: text for the user, not the
+    /// model.
     pub system_messages: Vec<String>,
 }
 
@@ -69,6 +76,7 @@ pub struct BatchSummary {
 /// unanswered denies the call.
 #[derive(Debug, Clone)]
 pub struct PermissionPrompt {
+    /// What is asked: the call, the tool and the reason the rules gave.
     pub request: ApprovalRequest,
     reply: Arc<Mutex<Option<oneshot::Sender<Approval>>>>,
     id: u64,
@@ -120,11 +128,14 @@ impl PermissionPrompt {
 /// listening loses events but never stalls the batch.
 #[derive(Clone, Debug)]
 pub enum EventSink {
+    /// Events go to a tokio channel (hosts running on tokio).
     Tokio(tokio::sync::mpsc::UnboundedSender<Event>),
+    /// Events go to a crossbeam channel (blocking hosts, e.g. `BlockingEngine`).
     Blocking(crossbeam_channel::Sender<Event>),
 }
 
 impl EventSink {
+    /// Sends `event`, dropping it if the receiver is gone.
     pub fn send(&self, event: Event) {
         match self {
             EventSink::Tokio(tx) => {

@@ -16,12 +16,16 @@ use crate::coordinator::CoordMsg;
 use crate::intake::{Intake, Mailbox};
 use crate::quiescence::Quiescence;
 
+/// Why a call could not be added to a batch.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BatchError {
+    /// [`BatchHandle::end`] was called: the batch takes no more calls.
     #[error("the batch was already ended; open a new batch for the next message")]
     Ended,
+    /// The batch's coordinator stopped (the runtime shut down or it panicked).
     #[error("the batch is gone (its coordinator stopped)")]
     Gone,
+    /// The coordinator actor could not be spawned (ractor's message).
     #[error("could not start the batch coordinator: {0}")]
     Spawn(String),
 }
@@ -131,10 +135,13 @@ impl BatchHandle {
         self.inner.quiet.wait_blocking()
     }
 
+    /// Like [`Self::wait_quiescent`], giving up after `timeout`; true if the
+    /// batch became quiescent in time.
     pub fn wait_quiescent_timeout(&self, timeout: std::time::Duration) -> bool {
         self.inner.quiet.wait_blocking_timeout(timeout)
     }
 
+    /// Whether every call has its result and every invocation stopped, now.
     pub fn is_quiescent(&self) -> bool {
         self.inner.quiet.is_reached()
     }

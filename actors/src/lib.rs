@@ -12,6 +12,9 @@
 //!
 //! Hosts use a [`Runtime`] to open batches and a [`BatchHandle`] to feed and
 //! interrupt them; events arrive on the [`EventSink`] they supplied.
+//!
+//! The modules are private: the `pub use` list below is the whole API, so
+//! the coordinator's messages and state stay free to change.
 
 mod approver;
 mod config;

@@ -20,7 +20,9 @@ pub struct CallEvent {
     /// The call's position in its message; `None` where it is not known
     /// (approval requests name the call by id).
     pub index: Option<usize>,
+    /// The call's `tool_use` id.
     pub call_id: Arc<str>,
+    /// What the call is now doing.
     pub state: CallState,
 }
 
@@ -29,7 +31,10 @@ pub struct CallEvent {
 #[non_exhaustive]
 pub enum CallState {
     /// Added to the batch; waits for the scheduler.
-    Queued { tool: Arc<str> },
+    Queued {
+        /// The name of the tool called.
+        tool: Arc<str>,
+    },
     /// Its pipeline started (validation, hooks, permission, then the tool).
     Started,
     /// Waits for the host's answer to a permission request.
@@ -38,11 +43,16 @@ pub enum CallState {
     /// cancelled or interrupted): the prompt with this
     /// [`PermissionPrompt::id`](crate::PermissionPrompt::id) is withdrawn,
     /// a UI should close it.
-    PermissionCancelled { prompt: u64 },
+    PermissionCancelled {
+        /// The withdrawn prompt's id.
+        prompt: u64,
+    },
     /// Has its result (which may still wait for earlier calls' results).
     /// `duration` runs from the start; zero for calls that never started.
     Finished {
+        /// How the call ended.
         outcome: Outcome,
+        /// Time from its start to its result.
         duration: Duration,
     },
 }

@@ -34,7 +34,12 @@ pub enum Limits {
     /// The user set a cap: at most this many safe calls of any kind.
     Uniform(usize),
     /// The defaults: a pool per kind of work.
-    ByKind { process: usize, wait: usize },
+    ByKind {
+        /// Safe calls that start processes or work the CPU.
+        process: usize,
+        /// Safe calls that only wait (on the network, a timer, a person).
+        wait: usize,
+    },
 }
 
 impl Limits {

@@ -90,6 +90,7 @@ impl std::fmt::Debug for RuntimeBuilder {
 }
 
 impl RuntimeBuilder {
+    /// The settings every batch of this runtime uses.
     pub fn config(mut self, config: RuntimeConfig) -> Self {
         self.config = config;
         self
@@ -114,6 +115,7 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The runtime, ready to open batches.
     pub fn build(self) -> Runtime {
         Runtime {
             inner: Arc::new(RuntimeInner {
@@ -191,6 +193,8 @@ impl Runtime {
         self.inner.context.lock().clone()
     }
 
+    /// The session the runtime's batches belong to (working directory,
+    /// slots shared by the tools).
     pub fn session(&self) -> &Arc<Session> {
         &self.inner.session
     }
@@ -208,6 +212,7 @@ impl Runtime {
         *current = Arc::new(next);
     }
 
+    /// The settings the runtime was built with.
     pub fn config(&self) -> &RuntimeConfig {
         &self.inner.config
     }

@@ -196,10 +196,14 @@ impl SimpleCommand {
         &self.assignments
     }
 
+    /// Redirections attached to this command itself (not to an enclosing
+    /// compound command; those are in [`Script::redirects`]).
     pub fn redirects(&self) -> &[Redirect] {
         &self.redirects
     }
 
+    /// Whether the command runs as part of the line itself or inside a
+    /// substitution that produces a word or file for another command.
     pub fn placement(&self) -> Placement {
         self.placement
     }
@@ -246,6 +250,7 @@ impl Script {
         &self.constructs
     }
 
+    /// The simple commands, giving up the rest of the parse.
     pub fn into_commands(self) -> Vec<SimpleCommand> {
         self.commands
     }

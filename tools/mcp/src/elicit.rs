@@ -9,16 +9,25 @@ use serde_json::Value;
 #[derive(Clone, Debug, PartialEq)]
 pub enum ElicitMode {
     /// Fill in a form whose fields the JSON Schema `schema` describes.
-    Form { schema: Value },
+    Form {
+        /// The form's fields, as a JSON Schema object.
+        schema: Value,
+    },
     /// Open `url` (e.g. to sign in) and come back.
-    Url { url: String },
+    Url {
+        /// The page to open.
+        url: String,
+    },
 }
 
 /// One elicitation, as the host sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ElicitRequest {
+    /// The server asking (its configured name).
     pub server: String,
+    /// What the server says to the user.
     pub message: String,
+    /// A form to fill in, or a URL to open.
     pub mode: ElicitMode,
 }
 
@@ -27,7 +36,9 @@ pub struct ElicitRequest {
 pub enum ElicitResponse {
     /// The form's content (an object), or `Null` for URL mode.
     Accept(Value),
+    /// The user said no.
     Decline,
+    /// The user dismissed the request without answering.
     Cancel,
 }
 
@@ -91,6 +102,8 @@ fn fits(field: &Value, value: &Value) -> bool {
 /// Answers elicitations (the terminal, a serve host, a Rust callback).
 #[async_trait]
 pub trait Elicitor: Send + Sync + 'static {
+    /// Asks the user; an elicitor that cannot ask answers
+    /// [`ElicitResponse::Decline`].
     async fn elicit(&self, request: ElicitRequest) -> ElicitResponse;
 }
 

@@ -29,11 +29,14 @@ const HEALTHY_AFTER: Duration = Duration::from_secs(60);
 /// Settings shared by every server of a client set.
 #[derive(Clone)]
 pub struct ClientOptions {
+    /// The project root: stdio servers and `headersHelper` commands start
+    /// there, with `CLAUDE_PROJECT_DIR` set to it.
     pub project_dir: PathBuf,
     /// Connect limit (`MCP_TIMEOUT`, default 30 s).
     pub connect_timeout: Duration,
     /// Per-call limits when a server sets none.
     pub limits: crate::call::CallLimits,
+    /// Answers the servers' elicitation requests; `None`: they are declined.
     pub elicitor: Option<Arc<dyn Elicitor>>,
     /// Shows OAuth authorization URLs to the user; `None`: servers that
     /// need a login are reported with how to log in (`baton mcp login`).
@@ -84,18 +87,23 @@ impl ClientOptions {
 /// Where a server is in its life.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ServerState {
+    /// The first connection is being made.
     Connecting,
+    /// Connected; calls go through.
     Ready,
     /// Died; restart `attempt` (1-based) is pending.
     Restarting {
+        /// Which restart this is, from 1.
         attempt: usize,
     },
     /// Could not be (re)started; calls fail at once with this reason.
     Failed(String),
+    /// Stopped by the host (`stop` or `kill_now`); not restarted.
     Stopped,
 }
 
 impl ServerState {
+    /// A short description for `baton mcp list` and messages.
     pub fn label(&self) -> String {
         match self {
             ServerState::Connecting => "connecting".into(),
@@ -143,6 +151,7 @@ impl Live {
 
 /// One server and its connection.
 pub struct Server {
+    /// The server's configuration.
     pub spec: ServerSpec,
     opts: ClientOptions,
     live: Mutex<Option<Arc<Live>>>,
@@ -182,14 +191,17 @@ impl Server {
         })
     }
 
+    /// The server's name (its tools' prefix `mcp__<name>__`).
     pub fn name(&self) -> &str {
         &self.spec.name
     }
 
+    /// Where the server is in its life now.
     pub fn state(&self) -> ServerState {
         self.state.borrow().clone()
     }
 
+    /// The settings this server was started with.
     pub fn options(&self) -> &ClientOptions {
         &self.opts
     }
@@ -207,6 +219,8 @@ impl Server {
             .and_then(|l| l.process.as_ref().map(ServerProcess::pid))
     }
 
+    /// The last `n` lines the server's process wrote to stderr (of the
+    /// previous process after a crash); empty for HTTP servers.
     pub fn stderr_tail(&self, n: usize) -> Vec<String> {
         match self.live.lock().as_ref() {
             Some(live) if live.process.is_some() => live.stderr_tail(n),

@@ -29,10 +29,16 @@ const CLIENT_NAME: &str = "Baton";
 
 /// Everything needed to (re)authorize one server.
 pub struct Authorizer {
+    /// The server's configured name (for messages and `baton mcp login`).
     pub server: String,
+    /// The server's URL (the resource the tokens are for).
     pub url: String,
+    /// The server's `oauth` settings.
     pub settings: OAuthSettings,
+    /// Where the tokens are kept.
     pub store: TokenStore,
+    /// Shows the authorization URL to the user; `None`: logins that need a
+    /// browser fail with [`Authorizer::login_hint`].
     pub opener: Option<Arc<dyn UrlOpener>>,
     /// How long the user has to finish a login.
     pub limit: Duration,
@@ -57,6 +63,7 @@ impl std::fmt::Debug for Authorizer {
 }
 
 impl Authorizer {
+    /// An authorizer for `server` at `url` that has not logged in yet.
     pub fn new(
         server: &str,
         url: &str,
@@ -87,6 +94,8 @@ impl Authorizer {
         )
     }
 
+    /// Counts finished logins; a request refused before the latest one
+    /// retries instead of starting another login.
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }

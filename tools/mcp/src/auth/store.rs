@@ -61,6 +61,8 @@ impl std::fmt::Debug for TokenStore {
 }
 
 impl TokenStore {
+    /// A store for `server` at `url`: a file in `dir` named after the server,
+    /// or memory only without a directory.
     pub fn new(dir: Option<&Path>, server: &str, url: &str) -> TokenStore {
         TokenStore {
             path: dir.map(|d| d.join(file_name(server))),
@@ -69,6 +71,7 @@ impl TokenStore {
         }
     }
 
+    /// The token file, when the tokens are kept on disk.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
