@@ -38,7 +38,7 @@ pub struct AgentCatalog {
 
 /// `subagent_type` as matched: case and separators (`-`, `_`, space, `.`)
 /// do not count, so `general_purpose` and `GeneralPurpose` both work.
-pub fn normalize(name: &str) -> String {
+pub(crate) fn normalize(name: &str) -> String {
     name.chars()
         .filter(|c| !matches!(c, '-' | '_' | ' ' | '.'))
         .flat_map(char::to_lowercase)

@@ -24,14 +24,14 @@ const KNOWN_KEYS: [&str; 7] = [
 
 /// A definition parsed from text, with what was wrong in it.
 #[derive(Debug)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     pub definition: Option<AgentDefinition>,
     pub diagnostics: Vec<String>,
 }
 
 /// Parses one agent file's text. `source` names the file in diagnostics;
 /// a file without a `name` takes its file stem.
-pub fn parse(text: &str, source: DefinitionSource) -> Parsed {
+pub(crate) fn parse(text: &str, source: DefinitionSource) -> Parsed {
     let label = match &source {
         DefinitionSource::User(p) | DefinitionSource::Project(p) => p.display().to_string(),
         DefinitionSource::BuiltIn => "built-in".into(),
@@ -262,7 +262,7 @@ pub(crate) fn tool_list(
 
 /// Definitions from every `*.md` file of `dir` (sorted by file name), with
 /// diagnostics. A missing directory is not a problem.
-pub fn load_dir(dir: &Path, project: bool) -> (Vec<AgentDefinition>, Vec<String>) {
+pub(crate) fn load_dir(dir: &Path, project: bool) -> (Vec<AgentDefinition>, Vec<String>) {
     let mut defs = Vec::new();
     let mut diagnostics = Vec::new();
     let entries = match std::fs::read_dir(dir) {

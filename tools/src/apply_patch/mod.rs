@@ -12,8 +12,8 @@
 //! Write). A patch naming several files is judged on each
 //! (`further_permission_targets`); the strictest decision stands.
 
-pub mod apply;
-pub mod parse;
+pub(crate) mod apply;
+pub(crate) mod parse;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -21,14 +21,14 @@
 //! - [`tools`]: the two tools;
 //! - [`reply`]: codex's reply text.
 
-pub mod buffer;
+pub(crate) mod buffer;
 mod input;
 mod judge;
 mod process;
 mod reply;
 mod session;
 mod state;
-pub mod store;
+pub(crate) mod store;
 mod terminal;
 mod tools;
 

@@ -182,14 +182,14 @@ impl Job {
                     &self.cwd,
                 )))
             }
-            Ok(Found::Dir(_)) => {
+            Ok(Found::Dir) => {
                 return Err(ToolError::new(format!(
                     "{} is a directory, not a file. To see what it contains, use Glob (pattern `{}/*`) or run `ls` with Bash.",
                     self.shown,
                     self.real.display()
                 )))
             }
-            Ok(Found::Other(_)) => {
+            Ok(Found::Other) => {
                 return Err(ToolError::new(format!(
                     "{} is not a regular file (a device, socket or pipe), so Read will not open it.",
                     self.shown

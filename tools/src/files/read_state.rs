@@ -131,12 +131,12 @@ pub fn load_for_update(
     let (mut file, meta) = match open::find(real) {
         Ok(Found::File(file, meta)) => (file, meta),
         Ok(Found::Missing) => return Ok(Existing::Absent),
-        Ok(Found::Dir(_)) => {
+        Ok(Found::Dir) => {
             return Err(ToolError::new(format!(
                 "{shown} is a directory, not a file; nothing was changed. Give the path of a file inside it."
             )))
         }
-        Ok(Found::Other(_)) => {
+        Ok(Found::Other) => {
             return Err(ToolError::new(format!(
                 "{shown} is not a regular file (a device, socket or pipe); refusing to {verb} it."
             )))

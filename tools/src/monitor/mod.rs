@@ -12,7 +12,7 @@
 //! - [`batch`]: lines to bounded events, flood detection;
 //! - [`run`]: starting the command and driving it to its end.
 
-pub mod batch;
+pub(crate) mod batch;
 mod run;
 
 use std::sync::Arc;

@@ -215,7 +215,7 @@ impl SkillCatalog {
 }
 
 /// How deep command folders are read.
-pub const COMMAND_DEPTH: usize = 8;
+pub(crate) const COMMAND_DEPTH: usize = 8;
 
 /// One SKILL.md, or one command file when `command` names it; `Err` says
 /// why it is skipped.

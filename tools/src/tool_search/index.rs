@@ -21,13 +21,13 @@ use memchr::memmem;
 
 use super::query::{contains_word, is_word_char, name_parts, Query};
 
-pub const EXACT_PART: u32 = 10;
-pub const EXACT_PART_MCP: u32 = 12;
-pub const PARTIAL_PART: u32 = 5;
-pub const PARTIAL_PART_MCP: u32 = 6;
-pub const FULL_NAME: u32 = 3;
-pub const HINT_WORD: u32 = 4;
-pub const DESCRIPTION_WORD: u32 = 2;
+pub(crate) const EXACT_PART: u32 = 10;
+pub(crate) const EXACT_PART_MCP: u32 = 12;
+pub(crate) const PARTIAL_PART: u32 = 5;
+pub(crate) const PARTIAL_PART_MCP: u32 = 6;
+pub(crate) const FULL_NAME: u32 = 3;
+pub(crate) const HINT_WORD: u32 = 4;
+pub(crate) const DESCRIPTION_WORD: u32 = 2;
 
 struct Entry {
     name: String,

@@ -10,8 +10,8 @@
 //! blocks (Anthropic's API expands them into the definitions), or the full
 //! definitions as text in the host's wire format.
 
-pub mod index;
-pub mod query;
+pub(crate) mod index;
+pub(crate) mod query;
 mod render;
 
 use std::sync::Arc;

@@ -86,20 +86,13 @@ pub fn name_parts(name: &str) -> Vec<String> {
 }
 
 /// Whether `c` belongs to a word (as in a regex `\w`).
-pub fn is_word_char(c: char) -> bool {
+pub(crate) fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
-}
-
-/// The lower-cased words of a text.
-pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !is_word_char(c))
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
 }
 
 /// Whether `term` occurs in `text` (both lower-cased) as a whole word:
 /// neither the character before nor the one after is a word character.
-pub fn contains_word(text: &str, term: &str) -> bool {
+pub(crate) fn contains_word(text: &str, term: &str) -> bool {
     if term.is_empty() {
         return false;
     }

@@ -18,7 +18,7 @@
 //! Schemas are Claude Code's (`sdk-tools.d.ts`).
 
 mod name;
-pub mod state;
+pub(crate) mod state;
 
 #[cfg(test)]
 mod tests;
