@@ -28,6 +28,7 @@ pub const TAIL_BYTES: usize = 8 * 1024;
 /// One task as the host sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TaskInfo {
+    /// The task id (`TaskOutput`/`TaskStop` take it).
     pub id: String,
     /// `shell`, `monitor`, `agent` (a background subagent) or `session`.
     pub kind: String,
@@ -36,8 +37,10 @@ pub struct TaskInfo {
     pub status: String,
     /// The command.
     pub description: String,
+    /// Where the task's whole output is written, when it has a file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_file: Option<PathBuf>,
+    /// How the task's process exited, once it has.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     /// Milliseconds since it started.
@@ -47,6 +50,7 @@ pub struct TaskInfo {
 /// The end of a task's output.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct OutputTail {
+    /// The task id.
     pub id: String,
     /// The last [`TAIL_BYTES`] bytes (lossy UTF-8).
     pub tail: String,

@@ -194,11 +194,42 @@ fn guarded<T>(f: impl FnOnce() -> T, fallback: T) -> T {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback)
 }
 
-/// schemars adds `$schema` and `title`; the model needs neither.
+/// schemars adds `$schema` and `title`, and turns the input type's doc
+/// comment into a root `description`; the model needs none of them. The
+/// type's doc is for Rust readers: what the model reads about the tool is
+/// [`ToolDef`]'s description, and about each field, the field's doc.
 fn clean_derived_schema(mut schema: Value) -> Value {
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("$schema");
         obj.remove("title");
+        obj.remove("description");
     }
     schema
+}
+
+#[cfg(test)]
+mod tests {
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+
+    /// A documented input type, as every built-in tool's input is.
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Documented {
+        /// What to look for.
+        pattern: String,
+    }
+
+    #[test]
+    fn the_input_types_doc_stays_out_of_the_schema_and_the_fields_docs_stay_in() {
+        let schema = serde_json::to_value(schemars::schema_for!(Documented)).unwrap();
+        assert!(schema.get("description").is_some(), "schemars adds it");
+        let clean = super::clean_derived_schema(schema);
+        assert!(clean.get("description").is_none(), "{clean}");
+        assert!(clean.get("title").is_none() && clean.get("$schema").is_none());
+        assert_eq!(
+            clean["properties"]["pattern"]["description"],
+            "What to look for."
+        );
+    }
 }

@@ -144,15 +144,18 @@ impl AgentCatalog {
         }
     }
 
+    /// The catalog with `def` added (replacing one of the same name).
     pub fn with(mut self, def: AgentDefinition) -> Self {
         self.insert(def);
         self
     }
 
+    /// Every definition, in the order they were added.
     pub fn definitions(&self) -> impl Iterator<Item = &Arc<AgentDefinition>> {
         self.defs.iter()
     }
 
+    /// The name of every definition.
     pub fn names(&self) -> Vec<String> {
         self.defs.iter().map(|d| d.name.clone()).collect()
     }

@@ -32,6 +32,8 @@ has a short `header` (at most 12 characters), 2 to 4 `options` with a `label` an
 `description`, and `multiSelect` when several options may be chosen. Do not add an \
 \"Other\" option: the user can always answer in their own words.";
 
+/// The `AskUserQuestion` tool: multiple-choice questions to the user,
+/// answered through the host's question service.
 pub fn tool() -> Result<Tool, baton_engine::schema::InvalidSchema> {
     let def = ToolDef::new("AskUserQuestion", DESCRIPTION)
         .search_hint("ask the user a question choice clarify preference")

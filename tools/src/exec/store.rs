@@ -21,6 +21,8 @@ pub const MAX_SESSIONS: usize = 64;
 /// From this many sessions on, a new one comes with a warning.
 pub const WARN_SESSIONS: usize = 60;
 
+/// The session's `exec_command` sessions (a session slot): each a process
+/// that goes on between calls, until it exits or is stopped.
 #[derive(Default)]
 pub struct ExecSessions {
     inner: Mutex<Inner>,
@@ -66,10 +68,12 @@ impl ExecSessions {
         self.inner.lock().sessions.remove(&id)
     }
 
+    /// How many sessions are open.
     pub fn len(&self) -> usize {
         self.inner.lock().sessions.len()
     }
 
+    /// Whether no session is open.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

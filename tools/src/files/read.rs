@@ -68,6 +68,7 @@ impl Default for ReadLimits {
     }
 }
 
+/// The input of `Read`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadInput {
@@ -95,10 +96,18 @@ pub fn read_tool() -> Tool {
     read_tool_with(ReadLimits::default())
 }
 
+/// The `Read` tool with `limits`: text with line numbers, images, PDFs
+/// and notebooks.
+///
+/// # Panics
+///
+/// If its input schema is invalid, which is a bug; [`try_read_tool`]
+/// returns the error instead.
 pub fn read_tool_with(limits: ReadLimits) -> Tool {
     super::built(try_read_tool(limits))
 }
 
+/// The `Read` tool with `limits`, or why its input schema is invalid.
 pub fn try_read_tool(limits: ReadLimits) -> Result<Tool, InvalidSchema> {
     let def = ToolDef::new("Read", DESCRIPTION)
         .search_hint("read view file contents lines image notebook")

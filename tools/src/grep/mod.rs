@@ -37,6 +37,7 @@ struct Grep {
     default_limit: usize,
 }
 
+/// The `Grep` tool (ripgrep's engine), with the limits of `config`.
 pub fn tool(config: &BuiltinConfig) -> Result<Tool, baton_engine::schema::InvalidSchema> {
     let def = ToolDef::new(
         "Grep",

@@ -29,6 +29,7 @@ pub enum OutputMode {
     Count,
 }
 
+/// The input of `Grep`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrepInput {

@@ -25,6 +25,7 @@ use crate::agent::definitions::{key_by_key, scalar, split_frontmatter, tool_list
 pub struct Skill {
     /// What the model passes as `skill`.
     pub name: String,
+    /// The frontmatter's `description`: when to use the skill.
     pub description: String,
     /// `allowed-tools`: tools the skill expects to use.
     pub allowed_tools: Vec<String>,
@@ -46,6 +47,7 @@ pub struct Skill {
 #[derive(Clone, Debug, Default)]
 pub struct SkillCatalog {
     skills: Vec<Skill>,
+    /// Skill files that could not be loaded, and why.
     pub diagnostics: Vec<String>,
     /// The settings' `disableSkillShellExecution`: shell blocks are
     /// replaced by a note instead of run (see [`super::shell`]).
@@ -202,6 +204,8 @@ impl SkillCatalog {
         self
     }
 
+    /// Every skill, in load order (a later skill of the same name replaced
+    /// the earlier one).
     pub fn skills(&self) -> &[Skill] {
         &self.skills
     }

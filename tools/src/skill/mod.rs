@@ -46,6 +46,7 @@ struct SkillTool {
     agents: Arc<AgentCatalog>,
 }
 
+/// The `Skill` tool over `skills`; forked skills run as one of `agents`.
 pub fn tool(
     skills: SkillCatalog,
     agents: AgentCatalog,

@@ -167,6 +167,7 @@ impl SearchIndex {
         self.entries.len()
     }
 
+    /// Whether no deferred tool is indexed.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -33,6 +33,7 @@ pub use query::{name_parts, Query};
 /// Results returned when the call does not say.
 pub const DEFAULT_MAX_RESULTS: usize = 5;
 
+/// The input of `ToolSearch`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolSearchInput {
@@ -72,6 +73,8 @@ impl ToolSearch {
     }
 }
 
+/// The `ToolSearch` tool: finds deferred tools by name or keywords and
+/// loads their definitions for the next turn.
 pub fn tool() -> Result<Tool, baton_engine::schema::InvalidSchema> {
     let def = ToolDef::new(
         TOOL_SEARCH,

@@ -12,12 +12,16 @@ pub enum Query {
     Select(Vec<String>),
     /// Lower-cased keywords: `required` (from `+term`) and the others.
     Keywords {
+        /// Terms every match must contain.
         required: Vec<String>,
+        /// Terms that only raise a match's score.
         optional: Vec<String>,
     },
 }
 
 impl Query {
+    /// Parses a `ToolSearch` query: `select:A,B` names tools exactly;
+    /// anything else is keywords, `+term` marking required ones.
     pub fn parse(text: &str) -> Query {
         let text = text.trim();
         if let Some(rest) = text
