@@ -12,6 +12,8 @@ use crossbeam_channel::Receiver;
 
 use crate::{BatchSummary, Engine};
 
+/// An [`Engine`] for hosts without an async runtime: owns a tokio runtime
+/// and drives batches from plain threads.
 #[derive(Debug)]
 pub struct BlockingEngine {
     engine: Engine,
@@ -36,6 +38,7 @@ impl BlockingEngine {
         Ok(BlockingEngine { engine, rt })
     }
 
+    /// The engine inside, for what the blocking API does not wrap.
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
@@ -70,14 +73,17 @@ pub struct BlockingBatch {
 }
 
 impl BlockingBatch {
+    /// Hands a call to the batch (see [`BatchHandle::add`]).
     pub fn add(&self, call: ToolUse) -> Result<(), BatchError> {
         self.handle.add(call)
     }
 
+    /// The message is complete: no more calls (see [`BatchHandle::end`]).
     pub fn end(&self) {
         self.handle.end()
     }
 
+    /// Interrupts the batch (see [`BatchHandle::interrupt`]).
     pub fn interrupt(&self, kind: InterruptKind) {
         self.handle.interrupt(kind)
     }
@@ -111,6 +117,7 @@ impl BlockingBatch {
         event
     }
 
+    /// Blocks until every call has its result and every invocation stopped.
     pub fn wait_quiescent(&self) {
         self.handle.wait_quiescent()
     }

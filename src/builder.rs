@@ -20,6 +20,8 @@ use baton_engine::{
 
 use crate::Engine;
 
+/// Configures an [`Engine`]: its tools, where it works, permissions,
+/// hooks and runtime settings; made by [`Engine::builder`].
 pub struct EngineBuilder {
     pool: ToolPool,
     pub(crate) cwd: Option<PathBuf>,
@@ -113,6 +115,7 @@ impl EngineBuilder {
         self
     }
 
+    /// The session id hooks and transcripts see (default: `baton-<pid>`).
     pub fn session_id(mut self, id: impl Into<String>) -> Self {
         self.session_id = Some(id.into());
         self
@@ -126,6 +129,7 @@ impl EngineBuilder {
         self
     }
 
+    /// The permission mode the session starts in (default: `default`).
     pub fn permission_mode(mut self, mode: PermissionMode) -> Self {
         self.mode = mode;
         self
@@ -144,6 +148,7 @@ impl EngineBuilder {
         self
     }
 
+    /// The hooks to run around calls and batches (default: none).
     pub fn hooks(mut self, hooks: HookRegistry) -> Self {
         self.hooks = Some(hooks);
         self
@@ -155,6 +160,7 @@ impl EngineBuilder {
         self
     }
 
+    /// The runtime settings: concurrency, sibling cancellation, budgets.
     pub fn config(mut self, config: RuntimeConfig) -> Self {
         self.config = config;
         self
@@ -173,11 +179,15 @@ impl EngineBuilder {
         self
     }
 
+    /// At most `n` safe calls of any kind run at once (see
+    /// [`RuntimeConfig::with_max_concurrency`]).
     pub fn max_concurrency(mut self, n: usize) -> Self {
         self.config = self.config.with_max_concurrency(n);
         self
     }
 
+    /// Which failed calls cancel their running siblings (default: a failed
+    /// Bash call).
     pub fn sibling_policy(mut self, policy: baton_actors::SiblingPolicy) -> Self {
         self.config = self.config.with_sibling_policy(policy);
         self

@@ -97,6 +97,7 @@ pub fn write_value(
     serde_json::to_writer(out, &line).map_err(std::io::Error::from)
 }
 
+/// A batch summary as the JSON object of the `done` line.
 pub fn summary_json(summary: &BatchSummary) -> Value {
     json!({
         "calls": summary.calls,

@@ -241,6 +241,7 @@ impl Batch {
         self.handle.end()
     }
 
+    /// Interrupts the batch (see [`BatchHandle::interrupt`]).
     pub fn interrupt(&self, kind: InterruptKind) {
         self.handle.interrupt(kind)
     }
@@ -260,6 +261,7 @@ impl Batch {
         self.handle.quiescent().await
     }
 
+    /// The control handle, to feed and interrupt the batch from elsewhere.
     pub fn handle(&self) -> &BatchHandle {
         &self.handle
     }

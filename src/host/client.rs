@@ -22,7 +22,9 @@ pub enum Attempt {
     /// The stream broke off (connection, provider error event, no final
     /// event); `completed` holds what was whole.
     Cut {
+        /// The calls and text that were whole when the stream broke.
         completed: Completed,
+        /// Why the stream broke.
         reason: String,
         /// No event came within the idle limit, or the stream outlasted
         /// its total limit.
@@ -31,7 +33,9 @@ pub enum Attempt {
     /// The request failed in a way worth retrying (429, 529, 5xx, no
     /// connection); `after` is the server's `retry-after`, if any.
     Retry {
+        /// Why the attempt failed.
         reason: String,
+        /// The server's `retry-after`, if it sent one.
         after: Option<Duration>,
     },
     /// Retrying would not help (bad key, bad request, …).
@@ -48,6 +52,8 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client for `options`' provider; an error if the HTTP client cannot
+    /// be built.
     pub fn new(options: AgentOptions) -> Result<Self, String> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))

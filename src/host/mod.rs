@@ -39,15 +39,21 @@ pub use subagent::{LoopRunner, SubagentReporter};
 /// Everything `baton agent` needs besides the engine.
 #[derive(Clone)]
 pub struct AgentOptions {
+    /// The provider's API format (Anthropic, Chat Completions, Responses).
     pub format: WireFormat,
+    /// The model asked for.
     pub model: String,
     /// The API root: `https://api.anthropic.com` for Anthropic (the path
     /// `/v1/messages` is added), `https://api.openai.com/v1` for OpenAI
     /// (`/chat/completions` or `/responses` is added).
     pub base_url: String,
+    /// The API key; `None` sends no key (a local server, a proxy that adds it).
     pub api_key: Option<String>,
+    /// The most requests (turns) the loop makes before it stops.
     pub max_turns: usize,
+    /// `max_tokens` of each request.
     pub max_tokens: u32,
+    /// The system prompt, if any.
     pub system: Option<String>,
     /// Attempts after the first for one request (429, 529, 5xx, broken
     /// connections and streams cut before any call was complete).

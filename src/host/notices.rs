@@ -16,6 +16,7 @@ pub struct Notices {
 }
 
 impl Notices {
+    /// Collects what `rx` receives from now on.
     pub fn new(rx: broadcast::Receiver<Notification>) -> Self {
         Notices { rx: Mutex::new(rx) }
     }

@@ -21,6 +21,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+/// The session's transcript in Claude Code's JSONL format, appended to as
+/// the conversation grows (hooks read it through `transcript_path`).
 pub struct Transcript {
     path: PathBuf,
     session_id: String,
@@ -66,6 +68,7 @@ impl Transcript {
         })
     }
 
+    /// Where the transcript is written.
     pub fn path(&self) -> &Path {
         &self.path
     }

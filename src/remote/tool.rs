@@ -24,10 +24,14 @@ const CANCEL_GRACE: Duration = Duration::from_secs(5);
 /// Why remote tools could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteError {
+    /// Remote tools are named but no worker URL is configured.
     #[error("remote tools are configured but no worker URL is")]
     NoWorkers,
+    /// A tool to run remotely is not in the pool.
     #[error("remote tool {0:?} is not in the pool")]
     UnknownTool(String),
+    /// The remote twin of a tool could not be built: the tool and the
+    /// schema problem.
     #[error("cannot build the remote twin of {0}: {1}")]
     Schema(String, String),
 }
