@@ -121,12 +121,14 @@ impl Pipeline {
         Pipeline::new(pool).with_policy(Arc::new(AllowAllUnsafe))
     }
 
+    /// The same pipeline judging calls with `policy`.
     pub fn with_policy(mut self, policy: Arc<dyn PermissionPolicy>) -> Self {
         self.policy = policy;
         self.services_id = next_services_id();
         self
     }
 
+    /// The same pipeline running `hooks` around every call.
     pub fn with_hooks(mut self, hooks: HookRegistry) -> Self {
         self.hooks = hooks;
         self.services_id = next_services_id();
@@ -161,6 +163,8 @@ impl Pipeline {
             .is_some_and(|m| m.0 == self.services_id)
     }
 
+    /// The same pipeline, answering `ask` decisions with `approver` when the
+    /// batch offers none of its own.
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);
         self
@@ -179,14 +183,17 @@ impl Pipeline {
         self
     }
 
+    /// The tools calls are looked up in.
     pub fn pool(&self) -> &ToolPool {
         &self.pool
     }
 
+    /// The policy that judges every call.
     pub fn policy(&self) -> &Arc<dyn PermissionPolicy> {
         &self.policy
     }
 
+    /// The hooks run around every call.
     pub fn hooks(&self) -> &HookRegistry {
         &self.hooks
     }
@@ -238,6 +245,7 @@ impl Pipeline {
 
 /// A call looked up and parsed, ready to schedule.
 pub struct PreparedCall {
+    /// The call as the model sent it.
     pub call: ToolUse,
     tool: Option<Arc<Tool>>,
     parsed: Option<Result<ParsedInput, Vec<SchemaProblem>>>,
@@ -246,7 +254,9 @@ pub struct PreparedCall {
     /// Which concurrency pool the call counts against when safe (SPEC §5);
     /// `Process` for unknown tools.
     pub work: WorkKind,
+    /// Whether the tool judged this input read-only.
     pub read_only: bool,
+    /// What the call does when the user sends a new message.
     pub interrupt: InterruptBehavior,
     /// An error result of this call may cancel its siblings (SPEC §8).
     pub cancels_siblings: bool,
@@ -264,9 +274,6 @@ pub struct PreparedCall {
 }
 
 impl PreparedCall {
-    /// Marks the call as reusing the id of an earlier call of its message:
-    /// it gets an error result and never runs (the model APIs reject a
-    /// message with duplicate ids, and the two calls' files would collide).
     /// A call past the message's call limit: not looked up, not parsed,
     /// never run; its result says why.
     pub fn over_limit(call: ToolUse, max: usize) -> PreparedCall {
@@ -295,6 +302,9 @@ impl PreparedCall {
         self.start_at = Some(at);
     }
 
+    /// Marks the call as reusing the id of an earlier call of its message:
+    /// it gets an error result and never runs (the model APIs reject a
+    /// message with duplicate ids, and the two calls' files would collide).
     pub fn reject_duplicate_id(&mut self) {
         self.rejected = Some(messages::duplicate_id(&self.call.id));
         self.safe = false;
@@ -313,10 +323,12 @@ impl std::fmt::Debug for PreparedCall {
 }
 
 impl PreparedCall {
+    /// The call's `tool_use` id.
     pub fn id(&self) -> &str {
         &self.call.id
     }
 
+    /// The tool the call names; `None` when the pool has no such tool.
     pub fn tool(&self) -> Option<&Arc<Tool>> {
         self.tool.as_ref()
     }

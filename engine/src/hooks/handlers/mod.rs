@@ -39,6 +39,8 @@ pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(600);
 pub trait Handler: Send + Sync + 'static {
     /// How messages name this hook (a command's first line, a URL).
     fn label(&self) -> String;
+    /// Runs the hook for `input`, giving up after `timeout`; what a
+    /// failure means (go on, or block) is `on_failure`.
     async fn call(
         &self,
         input: &HookInput,
@@ -50,11 +52,15 @@ pub trait Handler: Send + Sync + 'static {
 /// The options of one configured hook.
 #[derive(Clone, Debug)]
 pub struct HookOptions {
+    /// The event the hook runs for.
     pub event: HookEvent,
+    /// Which tool names (or other match fields) it runs for.
     pub matcher: ToolNameMatcher,
     /// `if:` filters (and a matcher written as a rule); all must match.
     pub filters: Vec<IfFilter>,
+    /// How long the hook may run before it counts as failed.
     pub timeout: Duration,
+    /// What a failed or timed-out run means for the call.
     pub on_failure: OnFailure,
     /// Runs in the background; its output is ignored.
     pub background: bool,
@@ -63,6 +69,8 @@ pub struct HookOptions {
 }
 
 impl HookOptions {
+    /// Options for `event` and `matcher` with the defaults: no filters,
+    /// [`DEFAULT_HOOK_TIMEOUT`], failures do not block, foreground, every time.
     pub fn new(event: HookEvent, matcher: ToolNameMatcher) -> Self {
         HookOptions {
             event,
@@ -84,6 +92,7 @@ pub struct Configured<H> {
 }
 
 impl<H: Handler> Configured<H> {
+    /// `handler`, run with `options`.
     pub fn with_options(options: HookOptions, handler: H) -> Self {
         Configured {
             options,
@@ -92,19 +101,23 @@ impl<H: Handler> Configured<H> {
         }
     }
 
+    /// When and how the hook runs.
     pub fn options(&self) -> &HookOptions {
         &self.options
     }
 
+    /// The transport that runs it.
     pub fn handler(&self) -> &H {
         &self.handler
     }
 
+    /// The same hook with another time limit.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.options.timeout = timeout;
         self
     }
 
+    /// How long the hook may run.
     pub fn timeout(&self) -> Duration {
         self.options.timeout
     }
