@@ -29,10 +29,16 @@ pub struct NestedOptions {
 /// Why a nested batch could not be opened or fed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum NestingError {
+    /// The batch would nest deeper than the runtime allows.
     #[error("nesting is limited to {max} levels")]
-    TooDeep { max: usize },
+    TooDeep {
+        /// The most levels allowed.
+        max: usize,
+    },
+    /// The call that would own the batch was cancelled.
     #[error("the parent call was already cancelled")]
     ParentCancelled,
+    /// The batch no longer takes calls (why).
     #[error("the nested batch is closed: {0}")]
     Closed(String),
 }
@@ -40,7 +46,14 @@ pub enum NestingError {
 /// What a nested batch reports: progress as it happens, results in call order.
 #[derive(Debug)]
 pub enum NestedEvent {
-    Progress { call_id: String, progress: Progress },
+    /// A nested call reported progress.
+    Progress {
+        /// The nested call's `tool_use` id.
+        call_id: String,
+        /// What it reported.
+        progress: Progress,
+    },
+    /// A nested call's result, in call order.
     Result(CallResult),
 }
 
@@ -65,6 +78,7 @@ pub trait NestedBatches: Send + Sync {
         None
     }
 
+    /// Opens a batch nested under the call of `parent`, cancelled with it.
     async fn open(
         &self,
         parent: &ToolContext,

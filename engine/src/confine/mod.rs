@@ -54,6 +54,7 @@ pub enum Approval {
 /// Whether the read-only floor can be enforced.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FloorState {
+    /// Commands judged read-only run under the kernel's read-only floor.
     Enforced,
     /// The kernel cannot confine; read-only commands ask. The reason, for
     /// the warning and the ask.
@@ -98,9 +99,17 @@ pub enum SandboxChoice {
     /// `dangerouslyDisableSandbox` and the settings allow that.
     Unsandboxed,
     /// Sandboxed; `note` says why a request to leave it was refused.
-    Sandboxed { note: Option<String> },
+    Sandboxed {
+        /// Why a request to leave the sandbox was refused, if one was made.
+        note: Option<String>,
+    },
     /// The settings want it sandboxed, but the kernel cannot.
-    Unavailable { why: String, fail: bool },
+    Unavailable {
+        /// Why the kernel cannot.
+        why: String,
+        /// `failIfUnavailable`: the call fails rather than runs unsandboxed.
+        fail: bool,
+    },
 }
 
 impl Default for Confinement {
@@ -286,6 +295,7 @@ impl Confinement {
         self
     }
 
+    /// Whether the read-only floor is enforced here.
     pub fn floor(&self) -> &FloorState {
         &self.floor
     }

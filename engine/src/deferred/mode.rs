@@ -31,7 +31,10 @@ pub enum ToolSearchMode {
     Always,
     /// `auto` / `auto:N`: only when their definitions would take more than
     /// N % of the context window.
-    Auto { percent: u8 },
+    Auto {
+        /// The share of the context window, from 0 to 100.
+        percent: u8,
+    },
     /// `false`: every tool is sent in full; ToolSearch is not offered.
     Off,
 }
@@ -78,6 +81,7 @@ impl fmt::Display for ToolSearchMode {
 /// What the host tells Baton about tool search.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolSearchSettings {
+    /// When deferred tools are held back.
     pub mode: ToolSearchMode,
     /// The model's context window, in tokens (for `auto`).
     pub context_window_tokens: u64,
@@ -113,21 +117,25 @@ impl ToolSearchSettings {
         Ok(settings)
     }
 
+    /// Sets [`Self::mode`].
     pub fn mode(mut self, mode: ToolSearchMode) -> Self {
         self.mode = mode;
         self
     }
 
+    /// Sets [`Self::context_window_tokens`].
     pub fn context_window_tokens(mut self, tokens: u64) -> Self {
         self.context_window_tokens = tokens;
         self
     }
 
+    /// Sets [`Self::format`].
     pub fn format(mut self, format: WireFormat) -> Self {
         self.format = format;
         self
     }
 
+    /// Sets [`Self::tool_references`].
     pub fn tool_references(mut self, yes: bool) -> Self {
         self.tool_references = yes;
         self
@@ -143,6 +151,7 @@ impl ToolSearchSettings {
 /// Stored in the session's slots; every part of Baton reads it from there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Deferral {
+    /// What the host asked for.
     pub settings: ToolSearchSettings,
     /// Deferred tools are held back in this session.
     pub active: bool,

@@ -44,6 +44,7 @@ pub struct HookSource {
 /// What a `hooks` section yielded.
 #[derive(Default)]
 pub struct ParsedHooks {
+    /// One hook per valid entry, in the order of the section.
     pub hooks: Vec<Arc<dyn Hook>>,
     /// Entries skipped, events not fired; each names where it is.
     pub warnings: Vec<String>,

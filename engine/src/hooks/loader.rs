@@ -30,10 +30,15 @@ pub struct HookLayers {
 
 /// What the hook layers yield.
 pub struct LoadedHooks {
+    /// Every hook of every file and enabled plugin, in precedence order.
     pub hooks: Vec<Arc<dyn Hook>>,
+    /// The merged `env` block the command hooks run with.
     pub env: Vec<(String, String)>,
+    /// Where the host installs the model `prompt`/`agent` hooks ask.
     pub models: ModelHookSlot,
+    /// Where the host installs the MCP client `mcp_tool` hooks call.
     pub mcp: McpToolSlot,
+    /// Entries left out, and why, for the user.
     pub warnings: Vec<String>,
     /// Enabled, installed plugins: `(name, root)`.
     pub plugin_roots: Vec<(String, PathBuf)>,

@@ -27,11 +27,14 @@ pub use crate::aliases::{canonical_tool_name, TOOL_ALIASES};
 /// and the empty matcher.
 #[derive(Clone, Debug)]
 pub enum ToolNameMatcher {
+    /// `*` or empty: everything.
     All,
+    /// A regular expression that must match the whole name.
     Pattern(Regex),
 }
 
 impl ToolNameMatcher {
+    /// Reads a settings `matcher`; an error names the bad regex.
     pub fn parse(text: &str) -> Result<ToolNameMatcher, String> {
         let text = text.trim();
         if text.is_empty() || text == "*" {
@@ -42,6 +45,8 @@ impl ToolNameMatcher {
             .map_err(|e| format!("matcher `{text}` is not a valid regular expression: {e}"))
     }
 
+    /// Whether the hook wants `name`; a renamed tool also matches by its
+    /// old name, and another tool set's tool by its Claude Code name.
     pub fn matches(&self, name: &str) -> bool {
         match self {
             ToolNameMatcher::All => true,
@@ -89,6 +94,8 @@ pub struct IfFilter {
 }
 
 impl IfFilter {
+    /// Reads an `if:` value (`Bash(git *)`, `Edit|Write(*.py)`); `home`
+    /// and `project` anchor its paths as in permission rules.
     pub fn parse(text: &str, home: Option<&Path>, project: &Path) -> Result<IfFilter, String> {
         let mut policy = RulePolicy::new();
         let text = text.trim();
@@ -110,6 +117,7 @@ impl IfFilter {
         })
     }
 
+    /// The filter as written.
     pub fn text(&self) -> &str {
         &self.text
     }

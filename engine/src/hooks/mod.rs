@@ -57,6 +57,7 @@ pub trait Hook: Send + Sync {
     fn wants(&self, _request: &PermissionRequest<'_>) -> bool {
         true
     }
+    /// Runs the hook for `input` and says what it decided.
     async fn run(&self, input: &HookInput) -> HookOutcome;
 }
 
@@ -78,6 +79,7 @@ impl std::fmt::Debug for HookRegistry {
 }
 
 impl HookRegistry {
+    /// A registry of `hooks`, run in this order.
     pub fn new(hooks: Vec<Arc<dyn Hook>>) -> Self {
         HookRegistry {
             hooks: Arc::new(hooks),
@@ -113,10 +115,12 @@ impl HookRegistry {
         self.stop.cancel(reason);
     }
 
+    /// Whether the registry has no hook at all.
     pub fn is_empty(&self) -> bool {
         self.hooks.is_empty()
     }
 
+    /// How many hooks the registry has.
     pub fn len(&self) -> usize {
         self.hooks.len()
     }
@@ -126,6 +130,8 @@ impl HookRegistry {
         self.hooks.iter()
     }
 
+    /// Whether any hook wants `event` for `query` (so the caller can skip
+    /// building its input).
     pub fn has_any(&self, event: HookEvent, query: &str) -> bool {
         self.hooks.iter().any(|h| h.matches(event, query))
     }

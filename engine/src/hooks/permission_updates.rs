@@ -34,6 +34,7 @@ struct State {
 }
 
 impl SessionPermissions {
+    /// The session's changes (created empty on first use).
     pub fn of(session: &Session) -> std::sync::Arc<SessionPermissions> {
         session.slots().get_or_default::<SessionPermissions>()
     }

@@ -92,6 +92,7 @@ fn snapshot_for_trees(skip: &HashSet<i32>) -> Vec<ProcInfo> {
 /// first use.
 #[derive(Debug)]
 pub struct Snapshot {
+    /// Every process of the system when the scan ran.
     pub procs: Vec<ProcInfo>,
     tags: Vec<OnceLock<Vec<Box<[u8]>>>>,
     /// The roots of the guarded trees when the scan began.

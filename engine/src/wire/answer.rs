@@ -78,6 +78,7 @@ pub struct AnswerWriter<'a, W: Write> {
 }
 
 impl<'a, W: Write> AnswerWriter<'a, W> {
+    /// A writer of the answer to the calls `asked`, in `format`, to `out`.
     pub fn new(format: WireFormat, asked: &'a Asked, out: W) -> Self {
         AnswerWriter {
             format,

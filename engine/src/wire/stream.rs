@@ -104,12 +104,16 @@ pub struct Completed {
 /// One of the three parsers, chosen by format.
 #[derive(Debug)]
 pub enum StreamParser {
+    /// Anthropic Messages events.
     Anthropic(anthropic::stream::Parser),
+    /// OpenAI Chat Completions chunks.
     OpenAiChat(openai_chat::stream::Parser),
+    /// OpenAI Responses events.
     OpenAiResponses(openai_responses::stream::Parser),
 }
 
 impl StreamParser {
+    /// A fresh parser for `format`'s stream.
     pub fn new(format: WireFormat) -> Self {
         match format {
             WireFormat::Anthropic => StreamParser::Anthropic(Default::default()),
@@ -118,6 +122,7 @@ impl StreamParser {
         }
     }
 
+    /// The format this parser reads.
     pub fn format(&self) -> WireFormat {
         match self {
             StreamParser::Anthropic(_) => WireFormat::Anthropic,

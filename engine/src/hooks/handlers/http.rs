@@ -19,6 +19,7 @@ use crate::hooks::{HookInput, HookOutcome};
 /// Largest response body read; more is a failure.
 const BODY_CAP: usize = 1 << 20;
 
+/// An `http` hook: POSTs the event's input to a URL.
 #[derive(Clone, Debug)]
 pub struct HttpHandler {
     url: String,
@@ -28,6 +29,9 @@ pub struct HttpHandler {
 }
 
 impl HttpHandler {
+    /// A hook posting to `url` (http or https) with `headers`, whose
+    /// variables are expanded from `env` when `allowed_env` lists them; an
+    /// error says what is wrong with the URL.
     pub fn new(
         url: &str,
         headers: &[(String, String)],
