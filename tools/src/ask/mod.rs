@@ -2,7 +2,7 @@
 //!
 //! The schema is Claude Code's (`sdk-tools.d.ts`): 1–4 questions, each with
 //! a header of at most 12 characters and 2–4 options, single or multiple
-//! choice. The questions go to the host's [`QuestionAsker`]; the answers
+//! choice. The questions go to the host's [`QuestionAsker`](baton_engine::questions::QuestionAsker); the answers
 //! come back keyed by question text, as Claude Code gives them, both as
 //! text for the model and as the structured `tool_response` hooks see.
 //! With no one to ask, the result says so and tells the model to go on.
