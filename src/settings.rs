@@ -19,6 +19,7 @@ use crate::{Engine, EngineBuilder};
 
 /// Settings that could not be turned into an engine.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// A settings file is unreadable or not JSON (each problem named).
     Settings(SettingsError),

@@ -20,6 +20,7 @@ pub(crate) const DEFAULT_MAX_CALLS_PER_MESSAGE: usize = 10_000;
 
 /// When a failed call cancels its siblings (SPEC §8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SiblingPolicy {
     /// Any error result of a call whose tool cancels siblings on error.
     #[default]

@@ -23,6 +23,7 @@ use crate::config::InterruptKind;
 /// travels boxed from the call to the ordering stage, so its box is reused
 /// and costs no allocation.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Event {
     /// A running call reported progress (not ordered with results).
     Progress {
@@ -127,6 +128,7 @@ impl PermissionPrompt {
 /// Where a batch's events go. Sending never blocks; a host that stopped
 /// listening loses events but never stalls the batch.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum EventSink {
     /// Events go to a tokio channel (hosts running on tokio).
     Tokio(tokio::sync::mpsc::UnboundedSender<Event>),

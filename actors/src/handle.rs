@@ -18,6 +18,7 @@ use crate::quiescence::Quiescence;
 
 /// Why a call could not be added to a batch.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BatchError {
     /// [`BatchHandle::end`] was called: the batch takes no more calls.
     #[error("the batch was already ended; open a new batch for the next message")]

@@ -80,6 +80,7 @@ impl ToolUse {
 /// content.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Outcome {
     /// The tool ran and reported success.
     Success,

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 /// Why a scope was cancelled.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CancelReason {
     /// The user stopped the turn (Esc / Ctrl-C).
     User,

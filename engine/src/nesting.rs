@@ -28,6 +28,7 @@ pub struct NestedOptions {
 
 /// Why a nested batch could not be opened or fed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum NestingError {
     /// The batch would nest deeper than the runtime allows.
     #[error("nesting is limited to {max} levels")]
@@ -45,6 +46,7 @@ pub enum NestingError {
 
 /// What a nested batch reports: progress as it happens, results in call order.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum NestedEvent {
     /// A nested call reported progress.
     Progress {

@@ -33,6 +33,7 @@ pub struct QuestionRequest {
 /// The host's answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum QuestionAnswer {
     /// Question text → answer; several choices of a multi-select question
     /// joined with ", " (Claude Code's shape). `annotations` and

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 /// One thing wrong with an input.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SchemaProblem {
     /// A required parameter is absent.
     Missing {

@@ -38,6 +38,7 @@ pub const MAX_CONCURRENT_ENV: &str = "BATON_MAX_CONCURRENT_SUBAGENTS";
 /// Where a definition came from; a project definition hides a user one of
 /// the same name, and both hide a built-in.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DefinitionSource {
     /// Built into Baton (`general-purpose`, `Explore`).
     BuiltIn,

@@ -87,6 +87,7 @@ fn decide(work: &Path, cwd: &Path, rules: &Rules, cmd: &str, mode: PermissionMod
             ..
         } => AskRule,
         PermissionDecision::Ask { .. } => Ask,
+        other => panic!("a decision this table does not know: {other:?}"),
     }
 }
 

@@ -66,6 +66,7 @@ fn decide(
             ..
         } => AskRule,
         PermissionDecision::Ask { .. } => Ask,
+        other => panic!("a decision this table does not know: {other:?}"),
     }
 }
 
@@ -286,6 +287,7 @@ fn decide_in(
         PermissionDecision::Allow => Allow,
         PermissionDecision::Deny { .. } => Deny,
         PermissionDecision::Ask { .. } => Ask,
+        other => panic!("a decision this table does not know: {other:?}"),
     }
 }
 

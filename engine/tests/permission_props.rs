@@ -275,6 +275,7 @@ fn rank(d: &PermissionDecision) -> u8 {
         PermissionDecision::Deny { .. } => 0,
         PermissionDecision::Ask { .. } => 1,
         PermissionDecision::Allow => 2,
+        other => panic!("a decision these properties do not rank: {other:?}"),
     }
 }
 

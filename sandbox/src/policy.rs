@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 /// The network a confined command gets.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Network {
     /// No sockets but `socketpair` (and Unix sockets when
     /// [`Policy::unix_sockets`] allows them): no TCP, no UDP, no raw or

@@ -12,6 +12,7 @@ use crate::{caps, landlock_rules, seccomp};
 
 /// Why a policy could not be made ready.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PrepareError {
     /// The kernel lacks a mechanism the policy needs (what is missing).
     #[error("confinement is unavailable: {0}")]
@@ -154,6 +155,7 @@ unsafe impl Sync for Entry {}
 
 /// Which step of [`enter`] failed, with the `errno` it returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EnterError {
     /// Making protected paths read-only or pinning entries with mounts.
     Mounts(i32),

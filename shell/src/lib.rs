@@ -46,6 +46,7 @@ pub const MAX_PARSED_LEN: usize = 1 << 20;
 
 /// Why a line could not be turned into commands.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ParseError {
     /// The line is empty or blank: there is no command to judge.
     #[error("the command is empty")]

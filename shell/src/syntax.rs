@@ -212,6 +212,7 @@ impl SimpleCommand {
 /// A construct that changes what later commands do, so a line using it is
 /// never read-only even if every command in it is harmless.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Construct {
     /// `f() { ... }`: a name on the allowlist could be redefined.
     FunctionDefinition,

@@ -244,6 +244,8 @@ fn write_event_line(out: &mut impl Write, event: &AgentEvent<'_>, agent_id: Opti
             "message": progress.message,
             "data": progress.data,
         })),
+        // A nested event kind added later: no line of its own.
+        AgentEvent::Nested(_) => return,
         AgentEvent::Retry {
             attempt,
             reason,

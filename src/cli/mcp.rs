@@ -313,6 +313,9 @@ impl baton::mcp::Elicitor for TerminalElicitor {
                     }
                     ElicitResponse::Accept(serde_json::Value::Object(content))
                 }
+                // A mode added to the MCP client later: the terminal cannot
+                // show it, so the request is declined.
+                _ => ElicitResponse::Decline,
             }
         })
         .await

@@ -42,6 +42,14 @@ fn find(
                 "\"{name}\" is a stdio server; OAuth is for remote (http, sse) servers"
             )))
         }
+        // A transport added to the MCP client later: this login knows
+        // only the HTTP ones.
+        other => {
+            return Err(CliError::Usage(format!(
+                "\"{name}\" is a {} server; OAuth is for remote (http, sse) servers",
+                other.kind()
+            )))
+        }
     };
     Ok((spec, url))
 }

@@ -85,6 +85,7 @@ pub fn allowed_origins(addr: SocketAddr, options: &HttpOptions) -> Vec<String> {
 
 /// Why the server refuses to start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum HttpError {
     #[error(
         "refusing to listen on {0} without a token: anyone who can reach it could run \

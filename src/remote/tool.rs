@@ -23,6 +23,7 @@ const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
 /// Why remote tools could not be set up.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RemoteError {
     /// Remote tools are named but no worker URL is configured.
     #[error("remote tools are configured but no worker URL is")]

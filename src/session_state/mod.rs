@@ -110,6 +110,7 @@ pub struct TaskRecord {
 
 /// Why a saved state could not be used or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StateError {
     /// There is no state file at this path.
     #[error("no saved session state at {0} (was the session started with this state directory?)")]

@@ -25,6 +25,7 @@ pub const BYTES_PER_TOKEN: usize = 4;
 
 /// `ENABLE_TOOL_SEARCH`: whether deferred tools are held back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ToolSearchMode {
     /// Unset or `true`: deferred tools are always offered by name only.
     #[default]

@@ -14,6 +14,7 @@ macro_rules! events {
     ($($(#[$doc:meta])* $name:ident),* $(,)?) => {
         /// Events a hook can subscribe to, as Claude Code names them.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[non_exhaustive]
         pub enum HookEvent { $($(#[$doc])* $name),* }
 
         impl HookEvent {
@@ -99,6 +100,7 @@ events!(
 
 /// Who fires an event's hooks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EventSupport {
     /// The engine, on its own (tool calls, permission questions, batches).
     Engine,

@@ -12,6 +12,7 @@ use serde_json::Value;
 /// protocol is read as [`HookDecision::Ask`]: the host's approver decides,
 /// with the hook's reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum HookDecision {
     /// The call runs without asking (deny rules still apply).
     Allow,
@@ -23,6 +24,7 @@ pub enum HookDecision {
 
 /// A PermissionRequest hook's answer to "may this call run?".
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum PermissionAnswer {
     /// The call may run.
     Allow {

@@ -32,6 +32,7 @@ pub struct StartOutcome {
 
 /// Whether a subagent may stop.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StopVerdict {
     /// No hook objects: the subagent ends.
     Stop,

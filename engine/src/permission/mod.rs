@@ -48,6 +48,7 @@ use crate::tool::Tool;
 /// Permission modes, named as in Claude Code settings (SPEC §11).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum PermissionMode {
     /// Rules decide; what no rule covers is allowed if it only reads inside
     /// the workspace, and asked otherwise.
@@ -116,6 +117,7 @@ pub enum FileAccess {
 
 /// What a call touches, as far as permission rules care.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PermissionTarget {
     /// Rules match on the tool name only.
     None,
@@ -135,6 +137,7 @@ pub enum PermissionTarget {
 
 /// A tool's own view of a call's permission (SPEC §2 `check_permissions`).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ToolPermission {
     /// No opinion; the rules decide.
     Defer,
@@ -175,6 +178,7 @@ pub enum AskSource {
 
 /// A policy's verdict on one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PermissionDecision {
     /// The call runs.
     Allow,
@@ -267,6 +271,7 @@ pub struct ApprovalRequest {
 /// The host's (or user's) answer to an [`ApprovalRequest`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Approval {
     /// Run the call.
     Allow,
@@ -319,6 +324,7 @@ pub enum Approval {
 /// model something different to do next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Unasked {
     /// The session runs without anyone to ask (no approver, a batch run).
     Headless,

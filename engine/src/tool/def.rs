@@ -14,6 +14,7 @@ pub enum InterruptBehavior {
 
 /// Where a tool comes from; decides pool order and deferral (SPEC §3, §10).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ToolOrigin {
     /// One of Baton's built-in tools (the default).
     #[default]

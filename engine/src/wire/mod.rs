@@ -43,6 +43,7 @@ use crate::pool::ToolPool;
 
 /// The host's message could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum WireError {
     /// The text is not JSON (serde's message).
     #[error("not JSON: {0}")]

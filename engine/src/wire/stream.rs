@@ -63,6 +63,7 @@ impl<S: StreamSink + ?Sized> StreamSink for &mut S {
 
 /// Why a stream could not be read on.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StreamError<E> {
     /// An event's data was not JSON (or not the object the format sends).
     #[error("stream event is not valid: {0}")]
@@ -103,6 +104,7 @@ pub struct Completed {
 
 /// One of the three parsers, chosen by format.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum StreamParser {
     /// Anthropic Messages events.
     Anthropic(anthropic::stream::Parser),

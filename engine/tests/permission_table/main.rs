@@ -244,6 +244,7 @@ fn classify(d: &PermissionDecision) -> Want {
             source: AskSource::ModeDefault,
             ..
         } => AskDefault,
+        other => panic!("a decision this table does not know: {other:?}"),
     }
 }
 

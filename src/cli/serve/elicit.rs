@@ -91,6 +91,12 @@ impl Elicitor for HostElicitor {
                 line["mode"] = json!("url");
                 line["url"] = json!(url);
             }
+            // A mode added to the MCP client later: the serve protocol has
+            // no line for it, so the request is declined.
+            _ => {
+                self.pending().remove(&id);
+                return ElicitResponse::Decline;
+            }
         }
         if write_line(&line).is_err() {
             self.pending().remove(&id);

@@ -370,6 +370,9 @@ async fn drive(
                         "data": progress.data,
                     })));
                 }
+                // An event kind added to nested batches later: nothing the
+                // subagent's host needs to answer; the results still come.
+                Some(_) => {}
                 None => break,
             },
         }

@@ -12,6 +12,7 @@ use crate::expand::expand;
 
 /// Where an entry was found; later scopes override earlier ones by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Scope {
     /// `mcpServers` at the top of `~/.claude.json`.
     User,
@@ -43,6 +44,7 @@ impl Scope {
 
 /// How Baton reaches a server.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TransportSpec {
     /// A child process speaking JSON-RPC lines on stdin/stdout.
     Stdio {

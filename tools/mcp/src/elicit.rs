@@ -7,6 +7,7 @@ use serde_json::Value;
 
 /// What the server asks for.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum ElicitMode {
     /// Fill in a form whose fields the JSON Schema `schema` describes.
     Form {

@@ -86,6 +86,7 @@ impl ClientOptions {
 
 /// Where a server is in its life.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ServerState {
     /// The first connection is being made.
     Connecting,

@@ -210,6 +210,8 @@ fn where_from(source: &DefinitionSource) -> String {
         DefinitionSource::User(p) => format!("{} (user)", p.display()),
         DefinitionSource::Project(p) => format!("{} (project)", p.display()),
         DefinitionSource::Host => "the host's definition".into(),
+        // A source added to the engine later: named generically.
+        _ => "a definition from elsewhere".into(),
     }
 }
 

@@ -36,6 +36,8 @@ pub(crate) fn parse(text: &str, source: DefinitionSource) -> Parsed {
         DefinitionSource::User(p) | DefinitionSource::Project(p) => p.display().to_string(),
         DefinitionSource::BuiltIn => "built-in".into(),
         DefinitionSource::Host => "host definition".into(),
+        // A source added to the engine later: named generically.
+        _ => "agent definition".into(),
     };
     let mut diagnostics = Vec::new();
     let fail = |msg: String, mut diagnostics: Vec<String>| {

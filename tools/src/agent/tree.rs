@@ -19,6 +19,7 @@ use serde_json::Value;
 
 /// Where a subagent is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AgentState {
     /// Its run goes on (in the foreground or the background).
     Running,

@@ -94,6 +94,9 @@ impl ToolLogic<Value> for AskUserQuestion {
             QuestionAnswer::Unavailable => {
                 unanswered(&questions, "No one was available to answer the questions.")
             }
+            // An answer this tool does not know (added to the engine later)
+            // is no answer: the model is not told the user chose anything.
+            _ => unanswered(&questions, "No one was available to answer the questions."),
         })
     }
 }

@@ -44,6 +44,7 @@ use std::path::{Path, PathBuf};
 /// Which kind of settings file a value came from: project files are the
 /// least trusted (a cloned repository wrote them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SettingsSource {
     /// `~/.claude/settings.json`.
     User,

@@ -12,6 +12,7 @@ use crate::expand::expand;
 
 /// How Baton obtains tokens for a server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Grant {
     /// A user approves in a browser (authorization code + PKCE).
     #[default]
