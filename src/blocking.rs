@@ -47,9 +47,7 @@ impl BlockingEngine {
     /// (use [`Engine::open_batch`] there); doing so returns an error.
     pub fn open_batch(&self) -> Result<BlockingBatch, BatchError> {
         if tokio::runtime::Handle::try_current().is_ok() {
-            return Err(BatchError::Spawn(
-                "the blocking API was called from inside an async runtime; use Engine::open_batch there".into(),
-            ));
+            return Err(BatchError::InsideRuntime);
         }
         let (sink, events) = EventSink::blocking();
         let runtime = self.engine.runtime().clone();

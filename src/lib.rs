@@ -90,7 +90,7 @@ pub use baton_engine::{Approval, CallResult, Notification, Outcome, ToolUse, Una
 /// The MCP client: configured MCP servers as tools ([`baton_mcp`]).
 pub use baton_mcp as mcp;
 pub use builder::{BuildError, EngineBuilder};
-pub use tasks::{OutputTail, TaskInfo, TAIL_BYTES};
+pub use tasks::{OutputTail, TaskError, TaskInfo, TAIL_BYTES};
 
 /// One session's engine. Clones share the session, its context and tools.
 #[derive(Clone, Debug)]

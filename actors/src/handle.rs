@@ -16,8 +16,8 @@ use crate::coordinator::CoordMsg;
 use crate::intake::{Intake, Mailbox};
 use crate::quiescence::Quiescence;
 
-/// Why a call could not be added to a batch.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// Why a batch could not be opened, or a call added to it.
+#[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BatchError {
     /// [`BatchHandle::end`] was called: the batch takes no more calls.
@@ -26,9 +26,16 @@ pub enum BatchError {
     /// The batch's coordinator stopped (the runtime shut down or it panicked).
     #[error("the batch is gone (its coordinator stopped)")]
     Gone,
-    /// The coordinator actor could not be spawned (ractor's message).
+    /// The coordinator actor could not be spawned; ractor's error is the
+    /// source.
     #[error("could not start the batch coordinator: {0}")]
-    Spawn(String),
+    Spawn(#[source] std::sync::Arc<ractor::SpawnErr>),
+    /// The blocking API was used from inside an async runtime, where it
+    /// would block a worker thread.
+    #[error(
+        "the blocking API was called from inside an async runtime; use Engine::open_batch there"
+    )]
+    InsideRuntime,
 }
 
 /// Cheap to clone: clones share one batch (a UI task can cancel a call

@@ -172,7 +172,7 @@ impl NestedBatches for Nesting {
         };
         let handle = spawn_batch(spec, quiet)
             .await
-            .map_err(|e| NestingError::Closed(e.to_string()))?;
+            .map_err(|e| NestingError::Runtime(Arc::new(e)))?;
         if let Some(pause) = &self.runtime.before_nested_register {
             pause().await;
         }
@@ -202,7 +202,7 @@ impl NestedBatch for NestedHandle {
     fn add(&mut self, call: ToolUse) -> Result<(), NestingError> {
         self.handle
             .add(call)
-            .map_err(|e| NestingError::Closed(e.to_string()))
+            .map_err(|e| NestingError::Runtime(Arc::new(e)))
     }
 
     fn end(&mut self) {

@@ -231,6 +231,6 @@ pub(crate) async fn spawn_batch(
     let intake = spec.intake.clone();
     let (actor, _) = Actor::spawn(None, Coordinator, spec)
         .await
-        .map_err(|e| BatchError::Spawn(e.to_string()))?;
+        .map_err(|e| BatchError::Spawn(std::sync::Arc::new(e)))?;
     Ok(BatchHandle::new(actor, intake, quiet, scope))
 }

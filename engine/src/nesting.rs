@@ -27,7 +27,7 @@ pub struct NestedOptions {
 }
 
 /// Why a nested batch could not be opened or fed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum NestingError {
     /// The batch would nest deeper than the runtime allows.
@@ -42,6 +42,10 @@ pub enum NestingError {
     /// The batch no longer takes calls (why).
     #[error("the nested batch is closed: {0}")]
     Closed(String),
+    /// The runtime could not open the batch, or it refused a call; the
+    /// runtime's own error is the source.
+    #[error("the nested batch is closed: {0}")]
+    Runtime(#[source] Arc<dyn std::error::Error + Send + Sync>),
 }
 
 /// What a nested batch reports: progress as it happens, results in call order.

@@ -101,7 +101,11 @@ pub(super) async fn logout(
 ) -> Result<(), CliError> {
     let (spec, url) = find(cwd, settings, args, name)?;
     let auth = authorizer(&spec, &url, false);
-    let removed = auth.store.remove().await.map_err(CliError::Failed)?;
+    let removed = auth
+        .store
+        .remove()
+        .await
+        .map_err(|e| CliError::Failed(e.to_string()))?;
     if removed {
         eprintln!("Logged out of \"{name}\" (stored tokens removed).");
     } else {

@@ -57,7 +57,7 @@ pub(super) async fn serve(mut setup: Setup, args: ServeArgs) -> Result<(), CliEr
     if let Some(addr) = args.http {
         http::check(addr, &options).map_err(|e| CliError::Usage(e.to_string()))?;
         // Before the engine starts, so its MCP servers' health is recorded.
-        baton::metrics::install_prometheus().map_err(CliError::Failed)?;
+        baton::metrics::install_prometheus().map_err(|e| CliError::Failed(e.to_string()))?;
     }
     let engine = setup.engine()?;
     let server =

@@ -191,23 +191,19 @@ fn parse_policy(s: &str) -> Result<SiblingPolicy, String> {
     s.parse()
 }
 
-/// A failure of the command itself (not of a tool).
-#[derive(Debug)]
+/// A failure of the command itself (not of a tool). The texts are what
+/// the user reads; the exit code tells scripts which kind it was.
+#[derive(Debug, thiserror::Error)]
 pub(crate) enum CliError {
     /// The input or configuration cannot be used (exit 2).
+    #[error("{0}")]
     Usage(String),
     /// Something failed while running (exit 1).
+    #[error("{0}")]
     Failed(String),
     /// The model stream stalled past its limits and retries (exit 3).
+    #[error("{0}")]
     Stalled(String),
-}
-
-impl std::fmt::Display for CliError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CliError::Usage(m) | CliError::Failed(m) | CliError::Stalled(m) => f.write_str(m),
-        }
-    }
 }
 
 impl CliError {
@@ -415,7 +411,10 @@ impl Setup {
         let mut tools =
             baton::builtins::builtin_tools_with(agents, skills).map_err(CliError::Failed)?;
         if common.tool_set == baton::engine::wire::ToolSet::Codex {
-            tools.extend(baton::tool_set::codex_tools().map_err(CliError::Failed)?);
+            tools.extend(
+                baton::tool_set::codex_tools()
+                    .map_err(|e| CliError::Failed(format!("apply_patch: {e}")))?,
+            );
         }
         let session_key = format!("{}:{}", cwd.display(), std::process::id());
         let tools = baton::remote::route(tools, &remote, &session_key)

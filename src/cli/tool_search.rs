@@ -26,7 +26,7 @@ pub(super) struct ToolSearchArgs {
     no_tool_references: bool,
 }
 
-fn parse_mode(s: &str) -> Result<ToolSearchMode, String> {
+fn parse_mode(s: &str) -> Result<ToolSearchMode, baton::engine::deferred::ToolSearchModeError> {
     s.parse()
 }
 
@@ -40,7 +40,8 @@ impl ToolSearchArgs {
         &self,
         format: Option<WireFormat>,
     ) -> Result<ToolSearchSettings, CliError> {
-        let mut settings = ToolSearchSettings::from_env().map_err(CliError::Usage)?;
+        let mut settings =
+            ToolSearchSettings::from_env().map_err(|e| CliError::Usage(e.to_string()))?;
         if let Some(mode) = self.tool_search {
             settings.mode = mode;
         }

@@ -196,7 +196,7 @@ where
     let mut client = match Client::new(options.clone()) {
         Ok(c) => c,
         Err(e) => {
-            finished.end = AgentEnd::Failed(e);
+            finished.end = AgentEnd::Failed(e.to_string());
             return finished;
         }
     };

@@ -42,6 +42,11 @@ pub enum Attempt {
     Fatal(String),
 }
 
+/// The HTTP client could not be built (reqwest's error is the source).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the HTTP client: {0}")]
+pub struct ClientError(#[source] reqwest::Error);
+
 /// The HTTP side of the agent.
 #[derive(Clone, Debug)]
 pub struct Client {
@@ -54,11 +59,11 @@ pub struct Client {
 impl Client {
     /// A client for `options`' provider; an error if the HTTP client cannot
     /// be built.
-    pub fn new(options: AgentOptions) -> Result<Self, String> {
+    pub fn new(options: AgentOptions) -> Result<Self, ClientError> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))
             .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .map_err(ClientError)?;
         let betas = (options.tool_changes && options.format == WireFormat::Anthropic)
             .then(baton_engine::wire::tool_changes::beta_header);
         Ok(Client {

@@ -34,7 +34,7 @@ pub enum RemoteError {
     /// The remote twin of a tool could not be built: the tool and the
     /// schema problem.
     #[error("cannot build the remote twin of {0}: {1}")]
-    Schema(String, String),
+    Schema(String, #[source] baton_engine::schema::InvalidSchema),
 }
 
 /// The remote twin of `local`.
@@ -42,8 +42,7 @@ pub(super) fn remote(local: Arc<Tool>, workers: Arc<Workers>) -> Result<Tool, Re
     let def = local.def().clone();
     let schema = local.input_schema().clone();
     let name = local.name().to_string();
-    Tool::raw(def, schema, Remote { local, workers })
-        .map_err(|e| RemoteError::Schema(name, e.to_string()))
+    Tool::raw(def, schema, Remote { local, workers }).map_err(|e| RemoteError::Schema(name, e))
 }
 
 struct Remote {

@@ -117,7 +117,7 @@ pub enum StateError {
     Missing(PathBuf),
     /// The state file could not be read.
     #[error("cannot read the session state {0}: {1}")]
-    Read(PathBuf, std::io::Error),
+    Read(PathBuf, #[source] std::io::Error),
     /// The state file is not valid JSON of this format (serde's message).
     #[error("the session state {0} is corrupt: {1}")]
     Corrupt(PathBuf, String),
@@ -139,7 +139,7 @@ pub enum StateError {
     },
     /// The state file could not be written.
     #[error("cannot write the session state {0}: {1}")]
-    Write(PathBuf, std::io::Error),
+    Write(PathBuf, #[source] std::io::Error),
     /// The saved state does not fit the session it is restored into (the
     /// message says how).
     #[error("{0}")]

@@ -336,7 +336,10 @@ impl Confinement {
     /// entries out: those name the entries that existed when it was built,
     /// and a denied file created since must not be readable, so such a
     /// floor is built for every command.
-    pub fn prepare_floor(&self, context: &Context) -> Result<Arc<Prepared>, String> {
+    pub fn prepare_floor(
+        &self,
+        context: &Context,
+    ) -> Result<Arc<Prepared>, baton_sandbox::PrepareError> {
         let key = (context.roots.clone(), context.readable.clone());
         if let Some((k, prepared)) = self.floor_cache.lock().as_ref() {
             if *k == key && self.read_denies.is_empty() {
@@ -344,9 +347,7 @@ impl Confinement {
             }
         }
         let policy = self.floor_policy(context);
-        let prepared = Prepared::new(&policy, baton_sandbox::support())
-            .map(Arc::new)
-            .map_err(|e| e.to_string())?;
+        let prepared = Prepared::new(&policy, baton_sandbox::support()).map(Arc::new)?;
         let complete = key.0.iter().chain(key.1.iter()).all(|p| p.exists());
         *self.floor_cache.lock() = complete.then(|| (key, prepared.clone()));
         Ok(prepared)

@@ -18,8 +18,8 @@ use std::sync::Arc;
 
 pub use discovered::{DiscoveredTools, Mark};
 pub use mode::{
-    estimate_tokens, Deferral, ToolSearchMode, ToolSearchSettings, BYTES_PER_TOKEN,
-    DEFAULT_AUTO_PERCENT, DEFAULT_CONTEXT_WINDOW_TOKENS,
+    estimate_tokens, Deferral, ToolSearchMode, ToolSearchModeError, ToolSearchSettings,
+    BYTES_PER_TOKEN, DEFAULT_AUTO_PERCENT, DEFAULT_CONTEXT_WINDOW_TOKENS,
 };
 // The request list lives in the wire layer, beside the one renderer of
 // definitions; re-exported here where hosts looked for it before.

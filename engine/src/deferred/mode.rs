@@ -40,8 +40,19 @@ pub enum ToolSearchMode {
     Off,
 }
 
+/// A tool search mode that cannot be read (from `--tool-search` or
+/// `ENABLE_TOOL_SEARCH`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}unknown tool search mode `{value}` (expected true, false, auto or auto:N with N from 0 to 100)", .variable.map(|v| format!("{v}: ")).unwrap_or_default())]
+pub struct ToolSearchModeError {
+    /// The text as given.
+    value: String,
+    /// The environment variable it came from, if any.
+    variable: Option<&'static str>,
+}
+
 impl FromStr for ToolSearchMode {
-    type Err = String;
+    type Err = ToolSearchModeError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
         match s.to_ascii_lowercase().as_str() {
@@ -54,8 +65,9 @@ impl FromStr for ToolSearchMode {
             }
             _ => {}
         }
-        let bad = || {
-            format!("unknown tool search mode `{s}` (expected true, false, auto or auto:N with N from 0 to 100)")
+        let bad = || ToolSearchModeError {
+            value: s.to_string(),
+            variable: None,
         };
         let n = s
             .get(..5)
@@ -108,12 +120,16 @@ impl Default for ToolSearchSettings {
 
 impl ToolSearchSettings {
     /// Defaults, with the mode from `ENABLE_TOOL_SEARCH` when set.
-    pub fn from_env() -> Result<Self, String> {
+    pub fn from_env() -> Result<Self, ToolSearchModeError> {
         let mut settings = ToolSearchSettings::default();
         if let Ok(value) = std::env::var("ENABLE_TOOL_SEARCH") {
-            settings.mode = value
-                .parse()
-                .map_err(|e| format!("ENABLE_TOOL_SEARCH: {e}"))?;
+            settings.mode =
+                value
+                    .parse()
+                    .map_err(|e: ToolSearchModeError| ToolSearchModeError {
+                        variable: Some("ENABLE_TOOL_SEARCH"),
+                        ..e
+                    })?;
         }
         Ok(settings)
     }

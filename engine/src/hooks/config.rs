@@ -322,11 +322,10 @@ fn read_options(
     }
     match hook.get("if") {
         None | Some(Value::Null) => {}
-        Some(Value::String(rule)) => options.filters.push(IfFilter::parse(
-            rule,
-            source.home.as_deref(),
-            &source.env.project_dir,
-        )?),
+        Some(Value::String(rule)) => options.filters.push(
+            IfFilter::parse(rule, source.home.as_deref(), &source.env.project_dir)
+                .map_err(|e| e.to_string())?,
+        ),
         Some(other) => return Err(format!("`if` must be a permission rule, not {other}")),
     }
     options.once = flag(hook, "once")?;

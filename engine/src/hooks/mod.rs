@@ -35,7 +35,7 @@ pub use handlers::command::{CommandForm, CommandHandler, CommandHook, HookEnv};
 pub use handlers::host::{ModelHookKind, ModelHookRequest, ModelHookRunner, ModelHookSlot};
 pub use handlers::mcp_tool::{McpToolCaller, McpToolReply, McpToolSlot};
 pub use handlers::{Configured, Handler, HookOptions};
-pub use matching::{canonical_tool_name, IfFilter, ToolNameMatcher};
+pub use matching::{canonical_tool_name, IfFilter, MatcherError, ToolNameMatcher};
 pub use outcome::{HookDecision, HookOutcome, PermissionAnswer};
 pub use protocol::OnFailure;
 

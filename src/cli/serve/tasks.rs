@@ -22,11 +22,14 @@ pub(super) async fn answer(engine: &Engine, line: TaskLine) -> Result<Value, Str
     Ok(match line {
         TaskLine::List => json!({"type": "tasks", "tasks": engine.tasks()}),
         TaskLine::Stop { task_id } => {
-            let task = engine.stop_task(&task_id).await?;
+            let task = engine
+                .stop_task(&task_id)
+                .await
+                .map_err(|e| e.to_string())?;
             json!({"type": "task_stopped", "task": task})
         }
         TaskLine::Output { task_id } => {
-            let tail = engine.task_output(&task_id)?;
+            let tail = engine.task_output(&task_id).map_err(|e| e.to_string())?;
             json!({
                 "type": "task_output",
                 "task_id": tail.id,

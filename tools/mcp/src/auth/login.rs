@@ -274,7 +274,8 @@ impl Authorizer {
                 .map_err(|e| format!("client registration for \"{}\": {e}", self.server))?;
             self.store
                 .save_client(client.client_secret.clone(), &redirect.uri())
-                .await?;
+                .await
+                .map_err(|e| e.to_string())?;
             request = request.with_preregistered_client(client.client_id);
             if let Some(secret) = client.client_secret {
                 request = request.with_client_secret(secret);
