@@ -22,12 +22,7 @@
 //! `BATON_BIN_BASE`, `BATON_HOST_BIG` (calls of the peak-memory message,
 //! default 100,000; 0 skips it). Printed, never asserted.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};

@@ -3,12 +3,7 @@
 //! (resident memory while every batch waits on a gate, divided by the
 //! number of batches).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "common/mod.rs"]
 mod common;

@@ -6,12 +6,7 @@
 //!   each leaf) from the root, until every result is in and every leaf
 //!   process is gone.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "../tests/scripted/mod.rs"]
 mod scripted;

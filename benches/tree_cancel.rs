@@ -3,12 +3,7 @@
 //! interrupt of the root batch until its done event, which comes only once
 //! every nested batch, down to every leaf, has its result.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "common/mod.rs"]
 mod common;

@@ -4,12 +4,7 @@
 //! function calls: each runs through the pipeline (rules included) and is
 //! answered in its own output type, in order.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/axum_thread.rs"]
 mod axum_thread;

@@ -3,12 +3,7 @@
 //! order beside its siblings, its command goes on, an interrupt of the
 //! batch no longer reaches it, and the engine's shutdown ends it.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/sleeping.rs"]
 mod sleeping;

@@ -3,12 +3,7 @@
 //! direction and exactly the types serve accepts and writes, and the README
 //! links only files in the repository.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/serve_child.rs"]
 mod serve_child;

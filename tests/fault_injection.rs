@@ -3,12 +3,7 @@
 //! call gets exactly one result, results leave in call order, the batch
 //! reports done, and quiescence is reached.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 #[path = "support/fault_feed.rs"]

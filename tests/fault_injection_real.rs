@@ -6,12 +6,7 @@
 //! batch says done and nothing follows it; outcomes match what happened;
 //! and after every case no process of it is left running.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

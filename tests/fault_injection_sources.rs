@@ -14,12 +14,7 @@
 //! faulted MCP call is an error, never a success; and afterwards no process
 //! of the case runs (hooks, shells local and remote, the MCP server).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/fault_after.rs"]
 mod fault_after;

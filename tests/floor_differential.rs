@@ -14,12 +14,7 @@
 //!   and an open the kernel refused is never reported);
 //! - nothing connected to a local listener.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 

@@ -4,12 +4,7 @@
 //! binary, so the peak resident size (`VmHWM` in /proc) belongs to these
 //! searches.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::io::Write;
 

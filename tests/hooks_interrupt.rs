@@ -4,12 +4,7 @@
 //! every call exactly one result within seconds and leave no `sleep`
 //! running.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/serve_child.rs"]
 mod serve_child;

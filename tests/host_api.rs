@@ -1,12 +1,7 @@
 //! The host interfaces (SPEC §16): permission round trips, the blocking
 //! API, notifications.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 

@@ -3,12 +3,7 @@
 //! the call ends at once, its tool never started when it had not started,
 //! with nothing left running (issue 9).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 #[path = "support/procs.rs"]

@@ -1,12 +1,7 @@
 //! Interrupts, sibling cancellation, panics, lost invocations and nesting,
 //! through real actors (SPEC §7, §8, §14, §15).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 

@@ -3,12 +3,7 @@
 //! before the result of a slower earlier call — and waiting for approval is
 //! visible.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 

@@ -2,12 +2,7 @@
 //! `mcp` on PyPI, installed by `.ci/deps`), over stdio and streamable HTTP,
 //! plus the HTTP safety checks spoken as raw HTTP.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

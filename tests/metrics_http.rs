@@ -2,12 +2,7 @@
 //! on 127.0.0.1 after real calls, parsed with a Prometheus text parser, and
 //! guarded like `/mcp` (token, `Host`, `Origin`).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/worker.rs"]
 mod worker;

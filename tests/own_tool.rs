@@ -1,12 +1,7 @@
 //! The "Your own tool" example (docs/host-api.md) runs: its tool counts a
 //! workspace file and, with nobody to approve, does not read outside it.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "../examples/own_tool.rs"]
 mod own_tool;

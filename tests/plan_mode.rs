@@ -4,12 +4,7 @@
 //! ExitPlanMode asks the host's approver, and the approval decides the
 //! mode the session continues in.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::sync::Arc;
 

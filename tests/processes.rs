@@ -2,12 +2,7 @@
 //! and random batches with real `bash`, and a count of the processes left
 //! behind afterwards, which must be zero (SPEC §8, §7, §14).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 

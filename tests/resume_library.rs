@@ -3,12 +3,7 @@
 //! the working directory, and an engine over a state with an unknown
 //! version is an error, not a panic.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::sync::Arc;
 

@@ -4,12 +4,7 @@
 //! `dangerouslyDisableSandbox`, `failIfUnavailable`, and the fallback when
 //! the kernel cannot confine.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/baton_run.rs"]
 mod baton_run;

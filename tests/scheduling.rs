@@ -1,11 +1,6 @@
 //! Scheduling through real actors and real timing (SPEC §5, §6, §1).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 

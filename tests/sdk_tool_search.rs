@@ -4,12 +4,7 @@
 //! ToolSearch result. Broken variants must be rejected, so the check can
 //! fail.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/mcp_like.rs"]
 mod mcp_like;

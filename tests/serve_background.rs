@@ -2,12 +2,7 @@
 //! its batch, answers at once and its command goes on until the session
 //! ends; lines that reach no running shell are errors.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/sleeping.rs"]
 mod sleeping;

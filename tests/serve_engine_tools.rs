@@ -2,12 +2,7 @@
 //! (issue 22): plan mode with its approval line, `AskUserQuestion` with its
 //! question line, and old tool names in calls.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/serve_child.rs"]
 mod serve_child;

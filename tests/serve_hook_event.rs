@@ -5,12 +5,7 @@
 //! names with `--transcript`), plus a prompt hook that asks the host's
 //! model while the event waits.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/serve_child.rs"]
 mod serve_child;

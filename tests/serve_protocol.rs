@@ -2,12 +2,7 @@
 //! end the session, interrupts name their batch, hosts name batches,
 //! duplicate ids, a message while another is open, empty messages.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/serve_child.rs"]
 mod serve_child;

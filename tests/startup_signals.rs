@@ -5,12 +5,7 @@
 //! started") and `baton serve` must exit cleanly; both leave no process
 //! behind. Before, each of these cases killed Baton with no results.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/procs.rs"]
 mod procs;

@@ -6,12 +6,7 @@
 //! arrives before the stream even ends; started at the end, it would come
 //! at least 500 ms after the stream's last event.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

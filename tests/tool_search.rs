@@ -1,12 +1,7 @@
 //! Deferred tools end to end (SPEC §10): the hint path, discovery across
 //! messages, the next request's tool list per format, the modes.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/mcp_like.rs"]
 mod mcp_like;

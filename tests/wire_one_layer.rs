@@ -6,12 +6,7 @@
 //! must follow the published name and strict-schema rules, and the
 //! requests `baton agent` sent must pass the official SDKs' types.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/sdk_check.rs"]
 mod sdk_check;

@@ -4,12 +4,7 @@
 //! message and for later messages, permission path checks follow it, and
 //! hooks get the new `cwd`.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/serve_child.rs"]
 mod serve_child;

@@ -5,12 +5,7 @@
 //! a child ends when the thread that started it ends or its handle is
 //! dropped.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::ffi::OsString;
 use std::io::Read;

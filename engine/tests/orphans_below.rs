@@ -5,12 +5,7 @@
 //!
 //! Its own test binary: becoming a subreaper changes the whole process.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::time::{Duration, Instant};
 

@@ -2,12 +2,7 @@
 //! where they apply, with `read_only` computed by the shell classifier as
 //! the Bash tool does. Each row was decided more loosely before the fix.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 use std::path::PathBuf;

@@ -3,12 +3,7 @@
 //! - a deny rule that matches a call (on its own) denies it whatever the
 //!   other rules and the mode.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 use std::path::PathBuf;

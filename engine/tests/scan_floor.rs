@@ -2,12 +2,7 @@
 //! live tree (nobody's member), and only those. Its own test binary: the
 //! floor depends on every tree alive in the process.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::time::Duration;
 

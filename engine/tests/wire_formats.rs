@@ -1,11 +1,6 @@
 //! Anthropic and OpenAI wire formats.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 

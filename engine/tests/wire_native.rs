@@ -6,12 +6,7 @@
 //! `response_output_item.py` `LocalShellCall`, and the `*_output` params of
 //! `response_input_item_param.py`).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use baton_engine::call::{CallResult, Outcome};
 use baton_engine::content::ContentBlock;

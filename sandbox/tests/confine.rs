@@ -1,11 +1,6 @@
 //! Real processes under real policies: what they can and cannot touch.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "support/confined.rs"]
 mod confined;

@@ -1,11 +1,6 @@
 //! Listeners handed in by the caller, bounded events, shutdown and drop.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod support;
 

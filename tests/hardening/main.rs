@@ -6,12 +6,8 @@
 //! Every test runs the real engine over the built-in tools, on real files,
 //! with permissions loaded from settings JSON the way the CLI loads them.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+#![allow(missing_docs)]
 
 mod defaults;
 mod protected;

@@ -1,12 +1,7 @@
 //! A foreground command going on in the background: at its time limit,
 //! on the host's word, and the background time limit that ends it.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod bash_common;
 

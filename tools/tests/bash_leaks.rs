@@ -4,12 +4,7 @@
 //! and children that ignore SIGTERM. Each case counts the processes whose
 //! command line carries a unique marker.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod bash_common;
 

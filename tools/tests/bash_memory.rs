@@ -3,12 +3,7 @@
 //! process read from /proc/self/status. This file holds a single test so
 //! the peak belongs to it alone.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod bash_common;
 

@@ -4,12 +4,8 @@
 //! running it, an `Edit` that only reports its path, and a `Fail` that
 //! always fails.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+#![allow(missing_docs)]
 
 mod command_hooks;
 mod examples;

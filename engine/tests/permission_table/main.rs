@@ -5,12 +5,8 @@
 //! symlinks between them. In rules and targets, `{W}`, `{H}`, `{O}` and `{E}`
 //! stand for the workspace, home, outside and extra directories.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+#![allow(missing_docs)]
 
 #[path = "../common/mod.rs"]
 mod common;

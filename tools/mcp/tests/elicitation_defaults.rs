@@ -2,12 +2,7 @@
 //! reaches the server with its `default`. The server (servers/handmade.py)
 //! returns the raw `elicitation/create` result it received.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 

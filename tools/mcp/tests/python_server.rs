@@ -2,12 +2,7 @@
 //! parallel calls, timeouts, cancellation, progress, crashes and restarts,
 //! junk on stdout, huge output, elicitation, list_changed.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 

@@ -2,12 +2,7 @@
 //! SDK (mcp 2.3.0): the legacy HTTP+SSE transport (`"type": "sse"`), and a
 //! remote server (SSE or streamable HTTP) that dies and comes back.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 

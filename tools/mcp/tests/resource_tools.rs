@@ -2,12 +2,7 @@
 //! resources saved to a file (`blobSavedTo`), RefreshMcpTools and
 //! WaitForMcpServers, against a real server (servers/oversized.py).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 

@@ -3,12 +3,7 @@
 //! server unaffected. Real servers: servers/oversized.py over stdio and
 //! streamable HTTP.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    unreachable_pub,
-    missing_docs
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 mod common;
 
