@@ -3,6 +3,8 @@
 //! a minimal hand-written tokio equivalent (spawn + oneshot-style reply +
 //! reorder buffer), for batches of 1, 10, 100 and 1000 calls.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "common/mod.rs"]
 mod common;
 

@@ -2,6 +2,8 @@
 //! in-process PreToolUse hook, and with a command PreToolUse hook (`true`
 //! through bash: a process per call, as in Claude Code), in the same run.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "common/mod.rs"]
 mod common;
 

@@ -22,6 +22,8 @@
 //! `BATON_BIN_BASE`, `BATON_HOST_BIG` (calls of the peak-memory message,
 //! default 100,000; 0 skips it). Printed, never asserted.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -10,6 +10,7 @@
 //!    reports its end, lines per second, and the growth of the process's
 //!    peak memory, against `seq 1 1000000 > /dev/null` run by bash.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 mod common;
 
 use std::io::{Read, Write};

@@ -6,6 +6,7 @@
 //! same run, for N = 4, 64 and 256. The ratio is what docs/benchmarks.md
 //! reports; the goal is ≤ 3× at 256.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 mod common;
 
 use std::time::{Duration, Instant};

@@ -3,6 +3,8 @@
 //! (resident memory while every batch waits on a gate, divided by the
 //! number of batches).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "common/mod.rs"]
 mod common;
 

@@ -5,6 +5,7 @@
 //! Targets: Baton ≤ 1.5× the bare client per call over 1,000 calls; 32
 //! parallel read-only calls of 200 ms ≤ 300 ms wall time.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 mod common;
 
 use std::sync::Arc;

@@ -11,6 +11,8 @@
 //! The figure is printed (and the number of allocations per call); criterion
 //! is not used because nothing here is timed.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "common/mod.rs"]
 mod common;
 

@@ -18,6 +18,8 @@
 //! (repetitions per level, best kept; default 3). Timing is printed, never
 //! asserted.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "common/mod.rs"]
 mod common;
 

@@ -1,6 +1,8 @@
 //! Bench 2: parallel efficiency. 100 safe calls of 10 ms with cap 10 can at
 //! best take 100 ms (ten rounds of ten); efficiency = 100 ms / measured.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "common/mod.rs"]
 mod common;
 

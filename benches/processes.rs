@@ -14,6 +14,8 @@
 //!    batches); the time from the interrupt until every result is out.
 //!    Target ≤ 50 ms, with the machine's own init reaping the orphans.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "common/mod.rs"]
 mod common;
 

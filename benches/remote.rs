@@ -8,6 +8,8 @@
 //! one worker killed a third of the way through. A result missing or out of
 //! order, or an error not caused by the killed worker, aborts the bench.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "../tests/support/worker.rs"]
 mod worker;
 

@@ -6,6 +6,8 @@
 //!   each leaf) from the root, until every result is in and every leaf
 //!   process is gone.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "../tests/scripted/mod.rs"]
 mod scripted;
 

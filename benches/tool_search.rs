@@ -4,6 +4,8 @@
 //! Also prints the request-size saving of deferral for the built-ins plus
 //! 500 MCP-like tools (estimated tokens, 4 bytes per token).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "../tests/support/mcp_like.rs"]
 mod mcp_like;
 

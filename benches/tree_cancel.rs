@@ -3,6 +3,8 @@
 //! interrupt of the root batch until its done event, which comes only once
 //! every nested batch, down to every leaf, has its result.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "common/mod.rs"]
 mod common;
 

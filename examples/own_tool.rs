@@ -62,26 +62,29 @@ impl ToolLogic<WordCountInput> for WordCount {
     }
 }
 
-pub fn word_count() -> Tool {
+/// What can stop the example before its calls run (a host would report it).
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// The tool: its definition (name and the description the model reads) and
+/// its logic, with the schema derived from [`WordCountInput`].
+pub fn word_count() -> Result<Tool, Error> {
     let def = ToolDef::new(
         "WordCount",
         "Counts the words of a text file given by its absolute `path`.",
     );
-    Tool::typed::<WordCountInput, _>(def, WordCount).expect("the derived schema is valid")
+    Ok(Tool::typed::<WordCountInput, _>(def, WordCount)?)
 }
 
 /// Runs one message with two calls: a file in the workspace (allowed: a
 /// read inside the workspace) and one outside it (it would need approval,
 /// and with nobody to ask it does not run). Returns each result's text.
-pub async fn run(workspace: &std::path::Path) -> Vec<(Outcome, String)> {
+pub async fn run(workspace: &std::path::Path) -> Result<Vec<(Outcome, String)>, Error> {
     let policy = RulePolicy::new();
-    let builtins = baton::BuiltinConfig::default()
-        .tools()
-        .expect("built-in tools");
+    let builtins = baton::BuiltinConfig::default().tools()?;
     let pool = ToolPool::assemble(
         PoolSpec {
             builtins,
-            others: vec![Arc::new(word_count())],
+            others: vec![Arc::new(word_count()?)],
             ..Default::default()
         },
         &policy,
@@ -90,35 +93,34 @@ pub async fn run(workspace: &std::path::Path) -> Vec<(Outcome, String)> {
     let engine = Engine::builder(pool)
         .cwd(workspace)
         .state_dir(workspace.join(".state"))
-        .build()
-        .expect("engine");
+        .build()?;
     let inside = workspace.join("notes.txt");
-    std::fs::write(&inside, "one two three\n").expect("write the example file");
-    let batch = engine.open_batch().await.expect("batch");
+    std::fs::write(&inside, "one two three\n")?;
+    let batch = engine.open_batch().await?;
     for (id, path) in [("in", inside), ("out", PathBuf::from("/etc/hostname"))] {
         let input = serde_json::json!({ "path": path });
-        batch
-            .add(ToolUse::new(id, "WordCount", input))
-            .expect("add");
+        batch.add(ToolUse::new(id, "WordCount", input))?;
     }
     let (results, _summary) = batch.finish().await;
-    results
+    Ok(results
         .into_iter()
         .map(|r| {
             let text = serde_json::to_string(&r.content).unwrap_or_default();
             (r.outcome, text)
         })
-        .collect()
+        .collect())
 }
 
 #[allow(dead_code)]
 #[tokio::main]
-async fn main() {
+async fn main() -> Result<(), Error> {
     let dir = std::env::temp_dir().join(format!("baton-own-tool-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    let dir = dir.canonicalize().expect("scratch directory");
-    for (outcome, text) in run(&dir).await {
+    std::fs::create_dir_all(&dir)?;
+    let dir = dir.canonicalize()?;
+    let results = run(&dir).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    for (outcome, text) in results? {
         println!("{outcome:?}: {text}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
 }

@@ -60,6 +60,7 @@ impl AssemblyOptions {
 }
 
 /// A session's settings and tools, before its MCP servers join.
+#[derive(Debug)]
 pub struct Assembly {
     /// The merged settings, their warnings including the confinement ones.
     pub settings: Settings,
@@ -116,9 +117,7 @@ impl Engine {
                 .iter()
                 .map(|d| format!("skills: {d}")),
         );
-        let mut tools = builtins
-            .tools()
-            .map_err(|e| ConfigError::Tools(format!("a built-in tool: {}", e.0)))?;
+        let mut tools = builtins.tools().map_err(ConfigError::Tools)?;
         if options.tool_set == ToolSet::Codex {
             tools.extend(crate::tool_set::codex_tools().map_err(ConfigError::Tools)?);
         }
@@ -127,7 +126,7 @@ impl Engine {
             .clone()
             .unwrap_or_else(|| format!("{}:{}", cwd.display(), std::process::id()));
         let tools = crate::remote::route(tools, &options.remote, &session_key)
-            .map_err(|e| ConfigError::Remote(e.to_string()))?;
+            .map_err(ConfigError::Remote)?;
         Ok(Assembly {
             settings,
             builtins,
@@ -140,6 +139,7 @@ impl Engine {
 }
 
 /// A session ready to build: what [`Assembly::builder`] gives.
+#[derive(Debug)]
 pub struct Assembled {
     /// The engine's builder, settings applied; set the rest, then build.
     pub builder: EngineBuilder,

@@ -12,6 +12,9 @@ use crossbeam_channel::Receiver;
 
 use crate::{BatchSummary, Engine};
 
+/// An [`Engine`] for hosts without an async runtime: owns a tokio runtime
+/// and drives batches from plain threads.
+#[derive(Debug)]
 pub struct BlockingEngine {
     engine: Engine,
     rt: tokio::runtime::Runtime,
@@ -35,6 +38,7 @@ impl BlockingEngine {
         Ok(BlockingEngine { engine, rt })
     }
 
+    /// The engine inside, for what the blocking API does not wrap.
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
@@ -43,9 +47,7 @@ impl BlockingEngine {
     /// (use [`Engine::open_batch`] there); doing so returns an error.
     pub fn open_batch(&self) -> Result<BlockingBatch, BatchError> {
         if tokio::runtime::Handle::try_current().is_ok() {
-            return Err(BatchError::Spawn(
-                "the blocking API was called from inside an async runtime; use Engine::open_batch there".into(),
-            ));
+            return Err(BatchError::InsideRuntime);
         }
         let (sink, events) = EventSink::blocking();
         let runtime = self.engine.runtime().clone();
@@ -61,6 +63,7 @@ impl BlockingEngine {
 }
 
 /// One assistant message, driven from a plain thread.
+#[derive(Debug)]
 pub struct BlockingBatch {
     handle: BatchHandle,
     events: Receiver<Event>,
@@ -68,14 +71,17 @@ pub struct BlockingBatch {
 }
 
 impl BlockingBatch {
+    /// Hands a call to the batch (see [`BatchHandle::add`]).
     pub fn add(&self, call: ToolUse) -> Result<(), BatchError> {
         self.handle.add(call)
     }
 
+    /// The message is complete: no more calls (see [`BatchHandle::end`]).
     pub fn end(&self) {
         self.handle.end()
     }
 
+    /// Interrupts the batch (see [`BatchHandle::interrupt`]).
     pub fn interrupt(&self, kind: InterruptKind) {
         self.handle.interrupt(kind)
     }
@@ -109,6 +115,7 @@ impl BlockingBatch {
         event
     }
 
+    /// Blocks until every call has its result and every invocation stopped.
     pub fn wait_quiescent(&self) {
         self.handle.wait_quiescent()
     }

@@ -20,6 +20,8 @@ use baton_engine::{
 
 use crate::Engine;
 
+/// Configures an [`Engine`]: its tools, where it works, permissions,
+/// hooks and runtime settings; made by [`Engine::builder`].
 pub struct EngineBuilder {
     pool: ToolPool,
     pub(crate) cwd: Option<PathBuf>,
@@ -34,7 +36,7 @@ pub struct EngineBuilder {
     config: RuntimeConfig,
     pub(crate) services: Extensions,
     subagents: Option<baton_engine::subagent::SubagentService>,
-    fault_hook: Option<baton_actors::runtime::FaultHook>,
+    fault_hook: Option<baton_actors::FaultHook>,
     tool_search: Option<ToolSearchSettings>,
     mcp: Option<Arc<baton_mcp::McpClients>>,
     confinement: Option<baton_engine::confine::Confinement>,
@@ -42,6 +44,26 @@ pub struct EngineBuilder {
     pub(crate) env: Vec<(String, String)>,
     /// A saved session to resume (see [`EngineBuilder::resume_from`]).
     resume: Option<crate::session_state::SessionState>,
+}
+
+// By hand: the policy, approver and test hook are trait objects; whether
+// they are set is what counts.
+impl std::fmt::Debug for EngineBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineBuilder")
+            .field("pool", &self.pool)
+            .field("cwd", &self.cwd)
+            .field("roots", &self.roots)
+            .field("state_dir", &self.state_dir)
+            .field("session_id", &self.session_id)
+            .field("mode", &self.mode)
+            .field("policy", &self.policy.is_some())
+            .field("approver", &self.approver.is_some())
+            .field("config", &self.config)
+            .field("tool_search", &self.tool_search)
+            .field("resume", &self.resume.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl EngineBuilder {
@@ -93,6 +115,7 @@ impl EngineBuilder {
         self
     }
 
+    /// The session id hooks and transcripts see (default: `baton-<pid>`).
     pub fn session_id(mut self, id: impl Into<String>) -> Self {
         self.session_id = Some(id.into());
         self
@@ -106,6 +129,7 @@ impl EngineBuilder {
         self
     }
 
+    /// The permission mode the session starts in (default: `default`).
     pub fn permission_mode(mut self, mode: PermissionMode) -> Self {
         self.mode = mode;
         self
@@ -124,6 +148,7 @@ impl EngineBuilder {
         self
     }
 
+    /// The hooks to run around calls and batches (default: none).
     pub fn hooks(mut self, hooks: HookRegistry) -> Self {
         self.hooks = Some(hooks);
         self
@@ -135,6 +160,7 @@ impl EngineBuilder {
         self
     }
 
+    /// The runtime settings: concurrency, sibling cancellation, budgets.
     pub fn config(mut self, config: RuntimeConfig) -> Self {
         self.config = config;
         self
@@ -153,11 +179,15 @@ impl EngineBuilder {
         self
     }
 
+    /// At most `n` safe calls of any kind run at once (see
+    /// [`RuntimeConfig::with_max_concurrency`]).
     pub fn max_concurrency(mut self, n: usize) -> Self {
         self.config = self.config.with_max_concurrency(n);
         self
     }
 
+    /// Which failed calls cancel their running siblings (default: a failed
+    /// Bash call).
     pub fn sibling_policy(mut self, policy: baton_actors::SiblingPolicy) -> Self {
         self.config = self.config.with_sibling_policy(policy);
         self
@@ -204,7 +234,7 @@ impl EngineBuilder {
     }
 
     #[doc(hidden)]
-    pub fn fault_hook(mut self, hook: baton_actors::runtime::FaultHook) -> Self {
+    pub fn fault_hook(mut self, hook: baton_actors::FaultHook) -> Self {
         self.fault_hook = Some(hook);
         self
     }

@@ -93,7 +93,7 @@ pub use baton_mcp as mcp;
 /// or a pool ([`baton_tools::BuiltinConfig`]).
 pub use baton_tools::BuiltinConfig;
 pub use builder::{BuildError, EngineBuilder};
-pub use tasks::{OutputTail, TaskInfo, TAIL_BYTES};
+pub use tasks::{OutputTail, TaskError, TaskInfo, TAIL_BYTES};
 
 /// A batch's results in call order and its summary, gathered from its
 /// events (what `finish` returns; other events are dropped).
@@ -269,6 +269,7 @@ impl Batch {
         self.handle.end()
     }
 
+    /// Interrupts the batch (see [`BatchHandle::interrupt`]).
     pub fn interrupt(&self, kind: InterruptKind) {
         self.handle.interrupt(kind)
     }
@@ -288,6 +289,7 @@ impl Batch {
         self.handle.quiescent().await
     }
 
+    /// The control handle, to feed and interrupt the batch from elsewhere.
     pub fn handle(&self) -> &BatchHandle {
         &self.handle
     }
@@ -344,6 +346,13 @@ impl Stream for EventStream {
 /// Session notifications as [`Event::Notification`]s.
 pub struct NotificationStream {
     inner: Pin<Box<dyn Stream<Item = Event> + Send>>,
+}
+
+// By hand: the stream inside is a trait object.
+impl std::fmt::Debug for NotificationStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NotificationStream").finish_non_exhaustive()
+    }
 }
 
 impl Stream for NotificationStream {

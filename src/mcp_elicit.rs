@@ -59,6 +59,15 @@ impl Elicitor for HookedElicitor {
         let mode = match &request.mode {
             ElicitMode::Form { .. } => "form",
             ElicitMode::Url { .. } => "url",
+            // A mode added to the MCP client later: hooks are not told of a
+            // mode they cannot know; the host answers (without one, the
+            // request is declined, as any unanswerable one is).
+            _ => {
+                return match &self.host {
+                    Some(host) => host.elicit(request).await,
+                    None => ElicitResponse::Decline,
+                }
+            }
         };
         let mut response = None;
         if self.hooks.has_any(HookEvent::Elicitation, &server) {
@@ -73,6 +82,8 @@ impl Elicitor for HookedElicitor {
                 ElicitMode::Url { url } => {
                     fields.insert("url".into(), json!(url));
                 }
+                // Returned above.
+                _ => {}
             }
             let outcome = self
                 .hooks

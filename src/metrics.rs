@@ -20,10 +20,22 @@ const PHASE_BUCKETS: [f64; 12] = [
     0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 60.0, 600.0,
 ];
 
+/// Why the Prometheus recorder could not be installed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MetricsError {
+    /// The recorder could not be configured (the exporter's error).
+    #[error("metrics: {0}")]
+    Build(#[source] metrics_exporter_prometheus::BuildError),
+    /// Another recorder was installed first.
+    #[error("metrics: another recorder is installed: {0}")]
+    Installed(#[source] metrics::SetRecorderError<metrics_exporter_prometheus::PrometheusRecorder>),
+}
+
 /// Installs the Prometheus recorder as the process's global recorder, once;
 /// later calls return the same handle. Fails when another recorder was
 /// installed first.
-pub fn install_prometheus() -> Result<PrometheusHandle, String> {
+pub fn install_prometheus() -> Result<PrometheusHandle, MetricsError> {
     if let Some(handle) = HANDLE.get() {
         return Ok(handle.clone());
     }
@@ -32,11 +44,10 @@ pub fn install_prometheus() -> Result<PrometheusHandle, String> {
             Matcher::Full(baton_engine::metrics::PHASE_SECONDS.to_string()),
             &PHASE_BUCKETS,
         )
-        .map_err(|e| format!("metrics: {e}"))?
+        .map_err(MetricsError::Build)?
         .build_recorder();
     let handle = recorder.handle();
-    metrics::set_global_recorder(recorder)
-        .map_err(|e| format!("metrics: another recorder is installed: {e}"))?;
+    metrics::set_global_recorder(recorder).map_err(MetricsError::Installed)?;
     baton_engine::metrics::describe();
     // Histogram samples pile up until they are folded into buckets; without
     // a scrape (or between rare ones) that would grow with every call.

@@ -18,32 +18,19 @@ use baton_engine::PermissionPolicy;
 use crate::EngineBuilder;
 
 /// Settings that could not be turned into an engine.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// A settings file is unreadable or not JSON (each problem named).
-    Settings(SettingsError),
-    /// The built-in tools could not be assembled.
-    Tools(String),
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// A built-in tool could not be built (its derived schema does not
+    /// compile: a bug in Baton).
+    #[error("the built-in tools could not be assembled: {0}")]
+    Tools(#[source] baton_engine::schema::InvalidSchema),
     /// The tools named for remote workers could not be routed there.
-    Remote(String),
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ConfigError::Settings(e) => e.fmt(f),
-            ConfigError::Tools(e) => write!(f, "the built-in tools could not be assembled: {e}"),
-            ConfigError::Remote(e) => write!(f, "remote tools: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-impl From<SettingsError> for ConfigError {
-    fn from(e: SettingsError) -> Self {
-        ConfigError::Settings(e)
-    }
+    #[error("remote tools: {0}")]
+    Remote(#[source] crate::remote::RemoteError),
 }
 
 impl EngineBuilder {

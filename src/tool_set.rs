@@ -18,10 +18,8 @@ use crate::{Engine, EngineBuilder};
 /// (codex's `exec_command` and `write_stdin` are built-ins of the same
 /// names, deferred in the Claude set; a codex request offers them up front,
 /// see `baton_engine::wire::codex::definitions`.)
-pub fn codex_tools() -> Result<Vec<Arc<Tool>>, String> {
-    Ok(vec![Arc::new(
-        baton_tools::apply_patch::tool().map_err(|e| format!("apply_patch: {}", e.0))?,
-    )])
+pub fn codex_tools() -> Result<Vec<Arc<Tool>>, baton_engine::schema::InvalidSchema> {
+    Ok(vec![Arc::new(baton_tools::apply_patch::tool()?)])
 }
 
 impl EngineBuilder {

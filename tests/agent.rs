@@ -2,6 +2,8 @@
 //! events in the real shapes, with faults; the requests it sends are
 //! checked against the official Python SDKs' types.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "../engine/tests/stream_tester/scenario.rs"]
 mod scenario;
 #[path = "support/sdk_check.rs"]

@@ -2,6 +2,8 @@
 //! each attempt, retries follow, and the run ends with its own exit code
 //! (3) and a clear reason. Also: `retry-after-ms` and 429s are obeyed.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/axum_thread.rs"]
 mod axum_thread;
 

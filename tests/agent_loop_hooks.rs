@@ -6,6 +6,8 @@
 //! the kind people publish, reading the transcript that Baton writes in
 //! Claude Code's JSONL shape with jq.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "../engine/tests/stream_tester/scenario.rs"]
 #[allow(dead_code)]
 mod scenario;

@@ -9,6 +9,8 @@
 //! interleave; a resumed subagent keeps its first prompt, so its requests
 //! are routed to it too.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "../engine/tests/stream_tester/scenario.rs"]
 #[allow(dead_code)]
 mod scenario;

@@ -4,6 +4,8 @@
 //! function calls: each runs through the pipeline (rules included) and is
 //! answered in its own output type, in order.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/axum_thread.rs"]
 mod axum_thread;
 #[path = "support/sse_mock.rs"]

@@ -5,6 +5,8 @@
 //! each request by the prompt that opened its conversation, so the main
 //! agent's and the subagent's requests may interleave.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "../engine/tests/stream_tester/scenario.rs"]
 mod scenario;
 #[path = "support/sdk_check.rs"]

@@ -4,6 +4,8 @@
 //! `acceptEdits`) while a `Skill` still runs, its `` !`command` `` block
 //! filled in by a read-only command. The results reach the next request.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "../engine/tests/stream_tester/scenario.rs"]
 #[allow(dead_code)]
 mod scenario;

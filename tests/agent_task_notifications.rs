@@ -1,6 +1,8 @@
 //! `baton agent` puts a `<task-notification>` for a background task that
 //! ended in front of the model's next turn (mock provider on 127.0.0.1).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "../engine/tests/stream_tester/scenario.rs"]
 #[allow(dead_code)]
 mod scenario;

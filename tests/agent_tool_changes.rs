@@ -5,6 +5,8 @@
 //! beta header is sent. A server that refuses the beta (400 naming it)
 //! gets the same conversation with the tool list rewritten instead.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "../engine/tests/stream_tester/scenario.rs"]
 #[allow(dead_code)]
 mod scenario;

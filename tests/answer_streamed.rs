@@ -12,6 +12,8 @@
 //! format's answer on stdout is compared with the answer the `--events`
 //! `done` line carries, which is written by another path.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};

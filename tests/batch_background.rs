@@ -3,6 +3,8 @@
 //! order beside its siblings, its command goes on, an interrupt of the
 //! batch no longer reaches it, and the engine's shutdown ends it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/sleeping.rs"]
 mod sleeping;
 use sleeping::sleeping;

@@ -2,6 +2,8 @@
 //! given and the process's own cannot be read, building fails. Its own test
 //! binary, because it changes the process's current directory.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use baton::Engine;
 
 #[test]

@@ -1,5 +1,7 @@
 //! The `baton` binary: run, serve, tools (SPEC §16).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 

@@ -5,6 +5,8 @@
 //! every way a shell can: background jobs, `nohup`, `disown`, `setsid`,
 //! `set -m`, `setpgid`, a double fork (issue 9).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/procs.rs"]
 mod procs;
 use procs::running;

@@ -1,6 +1,8 @@
 //! Tool search through the command: `baton tools`, the serve protocol's
 //! `tools` / `reset_tools` messages and `done.loaded_tools`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 

@@ -3,6 +3,8 @@
 //! (headless), the session is closing. None but the first says "the user
 //! declined".
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 

@@ -3,6 +3,8 @@
 //! direction and exactly the types serve accepts and writes, and the README
 //! links only files in the repository.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 

@@ -3,6 +3,8 @@
 //! call gets exactly one result, results leave in call order, the batch
 //! reports done, and quiescence is reached.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 #[path = "support/fault_feed.rs"]
 mod fault_feed;

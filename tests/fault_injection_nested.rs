@@ -7,6 +7,8 @@
 //! quiescence; every nested batch that reported back listed exactly its
 //! calls, each once, in order.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/fault_feed.rs"]
 mod fault_feed;
 

@@ -6,6 +6,8 @@
 //! batch says done and nothing follows it; outcomes match what happened;
 //! and after every case no process of it is left running.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -14,6 +14,8 @@
 //! faulted MCP call is an error, never a success; and afterwards no process
 //! of the case runs (hooks, shells local and remote, the MCP server).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/fault_after.rs"]
 mod fault_after;
 #[path = "support/fault_sources.rs"]

@@ -14,6 +14,8 @@
 //!   and an open the kernel refused is never reported);
 //! - nothing connected to a local listener.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 
 use std::collections::BTreeMap;

@@ -4,6 +4,8 @@
 //! binary, so the peak resident size (`VmHWM` in /proc) belongs to these
 //! searches.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::io::Write;
 
 use baton::{Engine, ToolUse};

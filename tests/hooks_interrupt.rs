@@ -4,6 +4,8 @@
 //! every call exactly one result within seconds and leave no `sleep`
 //! running.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 #[path = "support/sleeping.rs"]

@@ -1,6 +1,8 @@
 //! The host interfaces (SPEC §16): permission round trips, the blocking
 //! API, notifications.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 
 use std::sync::Arc;

@@ -3,6 +3,8 @@
 //! the call ends at once, its tool never started when it had not started,
 //! with nothing left running (issue 9).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 #[path = "support/procs.rs"]
 mod procs;

@@ -1,6 +1,8 @@
 //! Interrupts, sibling cancellation, panics, lost invocations and nesting,
 //! through real actors (SPEC §7, §8, §14, §15).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 
 use std::sync::Arc;

@@ -3,6 +3,8 @@
 //! before the result of a slower earlier call — and waiting for approval is
 //! visible.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 
 use std::collections::HashMap;

@@ -14,6 +14,8 @@
 //! scenario listed in `tests/fixtures/conformance_expected.txt` must pass;
 //! the others are printed as a tally (run with `--nocapture` to see it).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

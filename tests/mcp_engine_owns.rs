@@ -3,6 +3,8 @@
 //! stop with the engine — `Engine::shutdown`, and `baton serve` ended by
 //! SIGTERM (once: orderly; twice: killed at once).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -9,6 +9,8 @@
 //! that can open a URL, the server is reported with how to log in, and
 //! other servers keep working.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -4,6 +4,8 @@
 //! in its `.mcp.json`; both are offered as `mcp__plugin_<plugin>_<server>__…`
 //! and answer, and `--strict-mcp-config` leaves them out.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/baton_run.rs"]
 mod baton_run;
 

@@ -3,6 +3,8 @@
 //! running leaves nothing running (PDEATHSIG plus the orphan sentinel), and
 //! as PID 1 of a PID namespace it reaps every orphan the calls leave.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/sleeping.rs"]
 mod sleeping;
 #[path = "support/worker.rs"]

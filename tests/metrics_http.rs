@@ -2,6 +2,8 @@
 //! on 127.0.0.1 after real calls, parsed with a Prometheus text parser, and
 //! guarded like `/mcp` (token, `Host`, `Origin`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/worker.rs"]
 mod worker;
 

@@ -6,6 +6,8 @@
 //! running. A pause injected at exactly that point lets the interrupt go by
 //! first, every time, so the test does not depend on luck.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

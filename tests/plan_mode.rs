@@ -4,6 +4,8 @@
 //! ExitPlanMode asks the host's approver, and the approval decides the
 //! mode the session continues in.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::sync::Arc;
 
 use baton::engine::permission::RulePolicy;

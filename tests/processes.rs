@@ -2,6 +2,8 @@
 //! and random batches with real `bash`, and a count of the processes left
 //! behind afterwards, which must be zero (SPEC §8, §7, §14).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 
 use std::time::{Duration, Instant};

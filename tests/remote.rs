@@ -2,6 +2,8 @@
 //! processes on 127.0.0.1, driven by an engine whose file and shell tools
 //! are routed to them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/worker.rs"]
 mod worker;
 

@@ -3,6 +3,8 @@
 //! checks), the session moves to another worker, and an interrupt ends a
 //! call on it at once. Real `baton mcp serve --http` workers on 127.0.0.1.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/worker.rs"]
 mod worker;
 

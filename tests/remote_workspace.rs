@@ -4,6 +4,8 @@
 //! outside the host's, and a `Read` outside the worker's workspace asks as
 //! before (and, with nobody to ask, is denied).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/worker.rs"]
 mod worker;
 

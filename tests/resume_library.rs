@@ -3,6 +3,8 @@
 //! the working directory, and an engine over a state with an unknown
 //! version is an error, not a panic.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::sync::Arc;
 
 use baton::engine::permission::AllowAllUnsafe;

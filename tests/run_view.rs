@@ -2,6 +2,8 @@
 //! calls and then the results as text; anywhere else, the JSON as before.
 //! The terminal is a real pseudo-terminal, made by `script`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 

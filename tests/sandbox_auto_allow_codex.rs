@@ -4,6 +4,8 @@
 //! the sandbox (`sandbox_permissions: "require_escalated"`) or the setting
 //! being off leaves the question, which `baton run` answers with no.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::path::Path;
 use std::process::Command;
 

@@ -2,6 +2,8 @@
 //! unasked because it was judged read-only is confined by the kernel; one
 //! that an allow rule vouched for is not.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/baton_run.rs"]
 mod baton_run;
 

@@ -12,6 +12,8 @@
 //! And ordinary git work (add, commit, branch, stash) inside the sandbox
 //! still works.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/baton_run.rs"]
 mod baton_run;
 

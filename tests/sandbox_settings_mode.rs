@@ -4,6 +4,8 @@
 //! `dangerouslyDisableSandbox`, `failIfUnavailable`, and the fallback when
 //! the kernel cannot confine.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/baton_run.rs"]
 mod baton_run;
 

@@ -1,5 +1,7 @@
 //! Scheduling through real actors and real timing (SPEC §5, §6, §1).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 
 use std::time::{Duration, Instant};

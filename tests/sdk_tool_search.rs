@@ -4,6 +4,8 @@
 //! ToolSearch result. Broken variants must be rejected, so the check can
 //! fail.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/mcp_like.rs"]
 mod mcp_like;
 

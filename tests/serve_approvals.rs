@@ -4,6 +4,8 @@
 //! request (`permission_cancelled`), the parent call of requests from
 //! nested batches, and the one-line summary.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 

@@ -2,6 +2,8 @@
 //! its batch, answers at once and its command goes on until the session
 //! ends; lines that reach no running shell are errors.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/sleeping.rs"]
 mod sleeping;
 use sleeping::sleeping;

@@ -2,6 +2,8 @@
 //! (issue 22): plan mode with its approval line, `AskUserQuestion` with its
 //! question line, and old tool names in calls.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 

@@ -5,6 +5,8 @@
 //! names with `--transcript`), plus a prompt hook that asks the host's
 //! model while the event waits.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 

@@ -4,6 +4,8 @@
 //! items fed as stream events are too; the `tools` line carries codex's
 //! definitions.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 

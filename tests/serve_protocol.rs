@@ -2,6 +2,8 @@
 //! end the session, interrupts name their batch, hosts name batches,
 //! duplicate ids, a message while another is open, empty messages.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 

@@ -4,6 +4,8 @@
 //! and none of its processes is left. A corrupt or newer state file is a
 //! clear error (exit 2), not a panic.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 #[path = "support/sleeping.rs"]

@@ -3,6 +3,8 @@
 //! nothing. Also per-call control: `cancel` one call by id, and the host's
 //! per-call deadline (`timeout_ms` on `add`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 

@@ -4,6 +4,8 @@
 //! `subagent_cancelled` line each) and the shell stopped, at once, not when
 //! the session ends.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 #[path = "support/sleeping.rs"]

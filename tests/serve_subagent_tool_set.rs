@@ -3,6 +3,8 @@
 //! rendered exactly as the session's own `tools` line renders it, and the
 //! subagent's calls in codex's names run as the tools underneath.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 

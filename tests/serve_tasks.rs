@@ -2,6 +2,8 @@
 //! with the whole list, `tasks`, `task_output` (the last 8 KiB, the total,
 //! the truncated flag), `task_stop` (processes gone), and bad lines.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/sleeping.rs"]
 mod sleeping;
 use sleeping::sleeping;

@@ -3,6 +3,8 @@
 //! and a ToolSearch load comes as a `tool_addition` block in the next
 //! answer's `tool_changes`, once.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 

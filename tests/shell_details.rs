@@ -2,6 +2,8 @@
 //! and stderr apart and bounded, `timed_out` and `interrupted`, in serve
 //! `result` lines, `baton run --events` and `CallResult`, from real bash.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 

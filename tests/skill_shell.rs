@@ -5,6 +5,8 @@
 //! arguments, is refused with nothing run (headless: nobody to ask). The
 //! settings' `disableSkillShellExecution` runs none of them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/baton_run.rs"]
 mod baton_run;
 

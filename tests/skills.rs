@@ -3,6 +3,8 @@
 //! instructions with the arguments put in; a `context: fork` skill runs as
 //! a subagent whose "model" is the skill body, with the skill's model.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/baton_run.rs"]
 mod baton_run;
 mod common;

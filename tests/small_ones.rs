@@ -2,6 +2,8 @@
 //! are errors, settings problems one per line, no warning on the README's
 //! first command, `Sleep` deferred, `baton run` on a message without calls.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::path::Path;
 use std::process::{Command, Output};
 

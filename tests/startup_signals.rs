@@ -5,6 +5,8 @@
 //! started") and `baton serve` must exit cleanly; both leave no process
 //! behind. Before, each of these cases killed Baton with no results.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/procs.rs"]
 mod procs;
 

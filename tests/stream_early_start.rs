@@ -6,6 +6,8 @@
 //! arrives before the stream even ends; started at the end, it would come
 //! at least 500 ms after the stream's last event.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -1,6 +1,8 @@
 //! Structured facts beside the model's block (issue 24): `details` in serve
 //! `result` lines, in `baton run --events`, and on `CallResult`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 

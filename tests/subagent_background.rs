@@ -1,6 +1,8 @@
 //! Background agents and worktree isolation (SPEC §15), with a scripted
 //! model loop and real processes and git.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 mod scripted;
 

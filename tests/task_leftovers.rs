@@ -2,6 +2,8 @@
 //! SIGKILL: a background shell, a plain and a PTY interactive session, and
 //! a monitor, all running; afterwards no process of theirs is left.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/sleeping.rs"]
 mod sleeping;
 use sleeping::sleeping;

@@ -1,6 +1,8 @@
 //! Deferred tools end to end (SPEC §10): the hint path, discovery across
 //! messages, the next request's tool list per format, the modes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/mcp_like.rs"]
 mod mcp_like;
 

@@ -1,6 +1,8 @@
 //! `BATON_LOG` (issue 9): tracing spans per batch and per call on stderr,
 //! nothing extra on stdout, nothing at all when unset.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 

@@ -1,6 +1,8 @@
 //! Every wire format through `baton run` and `baton serve`, and the strict
 //! schemas of the built-in tools.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::io::Write;
 use std::process::{Command, Stdio};
 

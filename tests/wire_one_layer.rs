@@ -6,6 +6,8 @@
 //! must follow the published name and strict-schema rules, and the
 //! requests `baton agent` sent must pass the official SDKs' types.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/sdk_check.rs"]
 mod sdk_check;
 #[path = "support/serve_child.rs"]

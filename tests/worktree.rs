@@ -4,6 +4,8 @@
 //! message and for later messages, permission path checks follow it, and
 //! hooks get the new `cwd`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/serve_child.rs"]
 mod serve_child;
 

@@ -91,7 +91,7 @@ pub(crate) struct NestedApprover {
 
 impl NestedApprover {
     /// `services` with their approver (if any) naming `parent` on requests.
-    pub fn wrap(
+    pub(crate) fn wrap(
         services: &baton_engine::extensions::Extensions,
         parent: &str,
     ) -> baton_engine::extensions::Extensions {

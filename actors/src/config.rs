@@ -7,19 +7,20 @@ use crate::limits::{Limits, DEFAULT_WAIT_SLOTS};
 /// Environment variable setting one cap on concurrently running safe calls
 /// of every kind (SPEC §5); without it the limits go by kind of work (see
 /// [`crate::limits`]).
-pub const CONCURRENCY_ENV: &str = "BATON_MAX_TOOL_CONCURRENCY";
+pub(crate) const CONCURRENCY_ENV: &str = "BATON_MAX_TOOL_CONCURRENCY";
 /// Fresh results of one message carry at most this many characters (SPEC §9).
-pub const DEFAULT_MESSAGE_BUDGET_CHARS: usize = 200_000;
+pub(crate) const DEFAULT_MESSAGE_BUDGET_CHARS: usize = 200_000;
 /// How deep batches may nest under calls (SPEC §15).
-pub const DEFAULT_MAX_NESTING_DEPTH: usize = 8;
+pub(crate) const DEFAULT_MAX_NESTING_DEPTH: usize = 8;
 /// Calls one message may run; later ones get an error result at once. A
 /// model's output limit allows a few thousand calls at most, so this only
 /// stops a runaway or hostile host input from costing unbounded memory
 /// and time (100,000 calls took 522 MB).
-pub const DEFAULT_MAX_CALLS_PER_MESSAGE: usize = 10_000;
+pub(crate) const DEFAULT_MAX_CALLS_PER_MESSAGE: usize = 10_000;
 
 /// When a failed call cancels its siblings (SPEC §8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SiblingPolicy {
     /// Any error result of a call whose tool cancels siblings on error.
     #[default]
@@ -40,6 +41,8 @@ impl SiblingPolicy {
         }
     }
 
+    /// The name settings and flags use for this policy (`shell-error`,
+    /// `mutating-shell-error`, `off`).
     pub fn as_str(self) -> &'static str {
         match self {
             SiblingPolicy::ShellError => "shell-error",
@@ -93,12 +96,17 @@ pub struct RuntimeConfig {
     /// [`Self::wait_slots`].
     pub max_concurrency: Option<usize>,
     /// Safe calls that start processes or work the CPU, running at once in
-    /// one batch (default: sized to the machine, see [`crate::limits`]).
+    /// one batch (default: sized to the machine, see [`Limits`](crate::Limits)).
     pub process_slots: usize,
     /// Safe calls that only wait, running at once in one batch.
     pub wait_slots: usize,
+    /// Which failed calls cancel their running siblings (SPEC §8).
     pub sibling_policy: SiblingPolicy,
+    /// Characters the fresh results of one message may carry in all; the
+    /// largest are cut down to fit (SPEC §9).
     pub message_budget_chars: usize,
+    /// How deep batches may nest under calls (subagents inside subagents,
+    /// SPEC §15); deeper nested batches are refused.
     pub max_nesting_depth: usize,
     /// Calls past this many in one message are not run (an error result
     /// each, without lookup or parsing).
@@ -178,11 +186,13 @@ impl RuntimeConfig {
         }
     }
 
+    /// Sets [`Self::sibling_policy`].
     pub fn with_sibling_policy(mut self, policy: SiblingPolicy) -> Self {
         self.sibling_policy = policy;
         self
     }
 
+    /// Sets [`Self::host_approvals`].
     pub fn with_host_approvals(mut self, yes: bool) -> Self {
         self.host_approvals = yes;
         self
@@ -194,11 +204,13 @@ impl RuntimeConfig {
         self
     }
 
+    /// Sets [`Self::max_running_nested`].
     pub fn with_max_running_nested(mut self, max: Option<usize>) -> Self {
         self.max_running_nested = max;
         self
     }
 
+    /// Sets [`Self::message_budget_chars`].
     pub fn with_message_budget(mut self, chars: usize) -> Self {
         self.message_budget_chars = chars;
         self

@@ -23,16 +23,22 @@ use crate::config::InterruptKind;
 /// travels boxed from the call to the ordering stage, so its box is reused
 /// and costs no allocation.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Event {
     /// A running call reported progress (not ordered with results).
     Progress {
+        /// The call's position in its message.
         index: usize,
+        /// The call's `tool_use` id.
         call_id: Arc<str>,
+        /// What the tool reported.
         progress: Progress,
     },
     /// The result of call `index`; results arrive in index order.
     Result {
+        /// The call's position in its message.
         index: usize,
+        /// The call's one result.
         result: Box<CallResult>,
     },
     /// A call needs the host's approval; answer through the prompt.
@@ -62,6 +68,8 @@ pub struct BatchSummary {
     pub additional_context: Vec<String>,
     /// PostToolBatch hooks' non-blocking problems and `systemMessage`s.
     pub diagnostics: Vec<String>,
+    /// PostToolBatch hooks' `systemMessage`s: text for the user, not the
+    /// model.
     pub system_messages: Vec<String>,
 }
 
@@ -69,6 +77,7 @@ pub struct BatchSummary {
 /// unanswered denies the call.
 #[derive(Debug, Clone)]
 pub struct PermissionPrompt {
+    /// What is asked: the call, the tool and the reason the rules gave.
     pub request: ApprovalRequest,
     reply: Arc<Mutex<Option<oneshot::Sender<Approval>>>>,
     id: u64,
@@ -119,12 +128,16 @@ impl PermissionPrompt {
 /// Where a batch's events go. Sending never blocks; a host that stopped
 /// listening loses events but never stalls the batch.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum EventSink {
+    /// Events go to a tokio channel (hosts running on tokio).
     Tokio(tokio::sync::mpsc::UnboundedSender<Event>),
+    /// Events go to a crossbeam channel (blocking hosts, e.g. `BlockingEngine`).
     Blocking(crossbeam_channel::Sender<Event>),
 }
 
 impl EventSink {
+    /// Sends `event`, dropping it if the receiver is gone.
     pub fn send(&self, event: Event) {
         match self {
             EventSink::Tokio(tx) => {

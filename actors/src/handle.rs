@@ -16,14 +16,26 @@ use crate::coordinator::CoordMsg;
 use crate::intake::{Intake, Mailbox};
 use crate::quiescence::Quiescence;
 
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// Why a batch could not be opened, or a call added to it.
+#[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BatchError {
+    /// [`BatchHandle::end`] was called: the batch takes no more calls.
     #[error("the batch was already ended; open a new batch for the next message")]
     Ended,
+    /// The batch's coordinator stopped (the runtime shut down or it panicked).
     #[error("the batch is gone (its coordinator stopped)")]
     Gone,
+    /// The coordinator actor could not be spawned; ractor's error is the
+    /// source.
     #[error("could not start the batch coordinator: {0}")]
-    Spawn(String),
+    Spawn(#[source] std::sync::Arc<ractor::SpawnErr>),
+    /// The blocking API was used from inside an async runtime, where it
+    /// would block a worker thread.
+    #[error(
+        "the blocking API was called from inside an async runtime; use Engine::open_batch there"
+    )]
+    InsideRuntime,
 }
 
 /// Cheap to clone: clones share one batch (a UI task can cancel a call
@@ -131,10 +143,13 @@ impl BatchHandle {
         self.inner.quiet.wait_blocking()
     }
 
+    /// Like [`Self::wait_quiescent`], giving up after `timeout`; true if the
+    /// batch became quiescent in time.
     pub fn wait_quiescent_timeout(&self, timeout: std::time::Duration) -> bool {
         self.inner.quiet.wait_blocking_timeout(timeout)
     }
 
+    /// Whether every call has its result and every invocation stopped, now.
     pub fn is_quiescent(&self) -> bool {
         self.inner.quiet.is_reached()
     }

@@ -40,12 +40,12 @@ struct Book {
 }
 
 #[derive(Debug, Default)]
-pub struct Intake {
+pub(crate) struct Intake {
     book: Mutex<Book>,
 }
 
 impl Intake {
-    pub fn new() -> Arc<Self> {
+    pub(crate) fn new() -> Arc<Self> {
         Arc::new(Intake::default())
     }
 
@@ -53,7 +53,7 @@ impl Intake {
     /// lock, when the queue was empty: no wake-up that will take this
     /// message is on its way yet. False when the intake is closed (the
     /// message was not queued).
-    pub fn post(&self, msg: CoordMsg, wake: impl FnOnce()) -> bool {
+    pub(crate) fn post(&self, msg: CoordMsg, wake: impl FnOnce()) -> bool {
         let mut book = self.book.lock();
         if book.closed {
             return false;
@@ -71,12 +71,12 @@ impl Intake {
 
     /// Everything queued so far, in order; the queue is left empty, so the
     /// next post wakes the coordinator again.
-    pub fn take(&self) -> Vec<CoordMsg> {
+    pub(crate) fn take(&self) -> Vec<CoordMsg> {
         std::mem::take(&mut self.book.lock().waiting)
     }
 
     /// Closes the intake and returns every id ever admitted, in order.
-    pub fn close(&self) -> Vec<Arc<str>> {
+    pub(crate) fn close(&self) -> Vec<Arc<str>> {
         let mut book = self.book.lock();
         book.closed = true;
         book.waiting.clear();
@@ -93,12 +93,12 @@ pub(crate) struct Mailbox {
 }
 
 impl Mailbox {
-    pub fn new(actor: ActorRef<CoordMsg>, intake: Arc<Intake>) -> Self {
+    pub(crate) fn new(actor: ActorRef<CoordMsg>, intake: Arc<Intake>) -> Self {
         Mailbox { actor, intake }
     }
 
     /// Posts `msg`; false when the batch is gone.
-    pub fn post(&self, msg: CoordMsg) -> bool {
+    pub(crate) fn post(&self, msg: CoordMsg) -> bool {
         self.intake.post(msg, || {
             // A coordinator that is gone closed the intake, or is about to
             // (and then answers every call noted in it).
@@ -106,7 +106,7 @@ impl Mailbox {
         })
     }
 
-    pub fn actor(&self) -> &ActorRef<CoordMsg> {
+    pub(crate) fn actor(&self) -> &ActorRef<CoordMsg> {
         &self.actor
     }
 }

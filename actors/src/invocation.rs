@@ -61,7 +61,7 @@ pub(crate) struct InvocationArgs {
 
 /// How an invocation ended, as its coordinator learns it.
 #[derive(Debug)]
-pub enum Ending {
+pub(crate) enum Ending {
     /// The call ran to its result.
     Result(Box<CallResult>),
     /// The task ended without a result; the text says how.

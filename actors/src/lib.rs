@@ -12,20 +12,23 @@
 //!
 //! Hosts use a [`Runtime`] to open batches and a [`BatchHandle`] to feed and
 //! interrupt them; events arrive on the [`EventSink`] they supplied.
+//!
+//! The modules are private: the `pub use` list below is the whole API, so
+//! the coordinator's messages and state stay free to change.
 
 mod approver;
-pub mod config;
-pub mod coordinator;
-pub mod event;
-pub mod handle;
+mod config;
+mod coordinator;
+mod event;
+mod handle;
 mod intake;
-pub mod invocation;
-pub mod lifecycle;
-pub mod limits;
+mod invocation;
+mod lifecycle;
+mod limits;
 mod nesting;
-pub mod ordering;
-pub mod quiescence;
-pub mod runtime;
+mod ordering;
+mod quiescence;
+mod runtime;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 mod trace;
@@ -36,4 +39,4 @@ pub use handle::{BatchError, BatchHandle};
 pub use invocation::InjectedFault;
 pub use lifecycle::{CallEvent, CallState};
 pub use limits::Limits;
-pub use runtime::{Runtime, RuntimeBuilder};
+pub use runtime::{FaultHook, Runtime, RuntimeBuilder};

@@ -20,7 +20,9 @@ pub struct CallEvent {
     /// The call's position in its message; `None` where it is not known
     /// (approval requests name the call by id).
     pub index: Option<usize>,
+    /// The call's `tool_use` id.
     pub call_id: Arc<str>,
+    /// What the call is now doing.
     pub state: CallState,
 }
 
@@ -29,7 +31,10 @@ pub struct CallEvent {
 #[non_exhaustive]
 pub enum CallState {
     /// Added to the batch; waits for the scheduler.
-    Queued { tool: Arc<str> },
+    Queued {
+        /// The name of the tool called.
+        tool: Arc<str>,
+    },
     /// Its pipeline started (validation, hooks, permission, then the tool).
     Started,
     /// Waits for the host's answer to a permission request.
@@ -38,11 +43,16 @@ pub enum CallState {
     /// cancelled or interrupted): the prompt with this
     /// [`PermissionPrompt::id`](crate::PermissionPrompt::id) is withdrawn,
     /// a UI should close it.
-    PermissionCancelled { prompt: u64 },
+    PermissionCancelled {
+        /// The withdrawn prompt's id.
+        prompt: u64,
+    },
     /// Has its result (which may still wait for earlier calls' results).
     /// `duration` runs from the start; zero for calls that never started.
     Finished {
+        /// How the call ended.
         outcome: Outcome,
+        /// Time from its start to its result.
         duration: Duration,
     },
 }
@@ -71,14 +81,20 @@ pub(crate) struct Lifecycle {
 }
 
 impl Lifecycle {
-    pub fn new(enabled: bool) -> Self {
+    pub(crate) fn new(enabled: bool) -> Self {
         Lifecycle {
             enabled,
             started: Vec::new(),
         }
     }
 
-    pub fn queued(&mut self, sink: &EventSink, index: usize, call_id: &Arc<str>, tool: &Arc<str>) {
+    pub(crate) fn queued(
+        &mut self,
+        sink: &EventSink,
+        index: usize,
+        call_id: &Arc<str>,
+        tool: &Arc<str>,
+    ) {
         if !self.enabled {
             return;
         }
@@ -92,7 +108,13 @@ impl Lifecycle {
 
     /// Call `index` started `at` (read by the caller, who needs the time
     /// too).
-    pub fn started(&mut self, sink: &EventSink, index: usize, call_id: &Arc<str>, at: Instant) {
+    pub(crate) fn started(
+        &mut self,
+        sink: &EventSink,
+        index: usize,
+        call_id: &Arc<str>,
+        at: Instant,
+    ) {
         if !self.enabled {
             return;
         }
@@ -103,7 +125,7 @@ impl Lifecycle {
         send(sink, Some(index), call_id, CallState::Started);
     }
 
-    pub fn finished(
+    pub(crate) fn finished(
         &mut self,
         sink: &EventSink,
         index: usize,
@@ -115,7 +137,7 @@ impl Lifecycle {
 
     /// [`Self::finished`], with the call's end if the caller has read the
     /// clock at its end already.
-    pub fn finished_at(
+    pub(crate) fn finished_at(
         &mut self,
         sink: &EventSink,
         index: usize,

@@ -15,18 +15,18 @@ use baton_engine::WorkKind;
 /// model's typical widest fan-out: `sleep`, `grep`, `git log`, `ls`) cost a
 /// two-core machine a few milliseconds of CPU each; running them in one wave
 /// is what codex and Claude Code's streaming executor do (they have no cap).
-pub const MIN_PROCESS_SLOTS: usize = 16;
+pub(crate) const MIN_PROCESS_SLOTS: usize = 16;
 /// Process slots per available core. CPU-bound processes beyond a few per
 /// core only time-share, so more would add memory and scheduler load, not
 /// throughput.
-pub const PROCESS_SLOTS_PER_CORE: usize = 4;
+pub(crate) const PROCESS_SLOTS_PER_CORE: usize = 4;
 /// Process slots are never more than this, whatever the core count: each
 /// process holds memory, file descriptors and a PID.
-pub const MAX_PROCESS_SLOTS: usize = 64;
+pub(crate) const MAX_PROCESS_SLOTS: usize = 64;
 /// Slots for calls that only wait. Such a call costs a parked task and, for
 /// network calls, one connection; 128 stays far under the default limit of
 /// 1,024 open files while letting a model's widest fan-out run in one wave.
-pub const DEFAULT_WAIT_SLOTS: usize = 128;
+pub(crate) const DEFAULT_WAIT_SLOTS: usize = 128;
 
 /// The limits one batch schedules under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,7 +34,12 @@ pub enum Limits {
     /// The user set a cap: at most this many safe calls of any kind.
     Uniform(usize),
     /// The defaults: a pool per kind of work.
-    ByKind { process: usize, wait: usize },
+    ByKind {
+        /// Safe calls that start processes or work the CPU.
+        process: usize,
+        /// Safe calls that only wait (on the network, a timer, a person).
+        wait: usize,
+    },
 }
 
 impl Limits {
@@ -59,7 +64,7 @@ impl Limits {
 }
 
 /// Process slots for a machine with `cores` cores.
-pub fn process_slots_for(cores: usize) -> usize {
+pub(crate) fn process_slots_for(cores: usize) -> usize {
     cores
         .saturating_mul(PROCESS_SLOTS_PER_CORE)
         .clamp(MIN_PROCESS_SLOTS, MAX_PROCESS_SLOTS)

@@ -51,7 +51,7 @@ pub(crate) struct ChildrenInner {
 impl Children {
     /// Records that a new-message interrupt reached `call_id` and returns
     /// the coordinators of its nested batches that are still alive.
-    pub fn interrupt(&self, call_id: &str) -> Vec<Mailbox> {
+    pub(crate) fn interrupt(&self, call_id: &str) -> Vec<Mailbox> {
         let mut inner = self.0.lock();
         if !inner.interrupted.iter().any(|id| id == call_id) {
             inner.interrupted.push(call_id.to_string());
@@ -72,14 +72,14 @@ impl Children {
 
     /// Records a nested batch of `call_id`; true when a new-message
     /// interrupt already reached that call, so the caller passes it on.
-    pub fn register(&self, call_id: &str, mailbox: Mailbox) -> bool {
+    pub(crate) fn register(&self, call_id: &str, mailbox: Mailbox) -> bool {
         let mut inner = self.0.lock();
         inner.open.push((call_id.to_string(), mailbox));
         inner.interrupted.iter().any(|id| id == call_id)
     }
 
     /// Forgets the nested batches of a call that finished.
-    pub fn forget(&self, call_id: &str) {
+    pub(crate) fn forget(&self, call_id: &str) {
         let mut inner = self.0.lock();
         if !inner.open.is_empty() {
             inner.open.retain(|(id, _)| id != call_id);
@@ -172,7 +172,7 @@ impl NestedBatches for Nesting {
         };
         let handle = spawn_batch(spec, quiet)
             .await
-            .map_err(|e| NestingError::Closed(e.to_string()))?;
+            .map_err(|e| NestingError::Runtime(Arc::new(e)))?;
         if let Some(pause) = &self.runtime.before_nested_register {
             pause().await;
         }
@@ -202,7 +202,7 @@ impl NestedBatch for NestedHandle {
     fn add(&mut self, call: ToolUse) -> Result<(), NestingError> {
         self.handle
             .add(call)
-            .map_err(|e| NestingError::Closed(e.to_string()))
+            .map_err(|e| NestingError::Runtime(Arc::new(e)))
     }
 
     fn end(&mut self) {

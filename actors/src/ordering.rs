@@ -80,7 +80,7 @@ impl Held {
     }
 }
 
-pub struct Ordering {
+pub(crate) struct Ordering {
     /// Index of the next result to send.
     next: usize,
     held: Vec<Option<Held>>,
@@ -97,7 +97,7 @@ pub struct Ordering {
 }
 
 impl Ordering {
-    pub fn new(budget: usize, state_dir: PathBuf) -> Self {
+    pub(crate) fn new(budget: usize, state_dir: PathBuf) -> Self {
         Ordering {
             next: 0,
             held: Vec::new(),
@@ -111,19 +111,24 @@ impl Ordering {
     }
 
     /// Results sent so far (they are `0..sent()`).
-    pub fn sent(&self) -> usize {
+    pub(crate) fn sent(&self) -> usize {
         self.next
     }
 
     /// Whether the result of `index` is held or was sent.
-    pub fn has(&self, index: usize) -> bool {
+    pub(crate) fn has(&self, index: usize) -> bool {
         index < self.next || matches!(self.held.get(index), Some(Some(_)))
     }
 
     /// Takes the result of call `index` and sends every result that is now
     /// next in line. A second result for the same call is dropped: the first
     /// one is the call's result.
-    pub fn complete(&mut self, index: usize, result: impl Into<Box<CallResult>>, sink: &EventSink) {
+    pub(crate) fn complete(
+        &mut self,
+        index: usize,
+        result: impl Into<Box<CallResult>>,
+        sink: &EventSink,
+    ) {
         if self.has(index) {
             return;
         }
@@ -140,7 +145,7 @@ impl Ordering {
 
     /// Call `index` was refused past the message's limit of `max` calls:
     /// its refusal is made when it leaves.
-    pub fn refuse_over_limit(
+    pub(crate) fn refuse_over_limit(
         &mut self,
         index: usize,
         call_id: Arc<str>,

@@ -12,23 +12,23 @@ use parking_lot::{Condvar, Mutex};
 use tokio::sync::Notify;
 
 #[derive(Debug, Default)]
-pub struct Quiescence {
+pub(crate) struct Quiescence {
     done: Mutex<bool>,
     cond: Condvar,
     notify: Notify,
 }
 
 impl Quiescence {
-    pub fn new() -> (Arc<Self>, QuiescenceGuard) {
+    pub(crate) fn new() -> (Arc<Self>, QuiescenceGuard) {
         let q = Arc::new(Quiescence::default());
         (q.clone(), QuiescenceGuard(q))
     }
 
-    pub fn is_reached(&self) -> bool {
+    pub(crate) fn is_reached(&self) -> bool {
         *self.done.lock()
     }
 
-    pub async fn wait(&self) {
+    pub(crate) async fn wait(&self) {
         loop {
             let notified = self.notify.notified();
             tokio::pin!(notified);
@@ -42,7 +42,7 @@ impl Quiescence {
 
     /// Blocks the thread; for hosts without an async runtime (never call it
     /// from inside one).
-    pub fn wait_blocking(&self) {
+    pub(crate) fn wait_blocking(&self) {
         let mut done = self.done.lock();
         while !*done {
             self.cond.wait(&mut done);
@@ -50,7 +50,7 @@ impl Quiescence {
     }
 
     /// Waits at most `timeout`; returns whether quiescence was reached.
-    pub fn wait_blocking_timeout(&self, timeout: std::time::Duration) -> bool {
+    pub(crate) fn wait_blocking_timeout(&self, timeout: std::time::Duration) -> bool {
         let deadline = std::time::Instant::now() + timeout;
         let mut done = self.done.lock();
         while !*done {
@@ -70,7 +70,7 @@ impl Quiescence {
 
 /// Raises the signal when dropped.
 #[derive(Debug)]
-pub struct QuiescenceGuard(Arc<Quiescence>);
+pub(crate) struct QuiescenceGuard(Arc<Quiescence>);
 
 impl Drop for QuiescenceGuard {
     fn drop(&mut self) {

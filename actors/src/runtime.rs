@@ -28,7 +28,7 @@ pub type FaultHook = Arc<dyn Fn(&ToolUse) -> InjectedFault + Send + Sync>;
 /// Runs between spawning a nested batch and registering it with its parent
 /// (tests only: forces the interleaving of an interrupt with registration).
 #[doc(hidden)]
-pub type PauseHook = Arc<dyn Fn() -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+pub(crate) type PauseHook = Arc<dyn Fn() -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
 
 pub(crate) struct RuntimeInner {
     /// The pipeline the next batch takes; a batch keeps the one it opened
@@ -71,7 +71,26 @@ pub struct RuntimeBuilder {
     before_nested_register: Option<PauseHook>,
 }
 
+// By hand: the test hooks are closures; whether they are set is what counts.
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("pipeline", &self.pipeline)
+            .field("session", &self.session)
+            .field("context", &self.context)
+            .field("config", &self.config)
+            .field("services", &self.services)
+            .field("fault_hook", &self.fault_hook.is_some())
+            .field(
+                "before_nested_register",
+                &self.before_nested_register.is_some(),
+            )
+            .finish()
+    }
+}
+
 impl RuntimeBuilder {
+    /// The settings every batch of this runtime uses.
     pub fn config(mut self, config: RuntimeConfig) -> Self {
         self.config = config;
         self
@@ -96,6 +115,7 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The runtime, ready to open batches.
     pub fn build(self) -> Runtime {
         Runtime {
             inner: Arc::new(RuntimeInner {
@@ -173,6 +193,8 @@ impl Runtime {
         self.inner.context.lock().clone()
     }
 
+    /// The session the runtime's batches belong to (working directory,
+    /// slots shared by the tools).
     pub fn session(&self) -> &Arc<Session> {
         &self.inner.session
     }
@@ -190,6 +212,7 @@ impl Runtime {
         *current = Arc::new(next);
     }
 
+    /// The settings the runtime was built with.
     pub fn config(&self) -> &RuntimeConfig {
         &self.inner.config
     }
@@ -208,6 +231,6 @@ pub(crate) async fn spawn_batch(
     let intake = spec.intake.clone();
     let (actor, _) = Actor::spawn(None, Coordinator, spec)
         .await
-        .map_err(|e| BatchError::Spawn(e.to_string()))?;
+        .map_err(|e| BatchError::Spawn(std::sync::Arc::new(e)))?;
     Ok(BatchHandle::new(actor, intake, quiet, scope))
 }

@@ -32,22 +32,30 @@ use serde_json::{json, Value};
 /// When each probe call ran, by call id.
 #[derive(Default, Debug)]
 pub struct Timeline {
+    /// One span per finished probe call, in the order they ended.
     pub spans: Mutex<Vec<Span>>,
 }
 
+/// When one probe call ran.
 #[derive(Clone, Debug)]
 pub struct Span {
+    /// The call's `tool_use` id.
     pub call_id: String,
+    /// When the probe started running.
     pub start: Instant,
+    /// When the probe ended (finished or cancelled).
     pub end: Instant,
+    /// Whether the probe ended because it was cancelled.
     pub cancelled: bool,
 }
 
 impl Timeline {
+    /// The span of call `id`, if it ran.
     pub fn span(&self, id: &str) -> Option<Span> {
         self.spans.lock().iter().find(|s| s.call_id == id).cloned()
     }
 
+    /// Whether call `id` ran at all.
     pub fn ran(&self, id: &str) -> bool {
         self.span(id).is_some()
     }

@@ -9,6 +9,7 @@ use baton_tool::context::Context;
 pub struct AgentFrame {
     /// Id of the subagent (unique in the engine).
     pub agent_id: String,
+    /// Its definition's name (`subagent_type`).
     pub agent_type: String,
     /// Id of the `Agent` call that started it.
     pub call_id: String,
@@ -44,6 +45,7 @@ impl AgentChain {
         self.0.iter().map(|f| f.call_id.clone()).collect()
     }
 
+    /// This chain with `frame` added as the innermost level.
     pub fn pushed(&self, frame: AgentFrame) -> AgentChain {
         let mut next = self.clone();
         next.0.push(frame);

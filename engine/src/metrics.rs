@@ -185,6 +185,7 @@ const fn phase_key(labels: &'static [Label]) -> Key {
 pub struct Queued(bool);
 
 impl Queued {
+    /// Counts one more call as queued.
     pub fn enter() -> Queued {
         metrics::gauge!(QUEUED).increment(1.0);
         Queued(true)

@@ -27,20 +27,39 @@ pub struct NestedOptions {
 }
 
 /// Why a nested batch could not be opened or fed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum NestingError {
+    /// The batch would nest deeper than the runtime allows.
     #[error("nesting is limited to {max} levels")]
-    TooDeep { max: usize },
+    TooDeep {
+        /// The most levels allowed.
+        max: usize,
+    },
+    /// The call that would own the batch was cancelled.
     #[error("the parent call was already cancelled")]
     ParentCancelled,
+    /// The batch no longer takes calls (why).
     #[error("the nested batch is closed: {0}")]
     Closed(String),
+    /// The runtime could not open the batch, or it refused a call; the
+    /// runtime's own error is the source.
+    #[error("the nested batch is closed: {0}")]
+    Runtime(#[source] Arc<dyn std::error::Error + Send + Sync>),
 }
 
 /// What a nested batch reports: progress as it happens, results in call order.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum NestedEvent {
-    Progress { call_id: String, progress: Progress },
+    /// A nested call reported progress.
+    Progress {
+        /// The nested call's `tool_use` id.
+        call_id: String,
+        /// What it reported.
+        progress: Progress,
+    },
+    /// A nested call's result, in call order.
     Result(CallResult),
 }
 
@@ -65,6 +84,7 @@ pub trait NestedBatches: Send + Sync {
         None
     }
 
+    /// Opens a batch nested under the call of `parent`, cancelled with it.
     async fn open(
         &self,
         parent: &ToolContext,
@@ -76,6 +96,13 @@ pub trait NestedBatches: Send + Sync {
 /// [`ToolContext::services`].
 #[derive(Clone)]
 pub struct NestingService(pub Arc<dyn NestedBatches>);
+
+// By hand: the service is a trait object.
+impl std::fmt::Debug for NestingService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NestingService").finish_non_exhaustive()
+    }
+}
 
 impl NestingService {
     /// The service of `ctx`, if the runtime offered one.

@@ -21,7 +21,9 @@ use baton_tool::session::Session;
 /// them (Claude Code's `AskUserQuestionInput.questions`, already checked).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QuestionRequest {
+    /// The `tool_use` id of the asking call.
     pub call_id: String,
+    /// The questions, each with its options, as the model wrote them.
     pub questions: Value,
     /// Ids of the `Agent` calls the asking call runs under, outermost first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -31,19 +33,24 @@ pub struct QuestionRequest {
 /// The host's answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum QuestionAnswer {
     /// Question text → answer; several choices of a multi-select question
     /// joined with ", " (Claude Code's shape). `annotations` and
     /// `response` are passed through to the result.
     Answered {
+        /// Question text → the chosen answer(s).
         answers: BTreeMap<String, String>,
+        /// Notes the user attached to answers, passed through as given.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Value>,
+        /// Free text from the user beside the answers.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         response: Option<String>,
     },
     /// The user would not answer (or closed the dialog).
     Declined {
+        /// Why, if the user said.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
@@ -54,6 +61,7 @@ pub enum QuestionAnswer {
 /// Puts questions to the user.
 #[async_trait]
 pub trait QuestionAsker: Send + Sync {
+    /// Puts `request` to the user and waits for the answer.
     async fn ask(&self, request: QuestionRequest) -> QuestionAnswer;
 
     /// The call `call_id` was interrupted while its question waited: the
@@ -64,6 +72,13 @@ pub trait QuestionAsker: Send + Sync {
 /// The asker, as a session slot or a per-batch service.
 #[derive(Clone)]
 pub struct QuestionService(pub Arc<dyn QuestionAsker>);
+
+// By hand: the asker is a trait object.
+impl std::fmt::Debug for QuestionService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QuestionService").finish_non_exhaustive()
+    }
+}
 
 /// Makes `asker` answer the questions of every call of `session`.
 pub fn install(session: &Session, asker: Arc<dyn QuestionAsker>) {

@@ -31,13 +31,17 @@ use baton_tool::pool::ToolPool;
 pub const DEFAULT_MAX_DEPTH: usize = 3;
 /// Default most subagents running at once in one engine.
 pub const DEFAULT_MAX_CONCURRENT: usize = 20;
+/// The variable that overrides [`DEFAULT_MAX_DEPTH`].
 pub const MAX_DEPTH_ENV: &str = "BATON_MAX_SUBAGENT_DEPTH";
+/// The variable that overrides [`DEFAULT_MAX_CONCURRENT`].
 pub const MAX_CONCURRENT_ENV: &str = "BATON_MAX_CONCURRENT_SUBAGENTS";
 
 /// Where a definition came from; a project definition hides a user one of
 /// the same name, and both hide a built-in.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DefinitionSource {
+    /// Built into Baton (`general-purpose`, `Explore`).
     BuiltIn,
     /// `~/.claude/agents/*.md`.
     User(std::path::PathBuf),
@@ -64,13 +68,18 @@ pub struct AgentDefinition {
     pub model: Option<String>,
     /// The mode it asks for (see [`child_mode`]).
     pub permission_mode: Option<PermissionMode>,
+    /// The most turns the subagent's loop may take; the host's limit when
+    /// `None`.
     pub max_turns: Option<u32>,
     /// The Markdown body: the subagent's system prompt.
     pub system_prompt: String,
+    /// Where the definition was found.
     pub source: DefinitionSource,
 }
 
 impl AgentDefinition {
+    /// A host definition named `name`, used when `description` fits: every
+    /// tool of the parent, the parent's model and mode, no system prompt.
     pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
         AgentDefinition {
             name: name.into(),
@@ -108,6 +117,7 @@ pub struct SubagentReport {
     pub text: String,
     /// Tokens used, when the host knows them.
     pub input_tokens: Option<u64>,
+    /// Output tokens used, when the host knows them.
     pub output_tokens: Option<u64>,
     /// The model that actually ran, when the host knows it.
     pub model: Option<String>,
@@ -118,6 +128,7 @@ pub struct SubagentReport {
 }
 
 impl SubagentReport {
+    /// A report holding only the final `text`.
     pub fn text(text: impl Into<String>) -> Self {
         SubagentReport {
             text: text.into(),
@@ -127,11 +138,15 @@ impl SubagentReport {
 }
 
 /// Everything a host needs to run one subagent.
+#[derive(Debug)]
 pub struct SubagentTask {
+    /// The subagent's id (unique in the engine).
     pub agent_id: String,
+    /// The definition it runs as.
     pub definition: Arc<AgentDefinition>,
     /// The Agent call's 3–5 word description.
     pub description: String,
+    /// The task for the subagent: its first user message.
     pub prompt: String,
     /// `model` of the call, else of the definition; `None`: the parent's.
     pub model: Option<String>,
@@ -169,13 +184,14 @@ impl SubagentTask {
         self.hooks.stopping(last_message, None).await
     }
 
+    /// The subagent chain the task's calls run inside (this subagent last).
     pub fn chain(&self) -> AgentChain {
         AgentChain::of(&self.context)
     }
 }
 
 /// The door to batches nested under one Agent call.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct SubagentBatches {
     parent: ToolContext,
     pool: ToolPool,
@@ -184,6 +200,8 @@ pub struct SubagentBatches {
 }
 
 impl SubagentBatches {
+    /// Batches for a subagent running under the call `parent`, with `pool`
+    /// as its tools and `context` as its starting context.
     pub fn new(parent: ToolContext, pool: ToolPool, context: Context) -> Self {
         SubagentBatches {
             parent,
@@ -263,6 +281,8 @@ impl NestedBatch for Counting {
 /// stop (returning an error or what it has) once `task.cancel` fires.
 #[async_trait]
 pub trait SubagentRunner: Send + Sync {
+    /// Runs `task` to its end; an error is reported to the parent as the
+    /// Agent call's failure.
     async fn run(&self, task: SubagentTask) -> Result<SubagentReport, String>;
 }
 
@@ -306,10 +326,22 @@ impl SubagentLimits {
 /// under which the `Agent` tool finds it in [`ToolContext::services`].
 #[derive(Clone)]
 pub struct SubagentService {
+    /// Runs the subagents' loops (the host's implementation).
     pub runner: Arc<dyn SubagentRunner>,
+    /// The caps on depth and concurrency.
     pub limits: SubagentLimits,
     running: Arc<AtomicUsize>,
     next_id: Arc<AtomicUsize>,
+}
+
+// By hand: the runner is a trait object.
+impl std::fmt::Debug for SubagentService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubagentService")
+            .field("limits", &self.limits)
+            .field("running", &self.running)
+            .finish_non_exhaustive()
+    }
 }
 
 impl SubagentService {
@@ -318,6 +350,7 @@ impl SubagentService {
         Self::with_limits(runner, SubagentLimits::from_env())
     }
 
+    /// A service with the given `limits`.
     pub fn with_limits(runner: Arc<dyn SubagentRunner>, limits: SubagentLimits) -> Self {
         SubagentService {
             runner,
@@ -327,6 +360,7 @@ impl SubagentService {
         }
     }
 
+    /// The service offered to the call of `ctx`, if the host set one up.
     pub fn of(ctx: &ToolContext) -> Option<Arc<SubagentService>> {
         ctx.services.get::<SubagentService>()
     }
@@ -355,6 +389,7 @@ impl SubagentService {
 }
 
 /// One running subagent; frees its slot when dropped.
+#[derive(Debug)]
 pub struct RunningSlot(Arc<AtomicUsize>);
 
 impl Drop for RunningSlot {

@@ -19,6 +19,7 @@ pub struct Letter {
     pub from: String,
     /// The sender's one-line label, if it gave one.
     pub summary: Option<String>,
+    /// The message, in the sender model's own words.
     pub message: String,
 }
 
@@ -45,6 +46,7 @@ pub struct Inbox {
 }
 
 impl Inbox {
+    /// Queues `letter` and wakes whoever waits for mail.
     pub fn push(&self, letter: Letter) {
         self.queue.lock().push_back(letter);
         self.arrived.notify_one();
@@ -55,6 +57,7 @@ impl Inbox {
         self.queue.lock().drain(..).collect()
     }
 
+    /// Whether no message waits.
     pub fn is_empty(&self) -> bool {
         self.queue.lock().is_empty()
     }

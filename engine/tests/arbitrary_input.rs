@@ -1,6 +1,8 @@
 //! Arbitrary JSON never crashes the pipeline: every input yields either a
 //! successful call or an error result (SPEC §14).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 
 use baton_engine::{Outcome, ToolUse};

@@ -5,6 +5,8 @@
 //! (Baton's own commands no longer inherit such descriptors, see
 //! `process::Launch`; the judgement must not rely on that alone.)
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;

@@ -2,6 +2,8 @@
 //! policy in every permission mode, with `read_only` computed by the shell
 //! classifier as the Bash tool does.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 use std::path::Path;
 use std::process::Command;

@@ -12,6 +12,8 @@
 //! - a line the policy allows without asking opens nothing outside `w/`;
 //! - a line allowed under `deny: Read(.env)` does not open `.env`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

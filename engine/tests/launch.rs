@@ -5,6 +5,8 @@
 //! a child ends when the thread that started it ends or its handle is
 //! dropped.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::fd::OwnedFd;

@@ -5,6 +5,8 @@
 //!
 //! Its own test binary: becoming a subreaper changes the whole process.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::time::{Duration, Instant};
 
 use baton_engine::process::{Child, Isolation, Launch, ProcessTree};

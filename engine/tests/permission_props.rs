@@ -3,6 +3,8 @@
 //! - a deny rule that matches a call (on its own) denies it whatever the
 //!   other rules and the mode.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};

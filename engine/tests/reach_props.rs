@@ -6,6 +6,8 @@
 //! expansions: globs, braces, `$PWD`, `cd`) is resolved, symlinks included,
 //! from the directory that command ran in.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

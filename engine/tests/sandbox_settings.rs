@@ -2,6 +2,8 @@
 //! settings, merging across files, Claude Code's precedence for project
 //! files, warnings, and the effective configuration with the rules.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::path::{Path, PathBuf};
 
 use baton_engine::settings::sandbox::{protected_names, SandboxConfig};

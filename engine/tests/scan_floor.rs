@@ -2,6 +2,8 @@
 //! live tree (nobody's member), and only those. Its own test binary: the
 //! floor depends on every tree alive in the process.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::time::Duration;
 
 use baton_engine::process::scan::shared_snapshot;

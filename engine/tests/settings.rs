@@ -1,5 +1,7 @@
 //! Loading and merging settings files from a real directory tree.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 use std::path::Path;
 

@@ -10,6 +10,8 @@
 //! Lines are batched, many per bash process, each in its own subshell with
 //! a marker in the trace, so a failure names its line.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;

@@ -6,6 +6,8 @@
 //! `response_output_item.py` `LocalShellCall`, and the `*_output` params of
 //! `response_input_item_param.py`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use baton_engine::call::{CallResult, Outcome};
 use baton_engine::content::ContentBlock;
 use baton_engine::wire::{self, FnSink, StreamParser, WireFormat};

@@ -32,12 +32,14 @@ pub struct TreeGuard {
 }
 
 impl TreeGuard {
+    /// Guards `tree`, registering it so that [`kill_all_now`] reaches it.
     pub fn new(tree: ProcessTree) -> TreeGuard {
         let tree = Arc::new(tree);
         live().lock().insert(tree.id(), tree.clone());
         TreeGuard { tree: Some(tree) }
     }
 
+    /// The guarded tree; `None` once disarmed.
     pub fn tree(&self) -> Option<&Arc<ProcessTree>> {
         self.tree.as_ref()
     }

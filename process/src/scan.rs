@@ -90,7 +90,9 @@ fn snapshot_for_trees(skip: &HashSet<i32>) -> Vec<ProcInfo> {
 /// A snapshot of `/proc` that many trees can share (see the module's
 /// docs), with each process's `BATON_TREE` entries read at most once, on
 /// first use.
+#[derive(Debug)]
 pub struct Snapshot {
+    /// Every process of the system when the scan ran.
     pub procs: Vec<ProcInfo>,
     tags: Vec<OnceLock<Vec<Box<[u8]>>>>,
     /// The roots of the guarded trees when the scan began.

@@ -65,6 +65,8 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// A launch of `program` (looked up in `PATH` when it has no slash),
+    /// in a new session or process group as `isolation` says.
     pub fn new(program: impl Into<OsString>, isolation: Isolation) -> Launch {
         Launch {
             program: program.into(),
@@ -89,6 +91,7 @@ impl Launch {
         self
     }
 
+    /// Adds an argument.
     pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Launch {
         self.args.push(arg.as_ref().to_owned());
         self
@@ -109,21 +112,25 @@ impl Launch {
         self
     }
 
+    /// The program's working directory (default: this process's).
     pub fn current_dir(&mut self, dir: impl AsRef<Path>) -> &mut Launch {
         self.cwd = Some(dir.as_ref().to_owned());
         self
     }
 
+    /// The program's standard input (default: `/dev/null`).
     pub fn stdin(&mut self, fd: OwnedFd) -> &mut Launch {
         self.stdio[0] = Some(fd);
         self
     }
 
+    /// The program's standard output (default: `/dev/null`).
     pub fn stdout(&mut self, fd: OwnedFd) -> &mut Launch {
         self.stdio[1] = Some(fd);
         self
     }
 
+    /// The program's standard error (default: `/dev/null`).
     pub fn stderr(&mut self, fd: OwnedFd) -> &mut Launch {
         self.stdio[2] = Some(fd);
         self
@@ -620,6 +627,7 @@ impl Child {
         }
     }
 
+    /// The program's process id (also its session or group id).
     pub fn id(&self) -> i32 {
         self.pid
     }

@@ -9,9 +9,13 @@ use nix::unistd::Pid;
 /// One process as `/proc/<pid>/stat` describes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProcInfo {
+    /// The process id.
     pub pid: i32,
+    /// Its parent's id.
     pub ppid: i32,
+    /// Its process group.
     pub pgrp: i32,
+    /// Its session.
     pub session: i32,
     /// Clock ticks after boot; a process started before another cannot be
     /// its descendant.
@@ -28,6 +32,8 @@ impl ProcInfo {
         !matches!(self.state, 'Z' | 'X' | 'x')
     }
 
+    /// Reads `/proc/<pid>/stat`; `None` when the process is gone (or the
+    /// line cannot be read).
     pub fn read(pid: i32) -> Option<ProcInfo> {
         // One `read` into the stack: a stat line is a few hundred bytes, and
         // this runs for every process of every scan (`fs::read_to_string`

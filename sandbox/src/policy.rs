@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 /// The network a confined command gets.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Network {
     /// No sockets but `socketpair` (and Unix sockets when
     /// [`Policy::unix_sockets`] allows them): no TCP, no UDP, no raw or
@@ -15,13 +16,21 @@ pub enum Network {
     /// are per port, not per address: a command could reach another host on
     /// the same port, so a host that needs more pairs this with a network
     /// namespace. Binding is refused unless `bind` is set.
-    ProxyPorts { ports: Vec<u16>, bind: bool },
+    ProxyPorts {
+        /// The ports connections may go to (the host's proxy listeners).
+        ports: Vec<u16>,
+        /// Whether the command may also bind (listen on) sockets.
+        bind: bool,
+    },
     /// A network namespace of the command's own, with only loopback: for
     /// each port of `listen`, a socket listening on `127.0.0.1:PORT` inside
     /// it is handed to the parent ([`crate::Prepared::take_listeners`]),
     /// which serves it with a proxy. Nothing else is reachable. Needs user
     /// namespaces.
-    Isolated { listen: Vec<u16> },
+    Isolated {
+        /// Ports listened on inside the namespace, one listener each.
+        listen: Vec<u16>,
+    },
     /// No network restriction at all.
     Unrestricted,
 }
@@ -61,6 +70,7 @@ pub struct Policy {
     /// devices a command needs to work at all (`/dev/null`, `/dev/urandom`)
     /// and a host's own state files (the file a shell wrapper reports to).
     pub files: Vec<PathBuf>,
+    /// Which network the command gets (default: none, [`Network::Denied`]).
     pub network: Network,
     /// Whether Unix-domain sockets may be created (to talk to a local
     /// daemon such as an SSH agent). Off by default: a Unix socket is a way
@@ -80,7 +90,10 @@ pub struct Policy {
 /// meantime fails the start rather than being protected in its place.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pinned {
+    /// The entry to keep in place (absolute, as the caller found it).
     pub path: PathBuf,
+    /// Whether the entry is also made read-only, rather than only kept from
+    /// being renamed, removed or replaced.
     pub read_only: bool,
     /// `(st_dev, st_ino)` of the entry when the caller found it.
     pub identity: (u64, u64),
@@ -112,7 +125,7 @@ impl Policy {
 
 /// `/dev/null` and friends: written to and read from by ordinary programs
 /// (`2>/dev/null`, random numbers for hashing), harmless to grant.
-pub fn default_devices() -> Vec<PathBuf> {
+pub(crate) fn default_devices() -> Vec<PathBuf> {
     [
         "/dev/null",
         "/dev/zero",

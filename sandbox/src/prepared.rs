@@ -12,11 +12,15 @@ use crate::{caps, landlock_rules, seccomp};
 
 /// Why a policy could not be made ready.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PrepareError {
+    /// The kernel lacks a mechanism the policy needs (what is missing).
     #[error("confinement is unavailable: {0}")]
     Unsupported(String),
+    /// Building the Landlock ruleset failed (the library's message).
     #[error("could not build the Landlock ruleset: {0}")]
     Landlock(String),
+    /// Compiling the seccomp filter failed (the library's message).
     #[error("could not build the seccomp filter: {0}")]
     Seccomp(String),
 }
@@ -151,16 +155,24 @@ unsafe impl Sync for Entry {}
 
 /// Which step of [`enter`] failed, with the `errno` it returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EnterError {
+    /// Making protected paths read-only or pinning entries with mounts.
     Mounts(i32),
+    /// Setting up the command's own network.
     Network(i32),
+    /// Dropping the command's capabilities.
     Capabilities(i32),
+    /// `PR_SET_NO_NEW_PRIVS`.
     NoNewPrivileges(i32),
+    /// `landlock_restrict_self`.
     Landlock(i32),
+    /// Installing one of the seccomp programs.
     Seccomp(i32),
 }
 
 impl EnterError {
+    /// The `errno` the failing step returned.
     pub fn errno(self) -> i32 {
         match self {
             EnterError::Mounts(e)
@@ -172,6 +184,7 @@ impl EnterError {
         }
     }
 
+    /// A sentence saying which step failed, for the error shown to the user.
     pub fn what(self) -> &'static str {
         match self {
             EnterError::Mounts(_) => {

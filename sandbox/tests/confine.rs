@@ -1,5 +1,7 @@
 //! Real processes under real policies: what they can and cannot touch.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/confined.rs"]
 mod confined;
 

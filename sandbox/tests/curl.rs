@@ -1,5 +1,7 @@
 //! curl, a real client, through both proxies.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod support;
 
 use std::process::Stdio;

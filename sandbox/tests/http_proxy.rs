@@ -1,5 +1,7 @@
 //! The HTTP front end against a real origin server on 127.0.0.1.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod support;
 
 use baton_sandbox::proxy::{Protocol, Reason};

@@ -3,6 +3,8 @@
 //! root host would pass on, and the host's own `/proc` entries. Each probe
 //! runs unconfined first where it can, to show that it works at all here.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 #[path = "support/confined.rs"]
 mod confined;
 

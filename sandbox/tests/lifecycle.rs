@@ -1,5 +1,7 @@
 //! Listeners handed in by the caller, bounded events, shutdown and drop.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod support;
 
 use std::time::Duration;

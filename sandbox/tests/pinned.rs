@@ -3,6 +3,8 @@
 //! and a start that fails rather than protecting something else when an
 //! entry was swapped after it was found.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};

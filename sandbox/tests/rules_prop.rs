@@ -2,6 +2,8 @@
 //! names and patterns drawn from a small alphabet so that matches are
 //! frequent.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use baton_sandbox::proxy::{DomainPattern, DomainRules};
 use proptest::prelude::*;
 

@@ -46,13 +46,18 @@ pub const MAX_PARSED_LEN: usize = 1 << 20;
 
 /// Why a line could not be turned into commands.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ParseError {
+    /// The line is empty or blank: there is no command to judge.
     #[error("the command is empty")]
     Empty,
+    /// Longer than [`MAX_PARSED_LEN`] (the length in bytes).
     #[error("the command is too long to analyse ({0} bytes)")]
     TooLong(usize),
+    /// tree-sitter found an error; the byte offset of the first error node.
     #[error("the command is not valid bash syntax near byte {0}")]
     Syntax(usize),
+    /// tree-sitter returned no tree at all.
     #[error("the bash parser failed")]
     Parser,
 }
@@ -165,6 +170,8 @@ pub fn cd_combined_with_git(script: &Script) -> bool {
     readonly::cd_combined_with_git(script)
 }
 
+/// Whether any command of `src` changes the working directory (`cd`,
+/// `pushd`, `popd`); a line that cannot be parsed counts as changing it.
 pub fn changes_directory(src: &str) -> bool {
     match parse(src) {
         Ok(script) => script.commands().iter().any(readonly::is_cd),

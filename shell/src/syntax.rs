@@ -206,10 +206,14 @@ impl SimpleCommand {
         &self.assignments
     }
 
+    /// Redirections attached to this command itself (not to an enclosing
+    /// compound command; those are in [`Script::redirects`]).
     pub fn redirects(&self) -> &[Redirect] {
         &self.redirects
     }
 
+    /// Whether the command runs as part of the line itself or inside a
+    /// substitution that produces a word or file for another command.
     pub fn placement(&self) -> Placement {
         self.placement
     }
@@ -218,6 +222,7 @@ impl SimpleCommand {
 /// A construct that changes what later commands do, so a line using it is
 /// never read-only even if every command in it is harmless.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Construct {
     /// `f() { ... }`: a name on the allowlist could be redefined.
     FunctionDefinition,
@@ -256,6 +261,7 @@ impl Script {
         &self.constructs
     }
 
+    /// The simple commands, giving up the rest of the parse.
     pub fn into_commands(self) -> Vec<SimpleCommand> {
         self.commands
     }

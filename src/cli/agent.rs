@@ -16,7 +16,7 @@ use serde_json::json;
 use super::{CliError, Setup};
 
 #[derive(Args, Debug, Clone)]
-pub struct AgentArgs {
+pub(super) struct AgentArgs {
     /// anthropic, openai-chat or openai-responses.
     #[arg(long, default_value = "anthropic", value_parser = super::parse_format)]
     provider: WireFormat,
@@ -69,7 +69,7 @@ pub struct AgentArgs {
 
 impl AgentArgs {
     /// The format ToolSearch renders definitions in: the provider's.
-    pub fn tool_format(&self) -> WireFormat {
+    pub(super) fn tool_format(&self) -> WireFormat {
         self.provider
     }
 
@@ -99,7 +99,7 @@ impl AgentArgs {
     }
 }
 
-pub async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
+pub(super) async fn agent(mut setup: Setup, args: AgentArgs) -> Result<(), CliError> {
     let mut options = args.options();
     options.tool_set = setup.tool_set;
     let base = match (&args.system_prompt, &args.system) {
@@ -244,6 +244,8 @@ fn write_event_line(out: &mut impl Write, event: &AgentEvent<'_>, agent_id: Opti
             "message": progress.message,
             "data": progress.data,
         })),
+        // A nested event kind added later: no line of its own.
+        AgentEvent::Nested(_) => return,
         AgentEvent::Retry {
             attempt,
             reason,

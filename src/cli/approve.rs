@@ -6,7 +6,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use baton::engine::Approval;
 use baton::PermissionPrompt;
 
-pub fn terminal_attached() -> bool {
+pub(super) fn terminal_attached() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
@@ -14,7 +14,7 @@ pub fn terminal_attached() -> bool {
 /// The question shows the one-line summary (the command, path or URL), not
 /// the whole input; `a` allows and remembers the suggested rule for the
 /// rest of the session when there is one.
-pub async fn ask(prompt: PermissionPrompt) {
+pub(super) async fn ask(prompt: PermissionPrompt) {
     let request = &prompt.request;
     let remember = request
         .suggestion

@@ -21,7 +21,7 @@ static FIRST: OnceLock<watch::Receiver<bool>> = OnceLock::new();
 /// Installs the handlers (on the runtime the caller entered). If they
 /// cannot be installed, the default actions stay, and PDEATHSIG plus the
 /// orphan sentinel still end the processes Baton started.
-pub fn install() {
+pub(super) fn install() {
     let Some(mut signals) = handlers() else {
         eprintln!("baton: signal handlers could not be installed");
         return;
@@ -40,18 +40,18 @@ pub fn install() {
 }
 
 /// Whether the handlers are installed (then [`first`] is meaningful).
-pub fn installed() -> bool {
+pub(super) fn installed() -> bool {
     FIRST.get().is_some()
 }
 
 /// Whether a first signal has already come.
-pub fn already() -> bool {
+pub(super) fn already() -> bool {
     FIRST.get().is_some_and(|rx| *rx.borrow())
 }
 
 /// Resolves at the first signal (at once if it came already); never if
 /// the handlers are not installed.
-pub async fn first() {
+pub(super) async fn first() {
     let Some(rx) = FIRST.get() else {
         return std::future::pending().await;
     };

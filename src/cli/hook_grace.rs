@@ -13,10 +13,10 @@ use baton::engine::hooks::HookRegistry;
 use baton::engine::CancelReason;
 
 /// What hooks still get once the session is ending.
-pub const HOOK_GRACE: Duration = Duration::from_secs(3);
+pub(super) const HOOK_GRACE: Duration = Duration::from_secs(3);
 
 /// Stops every hook of `hooks` after [`HOOK_GRACE`].
-pub fn stop_hooks_after_grace(hooks: HookRegistry) {
+pub(super) fn stop_hooks_after_grace(hooks: HookRegistry) {
     tokio::spawn(async move {
         tokio::time::sleep(HOOK_GRACE).await;
         hooks.stop_running(CancelReason::Shutdown);

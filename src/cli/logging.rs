@@ -11,7 +11,7 @@
 use tracing_subscriber::fmt::format::FmtSpan;
 use tracing_subscriber::EnvFilter;
 
-pub fn init() {
+pub(super) fn init() {
     let Some(directives) = std::env::var_os("BATON_LOG") else {
         return;
     };

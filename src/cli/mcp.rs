@@ -13,7 +13,7 @@ use super::CliError;
 
 /// MCP flags shared by every command that builds a pool.
 #[derive(Args, Debug, Clone, Default)]
-pub struct McpArgs {
+pub(super) struct McpArgs {
     /// An MCP configuration file ({"mcpServers": {...}}); repeatable. Its
     /// servers are added to those of ~/.claude.json and .mcp.json.
     #[arg(long = "mcp-config", value_name = "FILE")]
@@ -27,7 +27,7 @@ pub struct McpArgs {
 /// (`{"mcpServers": {...}}`, or the plugin form): a host that named a file and got no servers
 /// from it would run without the tools it expects, so this is an error
 /// (exit 2), not a warning. Servers that fail to start stay warnings.
-pub fn check_config_files(args: &McpArgs) -> Result<(), CliError> {
+pub(super) fn check_config_files(args: &McpArgs) -> Result<(), CliError> {
     for file in &args.config {
         let shown = file.display();
         let text = std::fs::read_to_string(file)
@@ -60,7 +60,7 @@ static STARTED: Mutex<Vec<Arc<McpClients>>> = Mutex::new(Vec::new());
 /// runtime `main` entered). Problems are printed and never fatal.
 /// `plugins` (`(name, root)` of the enabled plugins) bring their servers
 /// too, unless `--strict-mcp-config`.
-pub fn start(
+pub(super) fn start(
     cwd: &Path,
     settings_file: Option<&Path>,
     args: &McpArgs,
@@ -119,7 +119,7 @@ pub fn start(
 }
 
 /// Stops every server this process started (SIGTERM, grace, SIGKILL).
-pub fn shutdown_all(runtime: &tokio::runtime::Runtime) {
+pub(super) fn shutdown_all(runtime: &tokio::runtime::Runtime) {
     let started = STARTED
         .lock()
         .map(|mut s| std::mem::take(&mut *s))
@@ -130,7 +130,7 @@ pub fn shutdown_all(runtime: &tokio::runtime::Runtime) {
 }
 
 /// `baton mcp list`: each server's state, transport, protocol and tools.
-pub fn list(clients: &McpClients, as_json: bool) -> Result<(), CliError> {
+pub(super) fn list(clients: &McpClients, as_json: bool) -> Result<(), CliError> {
     let statuses = clients.statuses();
     let text = if as_json {
         let servers: Vec<_> = statuses
@@ -177,7 +177,7 @@ pub fn list(clients: &McpClients, as_json: bool) -> Result<(), CliError> {
 /// that need a login say how to log in from a terminal.
 static OAUTH_OPENER: Mutex<Option<Arc<dyn baton::mcp::auth::UrlOpener>>> = Mutex::new(None);
 
-pub fn set_oauth_opener(opener: Option<Arc<dyn baton::mcp::auth::UrlOpener>>) {
+pub(super) fn set_oauth_opener(opener: Option<Arc<dyn baton::mcp::auth::UrlOpener>>) {
     if let Ok(mut slot) = OAUTH_OPENER.lock() {
         *slot = opener;
     }
@@ -189,7 +189,7 @@ static ASK_ON_TERMINAL: std::sync::atomic::AtomicBool = std::sync::atomic::Atomi
 
 /// Asks elicitations on the terminal from now on (`baton run` only: in
 /// `serve`, stdin carries the protocol).
-pub fn ask_on_terminal(yes: bool) {
+pub(super) fn ask_on_terminal(yes: bool) {
     ASK_ON_TERMINAL.store(yes, std::sync::atomic::Ordering::Relaxed);
 }
 
@@ -197,7 +197,7 @@ pub fn ask_on_terminal(yes: bool) {
 /// installs itself after the servers started).
 static HOST_ELICITOR: Mutex<Option<Arc<dyn baton::mcp::Elicitor>>> = Mutex::new(None);
 
-pub fn set_host_elicitor(host: Option<Arc<dyn baton::mcp::Elicitor>>) {
+pub(super) fn set_host_elicitor(host: Option<Arc<dyn baton::mcp::Elicitor>>) {
     if let Ok(mut slot) = HOST_ELICITOR.lock() {
         *slot = host;
     }
@@ -291,6 +291,9 @@ impl baton::mcp::Elicitor for TerminalElicitor {
                     }
                     ElicitResponse::Accept(serde_json::Value::Object(content))
                 }
+                // A mode added to the MCP client later: the terminal cannot
+                // show it, so the request is declined.
+                _ => ElicitResponse::Decline,
             }
         })
         .await

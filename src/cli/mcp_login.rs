@@ -36,6 +36,14 @@ fn find(common: &Common, name: &str) -> Result<(ServerSpec, String), CliError> {
                 "\"{name}\" is a stdio server; OAuth is for remote (http, sse) servers"
             )))
         }
+        // A transport added to the MCP client later: this login knows
+        // only the HTTP ones.
+        other => {
+            return Err(CliError::Usage(format!(
+                "\"{name}\" is a {} server; OAuth is for remote (http, sse) servers",
+                other.kind()
+            )))
+        }
     };
     Ok((spec, url))
 }
@@ -60,7 +68,7 @@ fn authorizer(spec: &ServerSpec, url: &str, terminal: bool) -> Authorizer {
     )
 }
 
-pub async fn login(common: &Common, name: &str) -> Result<(), CliError> {
+pub(super) async fn login(common: &Common, name: &str) -> Result<(), CliError> {
     let (spec, url) = find(common, name)?;
     let auth = authorizer(&spec, &url, true);
     let challenge = baton::mcp::auth::challenge_of(&url).await;
@@ -74,10 +82,14 @@ pub async fn login(common: &Common, name: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-pub async fn logout(common: &Common, name: &str) -> Result<(), CliError> {
+pub(super) async fn logout(common: &Common, name: &str) -> Result<(), CliError> {
     let (spec, url) = find(common, name)?;
     let auth = authorizer(&spec, &url, false);
-    let removed = auth.store.remove().await.map_err(CliError::Failed)?;
+    let removed = auth
+        .store
+        .remove()
+        .await
+        .map_err(|e| CliError::Failed(e.to_string()))?;
     if removed {
         eprintln!("Logged out of \"{name}\" (stored tokens removed).");
     } else {

@@ -14,7 +14,7 @@ use super::{signals, CliError, Setup};
 const TOKEN_ENV: &str = "BATON_MCP_TOKEN";
 
 #[derive(Args, Debug, Clone)]
-pub struct ServeArgs {
+pub(super) struct ServeArgs {
     /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead
     /// of stdio. Beyond loopback a token is required.
     #[arg(long, value_name = "ADDR")]
@@ -47,7 +47,7 @@ impl ServeArgs {
     }
 }
 
-pub async fn serve(mut setup: Setup, args: ServeArgs) -> Result<(), CliError> {
+pub(super) async fn serve(mut setup: Setup, args: ServeArgs) -> Result<(), CliError> {
     let options = HttpOptions {
         token: args.token()?,
         allowed_hosts: args.allowed_hosts.clone(),
@@ -57,7 +57,7 @@ pub async fn serve(mut setup: Setup, args: ServeArgs) -> Result<(), CliError> {
     if let Some(addr) = args.http {
         http::check(addr, &options).map_err(|e| CliError::Usage(e.to_string()))?;
         // Before the engine starts, so its MCP servers' health is recorded.
-        baton::metrics::install_prometheus().map_err(CliError::Failed)?;
+        baton::metrics::install_prometheus().map_err(|e| CliError::Failed(e.to_string()))?;
     }
     let engine = setup.engine()?;
     let server =

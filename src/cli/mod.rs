@@ -33,7 +33,7 @@ use clap::{Args, Parser, Subcommand};
     version,
     about = "Executes the tool calls of LLM agents."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -190,27 +190,23 @@ fn parse_policy(s: &str) -> Result<SiblingPolicy, String> {
     s.parse()
 }
 
-/// A failure of the command itself (not of a tool).
-#[derive(Debug)]
-pub enum CliError {
+/// A failure of the command itself (not of a tool). The texts are what
+/// the user reads; the exit code tells scripts which kind it was.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CliError {
     /// The input or configuration cannot be used (exit 2).
+    #[error("{0}")]
     Usage(String),
     /// Something failed while running (exit 1).
+    #[error("{0}")]
     Failed(String),
     /// The model stream stalled past its limits and retries (exit 3).
+    #[error("{0}")]
     Stalled(String),
 }
 
-impl std::fmt::Display for CliError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CliError::Usage(m) | CliError::Failed(m) | CliError::Stalled(m) => f.write_str(m),
-        }
-    }
-}
-
 impl CliError {
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             CliError::Usage(_) => 2,
             CliError::Failed(_) => 1,
@@ -219,7 +215,7 @@ impl CliError {
     }
 }
 
-pub fn main(cli: Cli) -> Result<(), CliError> {
+pub(crate) fn main(cli: Cli) -> Result<(), CliError> {
     // Before any thread starts: as PID 1, a reaper half stays PID 1.
     if let Some(problem) = baton::engine::process::split_off_init() {
         eprintln!("baton: {problem}");
@@ -344,7 +340,7 @@ where
 }
 
 /// Everything a command needs, loaded from the flags and settings files.
-pub struct Setup {
+pub(crate) struct Setup {
     pub pool: ToolPool,
     /// `--tool-set`.
     pub tool_set: baton::engine::wire::ToolSet,
@@ -399,7 +395,7 @@ impl Setup {
         };
         let assembly = Engine::assemble(&options).map_err(|e| match e {
             baton::settings::ConfigError::Settings(e) => CliError::Usage(format!("settings: {e}")),
-            baton::settings::ConfigError::Remote(e) => CliError::Usage(e),
+            baton::settings::ConfigError::Remote(e) => CliError::Usage(e.to_string()),
             other => CliError::Failed(other.to_string()),
         })?;
         for warning in &assembly.diagnostics {
@@ -454,7 +450,7 @@ impl Setup {
 
     /// How many calls of one message the engine runs (the rest are
     /// refused unread, so a message parser need not build them).
-    pub fn max_calls_per_message(&self) -> usize {
+    pub(crate) fn max_calls_per_message(&self) -> usize {
         self.builder
             .as_ref()
             .map_or(baton::RuntimeConfig::default().max_calls_per_message, |b| {
@@ -462,7 +458,7 @@ impl Setup {
             })
     }
 
-    pub fn engine(&mut self) -> Result<Engine, CliError> {
+    pub(crate) fn engine(&mut self) -> Result<Engine, CliError> {
         self.builder
             .take()
             .ok_or_else(|| CliError::Failed("the engine was already built".into()))?

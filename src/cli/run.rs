@@ -11,7 +11,7 @@ use serde_json::json;
 use super::{approve, CliError, Setup};
 
 /// The message text from a file or stdin (`-`).
-pub fn read_input(file: &str) -> Result<String, CliError> {
+pub(super) fn read_input(file: &str) -> Result<String, CliError> {
     let mut text = String::new();
     let read = if file == "-" {
         std::io::stdin().read_to_string(&mut text)
@@ -29,7 +29,7 @@ pub fn read_input(file: &str) -> Result<String, CliError> {
 /// names are read (see [`wire::BoundedMessage`]): a message of 100,000
 /// calls costs its text and 100,000 ids, not a tree of every input. Nothing
 /// else of the message is kept.
-pub fn parse_message(
+pub(super) fn parse_message(
     text: &str,
     format: Option<WireFormat>,
     pool: &ToolPool,
@@ -58,14 +58,14 @@ pub fn parse_message(
 
 /// What `run` prints on stdout.
 #[derive(Clone, Copy, Debug)]
-pub struct Output {
+pub(super) struct Output {
     /// JSON lines of every event (`--events`).
     pub events: bool,
     /// The live view for a person (stdout is a terminal, no `--json`).
     pub live: bool,
 }
 
-pub async fn run(
+pub(super) async fn run(
     mut setup: Setup,
     format: WireFormat,
     calls: Vec<ToolUse>,

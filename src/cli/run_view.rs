@@ -25,7 +25,7 @@ const PROGRESS_CHARS: usize = 60;
 /// Lines of each result printed at the end; the rest is counted.
 const RESULT_LINES: usize = 40;
 
-pub struct RunView {
+pub(super) struct RunView {
     multi: MultiProgress,
     bars: HashMap<usize, ProgressBar>,
     labels: Vec<String>,
@@ -33,7 +33,7 @@ pub struct RunView {
 
 impl RunView {
     /// A view of `calls`, drawn on stdout.
-    pub fn new(calls: &[ToolUse]) -> RunView {
+    pub(super) fn new(calls: &[ToolUse]) -> RunView {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stdout());
         RunView {
             multi,
@@ -43,7 +43,7 @@ impl RunView {
     }
 
     /// Updates the lines for one event of the batch.
-    pub fn event(&mut self, event: &Event) {
+    pub(super) fn event(&mut self, event: &Event) {
         match event {
             Event::Call(CallEvent {
                 index: Some(index),
@@ -103,16 +103,20 @@ impl RunView {
     }
 
     /// Stops drawing while `ask` uses the terminal (an approval prompt).
-    pub fn hide(&self) {
+    pub(super) fn hide(&self) {
         self.multi.set_draw_target(ProgressDrawTarget::hidden());
     }
 
-    pub fn show(&self) {
+    pub(super) fn show(&self) {
         self.multi.set_draw_target(ProgressDrawTarget::stdout());
     }
 
     /// Ends the live lines and prints each result, in call order.
-    pub fn finish(self, results: &[CallResult], out: &mut impl Write) -> std::io::Result<()> {
+    pub(super) fn finish(
+        self,
+        results: &[CallResult],
+        out: &mut impl Write,
+    ) -> std::io::Result<()> {
         for bar in self.bars.values() {
             if !bar.is_finished() {
                 bar.finish();

@@ -6,7 +6,7 @@ use baton::engine::HookOutcome;
 use serde_json::{json, Value};
 
 /// `baton run`: messages and problems on stderr.
-pub fn report(outcome: &HookOutcome, event: &str) {
+pub(super) fn report(outcome: &HookOutcome, event: &str) {
     for message in &outcome.system_messages {
         eprintln!("baton: hook: {message}");
     }
@@ -17,7 +17,7 @@ pub fn report(outcome: &HookOutcome, event: &str) {
 
 /// `baton serve`: the line telling the host what the hooks said (its
 /// `additional_context` belongs in the model's context).
-pub fn line(outcome: &HookOutcome, event: &str) -> Value {
+pub(super) fn line(outcome: &HookOutcome, event: &str) -> Value {
     json!({
         "type": "session_hook",
         "event": event,

@@ -33,7 +33,7 @@ pub(super) async fn any(signals: &mut [Signal; 3]) {
 /// watches for a second one, which kills every tree and exits. If the
 /// handlers cannot be installed, never resolves (the default behaviour
 /// stays, and PDEATHSIG plus the orphan sentinel still end the shells).
-pub async fn stop_requested() {
+pub(super) async fn stop_requested() {
     // Installed at start-up (early_signals.rs): it latches the first signal
     // and handles the second itself.
     if super::early_signals::installed() {
@@ -52,7 +52,7 @@ pub async fn stop_requested() {
 
 /// Sets up what protects against Baton dying without cleaning up: the
 /// subreaper and the orphan sentinel (see `baton_engine::process`).
-pub fn guard_against_sudden_death() {
+pub(super) fn guard_against_sudden_death() {
     for problem in baton::engine::process::install_orphan_guard() {
         eprintln!("baton: {problem}; processes may outlive baton if it is killed");
     }

@@ -16,9 +16,9 @@ use super::CliError;
 
 /// How long a finished session's files stay (results name them, so the
 /// model may still read them in a later turn).
-pub const KEEP_FOR: Duration = Duration::from_secs(7 * 24 * 3600);
+pub(super) const KEEP_FOR: Duration = Duration::from_secs(7 * 24 * 3600);
 
-pub fn choose(flag: Option<&Path>) -> Result<PathBuf, CliError> {
+pub(super) fn choose(flag: Option<&Path>) -> Result<PathBuf, CliError> {
     if let Some(dir) = flag {
         return std::path::absolute(dir)
             .map_err(|e| CliError::Usage(format!("--state-dir {}: {e}", dir.display())));
@@ -37,7 +37,7 @@ pub fn choose(flag: Option<&Path>) -> Result<PathBuf, CliError> {
 }
 
 /// Where session directories go by default (`--resume ID` looks here).
-pub fn sessions_root() -> PathBuf {
+pub(super) fn sessions_root() -> PathBuf {
     let state = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
@@ -55,7 +55,7 @@ pub fn sessions_root() -> PathBuf {
 
 /// Removes session directories older than `keep` whose process is gone.
 /// Best effort: a directory that cannot be removed is left for next time.
-pub fn clean_old(base: &Path, keep: Duration) {
+pub(super) fn clean_old(base: &Path, keep: Duration) {
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };

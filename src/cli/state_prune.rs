@@ -16,19 +16,19 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 /// Session directories kept at most (`BATON_STATE_MAX_SESSIONS`).
-pub const DEFAULT_MAX_SESSIONS: usize = 100;
+pub(super) const DEFAULT_MAX_SESSIONS: usize = 100;
 /// Bytes all kept session directories may hold (`BATON_STATE_MAX_BYTES`).
-pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+pub(super) const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 
 /// The bounds in force: the defaults, or the environment's when it names a
 /// number (anything else is ignored with a warning; 0 keeps none).
-pub struct Bounds {
+pub(super) struct Bounds {
     pub max_sessions: usize,
     pub max_bytes: u64,
 }
 
 impl Bounds {
-    pub fn from_env() -> Bounds {
+    pub(super) fn from_env() -> Bounds {
         Bounds {
             max_sessions: number("BATON_STATE_MAX_SESSIONS").map_or(DEFAULT_MAX_SESSIONS, |n| {
                 usize::try_from(n).unwrap_or(usize::MAX)
@@ -58,7 +58,7 @@ struct Entry {
 /// Removes the oldest session directories under `base` until at most
 /// `bounds` remain. Directories of running processes and `live` are kept
 /// (and counted). Best effort: what cannot be removed is left for next time.
-pub fn prune(base: &Path, live: &Path, bounds: &Bounds) {
+pub(super) fn prune(base: &Path, live: &Path, bounds: &Bounds) {
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };
@@ -143,12 +143,12 @@ fn size_of(dir: &Path) -> u64 {
 /// `--state-dir`, which belongs to the user).
 static CHOSEN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 
-pub fn remember(dir: &Path) {
+pub(super) fn remember(dir: &Path) {
     let _ = CHOSEN.set(dir.to_path_buf());
 }
 
 /// At exit: the chosen session directory goes if nothing was left in it.
-pub fn at_exit() {
+pub(super) fn at_exit() {
     if let Some(dir) = CHOSEN.get() {
         remove_if_empty(dir);
     }
@@ -156,7 +156,7 @@ pub fn at_exit() {
 
 /// Removes `dir` if nothing was left in it (empty subdirectories do not
 /// count).
-pub fn remove_if_empty(dir: &Path) {
+pub(super) fn remove_if_empty(dir: &Path) {
     if size_of(dir) == 0 && no_files(dir) {
         let _ = std::fs::remove_dir_all(dir);
     }

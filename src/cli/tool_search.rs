@@ -7,7 +7,7 @@ use clap::Args;
 use super::CliError;
 
 #[derive(Args, Debug, Clone, Default)]
-pub struct ToolSearchArgs {
+pub(super) struct ToolSearchArgs {
     /// Tool search: true (deferred tools offered by name only), false, auto
     /// or auto:N (only when their definitions exceed N % of the context
     /// window). Default: $ENABLE_TOOL_SEARCH, else true.
@@ -26,18 +26,22 @@ pub struct ToolSearchArgs {
     no_tool_references: bool,
 }
 
-fn parse_mode(s: &str) -> Result<ToolSearchMode, String> {
+fn parse_mode(s: &str) -> Result<ToolSearchMode, baton::engine::deferred::ToolSearchModeError> {
     s.parse()
 }
 
-pub fn parse_format(s: &str) -> Result<WireFormat, String> {
+pub(super) fn parse_format(s: &str) -> Result<WireFormat, String> {
     s.parse()
 }
 
 impl ToolSearchArgs {
     /// The settings: the environment, then these options.
-    pub fn settings(&self, format: Option<WireFormat>) -> Result<ToolSearchSettings, CliError> {
-        let mut settings = ToolSearchSettings::from_env().map_err(CliError::Usage)?;
+    pub(super) fn settings(
+        &self,
+        format: Option<WireFormat>,
+    ) -> Result<ToolSearchSettings, CliError> {
+        let mut settings =
+            ToolSearchSettings::from_env().map_err(|e| CliError::Usage(e.to_string()))?;
         if let Some(mode) = self.tool_search {
             settings.mode = mode;
         }
@@ -54,7 +58,7 @@ impl ToolSearchArgs {
 
 /// The serve protocol's answer to `{"type":"tools"}`: the next request's
 /// tool list in the format asked for (default: the session's).
-pub fn tools_line(
+pub(super) fn tools_line(
     engine: &baton::Engine,
     msg: &serde_json::Value,
 ) -> Result<serde_json::Value, String> {

@@ -12,7 +12,7 @@ use super::CliError;
 
 /// `baton tools`: the next request's tool list, or (`--list`) one line per
 /// tool saying whether it is loaded or deferred.
-pub fn print(
+pub(super) fn print(
     engine: &Engine,
     pool: &ToolPool,
     format: WireFormat,

@@ -33,8 +33,11 @@ pub enum AgentEvent<'a> {
     Nested(&'a NestedEvent),
     /// The request failed or the stream broke; retrying after `wait`.
     Retry {
+        /// Which retry this is, from 1.
         attempt: u32,
+        /// Why the attempt failed.
         reason: &'a str,
+        /// How long the loop waits before the retry.
         wait: Duration,
     },
     /// What the model said in this turn, as kept in the conversation.
@@ -48,7 +51,10 @@ pub enum AgentEvent<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentEnd {
     /// The model ended its turn.
-    Done { stop_reason: Option<String> },
+    Done {
+        /// The provider's stop reason (`end_turn`, `stop`, …), if it gave one.
+        stop_reason: Option<String>,
+    },
     /// The model refused.
     Refused,
     /// The output hit the token limit without a call to run.
@@ -70,11 +76,13 @@ pub enum AgentEnd {
 /// How a loop ended, with what a subagent hands back to its parent.
 #[derive(Debug)]
 pub struct Finished {
+    /// How the run ended.
     pub end: AgentEnd,
     /// The text of the last turn the model answered.
     pub text: String,
     /// Tokens over every request, when the provider reported them.
     pub input_tokens: Option<u64>,
+    /// Output tokens over every request, when the provider reported them.
     pub output_tokens: Option<u64>,
     /// The conversation as it stood at the end (a subagent's transcript,
     /// kept so a later message can continue it).
@@ -188,7 +196,7 @@ where
     let mut client = match Client::new(options.clone()) {
         Ok(c) => c,
         Err(e) => {
-            finished.end = AgentEnd::Failed(e);
+            finished.end = AgentEnd::Failed(e.to_string());
             return finished;
         }
     };

@@ -22,7 +22,9 @@ pub enum Attempt {
     /// The stream broke off (connection, provider error event, no final
     /// event); `completed` holds what was whole.
     Cut {
+        /// The calls and text that were whole when the stream broke.
         completed: Completed,
+        /// Why the stream broke.
         reason: String,
         /// No event came within the idle limit, or the stream outlasted
         /// its total limit.
@@ -31,12 +33,19 @@ pub enum Attempt {
     /// The request failed in a way worth retrying (429, 529, 5xx, no
     /// connection); `after` is the server's `retry-after`, if any.
     Retry {
+        /// Why the attempt failed.
         reason: String,
+        /// The server's `retry-after`, if it sent one.
         after: Option<Duration>,
     },
     /// Retrying would not help (bad key, bad request, …).
     Fatal(String),
 }
+
+/// The HTTP client could not be built (reqwest's error is the source).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the HTTP client: {0}")]
+pub struct ClientError(#[source] reqwest::Error);
 
 /// The HTTP side of the agent.
 #[derive(Clone, Debug)]
@@ -48,11 +57,13 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(options: AgentOptions) -> Result<Self, String> {
+    /// A client for `options`' provider; an error if the HTTP client cannot
+    /// be built.
+    pub fn new(options: AgentOptions) -> Result<Self, ClientError> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))
             .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .map_err(ClientError)?;
         let betas = (options.tool_changes && options.format == WireFormat::Anthropic)
             .then(baton_engine::wire::tool_changes::beta_header);
         Ok(Client {

@@ -61,6 +61,7 @@ impl Conversation {
         conversation
     }
 
+    /// The conversation's items, as the provider's format has them.
     pub fn items(&self) -> &[Value] {
         &self.items
     }

@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 use crate::Engine;
 
 /// What UserPromptSubmit hooks made of the prompt.
+#[derive(Debug)]
 pub enum Prompt {
     /// Send this (the prompt, with the hooks' context after it).
     Send(String),

@@ -37,17 +37,23 @@ pub use agent::{run_agent, AgentEnd, AgentEvent};
 pub use subagent::{LoopRunner, SubagentReporter};
 
 /// Everything `baton agent` needs besides the engine.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct AgentOptions {
+    /// The provider's API format (Anthropic, Chat Completions, Responses).
     pub format: WireFormat,
+    /// The model asked for.
     pub model: String,
     /// The API root: `https://api.anthropic.com` for Anthropic (the path
     /// `/v1/messages` is added), `https://api.openai.com/v1` for OpenAI
     /// (`/chat/completions` or `/responses` is added).
     pub base_url: String,
+    /// The API key; `None` sends no key (a local server, a proxy that adds it).
     pub api_key: Option<String>,
+    /// The most requests (turns) the loop makes before it stops.
     pub max_turns: usize,
+    /// `max_tokens` of each request.
     pub max_tokens: u32,
+    /// The system prompt, if any.
     pub system: Option<String>,
     /// Attempts after the first for one request (429, 529, 5xx, broken
     /// connections and streams cut before any call was complete).
@@ -66,6 +72,23 @@ pub struct AgentOptions {
     /// mid-conversation tool changes beta, not as a rewritten `tools`;
     /// back to rewriting when the provider refuses the beta.
     pub tool_changes: bool,
+}
+
+// By hand: the API key stays out of logs and panic messages.
+impl std::fmt::Debug for AgentOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentOptions")
+            .field("format", &self.format)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .field("max_turns", &self.max_turns)
+            .field("max_tokens", &self.max_tokens)
+            .field("max_retries", &self.max_retries)
+            .field("tool_set", &self.tool_set)
+            .field("tool_changes", &self.tool_changes)
+            .finish_non_exhaustive()
+    }
 }
 
 impl AgentOptions {

@@ -10,11 +10,13 @@ use std::sync::Mutex;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 /// Collects notifications from its creation on.
+#[derive(Debug)]
 pub struct Notices {
     rx: Mutex<broadcast::Receiver<Notification>>,
 }
 
 impl Notices {
+    /// Collects what `rx` receives from now on.
     pub fn new(rx: broadcast::Receiver<Notification>) -> Self {
         Notices { rx: Mutex::new(rx) }
     }

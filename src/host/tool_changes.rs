@@ -13,22 +13,26 @@ use super::conversation::Conversation;
 use super::AgentOptions;
 
 /// The diagnostic reported on the fallback.
-pub const FELL_BACK: &str = "the provider refused the mid-conversation tool changes beta; \
+pub(super) const FELL_BACK: &str = "the provider refused the mid-conversation tool changes beta; \
      tool changes are sent as a rewritten `tools` list from now on";
 
 /// One loop's record of what its model was offered; off unless the
 /// options ask for it on the Anthropic format.
-pub struct Changes(Option<ToolChanges>);
+pub(super) struct Changes(Option<ToolChanges>);
 
 impl Changes {
-    pub fn new(options: &AgentOptions) -> Self {
+    pub(super) fn new(options: &AgentOptions) -> Self {
         let on = options.tool_changes && options.format == WireFormat::Anthropic;
         Changes(on.then(ToolChanges::new))
     }
 
     /// The request's `tools`: as the session says now when off; else the
     /// first request's, with what changed since appended to `conversation`.
-    pub fn tools(&mut self, now: RequestTools, conversation: &mut Conversation) -> Vec<Value> {
+    pub(super) fn tools(
+        &mut self,
+        now: RequestTools,
+        conversation: &mut Conversation,
+    ) -> Vec<Value> {
         match &mut self.0 {
             None => now.tools,
             Some(record) => {
@@ -41,7 +45,7 @@ impl Changes {
 
     /// Whether `reason` (a failed request) refuses the beta; if so, turns
     /// the record off for the rest of the run.
-    pub fn refused(&mut self, reason: &str) -> bool {
+    pub(super) fn refused(&mut self, reason: &str) -> bool {
         let refused = self.0.is_some()
             && reason
                 .strip_prefix("HTTP 400")

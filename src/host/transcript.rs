@@ -21,6 +21,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+/// The session's transcript in Claude Code's JSONL format, appended to as
+/// the conversation grows (hooks read it through `transcript_path`).
 pub struct Transcript {
     path: PathBuf,
     session_id: String,
@@ -34,6 +36,16 @@ struct State {
     last_uuid: Option<String>,
     ids: RandomState,
     counter: u64,
+}
+
+// By hand: the open file and id generator say nothing a reader needs.
+impl std::fmt::Debug for Transcript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transcript")
+            .field("path", &self.path)
+            .field("session_id", &self.session_id)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Transcript {
@@ -56,6 +68,7 @@ impl Transcript {
         })
     }
 
+    /// Where the transcript is written.
     pub fn path(&self) -> &Path {
         &self.path
     }

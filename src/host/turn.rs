@@ -31,6 +31,7 @@ pub enum TurnEvent {
 /// One assistant message's calls.
 #[async_trait]
 pub trait TurnBatch: Send {
+    /// Hands a complete call to the batch; an error says why it was refused.
     fn add(&mut self, call: ToolUse) -> Result<(), String>;
     /// No more calls will come.
     fn end(&mut self);
@@ -85,6 +86,7 @@ impl TurnBatch for Nested {
 /// Where a loop opens its batches and learns which tools to send.
 #[async_trait]
 pub trait TurnHost: Send + Sync {
+    /// Opens the batch for the next assistant message.
     async fn open(&self) -> Result<Box<dyn TurnBatch>, String>;
     /// The pool's tools in the request's format: names mapped back, strict
     /// schemas undone.
@@ -119,6 +121,7 @@ pub trait TurnHost: Send + Sync {
 }
 
 /// The main agent: batches of the engine itself.
+#[derive(Debug)]
 pub struct MainHost<'a> {
     engine: &'a Engine,
     /// Replaced when an MCP server changes its tools between turns.
@@ -130,6 +133,8 @@ pub struct MainHost<'a> {
 }
 
 impl<'a> MainHost<'a> {
+    /// The host for `engine`'s main agent; `wire` is its tool list as the
+    /// provider sees it.
     pub fn new(engine: &'a Engine, wire: WireTools) -> Self {
         let session = engine.runtime().session();
         let transcript = session.transcript_path().map(|path| {
@@ -187,10 +192,15 @@ impl TurnHost for MainHost<'_> {
 
 /// A subagent: batches nested under its Agent call, its own (narrowed)
 /// pool, the session's deferred-tool state.
+#[derive(Debug)]
 pub struct SubagentHost {
+    /// Opens the subagent's batches under its Agent call.
     pub batches: SubagentBatches,
+    /// The subagent's own pool (the parent's, narrowed by its definition).
     pub pool: ToolPool,
+    /// The session the subagent shares with its parent.
     pub session: Arc<Session>,
+    /// The subagent's tools in the request's format.
     pub wire: Arc<WireTools>,
     /// Messages sent to the subagent (`SendMessage`), read before each turn.
     pub inbox: Arc<baton_engine::subagent_inbox::Inbox>,

@@ -85,16 +85,21 @@ pub fn allowed_origins(addr: SocketAddr, options: &HttpOptions) -> Vec<String> {
 
 /// Why the server refuses to start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum HttpError {
     #[error(
         "refusing to listen on {0} without a token: anyone who can reach it could run \
          commands. Give a token (--token-file or BATON_MCP_TOKEN) or listen on 127.0.0.1"
     )]
+    /// The address is not loopback and no token was given.
     NoToken(SocketAddr),
+    /// The token given is empty.
     #[error("the token is empty")]
     EmptyToken,
+    /// The token is too weak to guard a server that runs commands (why).
     #[error("refusing to serve: {0}")]
     WeakToken(String),
+    /// Binding or serving failed.
     #[error("cannot serve HTTP: {0}")]
     Io(#[from] std::io::Error),
 }

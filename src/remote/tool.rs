@@ -23,13 +23,18 @@ const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
 /// Why remote tools could not be set up.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RemoteError {
+    /// Remote tools are named but no worker URL is configured.
     #[error("remote tools are configured but no worker URL is")]
     NoWorkers,
+    /// A tool to run remotely is not in the pool.
     #[error("remote tool {0:?} is not in the pool")]
     UnknownTool(String),
+    /// The remote twin of a tool could not be built: the tool and the
+    /// schema problem.
     #[error("cannot build the remote twin of {0}: {1}")]
-    Schema(String, String),
+    Schema(String, #[source] baton_engine::schema::InvalidSchema),
 }
 
 /// The remote twin of `local`.
@@ -37,8 +42,7 @@ pub(super) fn remote(local: Arc<Tool>, workers: Arc<Workers>) -> Result<Tool, Re
     let def = local.def().clone();
     let schema = local.input_schema().clone();
     let name = local.name().to_string();
-    Tool::raw(def, schema, Remote { local, workers })
-        .map_err(|e| RemoteError::Schema(name, e.to_string()))
+    Tool::raw(def, schema, Remote { local, workers }).map_err(|e| RemoteError::Schema(name, e))
 }
 
 struct Remote {

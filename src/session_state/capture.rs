@@ -20,7 +20,9 @@ use crate::Engine;
 /// `lost_tasks` to the model: their processes are gone.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ResumeReport {
+    /// The id of the resumed session.
     pub session_id: String,
+    /// The working directory it resumes in.
     pub cwd: PathBuf,
     /// Tasks that were running when the previous process ended.
     pub lost_tasks: Vec<TaskRecord>,

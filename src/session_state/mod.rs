@@ -39,7 +39,9 @@ pub const VERSION: u64 = 1;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SessionState {
+    /// The format version ([`VERSION`] when this Baton wrote it).
     pub version: u64,
+    /// The id of the saved session; the resumed one keeps it.
     pub session_id: String,
     /// The process that wrote the file: a resume refuses while it runs.
     pub pid: u32,
@@ -48,11 +50,14 @@ pub struct SessionState {
     pub root: PathBuf,
     /// The working directory the next message starts in.
     pub cwd: PathBuf,
+    /// The files the model had read, so that Edit and Write go on without a
+    /// new Read of unchanged files.
     pub files_read: Vec<FileRead>,
     /// Session rules (remembered approvals, hooks' `addRules`).
     pub rules: Vec<SavedRule>,
     /// Deferred tools the model loaded, in load order.
     pub loaded_tools: Vec<String>,
+    /// The background tasks the session had when the file was written.
     pub tasks: Vec<TaskRecord>,
 }
 
@@ -60,16 +65,21 @@ pub struct SessionState {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileRead {
+    /// The file's resolved absolute path.
     pub path: PathBuf,
     /// SHA-256 of the content in hex; absent for files too large to hash.
     pub sha256: Option<String>,
+    /// Its length in bytes.
     pub size: u64,
     /// Modification time since the Unix epoch: seconds and nanoseconds.
     pub mtime: Option<(u64, u32)>,
+    /// The device of its inode (see `inode`).
     pub dev: u64,
+    /// Its inode number: with `dev`, tells a replaced file from the one read.
     pub ino: u64,
 }
 
+/// A session permission rule, as saved.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SavedRule {
@@ -83,31 +93,55 @@ pub struct SavedRule {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaskRecord {
+    /// The task id.
     pub id: String,
+    /// `shell`, `monitor`, `agent` or `session`, as in the task list.
     pub kind: String,
     /// As in the task list, or `lost`: it was running when its process
     /// ended, and nothing of it runs now.
     pub status: String,
+    /// What the task runs (the command or the agent's task).
     pub description: String,
+    /// Where its output was written, when it had a file.
     pub output_file: Option<PathBuf>,
+    /// How its process exited, if it had when the state was written.
     pub exit_code: Option<i32>,
 }
 
 /// Why a saved state could not be used or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StateError {
+    /// There is no state file at this path.
     #[error("no saved session state at {0} (was the session started with this state directory?)")]
     Missing(PathBuf),
+    /// The state file could not be read.
     #[error("cannot read the session state {0}: {1}")]
-    Read(PathBuf, std::io::Error),
+    Read(PathBuf, #[source] std::io::Error),
+    /// The state file is not valid JSON of this format (serde's message).
     #[error("the session state {0} is corrupt: {1}")]
     Corrupt(PathBuf, String),
+    /// The state file was written in another format version.
     #[error("the session state {path} has version {found}; this Baton reads version {VERSION}")]
-    Version { path: PathBuf, found: String },
+    Version {
+        /// The state file.
+        path: PathBuf,
+        /// The version it says it has.
+        found: String,
+    },
+    /// The saved session's process still runs.
     #[error("session {id} is still running in process {pid}; stop it before resuming it")]
-    StillRunning { id: String, pid: u32 },
+    StillRunning {
+        /// The session's id.
+        id: String,
+        /// The process that runs it.
+        pid: u32,
+    },
+    /// The state file could not be written.
     #[error("cannot write the session state {0}: {1}")]
-    Write(PathBuf, std::io::Error),
+    Write(PathBuf, #[source] std::io::Error),
+    /// The saved state does not fit the session it is restored into (the
+    /// message says how).
     #[error("{0}")]
     Mismatch(String),
 }

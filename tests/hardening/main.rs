@@ -6,6 +6,9 @@
 //! Every test runs the real engine over the built-in tools, on real files,
 //! with permissions loaded from settings JSON the way the CLI loads them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+#![allow(missing_docs)]
+
 mod defaults;
 mod protected;
 mod search_rules;
@@ -24,6 +27,7 @@ use std::sync::Mutex;
 
 /// A workspace: `root` (canonical) inside a temporary directory, with a
 /// state directory beside it.
+#[derive(Debug)]
 pub struct Ws {
     _dir: tempfile::TempDir,
     pub root: PathBuf,
@@ -78,7 +82,7 @@ pub enum Asker {
     No,
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Recorder {
     pub asked: Mutex<Vec<ApprovalRequest>>,
     pub refuse: bool,
@@ -98,6 +102,7 @@ impl Approver for Recorder {
     }
 }
 
+#[derive(Debug)]
 pub struct Run {
     pub results: Vec<CallResult>,
     pub asked: Vec<ApprovalRequest>,

@@ -170,6 +170,7 @@ impl SubagentRunner for Scripted {
                             .push(reason.clone());
                         text = format!("{reply} (went on after: {reason})");
                     }
+                    other => panic!("a verdict this runner does not know: {other:?}"),
                 }
             }
         }

@@ -9,8 +9,11 @@ use crate::context::ContextModifier;
 /// One `tool_use` block as the model sent it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolUse {
+    /// The `tool_use` id; the result carries it back.
     pub id: String,
+    /// The tool's name as the model wrote it.
     pub name: String,
+    /// The input (`{}` when it was not valid JSON, see `input_error`).
     pub input: Value,
     /// Set when the input arrived as text that was not valid JSON; the input
     /// is then `{}` (SPEC §4.3) and the error result says so.
@@ -26,6 +29,7 @@ pub struct ToolUse {
 }
 
 impl ToolUse {
+    /// A call of `name` with `input`, made by the model itself.
     pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
         ToolUse {
             id: id.into(),
@@ -83,13 +87,17 @@ pub enum Outcome {
     ToolError,
     /// The tool panicked.
     Panicked,
+    /// No tool of the pool has the call's name.
     UnknownTool,
+    /// The input did not match the tool's schema (or was not JSON).
     InvalidInput,
+    /// The tool's own `validate_input` rejected the input.
     ValidationFailed,
     /// Permission or a hook said no.
     Denied,
     /// Cancelled; `started` tells whether it was stopped while running.
     Cancelled {
+        /// Whether it was running when stopped (or never started).
         started: bool,
     },
     /// The engine failed in a way that is not the tool's fault.
@@ -99,11 +107,18 @@ pub enum Outcome {
 /// The single result of one call.
 #[derive(Debug)]
 pub struct CallResult {
+    /// The `tool_use` id of the call.
     pub call_id: String,
+    /// The tool called (its name in the pool).
     pub tool_name: String,
+    /// What the model reads as the result.
     pub content: Vec<ContentBlock>,
+    /// Whether the result is marked `is_error` for the model.
     pub is_error: bool,
+    /// How the call ended.
     pub outcome: Outcome,
+    /// Messages the tool adds to the conversation after the result, in the
+    /// host's wire format.
     pub extra_messages: Vec<Value>,
     /// Context change to apply before later calls (only from unsafe calls).
     pub modifier: Option<ContextModifier>,

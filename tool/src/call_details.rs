@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::call::ToolUse;
 
+/// The facts about one call for the host (`details` of a result line).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CallDetails {
     /// From the start of the call's pipeline to its result (validation,
@@ -29,6 +30,7 @@ pub struct CallDetails {
 }
 
 impl CallDetails {
+    /// Whether there is nothing to report.
     pub fn is_empty(&self) -> bool {
         *self == CallDetails::default()
     }

@@ -112,6 +112,7 @@ impl CancelScope {
         self.node.token().cancel();
     }
 
+    /// Whether this scope (or one above it) was cancelled.
     pub fn is_cancelled(&self) -> bool {
         self.node.is_cancelled()
     }

@@ -15,25 +15,42 @@ use serde_json::Value;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
     /// Plain text.
-    Text { text: String },
+    Text {
+        /// The text.
+        text: String,
+    },
     /// A base64-encoded image (`media_type` such as `image/png`).
-    Image { media_type: String, data: String },
+    Image {
+        /// The image's MIME type.
+        media_type: String,
+        /// The image, base64-encoded.
+        data: String,
+    },
     /// Structured output; rendered as JSON text for the model.
-    Json { value: Value },
+    Json {
+        /// The value.
+        value: Value,
+    },
     /// Loads a deferred tool's definition (Anthropic's `tool_reference`;
     /// only ToolSearch produces it, and only for hosts that accept it).
-    ToolReference { tool_name: String },
+    ToolReference {
+        /// The deferred tool to load.
+        tool_name: String,
+    },
 }
 
 impl ContentBlock {
+    /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         ContentBlock::Text { text: text.into() }
     }
 
+    /// A structured block, shown to the model as JSON text.
     pub fn json(value: Value) -> Self {
         ContentBlock::Json { value }
     }
 
+    /// An image block of `media_type`, from data already base64-encoded.
     pub fn image(media_type: impl Into<String>, base64_data: impl Into<String>) -> Self {
         ContentBlock::Image {
             media_type: media_type.into(),
@@ -41,6 +58,7 @@ impl ContentBlock {
         }
     }
 
+    /// Whether the block is an image.
     pub fn is_image(&self) -> bool {
         matches!(self, ContentBlock::Image { .. })
     }

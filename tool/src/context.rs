@@ -32,6 +32,7 @@ pub struct Context {
     /// state directory, where spilled results and shell logs are and where
     /// the model is told to read them. Not roots: writes there still ask.
     pub readable: Arc<Vec<PathBuf>>,
+    /// The permission mode calls are judged in.
     pub permission_mode: PermissionMode,
     /// Tool-defined values carried from call to call.
     pub extensions: Extensions,
@@ -50,6 +51,7 @@ impl Context {
         }
     }
 
+    /// The same context with `roots` as its workspace roots.
     pub fn with_roots(mut self, roots: Vec<PathBuf>) -> Self {
         self.roots = Arc::new(roots);
         self
@@ -70,6 +72,7 @@ impl Context {
             .any(|dir| resolved.starts_with(crate::paths::resolve(dir)))
     }
 
+    /// The same context in permission mode `mode`.
     pub fn with_mode(mut self, mode: PermissionMode) -> Self {
         self.permission_mode = mode;
         self
@@ -100,10 +103,12 @@ impl Context {
 pub struct ContextModifier(Box<dyn FnOnce(Context) -> Context + Send>);
 
 impl ContextModifier {
+    /// A change made by `f`, which gets the context and returns the next one.
     pub fn new(f: impl FnOnce(Context) -> Context + Send + 'static) -> Self {
         ContextModifier(Box::new(f))
     }
 
+    /// The context after the change.
     pub fn apply(self, context: Context) -> Context {
         (self.0)(context)
     }
@@ -120,9 +125,13 @@ impl std::fmt::Debug for ContextModifier {
 pub struct ToolContext {
     /// The `tool_use` id.
     pub call_id: String,
+    /// The context the call runs in: working directory, roots, mode.
     pub context: Context,
+    /// The session: its slots hold what tools keep between calls.
     pub session: Arc<Session>,
+    /// Fires when the call is cancelled; the reason says why.
     pub cancel: CancelScope,
+    /// Where the tool reports progress while it runs.
     pub progress: ProgressSink,
     /// Services the runtime offers tools (for example a way to open a nested
     /// batch for a subagent); keyed by type so the engine names none of them.
@@ -146,6 +155,7 @@ impl ToolContext {
         }
     }
 
+    /// The call's working directory.
     pub fn cwd(&self) -> &Path {
         &self.context.cwd
     }

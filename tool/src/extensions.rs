@@ -26,6 +26,7 @@ impl std::fmt::Debug for Extensions {
 }
 
 impl Extensions {
+    /// The value stored under type `T`, if any.
     pub fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
         self.map
             .get(&TypeId::of::<T>())
@@ -37,6 +38,7 @@ impl Extensions {
         self.with_arc(Arc::new(value))
     }
 
+    /// Like [`Self::with`], for a value already shared.
     pub fn with_arc<T: Any + Send + Sync>(&self, value: Arc<T>) -> Self {
         let mut map: HashMap<TypeId, Entry> = (*self.map).clone();
         map.insert(TypeId::of::<T>(), value);
@@ -45,7 +47,7 @@ impl Extensions {
 }
 
 /// Mutable, shared type map: `get_or_default` hands every caller the same slot.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct SharedSlots {
     map: std::sync::Mutex<HashMap<TypeId, Entry>>,
 }
@@ -74,12 +76,14 @@ impl SharedSlots {
         }
     }
 
+    /// The slot of type `T`, if someone created it.
     pub fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
         self.lock()
             .get(&TypeId::of::<T>())
             .and_then(|e| e.clone().downcast::<T>().ok())
     }
 
+    /// Puts `value` in the slot of its type, replacing what was there.
     pub fn insert<T: Any + Send + Sync>(&self, value: Arc<T>) {
         self.lock().insert(TypeId::of::<T>(), value);
     }

@@ -13,6 +13,14 @@
 //! hooks, settings) and the actor runtime (scheduling, ordering) do. This
 //! crate is kept free of networking, processes, the shell parser and the
 //! sandbox, so a third-party tool compiles against it quickly.
+//!
+//! The enums every stage must answer in full ([`Outcome`],
+//! [`CancelReason`], [`PermissionTarget`], [`ToolPermission`],
+//! [`PermissionDecision`], [`Approval`], [`Unasked`]) are exhaustive on
+//! purpose: the engine, the runtime and the wire formats match them without
+//! a catch-all, so a new variant is a compile error wherever it needs an
+//! answer, never a silent default. A new variant is a breaking change of
+//! this crate.
 
 pub mod aliases;
 pub mod call;

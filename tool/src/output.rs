@@ -10,7 +10,9 @@ use crate::context::ContextModifier;
 /// content; such results are plain text, not `<tool_use_error>`.
 #[derive(Debug, Default)]
 pub struct ToolOutput {
+    /// What the model reads.
     pub content: Vec<ContentBlock>,
+    /// The tool reports a failure of its own (shown as a plain error).
     pub is_error: bool,
     /// Extra messages for the conversation, in the host's wire format.
     pub extra_messages: Vec<Value>,
@@ -26,6 +28,7 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
+    /// An output of one text block.
     pub fn text(text: impl Into<String>) -> Self {
         ToolOutput {
             content: vec![ContentBlock::text(text)],
@@ -33,6 +36,7 @@ impl ToolOutput {
         }
     }
 
+    /// An output of one JSON block.
     pub fn json(value: Value) -> Self {
         ToolOutput {
             content: vec![ContentBlock::json(value)],
@@ -49,16 +53,19 @@ impl ToolOutput {
         }
     }
 
+    /// The same output with `block` appended.
     pub fn with_block(mut self, block: ContentBlock) -> Self {
         self.content.push(block);
         self
     }
 
+    /// The same output with `response` as the hooks' `tool_response`.
     pub fn with_response(mut self, response: Value) -> Self {
         self.response = Some(response);
         self
     }
 
+    /// The same output, changing the context for later calls.
     pub fn with_modifier(mut self, modifier: ContextModifier) -> Self {
         self.modifier = Some(modifier);
         self
@@ -70,10 +77,12 @@ impl ToolOutput {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct ToolError {
+    /// The text the model reads.
     pub message: String,
 }
 
 impl ToolError {
+    /// An error with `message` for the model.
     pub fn new(message: impl Into<String>) -> Self {
         ToolError {
             message: message.into(),

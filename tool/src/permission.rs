@@ -19,16 +19,24 @@ use crate::tool::Tool;
 /// Permission modes, named as in Claude Code settings (SPEC §11).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum PermissionMode {
+    /// Rules decide; what no rule covers is allowed if it only reads inside
+    /// the workspace, and asked otherwise.
     #[default]
     Default,
+    /// Like `Default`, and file writes inside the workspace are allowed too.
     AcceptEdits,
+    /// Only read-only calls run, while the model explores and plans.
     Plan,
+    /// What would be asked is denied instead (nobody is there to ask).
     DontAsk,
+    /// Every call runs that no deny rule stops; nothing is asked.
     BypassPermissions,
 }
 
 impl PermissionMode {
+    /// Every mode, in the order Claude Code lists them.
     pub const ALL: [PermissionMode; 5] = [
         PermissionMode::Default,
         PermissionMode::AcceptEdits,
@@ -37,6 +45,7 @@ impl PermissionMode {
         PermissionMode::BypassPermissions,
     ];
 
+    /// The mode's name in settings, flags and hook input (`acceptEdits`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             PermissionMode::Default => "default",
@@ -71,7 +80,9 @@ impl FromStr for PermissionMode {
 /// Whether a file tool reads or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FileAccess {
+    /// The tool reads the path (`Read(...)` rules).
     Read,
+    /// The tool creates, changes or removes the path (`Edit(...)` rules).
     Write,
 }
 
@@ -84,7 +95,12 @@ pub enum PermissionTarget {
     Command(String),
     /// A file or directory, absolute (file tool rules). Writes are matched
     /// by `Edit(...)` rules whatever the tool.
-    Path { path: PathBuf, access: FileAccess },
+    Path {
+        /// The path, absolute.
+        path: PathBuf,
+        /// Whether the call reads or writes it.
+        access: FileAccess,
+    },
     /// A URL (WebFetch domain rules).
     Url(String),
 }
@@ -94,18 +110,26 @@ pub enum PermissionTarget {
 pub enum ToolPermission {
     /// No opinion; the rules decide.
     Defer,
+    /// The call may run without asking (unless a deny rule says otherwise).
     Allow,
+    /// The call needs approval; the text says why.
     Ask(String),
+    /// The call must not run; the text says why.
     Deny(String),
 }
 
 /// Everything a policy may look at.
 #[derive(Debug)]
 pub struct PermissionRequest<'a> {
+    /// The tool called.
     pub tool: &'a Tool,
+    /// The call's input, as the model sent it (or a hook rewrote it).
     pub input: &'a Value,
+    /// What the call touches, as the tool reported it.
     pub target: &'a PermissionTarget,
+    /// Whether the tool judged this call read-only.
     pub read_only: bool,
+    /// The batch's context: working directory, roots, mode, session rules.
     pub context: &'a Context,
     /// Who made the call when it was not the model directly (see
     /// [`crate::ToolUse::caller`]); a policy may treat such calls apart.
@@ -121,22 +145,30 @@ pub enum AskSource {
     ModeDefault,
 }
 
+/// A policy's verdict on one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PermissionDecision {
+    /// The call runs.
     Allow,
+    /// The call needs approval from the host or user.
     Ask {
+        /// Why approval is needed (shown to the user, and to the model if denied).
         reason: String,
+        /// Whether a rule or the mode's default asked.
         source: AskSource,
         /// A rule the user could add to allow calls like this one.
         suggestion: Option<String>,
     },
+    /// The call must not run.
     Deny {
+        /// Why (for the model and the user).
         reason: String,
     },
 }
 
 /// Decides whether a call may run.
 pub trait PermissionPolicy: Send + Sync {
+    /// The verdict on `request`.
     fn decide(&self, request: &PermissionRequest<'_>) -> PermissionDecision;
 
     /// A rule that removes the whole tool from the pool (SPEC §3 step 1).
@@ -174,10 +206,15 @@ impl PermissionPolicy for AllowAllUnsafe {
 /// A question to the host (or user) about one call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ApprovalRequest {
+    /// The `tool_use` id of the call.
     pub call_id: String,
+    /// The tool called.
     pub tool_name: String,
+    /// The call's input.
     pub input: Value,
+    /// Why the call needs approval.
     pub reason: String,
+    /// A rule that would allow calls like this one, for "always allow".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suggestion: Option<String>,
     /// Who made the call when it was not the model directly.
@@ -199,11 +236,15 @@ pub struct ApprovalRequest {
     pub summary: String,
 }
 
+/// The host's (or user's) answer to an [`ApprovalRequest`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub enum Approval {
+    /// Run the call.
     Allow,
+    /// Do not run the call.
     Deny {
+        /// Why, for the model (default: the user declined).
         #[serde(default)]
         reason: Option<String>,
     },
@@ -214,8 +255,10 @@ pub enum Approval {
     /// rule for the rest of the session, so later calls like this one do
     /// not ask.
     AllowWith {
+        /// Replaces the model's input when given.
         #[serde(default)]
         updated_input: Option<Value>,
+        /// Remember the request's `suggestion` as a session allow rule.
         #[serde(default)]
         remember: bool,
     },
@@ -223,17 +266,20 @@ pub enum Approval {
     /// permission update). Approving `ExitPlanMode` this way picks the mode
     /// the session leaves plan mode for.
     AllowAndSetMode {
+        /// The mode the session switches to.
         mode: PermissionMode,
     },
     /// Deny, and interrupt the whole batch as a `cancel` interrupt would
     /// (the user wants to stop the turn, not just this call).
     DenyAndInterrupt {
+        /// Why, for the model.
         #[serde(default)]
         reason: Option<String>,
     },
     /// Nobody answered, and no person decided: the model is told why (see
     /// [`Unasked`]) instead of "the user declined".
     Unanswered {
+        /// Why there was no answer.
         cause: Unasked,
         /// Extra words for the model (which client, what failed).
         #[serde(default)]
@@ -268,6 +314,8 @@ impl Approval {
 /// Answers "ask" decisions. Without one, ask means deny.
 #[async_trait]
 pub trait Approver: Send + Sync {
+    /// Answers `request`; an approver that cannot ask returns
+    /// [`Approval::Unanswered`].
     async fn approve(&self, request: ApprovalRequest) -> Approval;
 }
 
@@ -281,6 +329,7 @@ pub struct SearchFilter {
 }
 
 impl SearchFilter {
+    /// A filter asking `policy`.
     pub fn new(policy: std::sync::Arc<dyn PermissionPolicy>) -> Self {
         SearchFilter { policy }
     }

@@ -17,8 +17,9 @@ use crate::permission::PermissionPolicy;
 use crate::tool::{Tool, ToolOrigin};
 
 /// Inputs to [`ToolPool::assemble`].
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct PoolSpec {
+    /// Baton's built-in tools; they come first and win name clashes.
     pub builtins: Vec<Arc<Tool>>,
     /// MCP and host-supplied tools.
     pub others: Vec<Arc<Tool>>,
@@ -116,6 +117,7 @@ impl ToolPool {
         self.inner.tools.iter().filter(|t| self.permitted(t))
     }
 
+    /// The names of the tools calls may use, in pool order.
     pub fn names(&self) -> Vec<String> {
         self.tools().map(|t| t.name().to_string()).collect()
     }
@@ -160,6 +162,7 @@ impl ToolPool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
+    /// How many restrictions (subagent scopes) are pushed on the pool.
     pub fn restriction_depth(&self) -> usize {
         self.restrictions.len()
     }

@@ -54,6 +54,7 @@ impl ProgressSink {
         }
     }
 
+    /// A sink calling `emit` with every report.
     pub fn new(emit: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         ProgressSink {
             emit: Target::Own(Arc::new(emit)),
@@ -68,6 +69,7 @@ impl ProgressSink {
         }
     }
 
+    /// Reports `progress` (never blocks; dropped when nobody listens).
     pub fn send(&self, progress: Progress) {
         match &self.emit {
             Target::Discard => {}
@@ -76,6 +78,7 @@ impl ProgressSink {
         }
     }
 
+    /// Reports a line of text without data.
     pub fn message(&self, message: impl Into<String>) {
         self.send(Progress {
             message: message.into(),

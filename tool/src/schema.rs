@@ -13,22 +13,36 @@ use serde_json::Value;
 
 /// One thing wrong with an input.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SchemaProblem {
+    /// A required parameter is absent.
     Missing {
+        /// Where, as a JSON pointer (empty for the input itself).
         path: String,
+        /// The parameter's name.
         parameter: String,
     },
+    /// A parameter the schema does not allow.
     Unexpected {
+        /// Where, as a JSON pointer.
         path: String,
+        /// The parameter's name.
         parameter: String,
     },
+    /// A value of the wrong JSON type.
     WrongType {
+        /// Where, as a JSON pointer.
         path: String,
+        /// The type(s) the schema wants.
         expected: String,
+        /// The type given.
         given: String,
     },
+    /// Any other rule broken (enum, range, pattern, …).
     Other {
+        /// Where, as a JSON pointer.
         path: String,
+        /// The validator's message.
         message: String,
     },
 }
@@ -121,6 +135,7 @@ impl CompiledSchema {
         Ok(CompiledSchema { schema, validator })
     }
 
+    /// The JSON Schema the validator was compiled from.
     pub fn schema(&self) -> &Value {
         &self.schema
     }

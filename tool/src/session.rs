@@ -21,6 +21,7 @@ pub struct Notification {
     pub kind: String,
     /// Human/model-readable text.
     pub message: String,
+    /// Details for programs (a task's id and status…), by kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<serde_json::Value>,
 }
@@ -56,6 +57,8 @@ impl Session {
         })
     }
 
+    /// Like [`Session::new`], with the host's transcript at `transcript`
+    /// (given to hooks as `transcript_path`).
     pub fn with_transcript(
         id: impl Into<String>,
         state_dir: impl Into<PathBuf>,
@@ -71,14 +74,17 @@ impl Session {
         })
     }
 
+    /// The session's id, as hooks see it.
     pub fn id(&self) -> &str {
         &self.id
     }
 
+    /// Where spilled results, shell output and session state are kept.
     pub fn state_dir(&self) -> &Path {
         &self.state_dir
     }
 
+    /// The host's transcript, if it keeps one.
     pub fn transcript_path(&self) -> Option<&Path> {
         self.transcript_path.as_deref()
     }
@@ -93,6 +99,7 @@ impl Session {
         let _ = self.notifications.send(notification);
     }
 
+    /// Receives every notification sent from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Notification> {
         self.notifications.subscribe()
     }

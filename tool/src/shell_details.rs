@@ -23,6 +23,7 @@ pub struct ShellDetails {
     /// The command's exit status; `None` when it did not exit by itself
     /// (killed by a signal, timed out, interrupted, still running).
     pub exit_code: Option<i32>,
+    /// The end of what the command wrote to stdout, when the tool kept it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stdout: Option<StreamTail>,
     /// `None` when the tool cannot tell stderr apart (a terminal, or a
@@ -76,6 +77,7 @@ impl Default for TailCollector {
 }
 
 impl TailCollector {
+    /// A collector keeping the last `limit` bytes.
     pub fn with_limit(limit: usize) -> TailCollector {
         TailCollector {
             // Grows with the stream: most commands print little.
@@ -85,6 +87,7 @@ impl TailCollector {
         }
     }
 
+    /// Takes in the next bytes of the stream.
     pub fn push(&mut self, data: &[u8]) {
         self.total += data.len() as u64;
         // Only the part that can survive is copied: a 1 GB write costs one
@@ -95,10 +98,12 @@ impl TailCollector {
         self.kept.extend(data);
     }
 
+    /// Bytes seen in all, kept or not.
     pub fn total_bytes(&self) -> u64 {
         self.total
     }
 
+    /// The tail kept so far, as text, and whether anything was cut.
     pub fn finish(&self) -> StreamTail {
         let (a, b) = self.kept.as_slices();
         let mut bytes = Vec::with_capacity(a.len() + b.len());

@@ -42,6 +42,7 @@ use crate::files::open::Dir;
 use crate::files::paths as judged_paths;
 use crate::registry::BuiltinConfig;
 
+/// The input of `Glob`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GlobInput {
@@ -56,6 +57,7 @@ struct Glob {
     max_results: usize,
 }
 
+/// The `Glob` tool: file paths matching a pattern, newest first.
 pub fn tool(config: &BuiltinConfig) -> Result<Tool, baton_engine::schema::InvalidSchema> {
     let def = ToolDef::new(
         "Glob",

@@ -19,6 +19,7 @@ use crate::registry::BuiltinConfig;
 /// How often a sleeping call reports that it is still sleeping.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
+/// The input of `Sleep`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SleepInput {

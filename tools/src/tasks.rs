@@ -28,6 +28,7 @@ pub const TAIL_BYTES: usize = 8 * 1024;
 /// One task as the host sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TaskInfo {
+    /// The task id (`TaskOutput`/`TaskStop` take it).
     pub id: String,
     /// `shell`, `monitor`, `agent` (a background subagent) or `session`.
     pub kind: String,
@@ -36,8 +37,10 @@ pub struct TaskInfo {
     pub status: String,
     /// The command.
     pub description: String,
+    /// Where the task's whole output is written, when it has a file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_file: Option<PathBuf>,
+    /// How the task's process exited, once it has.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     /// Milliseconds since it started.
@@ -47,6 +50,7 @@ pub struct TaskInfo {
 /// The end of a task's output.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct OutputTail {
+    /// The task id.
     pub id: String,
     /// The last [`TAIL_BYTES`] bytes (lossy UTF-8).
     pub tail: String,
@@ -98,8 +102,30 @@ fn find(session: &Session, id: &str) -> Option<TaskInfo> {
     list(session).into_iter().find(|t| t.id == id)
 }
 
-fn unknown(session: &Session, id: &str) -> String {
-    let known: Vec<String> = list(session).into_iter().map(|t| t.id).collect();
+/// Why a task could not be stopped or its output read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskError {
+    /// No task of the session has this id.
+    #[error("{}", unknown_text(.id, .known))]
+    Unknown {
+        /// The id asked for.
+        id: String,
+        /// The ids the session has, for the message.
+        known: Vec<String>,
+    },
+    /// The task's output file is there but cannot be read.
+    #[error("the output file {} cannot be read: {source}", .path.display())]
+    Output {
+        /// The output file.
+        path: PathBuf,
+        /// Why it cannot be read.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn unknown_text(id: &str, known: &[String]) -> String {
     if known.is_empty() {
         format!("no task `{id}`: the session has no tasks")
     } else {
@@ -107,9 +133,16 @@ fn unknown(session: &Session, id: &str) -> String {
     }
 }
 
+fn unknown(session: &Session, id: &str) -> TaskError {
+    TaskError::Unknown {
+        id: id.to_string(),
+        known: list(session).into_iter().map(|t| t.id).collect(),
+    }
+}
+
 /// Stops task `id` with all its processes and waits (bounded) until it
 /// has ended; returns how it is listed then.
-pub async fn stop(session: &Session, id: &str) -> Result<TaskInfo, String> {
+pub async fn stop(session: &Session, id: &str) -> Result<TaskInfo, TaskError> {
     if let Some(task) = session
         .slots()
         .get::<BackgroundTasks>()
@@ -138,7 +171,7 @@ pub async fn stop(session: &Session, id: &str) -> Result<TaskInfo, String> {
 
 /// The end of task `id`'s output: from its output file, or for an
 /// interactive session from memory.
-pub fn output_tail(session: &Session, id: &str) -> Result<OutputTail, String> {
+pub fn output_tail(session: &Session, id: &str) -> Result<OutputTail, TaskError> {
     let Some(info) = find(session, id) else {
         return Err(unknown(session, id));
     };
@@ -158,7 +191,11 @@ pub fn output_tail(session: &Session, id: &str) -> Result<OutputTail, String> {
     })
 }
 
-fn file_tail(id: &str, path: &std::path::Path) -> Result<OutputTail, String> {
+fn file_tail(id: &str, path: &std::path::Path) -> Result<OutputTail, TaskError> {
+    let failed = |source: std::io::Error| TaskError::Output {
+        path: path.to_path_buf(),
+        source,
+    };
     let empty = OutputTail {
         id: id.to_string(),
         tail: String::new(),
@@ -169,21 +206,15 @@ fn file_tail(id: &str, path: &std::path::Path) -> Result<OutputTail, String> {
         Ok(f) => f,
         // Nothing written yet.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(empty),
-        Err(e) => {
-            return Err(format!(
-                "the output file {} cannot be read: {e}",
-                path.display()
-            ))
-        }
+        Err(e) => return Err(failed(e)),
     };
-    let total = file.metadata().map_err(|e| e.to_string())?.len();
+    let total = file.metadata().map_err(failed)?.len();
     let start = total.saturating_sub(TAIL_BYTES as u64);
-    file.seek(SeekFrom::Start(start))
-        .map_err(|e| e.to_string())?;
+    file.seek(SeekFrom::Start(start)).map_err(failed)?;
     let mut bytes = Vec::with_capacity(TAIL_BYTES);
     file.take(TAIL_BYTES as u64)
         .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+        .map_err(failed)?;
     Ok(OutputTail {
         tail: String::from_utf8_lossy(&bytes).into_owned(),
         total_bytes: total,

@@ -8,14 +8,14 @@ use baton_engine::{Context, Pipeline, Session, Tool, ToolContext, ToolPool, Tool
 use serde_json::Value;
 
 /// A session whose state directory lives in its own tempdir.
-pub struct Harness {
+pub(crate) struct Harness {
     pub dir: tempfile::TempDir,
     pub session: Arc<Session>,
     pub pipeline: Pipeline,
 }
 
 impl Harness {
-    pub fn new(tools: Vec<Tool>) -> Self {
+    pub(crate) fn new(tools: Vec<Tool>) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let session = Session::new("test-session", dir.path().join("state"));
         Harness {
@@ -25,23 +25,23 @@ impl Harness {
         }
     }
 
-    pub fn context(&self, cwd: &std::path::Path) -> ToolContext {
+    pub(crate) fn context(&self, cwd: &std::path::Path) -> ToolContext {
         ToolContext::standalone("call-1", Context::new(cwd), self.session.clone())
     }
 
     /// Runs `name(input)` with the working directory `cwd`.
-    pub async fn run(&self, name: &str, input: Value, cwd: &std::path::Path) -> CallResult {
+    pub(crate) async fn run(&self, name: &str, input: Value, cwd: &std::path::Path) -> CallResult {
         self.run_with(name, input, self.context(cwd)).await
     }
 
-    pub async fn run_with(&self, name: &str, input: Value, ctx: ToolContext) -> CallResult {
+    pub(crate) async fn run_with(&self, name: &str, input: Value, ctx: ToolContext) -> CallResult {
         let prepared = self.pipeline.prepare(ToolUse::new("call-1", name, input));
         self.pipeline.run(prepared, ctx).await
     }
 }
 
 /// Pids whose command line contains `marker`.
-pub fn pids_with(marker: &str) -> Vec<i32> {
+pub(crate) fn pids_with(marker: &str) -> Vec<i32> {
     let mut pids = Vec::new();
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return pids;
@@ -65,7 +65,7 @@ pub fn pids_with(marker: &str) -> Vec<i32> {
     pids
 }
 
-pub async fn gone_within(marker: &str, limit: std::time::Duration) -> bool {
+pub(crate) async fn gone_within(marker: &str, limit: std::time::Duration) -> bool {
     let until = std::time::Instant::now() + limit;
     while std::time::Instant::now() < until {
         if pids_with(marker).is_empty() {

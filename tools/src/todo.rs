@@ -16,6 +16,10 @@ use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+// No doc comments on this enum and its variants: schemars would put them
+// into TodoWrite's input schema (and turn the `enum` into a `oneOf`), which
+// the model reads. The values say it all: pending, in_progress, completed.
+#[allow(missing_docs)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TodoStatus {
@@ -30,6 +34,8 @@ pub enum TodoStatus {
 pub struct TodoItem {
     /// What to do, in the imperative ("Run the tests").
     pub content: String,
+    // Undocumented for the same reason as `TodoStatus`.
+    #[allow(missing_docs)]
     pub status: TodoStatus,
     /// The same task in the present continuous ("Running the tests"), shown
     /// while it is in progress.
@@ -37,6 +43,7 @@ pub struct TodoItem {
     pub active_form: String,
 }
 
+/// The input of `TodoWrite`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TodoWriteInput {
@@ -60,6 +67,8 @@ pub fn current_todos(session: &Session) -> Vec<TodoItem> {
 
 struct TodoWrite;
 
+/// The `TodoWrite` tool: the model's task list for the session, replaced
+/// whole on every call and readable by the host with [`current_todos`].
 pub fn tool() -> Result<Tool, baton_engine::schema::InvalidSchema> {
     let def = ToolDef::new(
         "TodoWrite",

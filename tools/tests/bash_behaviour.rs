@@ -1,5 +1,7 @@
 //! The Bash tool end to end, through the real pipeline and a real bash.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod bash_common;
 
 use std::sync::{Arc, Mutex};

@@ -1,6 +1,8 @@
 //! A foreground command going on in the background: at its time limit,
 //! on the host's word, and the background time limit that ends it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod bash_common;
 
 use std::time::{Duration, Instant};

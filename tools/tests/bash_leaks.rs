@@ -4,6 +4,8 @@
 //! and children that ignore SIGTERM. Each case counts the processes whose
 //! command line carries a unique marker.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod bash_common;
 
 use std::time::Duration;

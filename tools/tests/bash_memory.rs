@@ -3,6 +3,8 @@
 //! process read from /proc/self/status. This file holds a single test so
 //! the peak belongs to it alone.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod bash_common;
 
 use std::time::Instant;

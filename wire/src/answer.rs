@@ -71,6 +71,7 @@ impl Asked {
 /// Completions) or the array of output items (Responses). Nothing is
 /// written before the first [`push`](Self::push); [`finish`](Self::finish)
 /// closes the answer (an answer without results is written whole there).
+#[derive(Debug)]
 pub struct AnswerWriter<'a, W: Write> {
     format: WireFormat,
     asked: &'a Asked,
@@ -82,6 +83,7 @@ pub struct AnswerWriter<'a, W: Write> {
 }
 
 impl<'a, W: Write> AnswerWriter<'a, W> {
+    /// A writer of the answer to the calls `asked`, in `format`, to `out`.
     pub fn new(format: WireFormat, asked: &'a Asked, out: W) -> Self {
         AnswerWriter {
             format,

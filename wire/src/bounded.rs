@@ -33,6 +33,7 @@ use super::{anthropic, detect, openai_chat, openai_responses, WireError, WireFor
 use baton_tool::call::ToolUse;
 
 /// A message whose call lists were cut after their `keep`-th call.
+#[derive(Debug)]
 pub struct BoundedMessage<'t> {
     head: Value,
     /// The JSON pointer of the message in `head`.

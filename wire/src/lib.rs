@@ -43,13 +43,22 @@ use baton_tool::pool::ToolPool;
 
 /// The host's message could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum WireError {
+    /// The text is not JSON (serde's message).
     #[error("not JSON: {0}")]
     NotJson(String),
+    /// The JSON is not an assistant message of the format (what is wrong).
     #[error("not an assistant message: {0}")]
     NotAMessage(String),
+    /// One tool call of the message cannot be read.
     #[error("malformed tool call at index {index}: {reason}")]
-    BadToolCall { index: usize, reason: String },
+    BadToolCall {
+        /// Its position among the message's content items.
+        index: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 /// Which wire format to speak: the one format type of every entry point

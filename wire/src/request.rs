@@ -11,6 +11,7 @@ use crate::WireFormat;
 /// What the host sends with its next request.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RequestTools {
+    /// The format the tools are rendered in.
     pub format: WireFormat,
     /// The `tools` array of the request.
     pub tools: Vec<Value>,

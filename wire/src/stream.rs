@@ -36,6 +36,13 @@ pub trait StreamSink {
 /// A sink from a closure that takes each complete call.
 pub struct FnSink<F>(pub F);
 
+// By hand: the closure has no `Debug`; the wrapper says what it is.
+impl<F> std::fmt::Debug for FnSink<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnSink").finish_non_exhaustive()
+    }
+}
+
 impl<F: FnMut(ToolUse)> StreamSink for FnSink<F> {
     type Error = Infallible;
     fn call(&mut self, call: ToolUse) -> Result<(), Infallible> {
@@ -56,6 +63,7 @@ impl<S: StreamSink + ?Sized> StreamSink for &mut S {
 
 /// Why a stream could not be read on.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StreamError<E> {
     /// An event's data was not JSON (or not the object the format sends).
     #[error("stream event is not valid: {0}")]
@@ -96,13 +104,18 @@ pub struct Completed {
 
 /// One of the three parsers, chosen by format.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum StreamParser {
+    /// Anthropic Messages events.
     Anthropic(anthropic::stream::Parser),
+    /// OpenAI Chat Completions chunks.
     OpenAiChat(openai_chat::stream::Parser),
+    /// OpenAI Responses events.
     OpenAiResponses(openai_responses::stream::Parser),
 }
 
 impl StreamParser {
+    /// A fresh parser for `format`'s stream.
     pub fn new(format: WireFormat) -> Self {
         match format {
             WireFormat::Anthropic => StreamParser::Anthropic(Default::default()),
@@ -111,6 +124,7 @@ impl StreamParser {
         }
     }
 
+    /// The format this parser reads.
     pub fn format(&self) -> WireFormat {
         match self {
             StreamParser::Anthropic(_) => WireFormat::Anthropic,

@@ -70,6 +70,7 @@ pub struct ToolChanges {
 }
 
 impl ToolChanges {
+    /// A conversation that has been offered nothing yet.
     pub fn new() -> Self {
         ToolChanges::default()
     }

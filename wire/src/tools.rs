@@ -23,8 +23,11 @@ use baton_tool::tool::Tool;
 /// One tool as sent: its wire name, description, schema and strictness.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WireTool {
+    /// The name the model sees (mapped where the format needs it).
     pub name: String,
+    /// The text the model reads about the tool.
     pub description: String,
+    /// The input schema as sent (the strict form where it is strict).
     pub schema: Value,
     /// `Some(true)` when the schema is the strict form (OpenAI only).
     pub strict: Option<bool>,
@@ -94,6 +97,7 @@ pub struct WireTools {
 }
 
 impl WireTools {
+    /// The tools of `pool`, rendered for `format`.
     pub fn new(pool: &ToolPool, format: WireFormat) -> Self {
         let tools: Vec<WireTool> = pool.tools().map(|t| WireTool::of(t, format)).collect();
         let strict = pool
@@ -111,6 +115,7 @@ impl WireTools {
         }
     }
 
+    /// The format the tools are rendered for.
     pub fn format(&self) -> WireFormat {
         self.format
     }

@@ -15,14 +15,14 @@ use super::messages::CoordMsg;
 use super::state::{BatchState, Phase};
 
 /// Why the host stopped a call, as the model reads it.
-pub fn host_cancelled() -> CancelReason {
+pub(crate) fn host_cancelled() -> CancelReason {
     CancelReason::Other(
         "the host cancelled this one call; the other calls of the message were not affected".into(),
     )
 }
 
 /// Why a call stopped at the host's deadline.
-pub fn deadline_passed(after: Duration) -> CancelReason {
+pub(super) fn deadline_passed(after: Duration) -> CancelReason {
     CancelReason::Other(format!(
         "the host's deadline of {} ms for this call passed; the other calls of the message \
          were not affected",
@@ -33,7 +33,12 @@ pub fn deadline_passed(after: Duration) -> CancelReason {
 impl BatchState {
     /// Stops call `id`: a running one through its own scope, a queued one
     /// settled at once. A finished or unknown id does nothing.
-    pub fn cancel_call(&mut self, myself: &ActorRef<CoordMsg>, id: &str, reason: CancelReason) {
+    pub(crate) fn cancel_call(
+        &mut self,
+        myself: &ActorRef<CoordMsg>,
+        id: &str,
+        reason: CancelReason,
+    ) {
         let Some(index) = self.slots.iter().position(|s| &*s.call_id == id) else {
             return;
         };
@@ -47,7 +52,7 @@ impl BatchState {
 
     /// Arms the host's deadline for call `id`: a timer in the coordinator's
     /// runtime, so that blocking hosts (no runtime of their own) get it too.
-    pub fn arm_deadline(myself: &ActorRef<CoordMsg>, id: String, after: Duration) {
+    pub(crate) fn arm_deadline(myself: &ActorRef<CoordMsg>, id: String, after: Duration) {
         let target = myself.clone();
         tokio::spawn(async move {
             tokio::time::sleep(after).await;

@@ -12,7 +12,7 @@ use super::state::{BatchState, Phase};
 use crate::config::InterruptKind;
 
 impl BatchState {
-    pub fn interrupt(&mut self, myself: &ActorRef<CoordMsg>, kind: InterruptKind) {
+    pub(crate) fn interrupt(&mut self, myself: &ActorRef<CoordMsg>, kind: InterruptKind) {
         self.summary.interrupted.get_or_insert(kind);
         match kind {
             InterruptKind::Cancel => self.stop_all(CancelReason::User),
@@ -42,7 +42,7 @@ impl BatchState {
     }
 
     /// The host let go of the batch: nothing may keep running for nobody.
-    pub fn host_gone(&mut self, myself: &ActorRef<CoordMsg>) {
+    pub(crate) fn host_gone(&mut self, myself: &ActorRef<CoordMsg>) {
         self.ended = true;
         self.stop_all(CancelReason::Other(
             "the host stopped waiting for this batch".into(),
@@ -66,7 +66,7 @@ impl BatchState {
     /// read, not a failure; a cancelled call, or an engine that already
     /// stopped everything, triggers nothing either. A tool that panicked ran
     /// and broke, which counts as a failure.
-    pub fn check_siblings(&mut self, index: usize, result: &CallResult) {
+    pub(crate) fn check_siblings(&mut self, index: usize, result: &CallResult) {
         let ran_and_failed = matches!(result.outcome, Outcome::ToolError | Outcome::Panicked);
         if !result.is_error || !ran_and_failed || self.stop.is_some() {
             return;
@@ -90,7 +90,7 @@ impl BatchState {
     /// Applies a modifier of a call that is not concurrency-safe, before any
     /// later call starts. A modifier that panics leaves the context as it was
     /// and is reported with the call's result.
-    pub fn apply_modifier(&mut self, modifier: ContextModifier, result: &mut CallResult) {
+    pub(crate) fn apply_modifier(&mut self, modifier: ContextModifier, result: &mut CallResult) {
         let before = self.context.clone();
         match catch_unwind(AssertUnwindSafe(move || modifier.apply(before))) {
             Ok(context) => {

@@ -8,7 +8,7 @@ use crate::config::InterruptKind;
 use crate::invocation::Ending;
 
 #[derive(Debug)]
-pub enum CoordMsg {
+pub(crate) enum CoordMsg {
     /// Take what waits in the intake: one wake-up for everything posted
     /// there since the last (see `crate::intake`). The only message the
     /// host's side casts to the actor itself.

@@ -10,11 +10,11 @@ mod actor;
 mod batch_hooks;
 mod cancel_one;
 mod control;
-pub mod messages;
+pub(crate) mod messages;
 mod over_limit;
-pub mod scheduler;
+pub(crate) mod scheduler;
 pub(crate) mod state;
 
 pub(crate) use actor::Coordinator;
 pub(crate) use cancel_one::host_cancelled;
-pub use messages::CoordMsg;
+pub(crate) use messages::CoordMsg;

@@ -19,7 +19,7 @@ use super::state::{BatchState, Phase, Slot};
 
 impl BatchState {
     /// Settles call `call` (past the limit of `max` calls) at once.
-    pub fn refuse_over_limit(
+    pub(crate) fn refuse_over_limit(
         &mut self,
         myself: &ActorRef<CoordMsg>,
         call: ToolUse,

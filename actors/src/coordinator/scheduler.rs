@@ -18,7 +18,7 @@ use crate::limits::Limits;
 
 /// Scheduling view of one call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Queued {
+pub(crate) enum Queued {
     /// Waiting to start; `safe` and `kind` as decided at add time.
     Waiting { safe: bool, kind: WorkKind },
     /// Already started or already settled; never to be started again.
@@ -29,7 +29,7 @@ pub enum Queued {
 const POOLS: usize = 2;
 
 #[derive(Debug)]
-pub struct Scheduler {
+pub(crate) struct Scheduler {
     limits: Limits,
     /// Per pool: the first call not yet started or passed over by it. Each
     /// only moves forward, so scheduling a batch costs O(calls) in all.
@@ -39,7 +39,7 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    pub fn new(limits: Limits) -> Self {
+    pub(crate) fn new(limits: Limits) -> Self {
         Scheduler {
             limits,
             next: [0; POOLS],
@@ -50,7 +50,7 @@ impl Scheduler {
 
     /// The next call to start, if any may start now; it is counted as
     /// running. Call repeatedly until `None`.
-    pub fn next_start(&mut self, calls: impl Fn(usize) -> Option<Queued>) -> Option<usize> {
+    pub(crate) fn next_start(&mut self, calls: impl Fn(usize) -> Option<Queued>) -> Option<usize> {
         if self.running_unsafe {
             return None;
         }
@@ -107,7 +107,7 @@ impl Scheduler {
     }
 
     /// A call started by [`Self::next_start`] finished.
-    pub fn finished(&mut self, safe: bool, kind: WorkKind) {
+    pub(crate) fn finished(&mut self, safe: bool, kind: WorkKind) {
         if safe {
             let (pool, _) = self.limits.pool(kind);
             self.running_safe[pool] = self.running_safe[pool].saturating_sub(1);
@@ -116,7 +116,7 @@ impl Scheduler {
         }
     }
 
-    pub fn running(&self) -> usize {
+    pub(crate) fn running(&self) -> usize {
         self.running_safe.iter().sum::<usize>() + usize::from(self.running_unsafe)
     }
 }

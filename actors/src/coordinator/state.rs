@@ -119,7 +119,7 @@ pub(crate) struct BatchState {
 }
 
 impl BatchState {
-    pub fn new(spec: BatchSpec, services: Extensions, children: Arc<Children>) -> Self {
+    pub(crate) fn new(spec: BatchSpec, services: Extensions, children: Arc<Children>) -> Self {
         let config = &spec.runtime.config;
         let sink = spec.sink.clone();
         let progress: Arc<TaggedEmit> = Arc::new(move |index, call_id: &Arc<str>, progress| {
@@ -165,11 +165,11 @@ impl BatchState {
     }
 
     /// What was posted to this batch's intake since the last wake-up.
-    pub fn take_waiting(&self) -> Vec<CoordMsg> {
+    pub(crate) fn take_waiting(&self) -> Vec<CoordMsg> {
         self.intake.take()
     }
 
-    pub fn add(&mut self, myself: &ActorRef<CoordMsg>, call: ToolUse, call_id: Arc<str>) {
+    pub(crate) fn add(&mut self, myself: &ActorRef<CoordMsg>, call: ToolUse, call_id: Arc<str>) {
         let index = self.slots.len();
         let max = self.runtime.config.max_calls_per_message;
         if index >= max {
@@ -228,7 +228,7 @@ impl BatchState {
     }
 
     /// Settles a queued call that will never run.
-    pub fn settle_unstarted(&mut self, index: usize, reason: &CancelReason) {
+    pub(crate) fn settle_unstarted(&mut self, index: usize, reason: &CancelReason) {
         let Some(slot) = self.slots.get_mut(index) else {
             return;
         };
@@ -241,7 +241,11 @@ impl BatchState {
     }
 
     /// Settles every queued call for which `pick` says so.
-    pub fn settle_queued_where(&mut self, reason: &CancelReason, pick: impl Fn(&Slot) -> bool) {
+    pub(crate) fn settle_queued_where(
+        &mut self,
+        reason: &CancelReason,
+        pick: impl Fn(&Slot) -> bool,
+    ) {
         let queued: Vec<usize> = (self.scheduler_next()..self.slots.len())
             .filter(|&i| matches!(self.slots[i].phase, Phase::Queued(_)) && pick(&self.slots[i]))
             .collect();
@@ -256,7 +260,7 @@ impl BatchState {
     }
 
     /// Starts every call the scheduling rules allow now.
-    pub fn pump(&mut self, myself: &ActorRef<CoordMsg>) {
+    pub(crate) fn pump(&mut self, myself: &ActorRef<CoordMsg>) {
         loop {
             let slots = &self.slots;
             let next = self.scheduler.next_start(|i| {
@@ -354,7 +358,7 @@ impl BatchState {
     }
 
     /// An invocation task ended (its report, exactly once per task).
-    pub fn invocation_stopped(
+    pub(crate) fn invocation_stopped(
         &mut self,
         myself: &ActorRef<CoordMsg>,
         index: usize,
@@ -439,7 +443,7 @@ impl BatchState {
         )
     }
 
-    pub fn maybe_finish(&mut self, myself: &ActorRef<CoordMsg>) {
+    pub(crate) fn maybe_finish(&mut self, myself: &ActorRef<CoordMsg>) {
         if self.finished
             || !self.ended
             || !self.running.is_empty()

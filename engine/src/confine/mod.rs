@@ -44,6 +44,7 @@ pub use baton_tool::confine::Approval;
 /// Whether the read-only floor can be enforced.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FloorState {
+    /// Commands judged read-only run under the kernel's read-only floor.
     Enforced,
     /// The kernel cannot confine; read-only commands ask. The reason, for
     /// the warning and the ask.
@@ -88,9 +89,17 @@ pub enum SandboxChoice {
     /// `dangerouslyDisableSandbox` and the settings allow that.
     Unsandboxed,
     /// Sandboxed; `note` says why a request to leave it was refused.
-    Sandboxed { note: Option<String> },
+    Sandboxed {
+        /// Why a request to leave the sandbox was refused, if one was made.
+        note: Option<String>,
+    },
     /// The settings want it sandboxed, but the kernel cannot.
-    Unavailable { why: String, fail: bool },
+    Unavailable {
+        /// Why the kernel cannot.
+        why: String,
+        /// `failIfUnavailable`: the call fails rather than runs unsandboxed.
+        fail: bool,
+    },
 }
 
 impl Default for Confinement {
@@ -276,6 +285,7 @@ impl Confinement {
         self
     }
 
+    /// Whether the read-only floor is enforced here.
     pub fn floor(&self) -> &FloorState {
         &self.floor
     }
@@ -316,7 +326,10 @@ impl Confinement {
     /// entries out: those name the entries that existed when it was built,
     /// and a denied file created since must not be readable, so such a
     /// floor is built for every command.
-    pub fn prepare_floor(&self, context: &Context) -> Result<Arc<Prepared>, String> {
+    pub fn prepare_floor(
+        &self,
+        context: &Context,
+    ) -> Result<Arc<Prepared>, baton_sandbox::PrepareError> {
         let key = (context.roots.clone(), context.readable.clone());
         if let Some((k, prepared)) = self.floor_cache.lock().as_ref() {
             if *k == key && self.read_denies.is_empty() {
@@ -324,9 +337,7 @@ impl Confinement {
             }
         }
         let policy = self.floor_policy(context);
-        let prepared = Prepared::new(&policy, baton_sandbox::support())
-            .map(Arc::new)
-            .map_err(|e| e.to_string())?;
+        let prepared = Prepared::new(&policy, baton_sandbox::support()).map(Arc::new)?;
         let complete = key.0.iter().chain(key.1.iter()).all(|p| p.exists());
         *self.floor_cache.lock() = complete.then(|| (key, prepared.clone()));
         Ok(prepared)

@@ -24,8 +24,9 @@ use super::protect::{self, Guard};
 use crate::settings::SandboxConfig;
 use baton_tool::context::Context;
 
-/// Ports of Baton's proxy inside a command's own network namespace.
+/// The port of Baton's HTTP proxy inside a command's own network namespace.
 pub const HTTP_PORT: u16 = 3128;
+/// The port of its SOCKS5 proxy there.
 pub const SOCKS_PORT: u16 = 1080;
 
 /// How a sandboxed command reaches the network.
@@ -38,7 +39,9 @@ pub enum Egress {
     Proxy(DomainRules),
     /// Through the user's own proxies on the host's loopback.
     UserProxies {
+        /// The user's HTTP proxy port.
         http: Option<u16>,
+        /// The user's SOCKS5 proxy port.
         socks: Option<u16>,
     },
 }
@@ -46,7 +49,9 @@ pub enum Egress {
 /// Everything needed to start one sandboxed command.
 #[derive(Clone, Debug)]
 pub struct SandboxPlan {
+    /// What the kernel lets the command touch.
     pub policy: Policy,
+    /// How it reaches the network.
     pub egress: Egress,
     /// Variables to set (proxy addresses, `TMPDIR`).
     pub env: Vec<(String, String)>,

@@ -43,6 +43,7 @@ impl DiscoveredTools {
         true
     }
 
+    /// Whether the model loaded the tool `name`.
     pub fn contains(&self, name: &str) -> bool {
         self.inner.lock().set.contains(name)
     }

@@ -20,8 +20,8 @@ use std::sync::Arc;
 pub use baton_wire::RequestTools;
 pub use discovered::{DiscoveredTools, Mark};
 pub use mode::{
-    estimate_tokens, Deferral, ToolSearchMode, ToolSearchSettings, BYTES_PER_TOKEN,
-    DEFAULT_AUTO_PERCENT, DEFAULT_CONTEXT_WINDOW_TOKENS,
+    estimate_tokens, Deferral, ToolSearchMode, ToolSearchModeError, ToolSearchSettings,
+    BYTES_PER_TOKEN, DEFAULT_AUTO_PERCENT, DEFAULT_CONTEXT_WINDOW_TOKENS,
 };
 pub use request::request_tools;
 

@@ -25,19 +25,34 @@ pub const BYTES_PER_TOKEN: usize = 4;
 
 /// `ENABLE_TOOL_SEARCH`: whether deferred tools are held back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ToolSearchMode {
     /// Unset or `true`: deferred tools are always offered by name only.
     #[default]
     Always,
     /// `auto` / `auto:N`: only when their definitions would take more than
     /// N % of the context window.
-    Auto { percent: u8 },
+    Auto {
+        /// The share of the context window, from 0 to 100.
+        percent: u8,
+    },
     /// `false`: every tool is sent in full; ToolSearch is not offered.
     Off,
 }
 
+/// A tool search mode that cannot be read (from `--tool-search` or
+/// `ENABLE_TOOL_SEARCH`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}unknown tool search mode `{value}` (expected true, false, auto or auto:N with N from 0 to 100)", .variable.map(|v| format!("{v}: ")).unwrap_or_default())]
+pub struct ToolSearchModeError {
+    /// The text as given.
+    value: String,
+    /// The environment variable it came from, if any.
+    variable: Option<&'static str>,
+}
+
 impl FromStr for ToolSearchMode {
-    type Err = String;
+    type Err = ToolSearchModeError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
         match s.to_ascii_lowercase().as_str() {
@@ -50,8 +65,9 @@ impl FromStr for ToolSearchMode {
             }
             _ => {}
         }
-        let bad = || {
-            format!("unknown tool search mode `{s}` (expected true, false, auto or auto:N with N from 0 to 100)")
+        let bad = || ToolSearchModeError {
+            value: s.to_string(),
+            variable: None,
         };
         let n = s
             .get(..5)
@@ -78,6 +94,7 @@ impl fmt::Display for ToolSearchMode {
 /// What the host tells Baton about tool search.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolSearchSettings {
+    /// When deferred tools are held back.
     pub mode: ToolSearchMode,
     /// The model's context window, in tokens (for `auto`).
     pub context_window_tokens: u64,
@@ -103,31 +120,39 @@ impl Default for ToolSearchSettings {
 
 impl ToolSearchSettings {
     /// Defaults, with the mode from `ENABLE_TOOL_SEARCH` when set.
-    pub fn from_env() -> Result<Self, String> {
+    pub fn from_env() -> Result<Self, ToolSearchModeError> {
         let mut settings = ToolSearchSettings::default();
         if let Ok(value) = std::env::var("ENABLE_TOOL_SEARCH") {
-            settings.mode = value
-                .parse()
-                .map_err(|e| format!("ENABLE_TOOL_SEARCH: {e}"))?;
+            settings.mode =
+                value
+                    .parse()
+                    .map_err(|e: ToolSearchModeError| ToolSearchModeError {
+                        variable: Some("ENABLE_TOOL_SEARCH"),
+                        ..e
+                    })?;
         }
         Ok(settings)
     }
 
+    /// Sets [`Self::mode`].
     pub fn mode(mut self, mode: ToolSearchMode) -> Self {
         self.mode = mode;
         self
     }
 
+    /// Sets [`Self::context_window_tokens`].
     pub fn context_window_tokens(mut self, tokens: u64) -> Self {
         self.context_window_tokens = tokens;
         self
     }
 
+    /// Sets [`Self::format`].
     pub fn format(mut self, format: WireFormat) -> Self {
         self.format = format;
         self
     }
 
+    /// Sets [`Self::tool_references`].
     pub fn tool_references(mut self, yes: bool) -> Self {
         self.tool_references = yes;
         self
@@ -143,6 +168,7 @@ impl ToolSearchSettings {
 /// Stored in the session's slots; every part of Baton reads it from there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Deferral {
+    /// What the host asked for.
     pub settings: ToolSearchSettings,
     /// Deferred tools are held back in this session.
     pub active: bool,

@@ -44,9 +44,20 @@ pub struct HookSource {
 /// What a `hooks` section yielded.
 #[derive(Default)]
 pub struct ParsedHooks {
+    /// One hook per valid entry, in the order of the section.
     pub hooks: Vec<Arc<dyn Hook>>,
     /// Entries skipped, events not fired; each names where it is.
     pub warnings: Vec<String>,
+}
+
+// By hand: hooks are trait objects; their number and the warnings say enough.
+impl std::fmt::Debug for ParsedHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParsedHooks")
+            .field("hooks", &self.hooks.len())
+            .field("warnings", &self.warnings)
+            .finish()
+    }
 }
 
 /// Parses a `hooks` value.
@@ -311,11 +322,10 @@ fn read_options(
     }
     match hook.get("if") {
         None | Some(Value::Null) => {}
-        Some(Value::String(rule)) => options.filters.push(IfFilter::parse(
-            rule,
-            source.home.as_deref(),
-            &source.env.project_dir,
-        )?),
+        Some(Value::String(rule)) => options.filters.push(
+            IfFilter::parse(rule, source.home.as_deref(), &source.env.project_dir)
+                .map_err(|e| e.to_string())?,
+        ),
         Some(other) => return Err(format!("`if` must be a permission rule, not {other}")),
     }
     options.once = flag(hook, "once")?;

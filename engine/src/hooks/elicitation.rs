@@ -12,7 +12,9 @@ use super::HookEvent;
 pub enum ElicitationAnswer {
     /// Accept, with the form's content (an object) if the hook gave one.
     Accept(Option<Value>),
+    /// Say no to the server.
     Decline,
+    /// Dismiss the request without an answer.
     Cancel,
 }
 

@@ -11,15 +11,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 macro_rules! events {
-    ($($name:ident),* $(,)?) => {
+    ($($(#[$doc:meta])* $name:ident),* $(,)?) => {
         /// Events a hook can subscribe to, as Claude Code names them.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-        pub enum HookEvent { $($name),* }
+        #[non_exhaustive]
+        pub enum HookEvent { $($(#[$doc])* $name),* }
 
         impl HookEvent {
             /// Every event, in the agent SDK's order.
             pub const ALL: &'static [HookEvent] = &[$(HookEvent::$name),*];
 
+            /// The event's name in settings and in `hook_event_name`.
             pub fn as_str(self) -> &'static str {
                 match self { $(HookEvent::$name => stringify!($name)),* }
             }
@@ -28,43 +30,77 @@ macro_rules! events {
 }
 
 events!(
+    /// Before a call runs: may allow, deny or ask, or rewrite its input.
     PreToolUse,
+    /// After a call succeeded, with its response.
     PostToolUse,
+    /// After a call failed, with its error.
     PostToolUseFailure,
+    /// After every call of an assistant message has its result.
     PostToolBatch,
+    /// The host shows the user a notification.
     Notification,
+    /// The user submitted a prompt, before the model sees it.
     UserPromptSubmit,
+    /// A slash command is about to expand into a prompt.
     UserPromptExpansion,
+    /// A session starts or resumes.
     SessionStart,
+    /// A session ends.
     SessionEnd,
+    /// The main agent ended its turn.
     Stop,
+    /// The turn ended on an error of the model API.
     StopFailure,
+    /// A subagent starts.
     SubagentStart,
+    /// A subagent ended its turn.
     SubagentStop,
+    /// Before the conversation is compacted.
     PreCompact,
+    /// After the conversation was compacted.
     PostCompact,
+    /// Before the session switches models.
     PreModelSwitch,
+    /// After the session switched models.
     PostModelSwitch,
+    /// A call needs approval, before anyone is asked.
     PermissionRequest,
+    /// A call was denied permission.
     PermissionDenied,
+    /// Repository setup or maintenance runs.
     Setup,
+    /// A teammate of an agent team is about to go idle.
     TeammateIdle,
+    /// A task of the shared task list was created.
     TaskCreated,
+    /// A task of the shared task list was completed.
     TaskCompleted,
+    /// An MCP server asks the user for input.
     Elicitation,
+    /// The user answered an MCP server's question.
     ElicitationResult,
+    /// A settings file changed while the session runs.
     ConfigChange,
+    /// A git worktree is created for the session or a subagent.
     WorktreeCreate,
+    /// Such a worktree is removed.
     WorktreeRemove,
+    /// An instructions file (`CLAUDE.md`, rules) was loaded.
     InstructionsLoaded,
+    /// The session's working directory changed.
     CwdChanged,
+    /// A watched file changed on disk.
     FileChanged,
+    /// A directory was added to the workspace.
     DirectoryAdded,
+    /// A message is about to be shown to the user.
     MessageDisplay,
 );
 
 /// Who fires an event's hooks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EventSupport {
     /// The engine, on its own (tool calls, permission questions, batches).
     Engine,
@@ -79,10 +115,12 @@ pub enum EventSupport {
 }
 
 impl HookEvent {
+    /// The event called `name` (exact spelling), if Claude Code has one.
     pub fn parse(name: &str) -> Option<HookEvent> {
         HookEvent::ALL.iter().copied().find(|e| e.as_str() == name)
     }
 
+    /// Who fires this event's hooks, if anyone.
     pub fn support(self) -> EventSupport {
         use HookEvent::*;
         match self {
@@ -134,24 +172,35 @@ impl HookEvent {
 /// in `extra`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HookInput {
+    /// The session's id.
     pub session_id: String,
+    /// The host's transcript file (empty when there is none).
     pub transcript_path: String,
+    /// The working directory of the call (or of the session).
     pub cwd: String,
+    /// The permission mode in force (`default`, `acceptEdits`, …).
     pub permission_mode: String,
+    /// Which event this is.
     pub hook_event_name: HookEvent,
+    /// The tool called (tool events only).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tool_name: String,
+    /// The call's input (tool events only).
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub tool_input: Value,
+    /// The call's `tool_use` id (tool events only).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tool_use_id: String,
+    /// What the tool returned, in Claude Code's shape (`PostToolUse`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_response: Option<Value>,
+    /// The error the call ended with (`PostToolUseFailure`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Who issued the call (programmatic tool calling), as the wire gave it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caller: Option<Value>,
+    /// The fields only some events have, at the top level of the JSON.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

@@ -16,8 +16,33 @@ use regex::Regex;
 
 use crate::permission::{
     AskSource, PermissionDecision, PermissionMode, PermissionPolicy, PermissionRequest, Rule,
-    RuleKind, RulePolicy,
+    RuleError, RuleKind, RulePolicy,
 };
+
+/// A hook's `matcher` or `if:` that cannot be used; the settings loader
+/// reports it and skips the hook.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MatcherError {
+    /// The matcher is not a valid regular expression.
+    #[error("matcher `{text}` is not a valid regular expression: {source}")]
+    Regex {
+        /// The matcher as written.
+        text: String,
+        /// The regex crate's reason.
+        #[source]
+        source: regex::Error,
+    },
+    /// The `if:` value (or a matcher in rule syntax) is not a permission rule.
+    #[error("`{text}` is not a permission rule: {}", .source.message)]
+    Rule {
+        /// The value as written.
+        text: String,
+        /// Why the rule parser refused it.
+        #[source]
+        source: RuleError,
+    },
+}
 
 // The alias table is shared with rules, calls and agent definitions.
 pub use baton_tool::aliases::{canonical_tool_name, TOOL_ALIASES};
@@ -27,21 +52,29 @@ pub use baton_tool::aliases::{canonical_tool_name, TOOL_ALIASES};
 /// and the empty matcher.
 #[derive(Clone, Debug)]
 pub enum ToolNameMatcher {
+    /// `*` or empty: everything.
     All,
+    /// A regular expression that must match the whole name.
     Pattern(Regex),
 }
 
 impl ToolNameMatcher {
-    pub fn parse(text: &str) -> Result<ToolNameMatcher, String> {
+    /// Reads a settings `matcher`; an error names the bad regex.
+    pub fn parse(text: &str) -> Result<ToolNameMatcher, MatcherError> {
         let text = text.trim();
         if text.is_empty() || text == "*" {
             return Ok(ToolNameMatcher::All);
         }
         Regex::new(&format!("^(?:{text})$"))
             .map(ToolNameMatcher::Pattern)
-            .map_err(|e| format!("matcher `{text}` is not a valid regular expression: {e}"))
+            .map_err(|source| MatcherError::Regex {
+                text: text.to_string(),
+                source,
+            })
     }
 
+    /// Whether the hook wants `name`; a renamed tool also matches by its
+    /// old name, and another tool set's tool by its Claude Code name.
     pub fn matches(&self, name: &str) -> bool {
         match self {
             ToolNameMatcher::All => true,
@@ -89,7 +122,13 @@ pub struct IfFilter {
 }
 
 impl IfFilter {
-    pub fn parse(text: &str, home: Option<&Path>, project: &Path) -> Result<IfFilter, String> {
+    /// Reads an `if:` value (`Bash(git *)`, `Edit|Write(*.py)`); `home`
+    /// and `project` anchor its paths as in permission rules.
+    pub fn parse(
+        text: &str,
+        home: Option<&Path>,
+        project: &Path,
+    ) -> Result<IfFilter, MatcherError> {
         let mut policy = RulePolicy::new();
         let text = text.trim();
         let rules: Vec<String> = match split_rule_matcher(text) {
@@ -100,8 +139,12 @@ impl IfFilter {
             _ => vec![text.to_string()],
         };
         for rule in rules {
-            let rule = Rule::parse(&rule, RuleKind::Deny, home, project)
-                .map_err(|e| format!("`{text}` is not a permission rule: {}", e.message))?;
+            let rule = Rule::parse(&rule, RuleKind::Deny, home, project).map_err(|source| {
+                MatcherError::Rule {
+                    text: text.to_string(),
+                    source,
+                }
+            })?;
             policy.push(rule);
         }
         Ok(IfFilter {
@@ -110,6 +153,7 @@ impl IfFilter {
         })
     }
 
+    /// The filter as written.
     pub fn text(&self) -> &str {
         &self.text
     }
@@ -141,6 +185,22 @@ impl IfFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A matcher that is not a regex keeps the regex crate's error as its
+    /// source; an `if:` that is not a rule keeps the rule parser's.
+    #[test]
+    fn bad_matchers_keep_their_cause() {
+        let err = ToolNameMatcher::parse("Bash(").unwrap_err();
+        assert!(err
+            .to_string()
+            .starts_with("matcher `Bash(` is not a valid regular expression"));
+        let source = std::error::Error::source(&err).unwrap();
+        assert!(source.downcast_ref::<regex::Error>().is_some());
+        let err = IfFilter::parse("Bash(", None, Path::new("/p")).unwrap_err();
+        assert!(matches!(err, MatcherError::Rule { .. }), "{err:?}");
+        let source = std::error::Error::source(&err).unwrap();
+        assert!(source.downcast_ref::<RuleError>().is_some());
+    }
 
     #[test]
     fn aliases_and_rule_matchers() {

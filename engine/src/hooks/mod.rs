@@ -33,7 +33,7 @@ pub use handlers::command::{CommandForm, CommandHandler, CommandHook, HookEnv};
 pub use handlers::host::{ModelHookKind, ModelHookRequest, ModelHookRunner, ModelHookSlot};
 pub use handlers::mcp_tool::{McpToolCaller, McpToolReply, McpToolSlot};
 pub use handlers::{Configured, Handler, HookOptions};
-pub use matching::{canonical_tool_name, IfFilter, ToolNameMatcher};
+pub use matching::{canonical_tool_name, IfFilter, MatcherError, ToolNameMatcher};
 pub use outcome::{HookDecision, HookOutcome, PermissionAnswer};
 pub use protocol::OnFailure;
 
@@ -55,6 +55,7 @@ pub trait Hook: Send + Sync {
     fn wants(&self, _request: &PermissionRequest<'_>) -> bool {
         true
     }
+    /// Runs the hook for `input` and says what it decided.
     async fn run(&self, input: &HookInput) -> HookOutcome;
 }
 
@@ -76,6 +77,7 @@ impl std::fmt::Debug for HookRegistry {
 }
 
 impl HookRegistry {
+    /// A registry of `hooks`, run in this order.
     pub fn new(hooks: Vec<Arc<dyn Hook>>) -> Self {
         HookRegistry {
             hooks: Arc::new(hooks),
@@ -111,10 +113,12 @@ impl HookRegistry {
         self.stop.cancel(reason);
     }
 
+    /// Whether the registry has no hook at all.
     pub fn is_empty(&self) -> bool {
         self.hooks.is_empty()
     }
 
+    /// How many hooks the registry has.
     pub fn len(&self) -> usize {
         self.hooks.len()
     }
@@ -124,6 +128,8 @@ impl HookRegistry {
         self.hooks.iter()
     }
 
+    /// Whether any hook wants `event` for `query` (so the caller can skip
+    /// building its input).
     pub fn has_any(&self, event: HookEvent, query: &str) -> bool {
         self.hooks.iter().any(|h| h.matches(event, query))
     }
@@ -196,6 +202,13 @@ impl HookRegistry {
 pub struct FnHook<M, F> {
     matcher: M,
     run: F,
+}
+
+// By hand: the matcher and the closure have no `Debug`.
+impl<M, F> std::fmt::Debug for FnHook<M, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnHook").finish_non_exhaustive()
+    }
 }
 
 impl<M, F, Fut> FnHook<M, F>

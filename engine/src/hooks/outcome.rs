@@ -12,15 +12,21 @@ use serde_json::Value;
 /// protocol is read as [`HookDecision::Ask`]: the host's approver decides,
 /// with the hook's reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum HookDecision {
+    /// The call runs without asking (deny rules still apply).
     Allow,
+    /// The host's approver decides.
     Ask,
+    /// The call does not run.
     Deny,
 }
 
 /// A PermissionRequest hook's answer to "may this call run?".
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum PermissionAnswer {
+    /// The call may run.
     Allow {
         /// Replacement input; checked against the schema and the deny
         /// rules again before the call runs.
@@ -28,7 +34,9 @@ pub enum PermissionAnswer {
         /// Claude Code `PermissionUpdate` objects, applied for the session.
         updated_permissions: Vec<Value>,
     },
+    /// The call may not run.
     Deny {
+        /// Why, for the model.
         message: Option<String>,
         /// Stop the whole batch, not only this call.
         interrupt: bool,
@@ -71,6 +79,7 @@ pub struct HookOutcome {
 }
 
 impl HookOutcome {
+    /// A PreToolUse verdict that allows the call.
     pub fn allow() -> Self {
         HookOutcome {
             decision: Some(HookDecision::Allow),
@@ -78,6 +87,8 @@ impl HookOutcome {
         }
     }
 
+    /// A PreToolUse verdict that blocks the call, with the reason for the
+    /// model.
     pub fn deny(reason: impl Into<String>) -> Self {
         HookOutcome {
             decision: Some(HookDecision::Deny),
@@ -86,6 +97,8 @@ impl HookOutcome {
         }
     }
 
+    /// A PreToolUse verdict that leaves the call to the host's approver,
+    /// with the reason it shows.
     pub fn ask(reason: impl Into<String>) -> Self {
         HookOutcome {
             decision: Some(HookDecision::Ask),

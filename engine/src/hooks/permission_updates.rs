@@ -20,12 +20,12 @@ use baton_tool::context::Context;
 use baton_tool::session::Session;
 
 /// The session's hook-made permission changes.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct SessionPermissions {
     state: RwLock<State>,
 }
 
-#[derive(Default, Clone)]
+#[derive(Default, Clone, Debug)]
 struct State {
     rules: Vec<Rule>,
     mode: Option<PermissionMode>,
@@ -34,6 +34,7 @@ struct State {
 }
 
 impl SessionPermissions {
+    /// The session's changes (created empty on first use).
     pub fn of(session: &Session) -> std::sync::Arc<SessionPermissions> {
         session.slots().get_or_default::<SessionPermissions>()
     }

@@ -31,7 +31,9 @@ pub const REAL_NAME_FIELD: &str = "baton_tool_name";
 /// One presentation of a call.
 #[derive(Clone, Debug, PartialEq)]
 pub struct View {
+    /// The name hooks see (a Claude Code name where Baton's differs).
     pub tool_name: String,
+    /// The input hooks see, in that tool's shape.
     pub tool_input: Value,
     /// The path this view stands for (`apply_patch`'s per-path views).
     pub path: Option<String>,

@@ -42,6 +42,8 @@ pub struct Run {
 }
 
 impl Run {
+    /// A run of one hook for `event`, named `label` in messages, whose
+    /// failure means what `on_failure` says.
     pub fn new(event: HookEvent, label: String, on_failure: OnFailure) -> Run {
         Run {
             event,

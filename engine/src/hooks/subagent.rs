@@ -32,7 +32,9 @@ pub struct StartOutcome {
 
 /// Whether a subagent may stop.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StopVerdict {
+    /// No hook objects: the subagent ends.
     Stop,
     /// A SubagentStop hook wants another turn; this is its feedback, to be
     /// given to the subagent's model as the next user message.

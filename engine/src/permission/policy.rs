@@ -38,6 +38,7 @@ pub struct RulePolicy {
 }
 
 impl RulePolicy {
+    /// A policy without rules: the mode's defaults decide everything.
     pub fn new() -> Self {
         RulePolicy::default()
     }
@@ -71,6 +72,7 @@ impl RulePolicy {
         }
     }
 
+    /// Adds `rule` to its list (after the rules already there).
     pub fn push(&mut self, rule: Rule) {
         match rule.kind() {
             RuleKind::Allow => self.allow.push(rule),
@@ -79,6 +81,7 @@ impl RulePolicy {
         }
     }
 
+    /// The rules of one list, in the order they were added.
     pub fn rules(&self, kind: RuleKind) -> &[Rule] {
         match kind {
             RuleKind::Allow => &self.allow,
@@ -87,6 +90,7 @@ impl RulePolicy {
         }
     }
 
+    /// Whether no list has a rule.
     pub fn is_empty(&self) -> bool {
         self.deny.is_empty() && self.ask.is_empty() && self.allow.is_empty()
     }

@@ -22,12 +22,16 @@ use super::{FileAccess, PermissionTarget};
 /// Which list a rule is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RuleKind {
+    /// `permissions.allow`: matching calls run without asking.
     Allow,
+    /// `permissions.ask`: matching calls need approval.
     Ask,
+    /// `permissions.deny`: matching calls never run.
     Deny,
 }
 
 impl RuleKind {
+    /// The list's name in settings (`allow`, `ask`, `deny`).
     pub fn as_str(self) -> &'static str {
         match self {
             RuleKind::Allow => "allow",
@@ -72,9 +76,13 @@ pub struct Rule {
 /// A rule that could not be parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuleError {
+    /// The settings file the rule is in; `None` for rules given in code.
     pub source: Option<PathBuf>,
+    /// The list the rule is in.
     pub kind: RuleKind,
+    /// The rule as written.
     pub rule: String,
+    /// What is wrong with it.
     pub message: String,
 }
 
@@ -145,14 +153,18 @@ impl Rule {
         self
     }
 
+    /// The rule as the user wrote it.
     pub fn text(&self) -> &str {
         &self.text
     }
 
+    /// The list the rule is in.
     pub fn kind(&self) -> RuleKind {
         self.kind
     }
 
+    /// The settings file the rule came from; `None` for rules given in
+    /// code or added during the session.
     pub fn source(&self) -> Option<&Path> {
         self.source.as_deref()
     }

@@ -19,9 +19,13 @@ use baton_tool::session::Session;
 /// What PostToolBatch hooks said.
 #[derive(Debug, Default)]
 pub struct BatchHookOutcome {
+    /// Text for the model, with the batch's results.
     pub additional_context: Vec<String>,
+    /// A hook asked to end the turn after this batch (its reason).
     pub stop_turn: Option<String>,
+    /// Non-blocking problems of the hooks, for the host's log.
     pub diagnostics: Vec<String>,
+    /// `systemMessage`s: text for the user, not the model.
     pub system_messages: Vec<String>,
 }
 

@@ -8,10 +8,12 @@ use crate::permission::Unasked;
 use baton_tool::cancel::CancelReason;
 use baton_tool::schema::SchemaProblem;
 
+/// `text` inside `<tool_use_error>`, the tag models read as a failed call.
 pub fn wrap(text: &str) -> String {
     format!("<tool_use_error>{text}</tool_use_error>")
 }
 
+/// A call reusing an id of an earlier call of the same message.
 pub fn duplicate_id(id: &str) -> String {
     wrap(&format!(
         "The id `{id}` is already used by an earlier tool call of this message, so this \
@@ -19,12 +21,15 @@ pub fn duplicate_id(id: &str) -> String {
     ))
 }
 
+/// A call of a tool the pool does not have.
 pub fn unknown_tool(name: &str) -> String {
     wrap(&format!(
         "There is no tool named `{name}`. Call one of the tools listed in your tool definitions, spelled exactly as listed."
     ))
 }
 
+/// An input that does not match the tool's schema (or was not JSON):
+/// every problem listed, and for a deferred tool, how to load it.
 pub fn invalid_input(
     tool: &str,
     problems: &[SchemaProblem],
@@ -52,10 +57,12 @@ pub fn invalid_input(
     wrap(&text)
 }
 
+/// The tool's own `validate_input` rejected the input.
 pub fn validation_failed(tool: &str, message: &str) -> String {
     wrap(&format!("`{tool}` rejected its input: {message}"))
 }
 
+/// A PreToolUse hook rewrote the input into one the schema rejects.
 pub fn hook_rewrite_invalid(tool: &str, problems: &[SchemaProblem]) -> String {
     let list: Vec<String> = problems.iter().map(|p| format!("- {p}")).collect();
     wrap(&format!(
@@ -64,6 +71,7 @@ pub fn hook_rewrite_invalid(tool: &str, problems: &[SchemaProblem]) -> String {
     ))
 }
 
+/// A PreToolUse hook blocked the call.
 pub fn hook_denied(tool: &str, reason: Option<&str>) -> String {
     match reason {
         Some(r) if !r.trim().is_empty() => {
@@ -87,12 +95,14 @@ pub fn permission_hook_denied(tool: &str, reason: Option<&str>) -> String {
     }
 }
 
+/// Calls past the most one message may have.
 pub fn over_call_limit(max: usize) -> String {
     wrap(&format!(
         "This message has more than {max} tool calls, the most Baton runs from one message, so this call and the ones after it did not run. Make fewer calls per message."
     ))
 }
 
+/// A permission rule or policy denied the call.
 pub fn denied(tool: &str, reason: &str) -> String {
     format!("Permission to use `{tool}` was denied: {reason}. Do not retry the same call; choose another approach or ask the user.")
 }
@@ -130,6 +140,7 @@ pub fn unasked(tool: &str, cause: Unasked, detail: Option<&str>) -> String {
     }
 }
 
+/// The user (through the host) declined the call.
 pub fn user_rejected(tool: &str, reason: Option<&str>) -> String {
     match reason {
         Some(r) if !r.trim().is_empty() => format!(
@@ -140,16 +151,19 @@ pub fn user_rejected(tool: &str, reason: Option<&str>) -> String {
     }
 }
 
+/// The tool's own error message, as it wrote it.
 pub fn tool_failed(message: &str) -> String {
     message.to_string()
 }
 
+/// The tool panicked while running.
 pub fn panicked(tool: &str, message: &str) -> String {
     wrap(&format!(
         "`{tool}` crashed while running (internal error: {message}). Its action may have partly happened: check its effects before trying again."
     ))
 }
 
+/// The engine failed for a reason that is not the tool's.
 pub fn internal(message: &str) -> String {
     wrap(&format!(
         "Baton failed internally ({message}); the call did not run. Try again."
@@ -180,6 +194,7 @@ pub fn cancelled(reason: &CancelReason, started: bool) -> String {
     }
 }
 
+/// What the model reads when a tool returned no content at all.
 pub fn empty_output(tool: &str) -> String {
     format!("({tool} completed with no output)")
 }

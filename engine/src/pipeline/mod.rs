@@ -59,6 +59,13 @@ type Flow<T = ()> = Result<T, Early>;
 #[derive(Clone)]
 pub struct ApproverService(pub Arc<dyn Approver>);
 
+// By hand: the approver is a trait object.
+impl std::fmt::Debug for ApproverService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApproverService").finish_non_exhaustive()
+    }
+}
+
 /// Everything needed to run calls: the pool and the stages' collaborators.
 #[derive(Clone)]
 pub struct Pipeline {
@@ -127,12 +134,14 @@ impl Pipeline {
         self.with_policy(settings.policy.clone()).with_hooks(hooks)
     }
 
+    /// The same pipeline judging calls with `policy`.
     pub fn with_policy(mut self, policy: Arc<dyn PermissionPolicy>) -> Self {
         self.policy = policy;
         self.services_id = next_services_id();
         self
     }
 
+    /// The same pipeline running `hooks` around every call.
     pub fn with_hooks(mut self, hooks: HookRegistry) -> Self {
         self.hooks = hooks;
         self.services_id = next_services_id();
@@ -167,6 +176,8 @@ impl Pipeline {
             .is_some_and(|m| m.0 == self.services_id)
     }
 
+    /// The same pipeline, answering `ask` decisions with `approver` when the
+    /// batch offers none of its own.
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);
         self
@@ -185,14 +196,17 @@ impl Pipeline {
         self
     }
 
+    /// The tools calls are looked up in.
     pub fn pool(&self) -> &ToolPool {
         &self.pool
     }
 
+    /// The policy that judges every call.
     pub fn policy(&self) -> &Arc<dyn PermissionPolicy> {
         &self.policy
     }
 
+    /// The hooks run around every call.
     pub fn hooks(&self) -> &HookRegistry {
         &self.hooks
     }
@@ -244,6 +258,7 @@ impl Pipeline {
 
 /// A call looked up and parsed, ready to schedule.
 pub struct PreparedCall {
+    /// The call as the model sent it.
     pub call: ToolUse,
     tool: Option<Arc<Tool>>,
     parsed: Option<Result<ParsedInput, Vec<SchemaProblem>>>,
@@ -252,7 +267,9 @@ pub struct PreparedCall {
     /// Which concurrency pool the call counts against when safe (SPEC §5);
     /// `Process` for unknown tools.
     pub work: WorkKind,
+    /// Whether the tool judged this input read-only.
     pub read_only: bool,
+    /// What the call does when the user sends a new message.
     pub interrupt: InterruptBehavior,
     /// An error result of this call may cancel its siblings (SPEC §8).
     pub cancels_siblings: bool,
@@ -270,9 +287,6 @@ pub struct PreparedCall {
 }
 
 impl PreparedCall {
-    /// Marks the call as reusing the id of an earlier call of its message:
-    /// it gets an error result and never runs (the model APIs reject a
-    /// message with duplicate ids, and the two calls' files would collide).
     /// A call past the message's call limit: not looked up, not parsed,
     /// never run; its result says why.
     pub fn over_limit(call: ToolUse, max: usize) -> PreparedCall {
@@ -301,6 +315,9 @@ impl PreparedCall {
         self.start_at = Some(at);
     }
 
+    /// Marks the call as reusing the id of an earlier call of its message:
+    /// it gets an error result and never runs (the model APIs reject a
+    /// message with duplicate ids, and the two calls' files would collide).
     pub fn reject_duplicate_id(&mut self) {
         self.rejected = Some(messages::duplicate_id(&self.call.id));
         self.safe = false;
@@ -319,10 +336,12 @@ impl std::fmt::Debug for PreparedCall {
 }
 
 impl PreparedCall {
+    /// The call's `tool_use` id.
     pub fn id(&self) -> &str {
         &self.call.id
     }
 
+    /// The tool the call names; `None` when the pool has no such tool.
     pub fn tool(&self) -> Option<&Arc<Tool>> {
         self.tool.as_ref()
     }
@@ -361,7 +380,7 @@ pub(crate) struct CallState {
 impl CallState {
     /// The permission question for this call as `parsed` (the call's own
     /// input, or a view of it) touching `target`, in the call's context.
-    pub fn permission_request<'a>(
+    pub(crate) fn permission_request<'a>(
         &'a self,
         tool: &'a Tool,
         parsed: &'a ParsedInput,
@@ -377,7 +396,7 @@ impl CallState {
         }
     }
 
-    pub fn hook_input(&self, event: HookEvent) -> HookInput {
+    pub(crate) fn hook_input(&self, event: HookEvent) -> HookInput {
         let session = &self.ctx.session;
         HookInput {
             session_id: session.id().to_string(),

@@ -14,7 +14,7 @@ use crate::hooks::config::{parse_hooks, HookSource};
 use crate::hooks::{Hook, HookEnv, McpToolSlot, ModelHookSlot};
 
 /// Hook-related settings gathered file by file.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct HookLayers {
     sections: Vec<(PathBuf, Value)>,
     /// `env`, later files overriding earlier ones, in first-set order.
@@ -26,13 +26,30 @@ pub struct HookLayers {
 
 /// What the hook layers yield.
 pub struct LoadedHooks {
+    /// Every hook of every file and enabled plugin, in precedence order.
     pub hooks: Vec<Arc<dyn Hook>>,
+    /// The merged `env` block the command hooks run with.
     pub env: Vec<(String, String)>,
+    /// Where the host installs the model `prompt`/`agent` hooks ask.
     pub models: ModelHookSlot,
+    /// Where the host installs the MCP client `mcp_tool` hooks call.
     pub mcp: McpToolSlot,
+    /// Entries left out, and why, for the user.
     pub warnings: Vec<String>,
     /// Enabled, installed plugins: `(name, root)`.
     pub plugin_roots: Vec<(String, PathBuf)>,
+}
+
+// By hand: hooks are trait objects; their number stands for them.
+impl std::fmt::Debug for LoadedHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedHooks")
+            .field("hooks", &self.hooks.len())
+            .field("env", &self.env)
+            .field("warnings", &self.warnings)
+            .field("plugin_roots", &self.plugin_roots)
+            .finish_non_exhaustive()
+    }
 }
 
 impl HookLayers {

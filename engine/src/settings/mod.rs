@@ -42,13 +42,16 @@ use merge::Merged;
 /// One problem in one settings file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SettingsProblem {
+    /// The file with the problem.
     pub file: PathBuf,
+    /// What is wrong, and where in the file.
     pub message: String,
 }
 
 /// Settings that could not be loaded; lists every problem found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SettingsError {
+    /// Every problem, file by file.
     pub problems: Vec<SettingsProblem>,
 }
 
@@ -67,11 +70,13 @@ impl std::error::Error for SettingsError {}
 /// The merged settings: everything the permission and hook stages need.
 #[derive(Clone, Debug)]
 pub struct Settings {
+    /// The permission rules of every file, in precedence order.
     pub policy: Arc<RulePolicy>,
     /// `permissions.defaultMode` of the last file that set it.
     pub mode: PermissionMode,
     /// `permissions.additionalDirectories`, made absolute.
     pub additional_directories: Vec<PathBuf>,
+    /// The hooks of every file and enabled plugin.
     pub hooks: HookRegistry,
     /// The merged `env` block: for hooks, shell commands and MCP servers.
     pub env: Vec<(String, String)>,

@@ -18,6 +18,7 @@ use serde_json::Value;
 pub struct PluginHooks {
     /// `name@marketplace`.
     pub id: String,
+    /// Its install directory (`${CLAUDE_PLUGIN_ROOT}`).
     pub root: PathBuf,
     /// The file the hooks came from (for messages).
     pub file: PathBuf,

@@ -4,6 +4,9 @@
 //! running it, an `Edit` that only reports its path, and a `Fail` that
 //! always fails.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+#![allow(missing_docs)]
+
 mod command_hooks;
 mod examples;
 mod hook_vars;
@@ -102,6 +105,7 @@ fn tools() -> Vec<Tool> {
 }
 
 /// Records every question and answers with a fixed answer.
+#[derive(Debug)]
 pub struct RecordingApprover {
     pub asked: Mutex<Vec<ApprovalRequest>>,
     pub answer: Approval,
@@ -117,6 +121,7 @@ impl Approver for RecordingApprover {
 
 /// A project with settings, hook scripts and a session working directory
 /// below the project root (so cwd and CLAUDE_PROJECT_DIR differ).
+#[derive(Debug)]
 pub struct Env {
     _dir: tempfile::TempDir,
     pub project: PathBuf,

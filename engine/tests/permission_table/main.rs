@@ -5,6 +5,9 @@
 //! symlinks between them. In rules and targets, `{W}`, `{H}`, `{O}` and `{E}`
 //! stand for the workspace, home, outside and extra directories.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+#![allow(missing_docs)]
+
 #[path = "../common/mod.rs"]
 mod common;
 use std::path::{Path, PathBuf};
@@ -89,6 +92,7 @@ pub enum Want {
 }
 use Want::*;
 
+#[derive(Debug)]
 pub struct Case {
     line: u32,
     mode: PermissionMode,

@@ -4,6 +4,8 @@
 //! the same calls in the same order, each at the right moment, and leave a
 //! message the non-streaming parser reads the same way.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod scenario;
 
 use std::convert::Infallible;

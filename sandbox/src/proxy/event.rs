@@ -14,6 +14,7 @@ use super::address::LocalKind;
 
 /// The protocol a client used to ask for a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Protocol {
     /// HTTP `CONNECT host:port` (a tunnel, usually TLS).
     HttpConnect,
@@ -25,6 +26,7 @@ pub enum Protocol {
 
 /// Why a connection was allowed or refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Reason {
     /// An allow pattern matched (shown as written, e.g. `*.example.com`).
     Allowed {

@@ -24,6 +24,7 @@ pub enum Host {
 
 /// Why a host could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum HostError {
     /// The host is empty (or only a dot).
     #[error("empty host name")]

@@ -67,6 +67,19 @@ pub struct ProxyBuilder {
     max_connections: usize,
 }
 
+// By hand: the resolver is a trait object; the rest says how it will listen.
+impl std::fmt::Debug for ProxyBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProxyBuilder")
+            .field("rules", &self.rules)
+            .field("http_port", &self.http_port)
+            .field("socks_port", &self.socks_port)
+            .field("allow_loopback", &self.allow_loopback)
+            .field("max_connections", &self.max_connections)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ProxyBuilder {
     /// The resolver for names (default: [`SystemResolver`]).
     pub fn resolver(mut self, resolver: impl Resolve) -> Self {
@@ -177,6 +190,16 @@ pub struct Proxy {
     http_addr: SocketAddr,
     socks_addr: SocketAddr,
     shared: Arc<Shared>,
+}
+
+// By hand: the shared state holds the tasks; the addresses identify it.
+impl std::fmt::Debug for Proxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Proxy")
+            .field("http_addr", &self.http_addr)
+            .field("socks_addr", &self.socks_addr)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Proxy {

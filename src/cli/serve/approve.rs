@@ -16,7 +16,7 @@ use super::strict::ApproveLine;
 
 /// The answer `line` gives. Its fields' types were checked when it was
 /// parsed; here, which fields go with which decision.
-pub fn approval(line: &ApproveLine) -> Result<Approval, String> {
+pub(super) fn approval(line: &ApproveLine) -> Result<Approval, String> {
     match line.decision.as_str() {
         "allow" => {
             let stray = [

@@ -16,7 +16,7 @@ use super::pending::{request_id, Pending};
 
 /// The serve host as the session's question asker.
 #[derive(Default)]
-pub struct HostQuestions {
+pub(super) struct HostQuestions {
     pending: Pending<QuestionAnswer>,
     /// Which call asked each pending question, to withdraw it.
     asked_by: Mutex<HashMap<String, u64>>,
@@ -24,7 +24,7 @@ pub struct HostQuestions {
 
 impl HostQuestions {
     /// A `question_answer` line from the host.
-    pub fn answer(&self, msg: &Value) -> Result<(), String> {
+    pub(super) fn answer(&self, msg: &Value) -> Result<(), String> {
         let id = request_id(msg, "question_answer")?;
         let answer = parse(msg)?;
         if !self.pending.settle(id, answer) {
@@ -34,7 +34,7 @@ impl HostQuestions {
     }
 
     /// Nobody will answer from now on.
-    pub fn close(&self) {
+    pub(super) fn close(&self) {
         self.pending.close(|| QuestionAnswer::Unavailable);
     }
 }
@@ -131,7 +131,7 @@ impl QuestionAsker for HostQuestions {
 }
 
 /// Makes a new host asker answer the questions of `session`.
-pub fn install(session: &baton::engine::Session) -> Arc<HostQuestions> {
+pub(super) fn install(session: &baton::engine::Session) -> Arc<HostQuestions> {
     let host = Arc::new(HostQuestions::default());
     baton::engine::questions::install(session, host.clone());
     host

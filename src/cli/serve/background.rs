@@ -14,7 +14,7 @@
 use serde_json::Value;
 
 /// The error text when `sent` is empty.
-pub fn nothing_sent(call_id: Option<&str>, batch: &Value) -> String {
+pub(super) fn nothing_sent(call_id: Option<&str>, batch: &Value) -> String {
     match call_id {
         Some(id) => format!(
             "call `{id}` of batch {batch} is not a running Bash command (unknown, finished, or \

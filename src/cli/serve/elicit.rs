@@ -14,13 +14,13 @@ use super::pending::{request_id, Pending};
 
 /// The serve host as the MCP servers' elicitor.
 #[derive(Default)]
-pub struct HostElicitor {
+pub(super) struct HostElicitor {
     pending: Pending<ElicitResponse>,
 }
 
 impl HostElicitor {
     /// An `elicitation` line from the host.
-    pub fn answer(&self, msg: &Value) -> Result<(), String> {
+    pub(super) fn answer(&self, msg: &Value) -> Result<(), String> {
         let id = request_id(msg, "elicitation")?;
         let response = match msg.get("action").and_then(Value::as_str) {
             Some("accept") => {
@@ -41,7 +41,7 @@ impl HostElicitor {
     }
 
     /// Nobody will answer from now on: decline what waits and what comes.
-    pub fn close(&self) {
+    pub(super) fn close(&self) {
         self.pending.close(|| ElicitResponse::Decline);
     }
 }
@@ -67,6 +67,12 @@ impl Elicitor for HostElicitor {
                 line["mode"] = json!("url");
                 line["url"] = json!(url);
             }
+            // A mode added to the MCP client later: the serve protocol has
+            // no line for it, so the request is declined.
+            _ => {
+                self.pending.forget(id);
+                return ElicitResponse::Decline;
+            }
         }
         if write_line(&line).is_err() {
             self.pending.forget(id);
@@ -77,7 +83,7 @@ impl Elicitor for HostElicitor {
 }
 
 /// Installs a new host elicitor for this serve session.
-pub fn install() -> Arc<HostElicitor> {
+pub(super) fn install() -> Arc<HostElicitor> {
     let host = Arc::new(HostElicitor::default());
     crate::cli::mcp::set_host_elicitor(Some(host.clone()));
     host

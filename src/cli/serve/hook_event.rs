@@ -129,12 +129,12 @@ enum Kind {
 }
 
 /// The names of the events the line accepts (for errors and docs).
-pub fn event_names() -> Vec<&'static str> {
+pub(super) fn event_names() -> Vec<&'static str> {
     EVENTS.iter().map(|(e, _)| e.as_str()).collect()
 }
 
 /// The event and its checked fields, or why the line is refused.
-pub fn parse(msg: &Value) -> Result<(HookEvent, Map<String, Value>), String> {
+pub(super) fn parse(msg: &Value) -> Result<(HookEvent, Map<String, Value>), String> {
     let name = msg.get("event").and_then(Value::as_str).unwrap_or("");
     let (event, fields) = EVENTS
         .iter()
@@ -202,7 +202,7 @@ fn describe(kind: Kind) -> String {
 }
 
 /// The answer line for an outcome of `event`.
-pub fn result_line(id: Option<&Value>, event: HookEvent, outcome: &HookOutcome) -> Value {
+pub(super) fn result_line(id: Option<&Value>, event: HookEvent, outcome: &HookOutcome) -> Value {
     let block = outcome.decision == Some(HookDecision::Deny);
     let mut line = json!({
         "type": "hook_event_result",
@@ -222,7 +222,7 @@ pub fn result_line(id: Option<&Value>, event: HookEvent, outcome: &HookOutcome) 
 
 /// Events still running, so the session does not end under them.
 #[derive(Clone, Default)]
-pub struct HookEvents {
+pub(super) struct HookEvents {
     running: Arc<AtomicUsize>,
     /// Signalled each time one ends, so that a session waiting to end
     /// looks again (its loop otherwise wakes only for lines and events).
@@ -230,19 +230,19 @@ pub struct HookEvents {
 }
 
 impl HookEvents {
-    pub fn is_idle(&self) -> bool {
+    pub(super) fn is_idle(&self) -> bool {
         self.running.load(Ordering::SeqCst) == 0
     }
 
     /// Resolves after an event ended (at once if one ended since the last
     /// call).
-    pub async fn ended(&self) {
+    pub(super) async fn ended(&self) {
         self.ended.notified().await
     }
 
     /// Handles a `hook_event` line: checks it now, runs its hooks on a
     /// task, and writes the result line when they are done.
-    pub fn fire(&self, engine: &Engine, msg: &Value) -> Result<(), String> {
+    pub(super) fn fire(&self, engine: &Engine, msg: &Value) -> Result<(), String> {
         let (event, fields) = parse(msg)?;
         let id = msg.get("id").cloned();
         let engine = engine.clone();

@@ -18,14 +18,14 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 /// Longest input line accepted (64 MiB). Longer lines are reported and
 /// skipped: a host that sends one has a bug, and keeping it would cost as
 /// much memory as it is long.
-pub const MAX_LINE_BYTES: usize = 64 << 20;
+pub(super) const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// Size of the pieces a long line is kept in (see the module's comment).
 const PIECE_BYTES: usize = 1 << 20;
 
 /// One line of input, or why it cannot be used.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Line {
+pub(super) enum Line {
     Text { number: u64, text: String },
     Unusable { number: u64, why: String },
 }
@@ -38,7 +38,7 @@ pub enum Line {
 /// the next call continues the same line. (It once started afresh, and the
 /// first half of a line was lost: an `interrupt` vanished or became "not
 /// JSON".)
-pub struct Lines<R> {
+pub(super) struct Lines<R> {
     reader: R,
     number: u64,
     /// The line read so far.
@@ -50,7 +50,7 @@ pub struct Lines<R> {
 }
 
 impl<R: AsyncBufRead + Unpin> Lines<R> {
-    pub fn new(reader: R) -> Self {
+    pub(super) fn new(reader: R) -> Self {
         Lines {
             reader,
             number: 0,
@@ -62,7 +62,7 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
 
     /// The next line; `None` at end of input. A read error ends the input
     /// (stdin is gone; nothing more can come). Cancel-safe.
-    pub async fn next(&mut self) -> Option<Line> {
+    pub(super) async fn next(&mut self) -> Option<Line> {
         loop {
             let chunk = match self.reader.fill_buf().await {
                 Ok(chunk) => chunk,

@@ -19,10 +19,10 @@ mod elicit;
 mod hook_event;
 mod input;
 mod model_hooks;
-pub mod oauth;
+pub(super) mod oauth;
 mod output;
 mod pending;
-pub mod resume;
+pub(super) mod resume;
 mod session;
 mod strict;
 mod subagent;
@@ -47,7 +47,7 @@ const DRAIN_IDLE: std::time::Duration = std::time::Duration::from_millis(300);
 /// long run without waiting for the whole of it.
 const READY_AT_ONCE: usize = 512;
 
-pub async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), CliError> {
+pub(super) async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), CliError> {
     let agents = subagent::Agents::default();
     setup.builder = setup.builder.take().map(|b| b.subagents(agents.runner()));
     let engine = setup.engine()?;

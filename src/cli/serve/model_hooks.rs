@@ -21,13 +21,13 @@ const CLOSED: &str = "the host closed the session before answering";
 /// The hook questions waiting for the host, by request id (`hook-N` on
 /// the wire).
 #[derive(Clone, Default)]
-pub struct ModelHooks {
+pub(super) struct ModelHooks {
     pending: Arc<Pending<Result<Value, String>>>,
 }
 
 impl ModelHooks {
     /// A `hook_answer` line.
-    pub fn answer(&self, msg: &Value) -> Result<(), String> {
+    pub(super) fn answer(&self, msg: &Value) -> Result<(), String> {
         let id = msg
             .get("request_id")
             .and_then(Value::as_str)
@@ -47,7 +47,7 @@ impl ModelHooks {
     }
 
     /// The host's input ended: every waiting hook gets its failure now.
-    pub fn close(&self) {
+    pub(super) fn close(&self) {
         self.pending.close(|| Err(CLOSED.into()));
     }
 }

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::output::write_line;
 
 /// The serve host as the opener of authorization URLs.
-pub struct HostOpener;
+pub(crate) struct HostOpener;
 
 #[baton::engine::async_trait]
 impl UrlOpener for HostOpener {
@@ -25,6 +25,6 @@ impl UrlOpener for HostOpener {
 }
 
 /// Makes the host the opener for servers started from now on.
-pub fn install() {
+pub(crate) fn install() {
     crate::cli::mcp::set_oauth_opener(Some(std::sync::Arc::new(HostOpener)));
 }

@@ -31,14 +31,14 @@ struct Held {
 /// results) is freed.
 const KEEP_BYTES: usize = 1 << 20;
 
-pub fn write_line(value: &Value) -> Result<(), CliError> {
+pub(super) fn write_line(value: &Value) -> Result<(), CliError> {
     write_made(|out| serde_json::to_writer(out, value).map_err(std::io::Error::from))
 }
 
 /// Writes the line `value` with `raw` (JSON text already written, such as
 /// a result's block or a batch's answer) as its `key`: the bytes
 /// [`write_line`] would write had `raw` been parsed into `value`.
-pub fn write_line_with_raw(value: &Value, key: &str, raw: &[u8]) -> Result<(), CliError> {
+pub(super) fn write_line_with_raw(value: &Value, key: &str, raw: &[u8]) -> Result<(), CliError> {
     write_made(|out| baton::jsonl::write_with_raw(out, value, key, raw))
 }
 
@@ -46,7 +46,9 @@ pub fn write_line_with_raw(value: &Value, key: &str, raw: &[u8]) -> Result<(), C
 /// [`Hold`] lasts, else written and flushed at once. Every line goes
 /// through here, whether made from a `Value` or straight from its event
 /// ([`baton::jsonl_direct`]).
-pub fn write_made(make: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> Result<(), CliError> {
+pub(super) fn write_made(
+    make: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
+) -> Result<(), CliError> {
     let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
     if held.on {
         let buffer = &mut held.lines;
@@ -69,16 +71,16 @@ pub fn write_made(make: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> Res
 /// Holds every line written until [`Hold::release`] (or the drop) writes
 /// them at once. Only one hold is taken at a time (by the session loop,
 /// around code that never waits).
-pub struct Hold(());
+pub(super) struct Hold(());
 
-pub fn hold() -> Hold {
+pub(super) fn hold() -> Hold {
     HELD.lock().unwrap_or_else(PoisonError::into_inner).on = true;
     Hold(())
 }
 
 impl Hold {
     /// Writes the held lines and flushes.
-    pub fn release(self) -> Result<(), CliError> {
+    pub(super) fn release(self) -> Result<(), CliError> {
         std::mem::forget(self);
         end_hold()
     }
@@ -123,7 +125,7 @@ fn write_all(bytes: &[u8]) -> Result<(), CliError> {
 
 /// An `error` line: something the host sent could not be used. `line` is
 /// the input line's number when the error is about one line.
-pub fn error_line(message: &str, line: Option<u64>) -> Result<(), CliError> {
+pub(super) fn error_line(message: &str, line: Option<u64>) -> Result<(), CliError> {
     let mut value = json!({"type": "error", "message": message});
     if let Some(n) = line {
         value["line"] = json!(n);

@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 /// The requests of one kind waiting for the host.
-pub struct Pending<T> {
+pub(super) struct Pending<T> {
     waiting: Mutex<HashMap<u64, oneshot::Sender<T>>>,
     next: AtomicU64,
     closed: AtomicBool,
@@ -35,7 +35,7 @@ impl<T> Pending<T> {
 
     /// A fresh request id (from 1) and the receiver of its answer; `None`
     /// once closed.
-    pub fn open(&self) -> Option<(u64, oneshot::Receiver<T>)> {
+    pub(super) fn open(&self) -> Option<(u64, oneshot::Receiver<T>)> {
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let (tx, rx) = oneshot::channel();
         // Checked under the lock `close` drains, so no request slips in
@@ -50,7 +50,7 @@ impl<T> Pending<T> {
 
     /// Hands `answer` to request `id`; false when no such request waits.
     /// The asker may have given up meanwhile; that is no error.
-    pub fn settle(&self, id: u64, answer: T) -> bool {
+    pub(super) fn settle(&self, id: u64, answer: T) -> bool {
         match self.waiting().remove(&id) {
             Some(waiting) => {
                 let _ = waiting.send(answer);
@@ -63,13 +63,13 @@ impl<T> Pending<T> {
     /// Forgets request `id` (its line could not be written, its asker gave
     /// up, or it was withdrawn); its receiver sees the channel closed.
     /// Whether it was still waiting.
-    pub fn forget(&self, id: u64) -> bool {
+    pub(super) fn forget(&self, id: u64) -> bool {
         self.waiting().remove(&id).is_some()
     }
 
     /// Nobody will answer from now on: what waits gets `closing()`, and
     /// [`open`](Self::open) refuses from now on.
-    pub fn close(&self, closing: impl Fn() -> T) {
+    pub(super) fn close(&self, closing: impl Fn() -> T) {
         self.closed.store(true, Ordering::Release);
         for (_, waiting) in self.waiting().drain() {
             let _ = waiting.send(closing());
@@ -78,7 +78,7 @@ impl<T> Pending<T> {
 }
 
 /// The numeric `request_id` of an answer line called `line`.
-pub fn request_id(msg: &Value, line: &str) -> Result<u64, String> {
+pub(super) fn request_id(msg: &Value, line: &str) -> Result<u64, String> {
     msg.get("request_id")
         .and_then(Value::as_u64)
         .ok_or_else(|| format!("{line} needs a numeric `request_id`"))

@@ -19,14 +19,14 @@ use super::output;
 use crate::cli::{state_dir, CliError, Common, Setup};
 
 /// The state directory chosen, and the state to resume if any.
-pub struct Prepared {
+pub(crate) struct Prepared {
     dir: PathBuf,
     state: Option<SessionState>,
 }
 
 /// Chooses the state directory before the setup loads: for `--resume ID`
 /// the saved session's (whose workspace becomes `--cwd` unless given).
-pub fn prepare(common: &mut Common, resume: Option<&str>) -> Result<Prepared, CliError> {
+pub(crate) fn prepare(common: &mut Common, resume: Option<&str>) -> Result<Prepared, CliError> {
     let Some(id) = resume else {
         let dir = state_dir::choose(common.state_dir.as_deref())?;
         common.state_dir = Some(dir.clone());
@@ -80,7 +80,7 @@ fn check_id(id: &str) -> Result<(), CliError> {
 
 /// Names the session after its directory and gives the builder the saved
 /// state.
-pub fn apply(setup: &mut Setup, prepared: Prepared) -> Result<(), CliError> {
+pub(crate) fn apply(setup: &mut Setup, prepared: Prepared) -> Result<(), CliError> {
     let builder = setup
         .builder
         .take()
@@ -102,7 +102,7 @@ fn dir_name(dir: &Path) -> String {
 }
 
 /// The `resumed` line, when the engine resumed a session.
-pub fn announce(engine: &Engine) -> Result<(), CliError> {
+pub(crate) fn announce(engine: &Engine) -> Result<(), CliError> {
     let Some(report) = engine.resumed() else {
         return Ok(());
     };
@@ -118,7 +118,7 @@ pub fn announce(engine: &Engine) -> Result<(), CliError> {
 
 /// Saves the session's state if it changed. A failure is a diagnostic on
 /// stderr, once: the session itself goes on (only a later resume suffers).
-pub fn save(engine: &Engine, warned: &mut bool) {
+pub(crate) fn save(engine: &Engine, warned: &mut bool) {
     if let Err(e) = engine.save_state() {
         if !*warned {
             *warned = true;
@@ -131,7 +131,7 @@ pub fn save(engine: &Engine, warned: &mut bool) {
 /// a rule remembered, a tool loaded, a `cd`), the end of a message, and
 /// notifications (tasks starting and ending). Progress and lifecycle lines
 /// change nothing, and are too frequent to save after.
-pub fn changes_state(event: &baton::Event) -> bool {
+pub(crate) fn changes_state(event: &baton::Event) -> bool {
     matches!(
         event,
         baton::Event::Result { .. } | baton::Event::Done(_) | baton::Event::Notification(_)

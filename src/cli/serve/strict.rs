@@ -23,7 +23,7 @@ use serde_json::Value;
 /// Every line type the host may send without an `agent_id`, as the
 /// unknown-type error lists them (tests/docs_true.rs holds
 /// docs/serve-protocol.md to this list). A new type is added here too.
-pub const HOST_LINES: &[&str] = &[
+pub(super) const HOST_LINES: &[&str] = &[
     "add",
     "message",
     "stream",
@@ -45,10 +45,10 @@ pub const HOST_LINES: &[&str] = &[
 ];
 
 /// The line types that name an `agent_id` (a subagent's message).
-pub const AGENT_LINES: &[&str] = &["add", "end", "subagent_result"];
+pub(super) const AGENT_LINES: &[&str] = &["add", "end", "subagent_result"];
 
 /// The error for a line of no known type.
-pub fn unknown_type(kind: &str) -> String {
+pub(super) fn unknown_type(kind: &str) -> String {
     format!(
         "unknown message type `{kind}` (expected one of: {}; with `agent_id`: {})",
         HOST_LINES.join(", "),
@@ -59,7 +59,7 @@ pub fn unknown_type(kind: &str) -> String {
 /// A line checked against its struct and kept, for the handlers that take
 /// the struct instead of reading the line again.
 #[derive(Debug)]
-pub enum Checked {
+pub(super) enum Checked {
     Interrupt(InterruptLine),
     Cancel(CancelLine),
     Background(BackgroundLine),
@@ -73,7 +73,7 @@ pub enum Checked {
 
 /// Checks line `msg` of type `kind` against its struct. Types not listed
 /// are left to the dispatcher (which reports unknown ones).
-pub fn check(kind: &str, msg: &Value) -> Result<Checked, String> {
+pub(super) fn check(kind: &str, msg: &Value) -> Result<Checked, String> {
     match kind {
         "add" => parse::<AddLine>(kind, msg).map(|_| Checked::Line),
         "end" => parse::<EndLine>(kind, msg).map(|_| Checked::Line),
@@ -97,7 +97,7 @@ pub fn check(kind: &str, msg: &Value) -> Result<Checked, String> {
 }
 
 /// Checks a line that names an `agent_id` (a subagent's message).
-pub fn check_agent(kind: &str, msg: &Value) -> Result<(), String> {
+pub(super) fn check_agent(kind: &str, msg: &Value) -> Result<(), String> {
     match kind {
         "add" => parse::<AgentAddLine>(kind, msg).map(drop),
         "end" => parse::<AgentEndLine>(kind, msg).map(drop),
@@ -107,7 +107,7 @@ pub fn check_agent(kind: &str, msg: &Value) -> Result<(), String> {
 }
 
 /// Deserializes `msg` as `T`; the error names the field and the line type.
-pub fn parse<T: DeserializeOwned>(kind: &str, msg: &Value) -> Result<T, String> {
+pub(super) fn parse<T: DeserializeOwned>(kind: &str, msg: &Value) -> Result<T, String> {
     // `&Value` is a borrowing deserializer: nothing of the line is copied
     // except the small fields the structs keep.
     match serde_path_to_error::deserialize::<_, T>(msg) {
@@ -133,14 +133,14 @@ pub fn parse<T: DeserializeOwned>(kind: &str, msg: &Value) -> Result<T, String> 
     untagged,
     expecting = "a batch number or the host's batch name (a string)"
 )]
-pub enum BatchRef {
+pub(super) enum BatchRef {
     Number(u64),
     Name(String),
 }
 
 /// A JSON object whose content another parser reads.
 #[derive(Debug)]
-pub struct Object;
+pub(super) struct Object;
 
 impl<'de> Deserialize<'de> for Object {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -162,7 +162,7 @@ impl<'de> Deserialize<'de> for Object {
 /// A stream event: the SSE data as an object, or as text (`[DONE]`).
 #[derive(Debug, Deserialize)]
 #[serde(untagged, expecting = "an object or a string (the SSE data)")]
-pub enum StreamEvent {
+pub(super) enum StreamEvent {
     Object(Object),
     Text(String),
 }
@@ -170,7 +170,7 @@ pub enum StreamEvent {
 /// A tool's input: an object, or JSON text (the model's raw arguments).
 #[derive(Debug, Deserialize)]
 #[serde(untagged, expecting = "an object or JSON text")]
-pub enum Input {
+pub(super) enum Input {
     Object(Object),
     Text(String),
 }
@@ -182,7 +182,7 @@ type Kind = IgnoredAny;
 /// call's own fields at the top level.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AddLine {
+pub(super) struct AddLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub batch: Option<String>,
@@ -205,7 +205,7 @@ pub struct AddLine {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct EndLine {
+pub(super) struct EndLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub batch: Option<String>,
@@ -213,7 +213,7 @@ pub struct EndLine {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct MessageLine {
+pub(super) struct MessageLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub message: MessageBody,
@@ -228,7 +228,7 @@ pub struct MessageLine {
 /// calls is a second tree of the message on every line. The shape is told
 /// from the first token instead.
 #[derive(Debug)]
-pub enum MessageBody {
+pub(super) enum MessageBody {
     Object(Object),
     Items(Vec<Object>),
 }
@@ -259,7 +259,7 @@ impl<'de> Deserialize<'de> for MessageBody {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StreamLine {
+pub(super) struct StreamLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub event: StreamEvent,
@@ -267,7 +267,7 @@ pub struct StreamLine {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct InterruptLine {
+pub(super) struct InterruptLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     #[serde(rename = "kind")]
@@ -278,7 +278,7 @@ pub struct InterruptLine {
 /// `cancel`: stops one call, by id, in the named batch or any running one.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CancelLine {
+pub(super) struct CancelLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub id: String,
@@ -287,7 +287,7 @@ pub struct CancelLine {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct BackgroundLine {
+pub(super) struct BackgroundLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub call_id: Option<String>,
@@ -296,7 +296,7 @@ pub struct BackgroundLine {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ApproveLine {
+pub(super) struct ApproveLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub request_id: u64,
@@ -312,7 +312,7 @@ pub struct ApproveLine {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ElicitationLine {
+pub(super) struct ElicitationLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub request_id: u64,
@@ -322,7 +322,7 @@ pub struct ElicitationLine {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TaskLine {
+pub(super) struct TaskLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub task_id: String,
@@ -330,7 +330,7 @@ pub struct TaskLine {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct QuestionAnswerLine {
+pub(super) struct QuestionAnswerLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub request_id: u64,
@@ -343,7 +343,7 @@ pub struct QuestionAnswerLine {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HookAnswerLine {
+pub(super) struct HookAnswerLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub request_id: String,
@@ -355,7 +355,7 @@ pub struct HookAnswerLine {
 /// `hook_event::parse`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HookEventLine {
+pub(super) struct HookEventLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub event: String,
@@ -366,7 +366,7 @@ pub struct HookEventLine {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ToolsLine {
+pub(super) struct ToolsLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub format: Option<String>,
@@ -377,14 +377,14 @@ pub struct ToolsLine {
 /// `reset_tools`, `shutdown`: nothing but the type.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct BareLine {
+pub(super) struct BareLine {
     #[serde(rename = "type")]
     pub kind: Kind,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AgentAddLine {
+pub(super) struct AgentAddLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub agent_id: String,
@@ -396,7 +396,7 @@ pub struct AgentAddLine {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AgentEndLine {
+pub(super) struct AgentEndLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub agent_id: String,
@@ -404,7 +404,7 @@ pub struct AgentEndLine {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SubagentResultLine {
+pub(super) struct SubagentResultLine {
     #[serde(rename = "type")]
     pub kind: Kind,
     pub agent_id: String,
@@ -416,7 +416,7 @@ pub struct SubagentResultLine {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Usage {
+pub(super) struct Usage {
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
 }

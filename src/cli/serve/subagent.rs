@@ -34,7 +34,7 @@ const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The subagents the host is running, by agent id.
 #[derive(Clone, Default)]
-pub struct Agents(Arc<Mutex<HashMap<String, Entry>>>);
+pub(super) struct Agents(Arc<Mutex<HashMap<String, Entry>>>);
 
 /// A std mutex that shrugs off poisoning: the map stays usable.
 #[derive(Default)]
@@ -196,14 +196,14 @@ impl SubagentRunner for HostRunner {
 
 impl Agents {
     /// The runner to register with the engine; lines go through `write`.
-    pub fn runner(&self) -> Arc<dyn SubagentRunner> {
+    pub(super) fn runner(&self) -> Arc<dyn SubagentRunner> {
         Arc::new(HostRunner {
             agents: self.clone(),
         })
     }
 
     /// The host's input ended: no subagent will get its result any more.
-    pub fn close(&self) {
+    pub(super) fn close(&self) {
         for entry in self.0.lock().values_mut() {
             entry.reply.take();
         }
@@ -211,7 +211,7 @@ impl Agents {
 
     /// Handles a line that names an `agent_id`. `Err(text)` for an `error`
     /// line; the session goes on either way.
-    pub async fn handle(&self, msg: &Value) -> Result<(), String> {
+    pub(super) async fn handle(&self, msg: &Value) -> Result<(), String> {
         let agent_id = msg
             .get("agent_id")
             .and_then(Value::as_str)
@@ -373,6 +373,9 @@ async fn drive(
                         "data": progress.data,
                     })));
                 }
+                // An event kind added to nested batches later: nothing the
+                // subagent's host needs to answer; the results still come.
+                Some(_) => {}
                 None => break,
             },
         }

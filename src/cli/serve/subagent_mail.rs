@@ -13,7 +13,7 @@ use serde_json::json;
 
 /// Writes each message of `inbox` until the task is aborted (the
 /// subagent's run ended).
-pub async fn forward(inbox: Arc<Inbox>, agent_id: String) {
+pub(super) async fn forward(inbox: Arc<Inbox>, agent_id: String) {
     loop {
         inbox.arrived().await;
         for letter in inbox.take_all() {

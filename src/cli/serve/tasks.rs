@@ -8,7 +8,7 @@ use baton::Engine;
 
 /// A task line, as the dispatcher parsed it (`strict::Checked`).
 #[derive(Debug)]
-pub enum TaskLine {
+pub(super) enum TaskLine {
     /// `{"type":"tasks"}`
     List,
     /// `{"type":"task_stop","task_id":"shell-1"}`
@@ -18,15 +18,18 @@ pub enum TaskLine {
 }
 
 /// The answer to a task line, or the text of an error line.
-pub async fn answer(engine: &Engine, line: TaskLine) -> Result<Value, String> {
+pub(super) async fn answer(engine: &Engine, line: TaskLine) -> Result<Value, String> {
     Ok(match line {
         TaskLine::List => json!({"type": "tasks", "tasks": engine.tasks()}),
         TaskLine::Stop { task_id } => {
-            let task = engine.stop_task(&task_id).await?;
+            let task = engine
+                .stop_task(&task_id)
+                .await
+                .map_err(|e| e.to_string())?;
             json!({"type": "task_stopped", "task": task})
         }
         TaskLine::Output { task_id } => {
-            let tail = engine.task_output(&task_id)?;
+            let tail = engine.task_output(&task_id).map_err(|e| e.to_string())?;
             json!({
                 "type": "task_output",
                 "task_id": tail.id,

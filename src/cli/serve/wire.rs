@@ -24,7 +24,10 @@ const CUT_FROM: usize = 1 << 20;
 /// the line's kind cannot be told for sure (it is then read whole, as
 /// before). Lines for a subagent (`agent_id`) are never cut: their calls
 /// are counted against another batch.
-pub fn cut_message_line(line: &str, keep: usize) -> Option<Result<BoundedMessage<'_>, String>> {
+pub(super) fn cut_message_line(
+    line: &str,
+    keep: usize,
+) -> Option<Result<BoundedMessage<'_>, String>> {
     /// Present, whatever its value (`null` included, as `Value::get` sees it).
     #[derive(Default)]
     struct Present(bool);
@@ -52,7 +55,7 @@ pub fn cut_message_line(line: &str, keep: usize) -> Option<Result<BoundedMessage
 
 /// What the session knows about formats: the one fixed by `--format` (if
 /// any) and each format's view of the pool.
-pub struct Wire {
+pub(super) struct Wire {
     pool: ToolPool,
     fixed: Option<WireFormat>,
     tools: HashMap<WireFormat, WireTools>,
@@ -71,7 +74,7 @@ pub struct Wire {
 }
 
 impl Wire {
-    pub fn new(pool: ToolPool, fixed: Option<WireFormat>) -> Self {
+    pub(super) fn new(pool: ToolPool, fixed: Option<WireFormat>) -> Self {
         Wire {
             pool,
             fixed,
@@ -83,13 +86,13 @@ impl Wire {
     }
 
     /// The pool changed between messages (MCP `tools/list_changed`).
-    pub fn set_pool(&mut self, pool: ToolPool) {
+    pub(super) fn set_pool(&mut self, pool: ToolPool) {
         self.pool = pool;
         self.tools.clear();
     }
 
     /// The format fixed for the session, if any.
-    pub fn fixed(&self) -> Option<WireFormat> {
+    pub(super) fn fixed(&self) -> Option<WireFormat> {
         self.fixed
     }
 
@@ -101,7 +104,7 @@ impl Wire {
     }
 
     /// Undoes what the format forced on the call (mapped name, nulls).
-    pub fn resolve(&mut self, format: WireFormat, call: ToolUse) -> ToolUse {
+    pub(super) fn resolve(&mut self, format: WireFormat, call: ToolUse) -> ToolUse {
         let set = self.set;
         baton::tool_set::translate(set, self.tools(format).resolve(call))
     }
@@ -109,7 +112,7 @@ impl Wire {
     /// The call of an `add` line: a `tool_use` block (Anthropic), a
     /// `tool_call` (Chat Completions), an `item` (a Responses
     /// `function_call`), or one of them at the top level.
-    pub fn add_line(&mut self, msg: &Value) -> Result<(WireFormat, ToolUse), String> {
+    pub(super) fn add_line(&mut self, msg: &Value) -> Result<(WireFormat, ToolUse), String> {
         let (body, hinted) = if let Some(b) = msg.get("tool_use") {
             (b, Some(WireFormat::Anthropic))
         } else if let Some(b) = msg.get("tool_call") {
@@ -143,7 +146,7 @@ impl Wire {
     /// The calls of a `message` line's message (in its `format` field's
     /// format, the session's, or the detected one). `cut` is the line read
     /// by [`cut_message_line`], when it was.
-    pub fn message_line(
+    pub(super) fn message_line(
         &mut self,
         msg: &Value,
         cut: Option<&BoundedMessage>,
@@ -189,7 +192,7 @@ impl Wire {
 
     /// The native items noted since the last call, for the batch the line
     /// that carried them went to.
-    pub fn take_noted(&mut self) -> Vec<Value> {
+    pub(super) fn take_noted(&mut self) -> Vec<Value> {
         std::mem::take(&mut self.noted)
     }
 
@@ -197,7 +200,7 @@ impl Wire {
     /// `format`, each native call's result in its item's output type (the
     /// batch's `native` items), and (Anthropic) the batch's hook `context`
     /// after the results.
-    pub fn answer(
+    pub(super) fn answer(
         format: WireFormat,
         results: &[CallResult],
         native: Vec<Value>,
@@ -218,7 +221,7 @@ impl Wire {
 }
 
 /// What one `stream` line amounted to.
-pub struct StreamStep {
+pub(super) struct StreamStep {
     pub format: WireFormat,
     /// Calls completed by this event, in order, ready to add.
     pub calls: Vec<ToolUse>,
@@ -245,7 +248,7 @@ impl Wire {
     /// Feeds one raw stream event (`event`: the SSE data as an object, or
     /// as text such as `[DONE]`). The first event of a stream picks the
     /// parser; the stream ends at the format's final event.
-    pub fn stream_line(&mut self, msg: &Value) -> Result<StreamStep, String> {
+    pub(super) fn stream_line(&mut self, msg: &Value) -> Result<StreamStep, String> {
         self.noted.clear();
         let event = msg.get("event").ok_or("a stream line needs `event`")?;
         if self.stream.is_none() && event.as_str() == Some("[DONE]") {
@@ -299,7 +302,9 @@ impl Wire {
     /// Ends the open stream, if any (the host said `end`, or the session is
     /// closing): a Chat Completions call still held is handed over only if
     /// its arguments are whole.
-    pub fn end_stream(&mut self) -> Option<(WireFormat, Vec<ToolUse>, Result<Completed, String>)> {
+    pub(super) fn end_stream(
+        &mut self,
+    ) -> Option<(WireFormat, Vec<ToolUse>, Result<Completed, String>)> {
         let parser = self.stream.take()?;
         let format = parser.format();
         let mut calls = Vec::new();
@@ -316,7 +321,7 @@ impl Wire {
 }
 
 /// The line telling the host what the stream amounted to.
-pub fn stream_done_line(batch: Option<u64>, done: &Result<Completed, String>) -> Value {
+pub(super) fn stream_done_line(batch: Option<u64>, done: &Result<Completed, String>) -> Value {
     match done {
         Ok(c) => {
             let mut line = serde_json::json!({

@@ -14,11 +14,16 @@ pub enum InterruptBehavior {
 
 /// Where a tool comes from; decides pool order and deferral (SPEC §3, §10).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ToolOrigin {
+    /// One of Baton's built-in tools (the default).
     #[default]
     BuiltIn,
     /// A tool of an MCP server; its name is `mcp__<server>__<tool>`.
-    Mcp { server: String },
+    Mcp {
+        /// The server's configured name.
+        server: String,
+    },
     /// Supplied by the host at run time.
     Host,
 }
@@ -88,31 +93,41 @@ impl ToolDef {
         self
     }
 
+    /// Another name the pool finds the tool by (an older name models still
+    /// use); a real tool's name wins over an alias.
     pub fn alias(mut self, alias: impl Into<String>) -> Self {
         self.aliases.push(alias.into());
         self
     }
 
+    /// Words `ToolSearch` matches besides the name and description.
     pub fn search_hint(mut self, hint: impl Into<String>) -> Self {
         self.search_hint = Some(hint.into());
         self
     }
 
+    /// The JSON Schema of the tool's structured output (published by
+    /// `baton mcp serve` as `outputSchema`).
     pub fn output_schema(mut self, schema: Value) -> Self {
         self.output_schema = Some(schema);
         self
     }
 
+    /// What a running call does when the user sends a new message (default:
+    /// [`InterruptBehavior::Block`]).
     pub fn interrupt(mut self, behavior: InterruptBehavior) -> Self {
         self.interrupt = behavior;
         self
     }
 
+    /// Whether the tool is offered by name only until `ToolSearch` finds it
+    /// (SPEC §10); MCP tools are deferred anyway.
     pub fn should_defer(mut self, defer: bool) -> Self {
         self.should_defer = defer;
         self
     }
 
+    /// Never deferred, even as an MCP tool.
     pub fn always_load(mut self, always: bool) -> Self {
         self.always_load = always;
         self
@@ -124,6 +139,7 @@ impl ToolDef {
         self
     }
 
+    /// Where the tool comes from (default: [`ToolOrigin::BuiltIn`]).
     pub fn origin(mut self, origin: ToolOrigin) -> Self {
         self.origin = origin;
         self
@@ -144,10 +160,13 @@ impl ToolDef {
         self
     }
 
+    /// The name the model calls the tool by.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// The short description (see [`Self::prompt_text`] for what the model
+    /// reads).
     pub fn description(&self) -> &str {
         &self.description
     }
@@ -157,38 +176,47 @@ impl ToolDef {
         self.prompt.as_deref().unwrap_or(&self.description)
     }
 
+    /// The other names the pool finds the tool by.
     pub fn aliases(&self) -> &[String] {
         &self.aliases
     }
 
+    /// The words set by [`Self::search_hint`], if any.
     pub fn search_hint_text(&self) -> Option<&str> {
         self.search_hint.as_deref()
     }
 
+    /// The schema set by [`Self::output_schema`], if any.
     pub fn output_schema_value(&self) -> Option<&Value> {
         self.output_schema.as_ref()
     }
 
+    /// What a running call does on a new message.
     pub fn interrupt_behavior(&self) -> InterruptBehavior {
         self.interrupt
     }
 
+    /// The size past which a result is spilled to a file; `None`: never.
     pub fn max_result_chars(&self) -> Option<usize> {
         self.max_result_size_chars
     }
 
+    /// Where the tool comes from.
     pub fn tool_origin(&self) -> &ToolOrigin {
         &self.origin
     }
 
+    /// Whether the tool belongs to an MCP server.
     pub fn is_mcp(&self) -> bool {
         matches!(self.origin, ToolOrigin::Mcp { .. })
     }
 
+    /// Which concurrency pool the tool's calls count against.
     pub fn work(&self) -> WorkKind {
         self.work
     }
 
+    /// Whether an error result of this tool may cancel its siblings.
     pub fn triggers_sibling_cancel(&self) -> bool {
         self.cancels_siblings_on_error
     }

@@ -72,18 +72,22 @@ impl Tool {
         })
     }
 
+    /// The tool's static description: name, description, scheduling.
     pub fn def(&self) -> &ToolDef {
         &self.def
     }
 
+    /// The name the model calls the tool by.
     pub fn name(&self) -> &str {
         &self.def.name
     }
 
+    /// The JSON Schema inputs are checked against (and sent to the model).
     pub fn input_schema(&self) -> &Value {
         self.schema.schema()
     }
 
+    /// Whether the tool is available in this environment; a panic means no.
     pub fn is_enabled(&self) -> bool {
         guarded(|| self.logic.is_enabled(), false)
     }
@@ -109,18 +113,23 @@ impl Tool {
         guarded(|| self.logic.is_concurrency_safe(input), false)
     }
 
+    /// Whether this call only reads; a panicking classifier means no.
     pub fn is_read_only(&self, input: &ParsedInput) -> bool {
         guarded(|| self.logic.is_read_only(input), false)
     }
 
+    /// Whether this call is irreversible; a panicking classifier means yes.
     pub fn is_destructive(&self, input: &ParsedInput) -> bool {
         guarded(|| self.logic.is_destructive(input), true)
     }
 
+    /// Whether this call reaches the outside world; a panicking classifier
+    /// means yes.
     pub fn is_open_world(&self, input: &ParsedInput) -> bool {
         guarded(|| self.logic.is_open_world(input), true)
     }
 
+    /// What the rules judge for this call (a command, a path, a URL).
     pub fn permission_target(&self, input: &ParsedInput, ctx: &ToolContext) -> PermissionTarget {
         guarded(
             || self.logic.permission_target(input, ctx),
@@ -164,6 +173,8 @@ impl Tool {
     // arguments (for `call`, the input and the whole context) beside that
     // box, and every call's pipeline future would grow by it.
 
+    /// The tool's own check of the input, after the schema's; `Err` is the
+    /// message for the model.
     pub fn validate_input<'a>(
         &'a self,
         input: &'a ParsedInput,
@@ -172,6 +183,7 @@ impl Tool {
         self.logic.validate_input(input, ctx)
     }
 
+    /// The tool's own view of the call's permission, before the rules.
     pub fn check_permissions<'a>(
         &'a self,
         input: &'a ParsedInput,
@@ -194,11 +206,42 @@ fn guarded<T>(f: impl FnOnce() -> T, fallback: T) -> T {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback)
 }
 
-/// schemars adds `$schema` and `title`; the model needs neither.
+/// schemars adds `$schema` and `title`, and turns the input type's doc
+/// comment into a root `description`; the model needs none of them. The
+/// type's doc is for Rust readers: what the model reads about the tool is
+/// [`ToolDef`]'s description, and about each field, the field's doc.
 fn clean_derived_schema(mut schema: Value) -> Value {
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("$schema");
         obj.remove("title");
+        obj.remove("description");
     }
     schema
+}
+
+#[cfg(test)]
+mod tests {
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+
+    /// A documented input type, as every built-in tool's input is.
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Documented {
+        /// What to look for.
+        pattern: String,
+    }
+
+    #[test]
+    fn the_input_types_doc_stays_out_of_the_schema_and_the_fields_docs_stay_in() {
+        let schema = serde_json::to_value(schemars::schema_for!(Documented)).unwrap();
+        assert!(schema.get("description").is_some(), "schemars adds it");
+        let clean = super::clean_derived_schema(schema);
+        assert!(clean.get("description").is_none(), "{clean}");
+        assert!(clean.get("title").is_none() && clean.get("$schema").is_none());
+        assert_eq!(
+            clean["properties"]["pattern"]["description"],
+            "What to look for."
+        );
+    }
 }

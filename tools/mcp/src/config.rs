@@ -12,6 +12,7 @@ use baton_engine::vars;
 
 /// Where an entry was found; later scopes override earlier ones by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Scope {
     /// `mcpServers` at the top of `~/.claude.json`.
     User,
@@ -28,6 +29,7 @@ pub enum Scope {
 }
 
 impl Scope {
+    /// The scope's name in `baton mcp list` and messages.
     pub fn as_str(self) -> &'static str {
         match self {
             Scope::User => "user",
@@ -42,26 +44,35 @@ impl Scope {
 
 /// How Baton reaches a server.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TransportSpec {
     /// A child process speaking JSON-RPC lines on stdin/stdout.
     Stdio {
+        /// The program to start (`${VAR}` already expanded).
         command: String,
+        /// Its arguments.
         args: Vec<String>,
+        /// Environment variables set for it, besides those it inherits.
         env: BTreeMap<String, String>,
     },
     /// Streamable HTTP (one endpoint, POST + optional SSE responses).
     Http {
+        /// The server's endpoint.
         url: String,
+        /// HTTP headers sent with every request (e.g. `Authorization`).
         headers: BTreeMap<String, String>,
     },
     /// The legacy HTTP+SSE transport (GET an event stream, POST messages).
     Sse {
+        /// The event-stream endpoint (GET); messages are POSTed where it says.
         url: String,
+        /// HTTP headers sent with every request (e.g. `Authorization`).
         headers: BTreeMap<String, String>,
     },
 }
 
 impl TransportSpec {
+    /// The transport's name in settings and messages: `stdio`, `http` or `sse`.
     pub fn kind(&self) -> &'static str {
         match self {
             TransportSpec::Stdio { .. } => "stdio",
@@ -75,7 +86,9 @@ impl TransportSpec {
 /// wrong: `"readOnly": true` (every tool), or `{"tool": true, "*": false}`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReadOnlyOverride {
+    /// `"readOnly": true` or `false`: the answer for every tool.
     pub all: Option<bool>,
+    /// Per-tool answers; they win over `all` and the server's hints.
     pub tools: BTreeMap<String, bool>,
 }
 
@@ -94,13 +107,17 @@ impl ReadOnlyOverride {
 /// One configured server, expanded and ready to start.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerSpec {
+    /// The server's name, as its tools' prefix `mcp__<name>__`.
     pub name: String,
+    /// How Baton reaches the server.
     pub transport: TransportSpec,
     /// Per-call time limit (the entry's `timeout`, in ms).
     pub timeout: Option<Duration>,
     /// Tools of this server are never deferred (SPEC §10).
     pub always_load: bool,
+    /// The user's corrections of the server's `readOnlyHint`s.
     pub read_only: ReadOnlyOverride,
+    /// Which kind of configuration the entry came from.
     pub scope: Scope,
     /// The file (or "api") the entry came from, for messages.
     pub source: String,
@@ -155,7 +172,7 @@ impl ServerSpec {
 }
 
 /// Looks up an environment variable.
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub(crate) type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// `text` (the value of `field`) with its `${VAR}` references expanded, in
 /// the grammar of [`baton_engine::vars`]. An unset variable without default

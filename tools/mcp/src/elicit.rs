@@ -7,18 +7,28 @@ use serde_json::Value;
 
 /// What the server asks for.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum ElicitMode {
     /// Fill in a form whose fields the JSON Schema `schema` describes.
-    Form { schema: Value },
+    Form {
+        /// The form's fields, as a JSON Schema object.
+        schema: Value,
+    },
     /// Open `url` (e.g. to sign in) and come back.
-    Url { url: String },
+    Url {
+        /// The page to open.
+        url: String,
+    },
 }
 
 /// One elicitation, as the host sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ElicitRequest {
+    /// The server asking (its configured name).
     pub server: String,
+    /// What the server says to the user.
     pub message: String,
+    /// A form to fill in, or a URL to open.
     pub mode: ElicitMode,
 }
 
@@ -27,7 +37,9 @@ pub struct ElicitRequest {
 pub enum ElicitResponse {
     /// The form's content (an object), or `Null` for URL mode.
     Accept(Value),
+    /// The user said no.
     Decline,
+    /// The user dismissed the request without answering.
     Cancel,
 }
 
@@ -91,11 +103,20 @@ fn fits(field: &Value, value: &Value) -> bool {
 /// Answers elicitations (the terminal, a serve host, a Rust callback).
 #[async_trait]
 pub trait Elicitor: Send + Sync + 'static {
+    /// Asks the user; an elicitor that cannot ask answers
+    /// [`ElicitResponse::Decline`].
     async fn elicit(&self, request: ElicitRequest) -> ElicitResponse;
 }
 
 /// An [`Elicitor`] from an async closure.
 pub struct FnElicitor<F>(pub F);
+
+// By hand: the closure has no `Debug`; the wrapper says what it is.
+impl<F> std::fmt::Debug for FnElicitor<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnElicitor").finish_non_exhaustive()
+    }
+}
 
 #[async_trait]
 impl<F, Fut> Elicitor for FnElicitor<F>
@@ -121,15 +142,15 @@ impl std::fmt::Debug for ElicitorSlot {
 }
 
 impl ElicitorSlot {
-    pub fn new(inner: Option<std::sync::Arc<dyn Elicitor>>) -> Self {
+    pub(crate) fn new(inner: Option<std::sync::Arc<dyn Elicitor>>) -> Self {
         ElicitorSlot(parking_lot::RwLock::new(inner))
     }
 
-    pub fn current(&self) -> Option<std::sync::Arc<dyn Elicitor>> {
+    pub(crate) fn current(&self) -> Option<std::sync::Arc<dyn Elicitor>> {
         self.0.read().clone()
     }
 
-    pub fn replace(&self, next: Option<std::sync::Arc<dyn Elicitor>>) {
+    pub(crate) fn replace(&self, next: Option<std::sync::Arc<dyn Elicitor>>) {
         *self.0.write() = next;
     }
 }

@@ -64,7 +64,7 @@ impl InFlight {
 }
 
 /// The server's stdin, noting the id of each request written to it.
-pub struct TrackedStdin {
+pub(crate) struct TrackedStdin {
     inner: ChildStdin,
     line: Vec<u8>,
     in_flight: Arc<InFlight>,

@@ -45,7 +45,7 @@ pub(crate) fn token_key(token: &ProgressToken) -> String {
 }
 
 impl Handler {
-    pub fn new(server: &str, elicitor: Option<Arc<dyn Elicitor>>) -> Handler {
+    pub(crate) fn new(server: &str, elicitor: Option<Arc<dyn Elicitor>>) -> Handler {
         Handler(Arc::new(HandlerInner {
             server: server.to_string(),
             calls: Mutex::new(HashMap::new()),
@@ -54,15 +54,15 @@ impl Handler {
         }))
     }
 
-    pub fn watch(&self, token: &ProgressToken, watch: CallWatch) {
+    pub(crate) fn watch(&self, token: &ProgressToken, watch: CallWatch) {
         self.0.calls.lock().insert(token_key(token), watch);
     }
 
-    pub fn unwatch(&self, token: &ProgressToken) {
+    pub(crate) fn unwatch(&self, token: &ProgressToken) {
         self.0.calls.lock().remove(&token_key(token));
     }
 
-    pub fn take_tools_changed(&self) -> bool {
+    pub(crate) fn take_tools_changed(&self) -> bool {
         self.0.tools_changed.swap(false, Ordering::AcqRel)
     }
 }

@@ -26,7 +26,7 @@ use tokio::process::Command;
 use crate::process::start_tree;
 
 /// How long a helper may take.
-pub const LIMIT: Duration = Duration::from_secs(10);
+pub(crate) const LIMIT: Duration = Duration::from_secs(10);
 
 /// How long the output of a helper that finished is still waited for.
 const GRACE: Duration = Duration::from_secs(1);
@@ -35,7 +35,7 @@ const GRACE: Duration = Duration::from_secs(1);
 const MAX_OUTPUT: u64 = 64 * 1024;
 
 /// Runs `command` for server `name` at `url`; the headers it printed.
-pub async fn run(
+pub(crate) async fn run(
     command: &str,
     name: &str,
     url: &str,
@@ -129,7 +129,7 @@ fn parse(out: &[u8]) -> Result<BTreeMap<String, String>, String> {
 
 /// `headers` with the helper's output laid over them (the helper wins,
 /// whatever the case of the header's name).
-pub fn merged(
+pub(crate) fn merged(
     headers: &BTreeMap<String, String>,
     dynamic: BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {

@@ -68,13 +68,19 @@ pub struct McpClients {
 /// What `baton mcp list` shows for one server.
 #[derive(Clone, Debug)]
 pub struct ServerStatus {
+    /// The server's name.
     pub name: String,
+    /// Which kind of configuration the entry came from.
     pub scope: Scope,
+    /// The transport: `stdio`, `http` or `sse`.
     pub transport: &'static str,
+    /// Where the server is in its life.
     pub state: ServerState,
+    /// The negotiated MCP protocol version, while connected.
     pub protocol: Option<String>,
     /// The pool names of its tools.
     pub tools: Vec<String>,
+    /// The last lines the server wrote to stderr.
     pub stderr_tail: Vec<String>,
 }
 
@@ -126,10 +132,12 @@ impl McpClients {
         self
     }
 
+    /// Every configured server, failed ones included.
     pub fn servers(&self) -> &[Arc<Server>] {
         &self.servers
     }
 
+    /// The server called `name`, if configured.
     pub fn server(&self, name: &str) -> Option<&Arc<Server>> {
         self.servers.iter().find(|s| s.name() == name)
     }
@@ -176,6 +184,7 @@ impl McpClients {
         changed.into_iter().any(|c| c)
     }
 
+    /// One status line per server, for `baton mcp list`.
     pub fn statuses(&self) -> Vec<ServerStatus> {
         let (tools, _) = self.tools();
         self.servers

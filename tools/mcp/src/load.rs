@@ -37,7 +37,9 @@ pub struct LoadOptions {
 /// The servers to start, and what could not be used.
 #[derive(Clone, Debug, Default)]
 pub struct Loaded {
+    /// The servers to start, their `${VAR}`s expanded.
     pub servers: Vec<ServerSpec>,
+    /// Entries that were skipped and why, for the user.
     pub diagnostics: Vec<String>,
 }
 

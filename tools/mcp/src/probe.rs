@@ -70,7 +70,7 @@ pub(crate) struct ProbeGuard<T> {
 }
 
 impl<T> ProbeGuard<T> {
-    pub fn new(
+    pub(crate) fn new(
         inner: T,
         preferred: Vec<ProtocolVersion>,
         limit: Duration,

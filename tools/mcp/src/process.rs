@@ -32,12 +32,12 @@ const RING_LINE_CHARS: usize = 2_000;
 
 /// The last lines a server wrote to stderr (and junk it wrote to stdout).
 #[derive(Debug, Default)]
-pub struct StderrRing {
+pub(crate) struct StderrRing {
     lines: Mutex<VecDeque<String>>,
 }
 
 impl StderrRing {
-    pub fn push(&self, line: &str) {
+    pub(crate) fn push(&self, line: &str) {
         let mut line = line.trim_end().to_string();
         if line.len() > RING_LINE_CHARS {
             let mut cut = RING_LINE_CHARS;
@@ -55,7 +55,7 @@ impl StderrRing {
     }
 
     /// The last `n` lines, oldest first.
-    pub fn tail(&self, n: usize) -> Vec<String> {
+    pub(crate) fn tail(&self, n: usize) -> Vec<String> {
         let lines = self.lines.lock();
         lines
             .iter()
@@ -71,7 +71,7 @@ impl StderrRing {
     /// first lines that read as errors (they name the cause, e.g. npm's
     /// `E404`), then the last lines. The plain last lines alone often hold
     /// only an upgrade notice and a log path.
-    pub fn cause(&self, n: usize) -> Vec<String> {
+    pub(crate) fn cause(&self, n: usize) -> Vec<String> {
         let kept: Vec<String> = self
             .tail(RING_LINES)
             .into_iter()
@@ -116,7 +116,7 @@ fn reads_as_error(line: &str) -> bool {
 
 /// A running stdio server.
 #[derive(Debug)]
-pub struct ServerProcess {
+pub(crate) struct ServerProcess {
     pid: i32,
     /// The server and everything it started; killed when dropped. Taken
     /// by the first stop.
@@ -157,11 +157,11 @@ pub(crate) fn start_tree(
 
 /// The pipes rmcp talks over: filtered stdout, and stdin (watched for the
 /// ids of requests in flight, see [`crate::frame_guard`]).
-pub type Pipes = (DuplexStream, TrackedStdin);
+pub(crate) type Pipes = (DuplexStream, TrackedStdin);
 
 impl ServerProcess {
     /// Starts `command args` with `env` added (see [`start_tree`]).
-    pub fn spawn(
+    pub(crate) fn spawn(
         command: &str,
         args: &[String],
         env: &BTreeMap<String, String>,
@@ -219,17 +219,17 @@ impl ServerProcess {
     }
 
     /// The server's pid (also its process group's id).
-    pub fn pid(&self) -> i32 {
+    pub(crate) fn pid(&self) -> i32 {
         self.pid
     }
 
     /// `Some(exit status)` once the server has exited.
-    pub fn exit_status(&self) -> Option<String> {
+    pub(crate) fn exit_status(&self) -> Option<String> {
         self.exited.borrow().clone()
     }
 
     /// Resolves when the server process exits.
-    pub async fn wait_exit(&self) -> String {
+    pub(crate) async fn wait_exit(&self) -> String {
         let mut rx = self.exited.clone();
         loop {
             if let Some(s) = rx.borrow_and_update().clone() {
@@ -244,7 +244,7 @@ impl ServerProcess {
     /// Stops the server's tree: SIGTERM to the server and everything it
     /// started, up to `grace` for them to end, then SIGKILL to what is left
     /// (see `ProcessTree::stop`).
-    pub async fn stop(&self, grace: Duration) {
+    pub(crate) async fn stop(&self, grace: Duration) {
         let guard = self.tree.lock().take();
         if let Some(mut guard) = guard {
             if let Some(tree) = guard.tree().cloned() {
@@ -256,7 +256,7 @@ impl ServerProcess {
     }
 
     /// Kills the server's tree at once (for paths that cannot await).
-    pub fn kill_now(&self) {
+    pub(crate) fn kill_now(&self) {
         let guard = self.tree.lock().take();
         if let Some(mut guard) = guard {
             guard.kill_now();

@@ -21,7 +21,7 @@ use crate::client_tools::{self, Answer, OverServers, Resource};
 use crate::server::Server;
 
 /// The MIME type Claude Code gives subdirectories.
-pub const DIRECTORY_MIME: &str = "inode/directory";
+pub(crate) const DIRECTORY_MIME: &str = "inode/directory";
 
 struct ReadDir;
 

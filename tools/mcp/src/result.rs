@@ -36,7 +36,7 @@ fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
 }
 
 /// One content item.
-pub fn map_content(item: &Value) -> ContentBlock {
+pub(crate) fn map_content(item: &Value) -> ContentBlock {
     match str_of(item, "type") {
         "text" => ContentBlock::text(str_of(item, "text")),
         "image" => ContentBlock::image(str_of(item, "mimeType"), str_of(item, "data")),
@@ -64,7 +64,7 @@ pub fn map_content(item: &Value) -> ContentBlock {
 }
 
 /// An embedded resource (also a `resources/read` content item).
-pub fn embedded(resource: &Value) -> ContentBlock {
+pub(crate) fn embedded(resource: &Value) -> ContentBlock {
     let uri = str_of(resource, "uri");
     let mime = str_of(resource, "mimeType");
     if let Some(text) = resource.get("text").and_then(Value::as_str) {

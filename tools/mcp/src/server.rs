@@ -29,11 +29,14 @@ const HEALTHY_AFTER: Duration = Duration::from_secs(60);
 /// Settings shared by every server of a client set.
 #[derive(Clone)]
 pub struct ClientOptions {
+    /// The project root: stdio servers and `headersHelper` commands start
+    /// there, with `CLAUDE_PROJECT_DIR` set to it.
     pub project_dir: PathBuf,
     /// Connect limit (`MCP_TIMEOUT`, default 30 s).
     pub connect_timeout: Duration,
     /// Per-call limits when a server sets none.
     pub limits: crate::call::CallLimits,
+    /// Answers the servers' elicitation requests; `None`: they are declined.
     pub elicitor: Option<Arc<dyn Elicitor>>,
     /// Shows OAuth authorization URLs to the user; `None`: servers that
     /// need a login are reported with how to log in (`baton mcp login`).
@@ -83,19 +86,25 @@ impl ClientOptions {
 
 /// Where a server is in its life.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ServerState {
+    /// The first connection is being made.
     Connecting,
+    /// Connected; calls go through.
     Ready,
     /// Died; restart `attempt` (1-based) is pending.
     Restarting {
+        /// Which restart this is, from 1.
         attempt: usize,
     },
     /// Could not be (re)started; calls fail at once with this reason.
     Failed(String),
+    /// Stopped by the host (`stop` or `kill_now`); not restarted.
     Stopped,
 }
 
 impl ServerState {
+    /// A short description for `baton mcp list` and messages.
     pub fn label(&self) -> String {
         match self {
             ServerState::Connecting => "connecting".into(),
@@ -116,15 +125,15 @@ pub(crate) struct Live {
 }
 
 impl Live {
-    pub fn peer(&self) -> &Peer<RoleClient> {
+    pub(crate) fn peer(&self) -> &Peer<RoleClient> {
         self.service.peer()
     }
 
-    pub fn handler(&self) -> &Handler {
+    pub(crate) fn handler(&self) -> &Handler {
         self.service.service()
     }
 
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.service.is_closed()
             || self.peer().is_transport_closed()
             || self
@@ -133,7 +142,7 @@ impl Live {
                 .is_some_and(|p| p.exit_status().is_some())
     }
 
-    pub fn stderr_tail(&self, n: usize) -> Vec<String> {
+    pub(crate) fn stderr_tail(&self, n: usize) -> Vec<String> {
         self.process
             .as_ref()
             .map(|p| p.stderr.tail(n))
@@ -143,6 +152,7 @@ impl Live {
 
 /// One server and its connection.
 pub struct Server {
+    /// The server's configuration.
     pub spec: ServerSpec,
     opts: ClientOptions,
     live: Mutex<Option<Arc<Live>>>,
@@ -182,14 +192,17 @@ impl Server {
         })
     }
 
+    /// The server's name (its tools' prefix `mcp__<name>__`).
     pub fn name(&self) -> &str {
         &self.spec.name
     }
 
+    /// Where the server is in its life now.
     pub fn state(&self) -> ServerState {
         self.state.borrow().clone()
     }
 
+    /// The settings this server was started with.
     pub fn options(&self) -> &ClientOptions {
         &self.opts
     }
@@ -207,6 +220,8 @@ impl Server {
             .and_then(|l| l.process.as_ref().map(ServerProcess::pid))
     }
 
+    /// The last `n` lines the server's process wrote to stderr (of the
+    /// previous process after a crash); empty for HTTP servers.
     pub fn stderr_tail(&self, n: usize) -> Vec<String> {
         match self.live.lock().as_ref() {
             Some(live) if live.process.is_some() => live.stderr_tail(n),

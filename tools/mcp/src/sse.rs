@@ -30,7 +30,7 @@ use crate::process::MAX_FRAME;
 
 /// An error of the SSE transport, with a message that says what failed.
 #[derive(Debug)]
-pub struct SseError(pub String);
+pub(crate) struct SseError(pub String);
 
 impl std::fmt::Display for SseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -1,5 +1,7 @@
 //! Where server entries come from, and who wins.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 use std::path::Path;
 
 use baton_mcp::{load, LoadOptions, Scope, TransportSpec};

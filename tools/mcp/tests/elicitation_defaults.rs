@@ -2,6 +2,8 @@
 //! reaches the server with its `default`. The server (servers/handmade.py)
 //! returns the raw `elicitation/create` result it received.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 
 use std::sync::Arc;

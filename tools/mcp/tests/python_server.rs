@@ -2,6 +2,8 @@
 //! parallel calls, timeouts, cancellation, progress, crashes and restarts,
 //! junk on stdout, huge output, elicitation, list_changed.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 
 use std::sync::Arc;

@@ -2,6 +2,8 @@
 //! SDK (mcp 2.3.0): the legacy HTTP+SSE transport (`"type": "sse"`), and a
 //! remote server (SSE or streamable HTTP) that dies and comes back.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 
 use std::process::Stdio;

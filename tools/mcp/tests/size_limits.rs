@@ -3,6 +3,8 @@
 //! server unaffected. Real servers: servers/oversized.py over stdio and
 //! streamable HTTP.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+
 mod common;
 
 use std::time::{Duration, Instant};

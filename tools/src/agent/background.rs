@@ -25,7 +25,7 @@ use crate::bash::output::{Capture, CaptureSpec};
 use crate::bash::TaskOwner;
 
 /// The session slot holding the root of background agents.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct BackgroundAgents {
     root: CancelScope,
 }

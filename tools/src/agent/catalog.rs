@@ -38,7 +38,7 @@ pub struct AgentCatalog {
 
 /// `subagent_type` as matched: case and separators (`-`, `_`, space, `.`)
 /// do not count, so `general_purpose` and `GeneralPurpose` both work.
-pub fn normalize(name: &str) -> String {
+pub(crate) fn normalize(name: &str) -> String {
     name.chars()
         .filter(|c| !matches!(c, '-' | '_' | ' ' | '.'))
         .flat_map(char::to_lowercase)
@@ -144,15 +144,18 @@ impl AgentCatalog {
         }
     }
 
+    /// The catalog with `def` added (replacing one of the same name).
     pub fn with(mut self, def: AgentDefinition) -> Self {
         self.insert(def);
         self
     }
 
+    /// Every definition, in the order they were added.
     pub fn definitions(&self) -> impl Iterator<Item = &Arc<AgentDefinition>> {
         self.defs.iter()
     }
 
+    /// The name of every definition.
     pub fn names(&self) -> Vec<String> {
         self.defs.iter().map(|d| d.name.clone()).collect()
     }
@@ -207,6 +210,8 @@ fn where_from(source: &DefinitionSource) -> String {
         DefinitionSource::User(p) => format!("{} (user)", p.display()),
         DefinitionSource::Project(p) => format!("{} (project)", p.display()),
         DefinitionSource::Host => "the host's definition".into(),
+        // A source added to the engine later: named generically.
+        _ => "a definition from elsewhere".into(),
     }
 }
 

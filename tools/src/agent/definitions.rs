@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use baton_engine::subagent::{AgentDefinition, DefinitionSource};
 use baton_engine::PermissionMode;
-use serde_yaml::Value;
+use yaml_serde::Value;
 
 /// Keys Claude Code documents that Baton reads.
 const KNOWN_KEYS: [&str; 7] = [
@@ -24,18 +24,20 @@ const KNOWN_KEYS: [&str; 7] = [
 
 /// A definition parsed from text, with what was wrong in it.
 #[derive(Debug)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     pub definition: Option<AgentDefinition>,
     pub diagnostics: Vec<String>,
 }
 
 /// Parses one agent file's text. `source` names the file in diagnostics;
 /// a file without a `name` takes its file stem.
-pub fn parse(text: &str, source: DefinitionSource) -> Parsed {
+pub(crate) fn parse(text: &str, source: DefinitionSource) -> Parsed {
     let label = match &source {
         DefinitionSource::User(p) | DefinitionSource::Project(p) => p.display().to_string(),
         DefinitionSource::BuiltIn => "built-in".into(),
         DefinitionSource::Host => "host definition".into(),
+        // A source added to the engine later: named generically.
+        _ => "agent definition".into(),
     };
     let mut diagnostics = Vec::new();
     let fail = |msg: String, mut diagnostics: Vec<String>| {
@@ -52,9 +54,9 @@ pub fn parse(text: &str, source: DefinitionSource) -> Parsed {
             diagnostics,
         );
     };
-    let map = match serde_yaml::from_str::<Value>(front) {
+    let map = match yaml_serde::from_str::<Value>(front) {
         Ok(Value::Mapping(map)) => map,
-        Ok(Value::Null) => serde_yaml::Mapping::new(),
+        Ok(Value::Null) => yaml_serde::Mapping::new(),
         Ok(_) => {
             return fail(
                 "the frontmatter is not a mapping of keys".into(),
@@ -187,7 +189,7 @@ pub(crate) fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
 /// starts an entry; indented lines continue it. A value that is valid YAML
 /// on its own keeps its YAML meaning (lists stay lists); any other is
 /// taken as plain text. `None` when no line looks like a key.
-pub(crate) fn key_by_key(front: &str) -> Option<serde_yaml::Mapping> {
+pub(crate) fn key_by_key(front: &str) -> Option<yaml_serde::Mapping> {
     let mut entries: Vec<(String, String)> = Vec::new();
     for line in front.lines() {
         let starts_key = line.split_once(':').filter(|(k, _)| {
@@ -210,9 +212,9 @@ pub(crate) fn key_by_key(front: &str) -> Option<serde_yaml::Mapping> {
     if entries.is_empty() {
         return None;
     }
-    let mut map = serde_yaml::Mapping::new();
+    let mut map = yaml_serde::Mapping::new();
     for (key, raw) in entries {
-        let value = serde_yaml::from_str::<Value>(&format!("v: {raw}"))
+        let value = yaml_serde::from_str::<Value>(&format!("v: {raw}"))
             .ok()
             .and_then(|v| v.get("v").cloned())
             .unwrap_or_else(|| Value::String(raw.trim().to_string()));
@@ -262,7 +264,7 @@ pub(crate) fn tool_list(
 
 /// Definitions from every `*.md` file of `dir` (sorted by file name), with
 /// diagnostics. A missing directory is not a problem.
-pub fn load_dir(dir: &Path, project: bool) -> (Vec<AgentDefinition>, Vec<String>) {
+pub(crate) fn load_dir(dir: &Path, project: bool) -> (Vec<AgentDefinition>, Vec<String>) {
     let mut defs = Vec::new();
     let mut diagnostics = Vec::new();
     let entries = match std::fs::read_dir(dir) {

@@ -16,7 +16,7 @@ const FIELD_CHARS: usize = 256;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListAgentsInput {
+pub(crate) struct ListAgentsInput {
     /// Not available in this build; leave unset.
     #[serde(default)]
     pub channel: Option<String>,
@@ -32,7 +32,7 @@ pub struct ListAgentsInput {
 struct ListAgents;
 
 /// The `ListAgents` tool.
-pub fn tool() -> Result<Tool, baton_engine::schema::InvalidSchema> {
+pub(crate) fn tool() -> Result<Tool, baton_engine::schema::InvalidSchema> {
     let def = ToolDef::new(
         "ListAgents",
         "Lists the agents of this session you can SendMessage to: every subagent started \

@@ -28,7 +28,7 @@ const TO_CHARS: usize = 300;
 /// session.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SendMessageInput {
+pub(crate) struct SendMessageInput {
     /// Recipient: the name or agentId of an agent of this session
     pub to: String,
     /// Plain text message content
@@ -43,7 +43,7 @@ pub struct SendMessageInput {
 struct SendMessage;
 
 /// The `SendMessage` tool.
-pub fn tool() -> Result<Tool, baton_engine::schema::InvalidSchema> {
+pub(crate) fn tool() -> Result<Tool, baton_engine::schema::InvalidSchema> {
     let def = ToolDef::new(
         "SendMessage",
         "Send a message to another agent of this session.\n\n\

@@ -10,14 +10,14 @@
 //! [`SubagentRunner`]: baton_engine::subagent::SubagentRunner
 
 pub mod background;
-pub mod catalog;
-pub mod definitions;
+pub(crate) mod catalog;
+pub(crate) mod definitions;
 mod run;
 /// Runs an `Agent` call's work for another tool (a forked skill).
 pub(crate) use run::run as run_agent;
-pub mod list;
-pub mod messaging;
-pub mod tool_names;
+pub(crate) mod list;
+pub(crate) mod messaging;
+pub(crate) mod tool_names;
 pub mod tree;
 mod worktree;
 

@@ -12,7 +12,7 @@ use baton_engine::aliases::canonical_tool_name;
 /// Built-in tools Baton offers (the registry test keeps this list true),
 /// plus the MCP tools the host adds when servers are configured (resources,
 /// `RefreshMcpTools`, `WaitForMcpServers`).
-pub const BATON_TOOLS: &[&str] = &[
+pub(crate) const BATON_TOOLS: &[&str] = &[
     "Agent",
     "AskUserQuestion",
     "Bash",
@@ -48,7 +48,7 @@ pub const BATON_TOOLS: &[&str] = &[
 
 /// Claude Code's `BUILTIN_TOOL_NAMES` (`@anthropic-ai/claude-agent-sdk`
 /// 0.3.332, `sdk.d.ts`).
-pub const CLAUDE_CODE_TOOLS: &[&str] = &[
+pub(crate) const CLAUDE_CODE_TOOLS: &[&str] = &[
     "Agent",
     "Artifact",
     "AskUserQuestion",
@@ -108,7 +108,7 @@ pub const CLAUDE_CODE_TOOLS: &[&str] = &[
 /// A warning for each entry of `names` (a `tools:`-style list, entries may
 /// carry a rule such as `Bash(git:*)`) that Baton cannot honour; `key` and
 /// `label` (the file) name where it was written.
-pub fn check(names: &[String], key: &str, label: &str) -> Vec<String> {
+pub(crate) fn check(names: &[String], key: &str, label: &str) -> Vec<String> {
     let mut out = Vec::new();
     for entry in names {
         let tool = entry.split('(').next().unwrap_or(entry).trim();

@@ -19,14 +19,20 @@ use serde_json::Value;
 
 /// Where a subagent is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AgentState {
+    /// Its run goes on (in the foreground or the background).
     Running,
+    /// Its run ended with a final answer.
     Finished,
+    /// Its run ended with an error.
     Failed,
+    /// Its run was cancelled before it finished.
     Cancelled,
 }
 
 impl AgentState {
+    /// The state's name in task lists and `SendMessage` replies.
     pub fn as_str(self) -> &'static str {
         match self {
             AgentState::Running => "running",
@@ -38,18 +44,25 @@ impl AgentState {
 }
 
 /// One subagent of the session.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct AgentRecord {
+    /// The agent id, as `SendMessage` and `TaskOutput` name it.
     pub id: String,
     /// The `name` given at launch, if any.
     pub name: Option<String>,
+    /// The definition it runs as (`subagent_type`).
     pub agent_type: String,
+    /// The short task description given at launch.
     pub description: String,
     /// The subagent that started it; `None`: the main agent.
     pub parent: Option<String>,
+    /// Where it is in its life.
     pub state: AgentState,
+    /// Whether it was launched with `run_in_background`.
     pub background: bool,
+    /// Messages sent to it, read between its turns.
     pub inbox: Arc<Inbox>,
+    /// When it was first launched.
     pub started: Instant,
     pub(crate) definition: Arc<AgentDefinition>,
     pub(crate) model: Option<String>,
@@ -57,7 +70,7 @@ pub struct AgentRecord {
 }
 
 /// The session slot holding every subagent record, in start order.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct AgentTree {
     records: Mutex<Vec<AgentRecord>>,
 }
@@ -72,6 +85,7 @@ pub(crate) enum Delivery {
 }
 
 impl AgentTree {
+    /// The session's tree (created empty on first use).
     pub fn of(session: &Session) -> Arc<AgentTree> {
         session.slots().get_or_default::<AgentTree>()
     }

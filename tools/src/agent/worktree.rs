@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::git::{self, Writes};
 
-pub struct Worktree {
+pub(super) struct Worktree {
     pub path: PathBuf,
     pub branch: String,
     repo: PathBuf,
@@ -19,7 +19,11 @@ pub struct Worktree {
 
 impl Worktree {
     /// Creates the worktree of `agent_id` for the repository holding `cwd`.
-    pub async fn create(cwd: &Path, state_dir: &Path, agent_id: &str) -> Result<Worktree, String> {
+    pub(super) async fn create(
+        cwd: &Path,
+        state_dir: &Path,
+        agent_id: &str,
+    ) -> Result<Worktree, String> {
         let repo = git::toplevel(cwd).await.map_err(|_| {
             format!(
                 "isolation \"worktree\" needs a git repository, and {} is not in one",
@@ -52,7 +56,7 @@ impl Worktree {
     }
 
     /// The working directory inside the worktree matching `cwd` in the repo.
-    pub fn cwd_for(&self, cwd: &Path) -> PathBuf {
+    pub(super) fn cwd_for(&self, cwd: &Path) -> PathBuf {
         match cwd.strip_prefix(&self.repo) {
             Ok(rel) => self.path.join(rel),
             Err(_) => self.path.clone(),
@@ -60,7 +64,7 @@ impl Worktree {
     }
 
     /// Removes the worktree if unchanged; otherwise says where it is.
-    pub async fn finish(self) -> Option<String> {
+    pub(super) async fn finish(self) -> Option<String> {
         let status = git::query(&self.path, &["status", "--porcelain"]).await;
         let head = git::query(&self.path, &["rev-parse", "HEAD"]).await;
         let unchanged = matches!((&status, &head), (Ok(s), Ok(h)) if s.trim().is_empty() && h.trim() == self.base);

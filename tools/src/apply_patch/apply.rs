@@ -13,7 +13,7 @@ use crate::files::open;
 
 /// What the patch does to one real path.
 #[derive(Debug)]
-pub struct Planned {
+pub(crate) struct Planned {
     pub path: PathBuf,
     /// `None` removes the file.
     pub content: Option<String>,
@@ -24,10 +24,10 @@ pub struct Planned {
 
 /// Resolves a patch path to the real file (the caller's rule for relative
 /// paths and symlinks).
-pub type Resolve<'a> = &'a dyn Fn(&str) -> PathBuf;
+pub(crate) type Resolve<'a> = &'a dyn Fn(&str) -> PathBuf;
 
 /// Computes every change without touching the disk.
-pub fn plan(ops: &[FileOp], resolve: Resolve<'_>) -> Result<Vec<Planned>, String> {
+pub(crate) fn plan(ops: &[FileOp], resolve: Resolve<'_>) -> Result<Vec<Planned>, String> {
     let mut planned: Vec<Planned> = Vec::new();
     for op in ops {
         let path = resolve(op.path());
@@ -112,7 +112,7 @@ fn read(path: &Path, shown: &str) -> Result<Option<Vec<u8>>, String> {
 
 /// Writes the plan; on the first failure, restores every file already
 /// changed and reports the failure.
-pub fn commit(
+pub(crate) fn commit(
     planned: &[Planned],
     write: &dyn Fn(&Path, &[u8]) -> std::io::Result<()>,
 ) -> Result<(), String> {
@@ -153,7 +153,7 @@ fn rollback(done: &[Planned], write: &dyn Fn(&Path, &[u8]) -> std::io::Result<()
 /// The file's new text after every hunk, in order. Lines are matched
 /// exactly first, then ignoring trailing whitespace, then ignoring
 /// surrounding whitespace (models get indentation of blank-ish lines wrong).
-pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, String> {
+pub(crate) fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, String> {
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let mut pos = 0;
     for (n, h) in hunks.iter().enumerate() {

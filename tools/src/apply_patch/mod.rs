@@ -12,8 +12,8 @@
 //! Write). A patch naming several files is judged on each
 //! (`further_permission_targets`); the strictest decision stands.
 
-pub mod apply;
-pub mod parse;
+pub(crate) mod apply;
+pub(crate) mod parse;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -35,6 +35,7 @@ pub const NAME: &str = "apply_patch";
 /// The Lark grammar OpenAI constrains a freeform `apply_patch` call with.
 pub use baton_engine::wire::codex::APPLY_PATCH_GRAMMAR as GRAMMAR;
 
+/// The input of `apply_patch`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApplyPatchInput {
@@ -51,6 +52,8 @@ space (unchanged context, about three lines before and after each change), `-` (
 (added). `*** End of File` after a hunk anchors it at the end of the file. Paths are relative to \
 the working directory or absolute. The patch applies entirely or not at all.";
 
+/// The `apply_patch` tool: adds, deletes, moves and edits files from one
+/// patch in the Codex format.
 pub fn tool() -> Result<Tool, InvalidSchema> {
     let def = ToolDef::new(NAME, DESCRIPTION).search_hint("patch edit add delete move files diff");
     Tool::typed::<ApplyPatchInput, _>(def, ApplyPatchTool)

@@ -17,7 +17,7 @@
 
 /// One file operation of a patch.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FileOp {
+pub(crate) enum FileOp {
     Add {
         path: String,
         content: String,
@@ -34,7 +34,7 @@ pub enum FileOp {
 
 impl FileOp {
     /// The path the operation names first (the source of a move).
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         match self {
             FileOp::Add { path, .. } | FileOp::Delete { path } | FileOp::Update { path, .. } => {
                 path
@@ -46,7 +46,7 @@ impl FileOp {
 /// One `@@` hunk of an update: `old` lines (context and removals, in order)
 /// are replaced by `new` lines (context and additions).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Hunk {
+pub(crate) struct Hunk {
     /// The text after `@@ `: a line to find before looking for `old`.
     pub anchor: Option<String>,
     pub old: Vec<String>,
@@ -65,7 +65,7 @@ const EOF_MARK: &str = "*** End of File";
 
 /// A patch that could not be read: where and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParseError {
+pub(crate) struct ParseError {
     pub line: usize,
     pub reason: String,
 }
@@ -87,7 +87,7 @@ fn err<T>(line: usize, reason: impl Into<String>) -> Result<T, ParseError> {
 
 /// Reads a whole patch. Models often wrap it in a heredoc
 /// (`apply_patch <<'EOF'` … `EOF`); that wrapping is taken off first.
-pub fn parse(text: &str) -> Result<Vec<FileOp>, ParseError> {
+pub(crate) fn parse(text: &str) -> Result<Vec<FileOp>, ParseError> {
     let lines: Vec<&str> = text.lines().collect();
     let (start, end) = body_bounds(&lines)?;
     let mut ops = Vec::new();

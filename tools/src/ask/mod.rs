@@ -2,7 +2,7 @@
 //!
 //! The schema is Claude Code's (`sdk-tools.d.ts`): 1–4 questions, each with
 //! a header of at most 12 characters and 2–4 options, single or multiple
-//! choice. The questions go to the host's [`QuestionAsker`]; the answers
+//! choice. The questions go to the host's [`QuestionAsker`](baton_engine::questions::QuestionAsker); the answers
 //! come back keyed by question text, as Claude Code gives them, both as
 //! text for the model and as the structured `tool_response` hooks see.
 //! With no one to ask, the result says so and tells the model to go on.
@@ -32,6 +32,8 @@ has a short `header` (at most 12 characters), 2 to 4 `options` with a `label` an
 `description`, and `multiSelect` when several options may be chosen. Do not add an \
 \"Other\" option: the user can always answer in their own words.";
 
+/// The `AskUserQuestion` tool: multiple-choice questions to the user,
+/// answered through the host's question service.
 pub fn tool() -> Result<Tool, baton_engine::schema::InvalidSchema> {
     let def = ToolDef::new("AskUserQuestion", DESCRIPTION)
         .search_hint("ask the user a question choice clarify preference")
@@ -92,6 +94,9 @@ impl ToolLogic<Value> for AskUserQuestion {
             QuestionAnswer::Unavailable => {
                 unanswered(&questions, "No one was available to answer the questions.")
             }
+            // An answer this tool does not know (added to the engine later)
+            // is no answer: the model is not told the user chose anything.
+            _ => unanswered(&questions, "No one was available to answer the questions."),
         })
     }
 }

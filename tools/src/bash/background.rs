@@ -51,6 +51,19 @@ pub struct BackgroundTasks {
     inner: Mutex<Inner>,
 }
 
+// By hand: the tasks hold process groups; their ids are what a reader needs.
+// `try_lock`: printing must not wait for (or deadlock with) a holder.
+impl std::fmt::Debug for BackgroundTasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut out = f.debug_struct("BackgroundTasks");
+        match self.inner.try_lock() {
+            Some(inner) => out.field("tasks", &inner.tasks.keys().collect::<Vec<_>>()),
+            None => out.field("tasks", &"<locked>"),
+        };
+        out.finish_non_exhaustive()
+    }
+}
+
 #[derive(Default)]
 struct Inner {
     next_id: u64,

@@ -66,6 +66,7 @@ pub struct BashConfig {
     pub drain: Duration,
     /// No progress before this much time.
     pub progress_delay: Duration,
+    /// Time between two progress reports after the first.
     pub progress_every: Duration,
     /// Longest `TaskOutput` wait when the call gives none.
     pub task_output_default_wait: Duration,

@@ -13,6 +13,7 @@ use super::background::{self, Finish, Task};
 use super::report;
 use super::BashConfig;
 
+/// The input of `TaskOutput`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskOutputInput {
@@ -30,6 +31,7 @@ fn default_true() -> bool {
     true
 }
 
+/// The input of `TaskStop`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskStopInput {

@@ -30,6 +30,7 @@ use super::BashConfig;
 /// command travels as one.
 const MAX_COMMAND_BYTES: usize = 128 * 1024 - 1;
 
+/// The input of `Bash`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashInput {

@@ -11,11 +11,11 @@
 use std::collections::VecDeque;
 
 /// Bytes kept per session between two reads (head + tail).
-pub const BUFFER_BYTES: usize = 1024 * 1024;
+pub(crate) const BUFFER_BYTES: usize = 1024 * 1024;
 
 /// New output, bounded.
 #[derive(Debug)]
-pub struct HeadTail {
+pub(crate) struct HeadTail {
     limit: usize,
     head: Vec<u8>,
     tail: VecDeque<u8>,
@@ -25,7 +25,7 @@ pub struct HeadTail {
 
 /// What one read takes out.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Taken {
+pub(crate) struct Taken {
     pub head: Vec<u8>,
     pub tail: Vec<u8>,
     /// Bytes dropped between `head` and `tail`.
@@ -34,7 +34,7 @@ pub struct Taken {
 
 impl Taken {
     /// The text the model reads, with a marker where bytes were dropped.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut text = String::from_utf8_lossy(&self.head).into_owned();
         if self.omitted > 0 {
             text.push_str(&format!("\n[… {} bytes omitted …]\n", self.omitted));
@@ -43,13 +43,21 @@ impl Taken {
         text
     }
 
-    pub fn len(&self) -> usize {
+    /// Bytes kept (the head and the tail), for the tests' checks.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.head.len() + self.tail.len()
+    }
+
+    /// Whether nothing was kept, for the tests' checks.
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The end of what was taken, bounded for the host; bytes dropped in
     /// the middle count as truncation.
-    pub fn stream_tail(&self) -> baton_engine::shell_details::StreamTail {
+    pub(crate) fn stream_tail(&self) -> baton_engine::shell_details::StreamTail {
         let mut tail = baton_engine::shell_details::TailCollector::default();
         tail.push(&self.head);
         tail.push(&self.tail);
@@ -58,15 +66,11 @@ impl Taken {
         out.truncated |= self.omitted > 0;
         out
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 impl HeadTail {
     /// A buffer of `limit` bytes (at least 2).
-    pub fn new(limit: usize) -> HeadTail {
+    pub(crate) fn new(limit: usize) -> HeadTail {
         HeadTail {
             limit: limit.max(2),
             head: Vec::new(),
@@ -77,15 +81,11 @@ impl HeadTail {
     }
 
     /// Bytes ever pushed (read or not).
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.total
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.head.is_empty() && self.tail.is_empty() && self.omitted == 0
-    }
-
-    pub fn push(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
         self.total += bytes.len() as u64;
         let head_room = (self.limit / 2).saturating_sub(self.head.len());
         // The head fills only while nothing has gone to the tail yet, so
@@ -112,7 +112,7 @@ impl HeadTail {
     }
 
     /// Takes everything held, leaving the buffer empty (the total stays).
-    pub fn take(&mut self) -> Taken {
+    pub(crate) fn take(&mut self) -> Taken {
         let taken = Taken {
             head: std::mem::take(&mut self.head),
             tail: std::mem::take(&mut self.tail).into(),

@@ -21,14 +21,14 @@
 //! - [`tools`]: the two tools;
 //! - [`reply`]: codex's reply text.
 
-pub mod buffer;
+pub(crate) mod buffer;
 mod input;
 mod judge;
 mod process;
 mod reply;
 mod session;
 mod state;
-pub mod store;
+pub(crate) mod store;
 mod terminal;
 mod tools;
 
@@ -40,8 +40,9 @@ use baton_engine::Tool;
 pub use store::{stop_all, stop_all_now, ExecSessions, MAX_SESSIONS, WARN_SESSIONS};
 pub use tools::{exec_command, write_stdin, ExecCommandInput, WriteStdinInput};
 
-/// Shortest and longest wait of one call.
+/// The shortest wait of one call.
 pub const MIN_YIELD: Duration = Duration::from_millis(250);
+/// The longest wait of one call.
 pub const MAX_YIELD: Duration = Duration::from_secs(30);
 
 /// Limits of the session tools.

@@ -21,9 +21,24 @@ pub const MAX_SESSIONS: usize = 64;
 /// From this many sessions on, a new one comes with a warning.
 pub const WARN_SESSIONS: usize = 60;
 
+/// The session's `exec_command` sessions (a session slot): each a process
+/// that goes on between calls, until it exits or is stopped.
 #[derive(Default)]
 pub struct ExecSessions {
     inner: Mutex<Inner>,
+}
+
+// By hand: the sessions hold live processes; their ids are what a reader
+// needs. `try_lock`: printing must not wait for (or deadlock with) a holder.
+impl std::fmt::Debug for ExecSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut out = f.debug_struct("ExecSessions");
+        match self.inner.try_lock() {
+            Some(inner) => out.field("sessions", &inner.sessions.keys().collect::<Vec<_>>()),
+            None => out.field("sessions", &"<locked>"),
+        };
+        out.finish_non_exhaustive()
+    }
 }
 
 #[derive(Default)]
@@ -53,10 +68,12 @@ impl ExecSessions {
         self.inner.lock().sessions.remove(&id)
     }
 
+    /// How many sessions are open.
     pub fn len(&self) -> usize {
         self.inner.lock().sessions.len()
     }
 
+    /// Whether no session is open.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -28,6 +28,7 @@ const MAX_COMMAND_BYTES: usize = 128 * 1024 - 1;
 /// Most bytes one `write_stdin` sends.
 const MAX_CHARS_BYTES: usize = 64 * 1024;
 
+/// The input of `exec_command`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecCommandInput {
@@ -63,6 +64,7 @@ pub struct ExecCommandInput {
     pub prefix_rule: Option<Vec<String>>,
 }
 
+/// The input of `write_stdin`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteStdinInput {

@@ -26,7 +26,11 @@ use super::open::{self, Dir};
 /// Writes `bytes` to `target` (a judged path) atomically. `keep` are the
 /// permissions of the file being replaced; new files get 0666 minus the
 /// umask, like any editor.
-pub fn write_atomic(target: &Path, bytes: &[u8], keep: Option<Permissions>) -> io::Result<()> {
+pub(crate) fn write_atomic(
+    target: &Path,
+    bytes: &[u8],
+    keep: Option<Permissions>,
+) -> io::Result<()> {
     let Some((dir, name)) = open::parent_and_name(target)? else {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

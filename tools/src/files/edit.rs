@@ -26,6 +26,7 @@ use super::{atomic, missing, paths, read, write, write_lock};
 /// Diffs longer than this are cut.
 const MAX_DIFF_CHARS: usize = 6_000;
 
+/// The input of `Edit`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditInput {
@@ -48,10 +49,17 @@ file exactly (copy it from Read's output without the line-number prefix) and occ
 unless `replace_all` is true; include surrounding lines to make it unique. An empty `old_string` \
 creates a file that does not exist yet. Returns a diff of the change.";
 
+/// The `Edit` tool: replaces exact text in a file the model read.
+///
+/// # Panics
+///
+/// If its input schema is invalid, which is a bug; [`try_edit_tool`]
+/// returns the error instead.
 pub fn edit_tool() -> Tool {
     super::built(try_edit_tool())
 }
 
+/// The `Edit` tool, or why its input schema is invalid.
 pub fn try_edit_tool() -> Result<Tool, InvalidSchema> {
     let def = ToolDef::new("Edit", DESCRIPTION).search_hint("edit replace text in file");
     Tool::typed::<EditInput, _>(def, EditTool)

@@ -12,21 +12,26 @@ use similar::TextDiff;
 
 /// The result of a successful replacement.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Applied {
+pub(super) struct Applied {
     pub content: String,
     pub count: usize,
 }
 
 /// How a replacement failed; the tool words the message with the file name.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Failure {
+pub(super) enum Failure {
     NotFound,
     NotUnique(usize),
 }
 
 /// Replaces `old` by `new` in `content`: exactly one occurrence, or all of
 /// them with `replace_all`.
-pub fn replace(content: &str, old: &str, new: &str, replace_all: bool) -> Result<Applied, Failure> {
+pub(super) fn replace(
+    content: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<Applied, Failure> {
     let crlf = uses_crlf(content);
     let adapted_old = adapt(old, crlf);
     let candidates = [old, adapted_old.as_str()];
@@ -59,14 +64,14 @@ pub fn replace(content: &str, old: &str, new: &str, replace_all: bool) -> Result
 }
 
 /// Whether most line breaks of `content` are `\r\n`.
-pub fn uses_crlf(content: &str) -> bool {
+pub(super) fn uses_crlf(content: &str) -> bool {
     let crlf = content.matches("\r\n").count();
     let lf = content.matches('\n').count();
     crlf > 0 && crlf * 2 >= lf
 }
 
 /// `text` with its line breaks in the file's convention.
-pub fn adapt(text: &str, crlf: bool) -> String {
+pub(super) fn adapt(text: &str, crlf: bool) -> String {
     let lf = text.replace("\r\n", "\n");
     if crlf {
         lf.replace('\n', "\r\n")
@@ -77,7 +82,7 @@ pub fn adapt(text: &str, crlf: bool) -> String {
 
 /// When `old` is not in `content`: where its first line is, ignoring
 /// indentation, so the model can see how the text around it differs.
-pub fn near_miss(content: &str, old: &str) -> Option<String> {
+pub(super) fn near_miss(content: &str, old: &str) -> Option<String> {
     let first = old.lines().map(str::trim).find(|l| !l.is_empty())?;
     let hits: Vec<String> = content
         .lines()
@@ -98,7 +103,7 @@ pub fn near_miss(content: &str, old: &str) -> Option<String> {
 
 /// A unified diff of the change with a few lines of context, cut at
 /// `max_chars` so a sweeping `replace_all` cannot flood the result.
-pub fn diff_snippet(before: &str, after: &str, name: &str, max_chars: usize) -> String {
+pub(super) fn diff_snippet(before: &str, after: &str, name: &str, max_chars: usize) -> String {
     let before = before.replace("\r\n", "\n");
     let after = after.replace("\r\n", "\n");
     // A sweeping change of a big file has a huge minimal diff; past the

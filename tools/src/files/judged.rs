@@ -29,7 +29,7 @@ use baton_engine::ToolContext;
 use parking_lot::Mutex;
 
 /// Entries kept at most, for calls that were judged but never ran.
-pub const MAX_ENTRIES: usize = 4096;
+pub(crate) const MAX_ENTRIES: usize = 4096;
 
 type Key = (String, PathBuf);
 
@@ -56,7 +56,7 @@ fn key(path: &Path, ctx: &ToolContext) -> Key {
 
 /// The resolution of the absolute `path` judged in this call: made (and
 /// kept) by the first question, the same for every later one.
-pub fn judged(path: &Path, ctx: &ToolContext) -> PathBuf {
+pub(crate) fn judged(path: &Path, ctx: &ToolContext) -> PathBuf {
     let slot = slot(ctx);
     let key = key(path, ctx);
     if let Some((_, real)) = slot.table.lock().entries.get(&key) {
@@ -84,7 +84,7 @@ pub fn judged(path: &Path, ctx: &ToolContext) -> PathBuf {
 
 /// The judged resolution of `path` for the tool about to act on it; the
 /// entry is done with.
-pub fn take(path: &Path, ctx: &ToolContext) -> PathBuf {
+pub(crate) fn take(path: &Path, ctx: &ToolContext) -> PathBuf {
     let taken = slot(ctx).table.lock().entries.remove(&key(path, ctx));
     match taken {
         Some((_, real)) => real,
@@ -94,7 +94,7 @@ pub fn take(path: &Path, ctx: &ToolContext) -> PathBuf {
 
 /// Forgets what an earlier call with this id left for `path`: a call's
 /// judgement starts from the disk as it is when the call is validated.
-pub fn forget(path: &Path, ctx: &ToolContext) {
+pub(crate) fn forget(path: &Path, ctx: &ToolContext) {
     slot(ctx).table.lock().entries.remove(&key(path, ctx));
 }
 

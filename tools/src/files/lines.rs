@@ -14,7 +14,7 @@ use super::read_state;
 
 /// Bounds of one text view.
 #[derive(Clone, Copy, Debug)]
-pub struct Window {
+pub(super) struct Window {
     /// First line shown, 1-based.
     pub start: u64,
     /// How many lines at most.
@@ -29,7 +29,7 @@ pub struct Window {
 
 /// The view, plus what the notes and the read state need.
 #[derive(Debug, Default)]
-pub struct Rendered {
+pub(super) struct Rendered {
     pub text: String,
     pub total_lines: u64,
     /// Last line included in `text` (0 when none).
@@ -52,7 +52,7 @@ const CHUNK: usize = 64 * 1024;
 
 /// Streams `reader` and renders the lines of `window`. `stop` is polled
 /// between chunks, so a cancelled call does not keep reading a huge file.
-pub fn render(
+pub(super) fn render(
     mut reader: impl Read,
     window: Window,
     stop: &dyn Fn() -> bool,

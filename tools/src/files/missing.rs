@@ -15,7 +15,7 @@ const MAX_ENTRIES: usize = 5_000;
 const MAX_SUGGESTIONS: usize = 3;
 
 /// "does not exist" text for `real`, with suggestions when there are any.
-pub fn not_found(shown: &str, real: &Path, cwd: &Path) -> String {
+pub(super) fn not_found(shown: &str, real: &Path, cwd: &Path) -> String {
     let mut text = format!("File does not exist: {shown}.");
     let Some(dir) = real.parent() else {
         return text;
@@ -52,7 +52,7 @@ pub fn not_found(shown: &str, real: &Path, cwd: &Path) -> String {
 }
 
 /// Names in `dir` that look like `name`, best first.
-pub fn close_names(dir: &Dir, name: &str) -> Vec<String> {
+pub(super) fn close_names(dir: &Dir, name: &str) -> Vec<String> {
     let Ok(entries) = dir.names(MAX_ENTRIES) else {
         return Vec::new();
     };

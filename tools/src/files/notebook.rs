@@ -18,6 +18,7 @@ use super::notebook_cells::{self, CellEdit, CellType, EditMode};
 use super::read_state::{self, Existing};
 use super::{atomic, missing, paths, write, write_lock};
 
+/// The input of `NotebookEdit`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NotebookEditInput {
@@ -45,10 +46,18 @@ and not changed since. Address cells by the id Read shows (or a 0-based index). 
 `replace` (default), `insert` (after `cell_id`, or first; needs `cell_type`) or `delete`. \
 Replacing a code cell clears its outputs.";
 
+/// The `NotebookEdit` tool: replaces, inserts or deletes one cell of a
+/// Jupyter notebook.
+///
+/// # Panics
+///
+/// If its input schema is invalid, which is a bug;
+/// [`try_notebook_edit_tool`] returns the error instead.
 pub fn notebook_edit_tool() -> Tool {
     super::built(try_notebook_edit_tool())
 }
 
+/// The `NotebookEdit` tool, or why its input schema is invalid.
 pub fn try_notebook_edit_tool() -> Result<Tool, InvalidSchema> {
     let def = ToolDef::new("NotebookEdit", DESCRIPTION)
         .search_hint("jupyter notebook ipynb cell edit insert delete")

@@ -39,7 +39,7 @@ pub enum EditMode {
 
 /// One requested change.
 #[derive(Clone, Debug)]
-pub struct CellEdit<'a> {
+pub(crate) struct CellEdit<'a> {
     pub cell_id: Option<&'a str>,
     pub new_source: &'a str,
     pub cell_type: Option<CellType>,
@@ -48,13 +48,13 @@ pub struct CellEdit<'a> {
 
 /// A parsed notebook plus the layout needed to write it back the same way.
 #[derive(Debug)]
-pub struct Notebook {
+pub(crate) struct Notebook {
     pub value: Value,
     indent: usize,
     trailing_newline: bool,
 }
 
-pub fn parse(bytes: &[u8]) -> Result<Notebook, String> {
+pub(crate) fn parse(bytes: &[u8]) -> Result<Notebook, String> {
     let value: Value = serde_json::from_slice(bytes)
         .map_err(|e| format!("it is not valid JSON ({e}), so it cannot be edited as a notebook"))?;
     if !value.get("cells").is_some_and(Value::is_array) {
@@ -77,7 +77,7 @@ fn detect_indent(bytes: &[u8]) -> usize {
 }
 
 impl Notebook {
-    pub fn to_bytes(&self) -> Result<Vec<u8>, String> {
+    pub(crate) fn to_bytes(&self) -> Result<Vec<u8>, String> {
         let indent = vec![b' '; self.indent];
         let mut out = Vec::new();
         let fmt = serde_json::ser::PrettyFormatter::with_indent(&indent);
@@ -109,7 +109,7 @@ impl Notebook {
     }
 
     /// Applies `edit`; returns a one-line summary of what changed.
-    pub fn apply(&mut self, edit: &CellEdit<'_>) -> Result<String, String> {
+    pub(crate) fn apply(&mut self, edit: &CellEdit<'_>) -> Result<String, String> {
         let uses_ids = self.uses_ids();
         let cells = self.cells_mut()?;
         match edit.mode {
@@ -177,7 +177,7 @@ impl Notebook {
 
 /// Finds a cell by its id, or else by a 0-based index given as text
 /// (older notebooks have no ids).
-pub fn locate(cells: &[Value], cell_id: &str) -> Result<usize, String> {
+pub(crate) fn locate(cells: &[Value], cell_id: &str) -> Result<usize, String> {
     if let Some(i) = cells
         .iter()
         .position(|c| c.get("id").and_then(Value::as_str) == Some(cell_id))
@@ -267,7 +267,7 @@ fn joined(value: Option<&Value>) -> String {
 
 /// The notebook as the model reads it: each cell with its index, id and type,
 /// then its source and the text of its outputs. `None` if it is not a notebook.
-pub fn render_for_read(bytes: &[u8], max_bytes: usize) -> Option<String> {
+pub(crate) fn render_for_read(bytes: &[u8], max_bytes: usize) -> Option<String> {
     let value: Value = serde_json::from_slice(bytes).ok()?;
     let cells = value.get("cells")?.as_array()?;
     let mut out = String::new();

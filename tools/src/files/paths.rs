@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 use baton_engine::permission::FileAccess;
 use baton_engine::{PermissionTarget, ToolContext};
 
-pub use super::judged::{forget, judged, take};
+pub(crate) use super::judged::{forget, judged, take};
 
 /// Checks the shape of a path argument without touching the disk.
-pub fn check_absolute(param: &str, raw: &str, ctx: &ToolContext) -> Result<(), String> {
+pub(crate) fn check_absolute(param: &str, raw: &str, ctx: &ToolContext) -> Result<(), String> {
     if raw.trim().is_empty() {
         return Err(format!(
             "`{param}` is empty; give the absolute path of the file."
@@ -45,19 +45,19 @@ pub fn check_absolute(param: &str, raw: &str, ctx: &ToolContext) -> Result<(), S
 }
 
 /// The judged location of `raw` in this call: see [`judged`].
-pub fn resolve(raw: &str, ctx: &ToolContext) -> PathBuf {
+pub(crate) fn resolve(raw: &str, ctx: &ToolContext) -> PathBuf {
     judged(&ctx.context.absolute(raw), ctx)
 }
 
 /// The judged location of `raw` for the tool about to act on it; the
 /// call's entry is done with (see [`take`]).
-pub fn acting_on(raw: &str, ctx: &ToolContext) -> PathBuf {
+pub(crate) fn acting_on(raw: &str, ctx: &ToolContext) -> PathBuf {
     take(&ctx.context.absolute(raw), ctx)
 }
 
 /// For `validate_input`: `raw` is judged afresh in this call (see
 /// [`forget`]).
-pub fn new_call(raw: &str, ctx: &ToolContext) {
+pub(crate) fn new_call(raw: &str, ctx: &ToolContext) {
     forget(&ctx.context.absolute(raw), ctx);
 }
 
@@ -67,7 +67,7 @@ pub fn new_call(raw: &str, ctx: &ToolContext) {
 /// A dangling symlink is followed too: writing through `link -> /elsewhere/new`
 /// creates `/elsewhere/new`, so that is the path the permission stage must
 /// judge (the link's own location could be inside the workspace).
-pub fn resolve_now(path: &Path) -> PathBuf {
+pub(crate) fn resolve_now(path: &Path) -> PathBuf {
     let mut path = baton_engine::paths::resolve(path);
     // The same bound the kernel puts on a chain of links; a loop stops here.
     for _ in 0..40 {
@@ -84,7 +84,7 @@ pub fn resolve_now(path: &Path) -> PathBuf {
 }
 
 /// What the permission stage judges for a file tool's call.
-pub fn target(raw: &str, ctx: &ToolContext, access: FileAccess) -> PermissionTarget {
+pub(crate) fn target(raw: &str, ctx: &ToolContext, access: FileAccess) -> PermissionTarget {
     PermissionTarget::Path {
         path: resolve(raw, ctx),
         access,
@@ -92,7 +92,7 @@ pub fn target(raw: &str, ctx: &ToolContext, access: FileAccess) -> PermissionTar
 }
 
 /// A human-readable line naming both paths when a symlink was followed.
-pub fn shown(raw: &str, real: &Path) -> String {
+pub(crate) fn shown(raw: &str, real: &Path) -> String {
     if Path::new(raw) == real {
         raw.to_string()
     } else {

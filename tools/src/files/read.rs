@@ -68,6 +68,7 @@ impl Default for ReadLimits {
     }
 }
 
+/// The input of `Read`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadInput {
@@ -95,10 +96,18 @@ pub fn read_tool() -> Tool {
     read_tool_with(ReadLimits::default())
 }
 
+/// The `Read` tool with `limits`: text with line numbers, images, PDFs
+/// and notebooks.
+///
+/// # Panics
+///
+/// If its input schema is invalid, which is a bug; [`try_read_tool`]
+/// returns the error instead.
 pub fn read_tool_with(limits: ReadLimits) -> Tool {
     super::built(try_read_tool(limits))
 }
 
+/// The `Read` tool with `limits`, or why its input schema is invalid.
 pub fn try_read_tool(limits: ReadLimits) -> Result<Tool, InvalidSchema> {
     let def = ToolDef::new("Read", DESCRIPTION)
         .search_hint("read view file contents lines image notebook")
@@ -182,14 +191,14 @@ impl Job {
                     &self.cwd,
                 )))
             }
-            Ok(Found::Dir(_)) => {
+            Ok(Found::Dir) => {
                 return Err(ToolError::new(format!(
                     "{} is a directory, not a file. To see what it contains, use Glob (pattern `{}/*`) or run `ls` with Bash.",
                     self.shown,
                     self.real.display()
                 )))
             }
-            Ok(Found::Other(_)) => {
+            Ok(Found::Other) => {
                 return Err(ToolError::new(format!(
                     "{} is not a regular file (a device, socket or pipe), so Read will not open it.",
                     self.shown
@@ -381,6 +390,6 @@ fn compose(shown: &str, r: &Rendered, start: u64, file_size: u64, limits: &ReadL
 }
 
 /// Whether a path names a notebook (used by the writing tools' messages).
-pub fn is_notebook(path: &Path) -> bool {
+pub(super) fn is_notebook(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "ipynb")
 }

@@ -31,7 +31,9 @@ use super::open::{self, Found};
 pub struct FileSnapshot {
     /// SHA-256 of the content; `None` when the file was too large to scan.
     pub hash: Option<[u8; 32]>,
+    /// Length in bytes when it was seen.
     pub size: u64,
+    /// Modification time when it was seen, where the file system has one.
     pub mtime: Option<SystemTime>,
     /// (device, inode): Baton's atomic writes always make a new inode.
     pub inode: (u64, u64),
@@ -43,6 +45,7 @@ impl FileSnapshot {
         FileSnapshot::new(Some(hash(bytes)), bytes.len() as u64, meta)
     }
 
+    /// A snapshot from a hash computed elsewhere (`None`: too large to hash).
     pub fn new(hash: Option<[u8; 32]>, size: u64, meta: &Metadata) -> Self {
         FileSnapshot {
             hash,
@@ -73,14 +76,17 @@ pub struct ReadState {
 }
 
 impl ReadState {
+    /// The session's read state (created empty on first use).
     pub fn of(session: &Session) -> std::sync::Arc<ReadState> {
         session.slots().get_or_default::<ReadState>()
     }
 
+    /// Remembers `snapshot` as what the model last saw of `path`.
     pub fn record(&self, path: PathBuf, snapshot: FileSnapshot) {
         self.files.lock().insert(path, snapshot);
     }
 
+    /// What the model last saw of `path`, if it read or wrote it.
     pub fn get(&self, path: &Path) -> Option<FileSnapshot> {
         self.files.lock().get(path).cloned()
     }
@@ -92,6 +98,7 @@ impl ReadState {
     }
 }
 
+/// The SHA-256 of `bytes`, as snapshots hold it.
 pub fn hash(bytes: &[u8]) -> [u8; 32] {
     let mut hasher = Sha256::new();
     hasher.update(bytes);
@@ -103,6 +110,7 @@ pub fn hasher() -> Sha256 {
     Sha256::new()
 }
 
+/// The digest of a streaming [`hasher`], as snapshots hold it.
 pub fn finish(hasher: Sha256) -> [u8; 32] {
     let mut out = [0u8; 32];
     out.copy_from_slice(&hasher.finalize());
@@ -115,7 +123,12 @@ pub enum Existing {
     /// Nothing there yet: no read is required.
     Absent,
     /// There, read by the model, and unchanged since.
-    Unchanged { bytes: Vec<u8>, meta: Metadata },
+    Unchanged {
+        /// The file's content, as read for the check.
+        bytes: Vec<u8>,
+        /// Its metadata at that read (permissions to keep on replacing it).
+        meta: Metadata,
+    },
 }
 
 /// Loads the file at `real` and checks the read-before-write rule.
@@ -131,12 +144,12 @@ pub fn load_for_update(
     let (mut file, meta) = match open::find(real) {
         Ok(Found::File(file, meta)) => (file, meta),
         Ok(Found::Missing) => return Ok(Existing::Absent),
-        Ok(Found::Dir(_)) => {
+        Ok(Found::Dir) => {
             return Err(ToolError::new(format!(
                 "{shown} is a directory, not a file; nothing was changed. Give the path of a file inside it."
             )))
         }
-        Ok(Found::Other(_)) => {
+        Ok(Found::Other) => {
             return Err(ToolError::new(format!(
                 "{shown} is not a regular file (a device, socket or pipe); refusing to {verb} it."
             )))

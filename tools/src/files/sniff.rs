@@ -6,10 +6,10 @@
 //! that costs tokens and can confuse the model.
 
 /// How many leading bytes are inspected.
-pub const SNIFF_LEN: usize = 8192;
+pub(super) const SNIFF_LEN: usize = 8192;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(super) enum Kind {
     Text,
     /// An image format the model APIs accept; the value is the media type.
     Image(&'static str),
@@ -18,7 +18,7 @@ pub enum Kind {
 }
 
 /// Classifies a file from its first [`SNIFF_LEN`] bytes.
-pub fn sniff(head: &[u8]) -> Kind {
+pub(super) fn sniff(head: &[u8]) -> Kind {
     if let Some(media) = image_type(head) {
         return Kind::Image(media);
     }

@@ -17,6 +17,7 @@ use serde::Deserialize;
 use super::read_state::{self, Existing, FileSnapshot, ReadState};
 use super::{atomic, paths, write_lock};
 
+/// The input of `Write`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteInput {
@@ -31,10 +32,17 @@ const DESCRIPTION: &str = "Writes a file to the local file system, replacing it 
 been read with Read in this session, and must not have changed since, or the write is refused. \
 Prefer Edit for changing part of an existing file: it sends only the change.";
 
+/// The `Write` tool: creates or replaces a whole file.
+///
+/// # Panics
+///
+/// If its input schema is invalid, which is a bug; [`try_write_tool`]
+/// returns the error instead.
 pub fn write_tool() -> Tool {
     super::built(try_write_tool())
 }
 
+/// The `Write` tool, or why its input schema is invalid.
 pub fn try_write_tool() -> Result<Tool, InvalidSchema> {
     let def = ToolDef::new("Write", DESCRIPTION).search_hint("write create overwrite file");
     Tool::typed::<WriteInput, _>(def, WriteTool)
@@ -92,7 +100,7 @@ impl ToolLogic<WriteInput> for WriteTool {
 
 /// After a successful write the model knows the file's content: record it so
 /// the next Edit or Write needs no fresh Read.
-pub fn remember(session: &baton_engine::Session, real: &std::path::Path, bytes: &[u8]) {
+pub(crate) fn remember(session: &baton_engine::Session, real: &std::path::Path, bytes: &[u8]) {
     // Without metadata there is no snapshot; the next write then asks for a
     // Read, which is the safe side.
     if let Ok(meta) = super::open::metadata(real) {

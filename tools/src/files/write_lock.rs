@@ -26,12 +26,12 @@ static TABLE: LazyLock<Table> = LazyLock::new(|| Table {
 
 /// Held while a file is checked and replaced; released on drop.
 #[must_use = "the lock is released as soon as the guard is dropped"]
-pub struct PathLock {
+pub(crate) struct PathLock {
     path: PathBuf,
 }
 
 /// Blocks (call it on a blocking thread) until no other writer holds `path`.
-pub fn lock(path: &Path) -> PathLock {
+pub(crate) fn lock(path: &Path) -> PathLock {
     let mut held = TABLE.held.lock();
     while held.contains(path) {
         TABLE.released.wait(&mut held);

@@ -16,9 +16,11 @@ pub async fn toplevel(dir: &Path) -> Result<PathBuf, String> {
 /// One entry of `git worktree list --porcelain -z`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listed {
+    /// The worktree's directory.
     pub path: PathBuf,
     /// `refs/heads/…` stripped; `None` when detached.
     pub branch: Option<String>,
+    /// Whether it is the bare repository entry (no checkout).
     pub bare: bool,
 }
 
@@ -30,6 +32,7 @@ pub async fn worktrees(dir: &Path) -> Result<Vec<Listed>, String> {
     Ok(parse_worktrees(&out))
 }
 
+/// The entries of `git worktree list --porcelain -z` output, in order.
 pub fn parse_worktrees(out: &str) -> Vec<Listed> {
     let mut list = Vec::new();
     let mut current: Option<Listed> = None;

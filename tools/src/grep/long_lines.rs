@@ -13,10 +13,11 @@
 use std::io::{self, Read};
 
 /// Bytes of one line that are searched.
-pub const MAX_SEARCHED_LINE: usize = 1 << 20;
+pub(crate) const MAX_SEARCHED_LINE: usize = 1 << 20;
 
 /// A reader that cuts lines longer than `max` bytes.
-pub struct LineCap<R> {
+#[derive(Debug)]
+pub(crate) struct LineCap<R> {
     inner: R,
     max: usize,
     /// Bytes passed on since the last newline.
@@ -37,7 +38,7 @@ pub struct LineCap<R> {
 const KEPT_NUMBERS: usize = 5;
 
 impl<R: Read> LineCap<R> {
-    pub fn new(inner: R, max: usize) -> Self {
+    pub(crate) fn new(inner: R, max: usize) -> Self {
         LineCap {
             inner,
             max: max.max(1),
@@ -53,7 +54,7 @@ impl<R: Read> LineCap<R> {
 
     /// A reader that fails at the first line longer than `max` bytes (and
     /// sets [`Self::met_long_line`]), passing everything before it on.
-    pub fn stopping(inner: R, max: usize) -> Self {
+    pub(crate) fn stopping(inner: R, max: usize) -> Self {
         LineCap {
             stop: true,
             ..LineCap::new(inner, max)

@@ -13,12 +13,12 @@
 //! - [`long_lines`], [`stream`], [`whole_line`]: lines too long to hold are
 //!   searched whole by streaming them through the pattern's automaton.
 
-pub mod long_lines;
-pub mod options;
-pub mod output;
-pub mod search;
-pub mod stream;
-pub mod whole_line;
+pub(crate) mod long_lines;
+pub(crate) mod options;
+pub(crate) mod output;
+pub(crate) mod search;
+pub(crate) mod stream;
+pub(crate) mod whole_line;
 
 use std::path::Path;
 
@@ -37,6 +37,7 @@ struct Grep {
     default_limit: usize,
 }
 
+/// The `Grep` tool (ripgrep's engine), with the limits of `config`.
 pub fn tool(config: &BuiltinConfig) -> Result<Tool, baton_engine::schema::InvalidSchema> {
     let def = ToolDef::new(
         "Grep",
@@ -119,12 +120,12 @@ fn open_root(judged: &Path, shown: &Path) -> Result<search::Root, ToolError> {
         |e: std::io::Error| ToolError::new(format!("Cannot read {}: {e}.", shown.display()));
     match open::find(judged).map_err(failed)? {
         Found::File(file, _) => Ok(search::Root::File(file)),
-        Found::Dir(_) => Ok(search::Root::Dir(Dir::open(judged).map_err(failed)?)),
+        Found::Dir => Ok(search::Root::Dir(Dir::open(judged).map_err(failed)?)),
         Found::Missing => Err(ToolError::new(format!(
             "The path {} does not exist; check it, or omit `path` to search the working directory.",
             shown.display()
         ))),
-        Found::Other(_) => Err(ToolError::new(format!(
+        Found::Other => Err(ToolError::new(format!(
             "{} is not a regular file or a directory (a device, socket or pipe), so Grep will not read it.",
             shown.display()
         ))),

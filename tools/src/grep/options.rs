@@ -29,6 +29,7 @@ pub enum OutputMode {
     Count,
 }
 
+/// The input of `Grep`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrepInput {
@@ -95,9 +96,8 @@ impl GrepInput {
 }
 
 /// Everything a search needs, built and checked up front.
-pub struct Compiled {
+pub(crate) struct Compiled {
     pub root: PathBuf,
-    pub root_is_file: bool,
     pub matcher: RegexMatcher,
     pub overrides: Override,
     pub types: Types,
@@ -113,13 +113,13 @@ impl std::fmt::Debug for Compiled {
 
 /// Checks the input and builds the matcher and filters; `Err` is the message
 /// for the model.
-pub fn compile(input: &GrepInput, cwd: &Path) -> Result<Compiled, String> {
+pub(crate) fn compile(input: &GrepInput, cwd: &Path) -> Result<Compiled, String> {
     if input.pattern.is_empty() {
         return Err("The pattern is empty; give a regular expression to search for.".into());
     }
     let root = input.search_path(cwd);
-    let root_is_file = match std::fs::metadata(&root) {
-        Ok(meta) => meta.is_file(),
+    match std::fs::metadata(&root) {
+        Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(format!(
                 "The path {} does not exist; check it, or omit `path` to search the \
@@ -128,13 +128,12 @@ pub fn compile(input: &GrepInput, cwd: &Path) -> Result<Compiled, String> {
             ))
         }
         Err(e) => return Err(format!("Cannot read {}: {e}.", root.display())),
-    };
+    }
     Ok(Compiled {
         matcher: matcher(input)?,
         overrides: overrides(input, &root)?,
         types: types(input)?,
         root,
-        root_is_file,
     })
 }
 
@@ -206,7 +205,7 @@ fn types(input: &GrepInput) -> Result<Types, String> {
 }
 
 /// A searcher configured like `rg` for this input.
-pub fn searcher(input: &GrepInput) -> Searcher {
+pub(crate) fn searcher(input: &GrepInput) -> Searcher {
     let (before, after) = input.context_lines();
     SearcherBuilder::new()
         .line_number(true)

@@ -11,19 +11,24 @@ use super::search::Found;
 
 /// Lines longer than this are cut: one minified file could otherwise fill
 /// the whole result.
-pub const MAX_LINE_CHARS: usize = 2_000;
+pub(crate) const MAX_LINE_CHARS: usize = 2_000;
 
 /// The most lines or entries one call returns, even with no `head_limit`.
-pub const MAX_ENTRIES: usize = 100_000;
+pub(crate) const MAX_ENTRIES: usize = 100_000;
 
 /// One content line in rg's layout; `sep` is `:` for matches, `-` for context.
-pub fn content_line(path: Option<&str>, sep: char, number: Option<u64>, bytes: &[u8]) -> String {
+pub(crate) fn content_line(
+    path: Option<&str>,
+    sep: char,
+    number: Option<u64>,
+    bytes: &[u8],
+) -> String {
     laid_out(path, sep, number, &shown_text(bytes))
 }
 
 /// A line's text as shown: without its line ending, cut after
 /// [`MAX_LINE_CHARS`] characters with a count of the rest.
-pub fn shown_text(bytes: &[u8]) -> String {
+pub(crate) fn shown_text(bytes: &[u8]) -> String {
     let mut text = String::from_utf8_lossy(bytes).into_owned();
     while text.ends_with('\n') || text.ends_with('\r') {
         text.pop();
@@ -37,7 +42,7 @@ pub fn shown_text(bytes: &[u8]) -> String {
 }
 
 /// `text` in rg's layout.
-pub fn laid_out(path: Option<&str>, sep: char, number: Option<u64>, text: &str) -> String {
+pub(crate) fn laid_out(path: Option<&str>, sep: char, number: Option<u64>, text: &str) -> String {
     let mut out = String::new();
     if let Some(path) = path {
         out.push_str(path);
@@ -56,7 +61,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 /// The text of the result.
-pub fn render(input: &GrepInput, found: &Found, limit: usize) -> String {
+pub(crate) fn render(input: &GrepInput, found: &Found, limit: usize) -> String {
     let mut parts: Vec<String> = Vec::new();
     let empty = match input.output_mode {
         OutputMode::Content => found.lines.is_empty(),

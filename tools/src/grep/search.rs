@@ -31,7 +31,7 @@ use crate::files::open::Dir;
 
 /// The judged search root, opened without following a link.
 #[derive(Debug)]
-pub enum Root {
+pub(crate) enum Root {
     /// A single file, searched whole.
     File(File),
     Dir(Dir),
@@ -39,7 +39,7 @@ pub enum Root {
 
 /// What a search found, bounded by the limit.
 #[derive(Debug, Default)]
-pub struct Found {
+pub(crate) struct Found {
     /// `content` mode: output lines, ready to print.
     pub lines: Vec<String>,
     /// `files_with_matches` and `count` modes: path and matching-line count.
@@ -76,7 +76,7 @@ impl Limits {
 /// cancellation. `hide` says which files a permission rule keeps out of the
 /// search (their names and contents); it is asked about every file, the
 /// root included.
-pub fn run(
+pub(crate) fn run(
     input: &GrepInput,
     compiled: &Compiled,
     root: &Root,

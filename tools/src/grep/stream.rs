@@ -20,7 +20,7 @@ use super::output::shown_text;
 use super::whole_line::{LineAutomaton, LongLine, Verdict};
 
 /// Where a search's findings go, in order. Each returns `false` to stop.
-pub trait Emit {
+pub(crate) trait Emit {
     /// Whether lines' text is wanted (content mode) or only their count.
     fn wants_text(&self) -> bool;
     fn matched(&mut self, number: u64, text: String) -> bool;
@@ -30,7 +30,7 @@ pub trait Emit {
 
 /// What the caller reports beyond the emitted lines.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// A NUL byte was met: the file is binary and was not searched further.
     pub binary: bool,
     /// Long lines the automaton could not decide: first few, and a count.
@@ -44,7 +44,8 @@ const NAMED: usize = 5;
 /// Bytes read at a time.
 const CHUNK: usize = 64 * 1024;
 
-pub struct Options<'a> {
+#[derive(Debug)]
+pub(crate) struct Options<'a> {
     pub matcher: &'a RegexMatcher,
     /// `None`: the pattern has no streaming form; long lines are undecided.
     pub automaton: Option<&'a LineAutomaton>,
@@ -78,7 +79,11 @@ struct State<'a, 'e> {
 
 /// Searches `file` line by line; stops early on cancellation or when the
 /// emitter says so.
-pub fn search(file: impl Read, options: &Options<'_>, emit: &mut dyn Emit) -> io::Result<Outcome> {
+pub(crate) fn search(
+    file: impl Read,
+    options: &Options<'_>,
+    emit: &mut dyn Emit,
+) -> io::Result<Outcome> {
     let mut file = file;
     let mut state = State {
         options,

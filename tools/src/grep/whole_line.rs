@@ -32,7 +32,8 @@ const WINDOW_BYTES: usize = 400;
 
 /// The pattern as a streaming automaton. Built once per search, when the
 /// first long line is met.
-pub struct LineAutomaton {
+#[derive(Debug)]
+pub(crate) struct LineAutomaton {
     dfa: DFA,
 }
 
@@ -40,7 +41,7 @@ impl LineAutomaton {
     /// `None` if the pattern cannot be built this way (the lazy DFA refuses
     /// some patterns a backtracking engine accepts); callers then report the
     /// long lines as not searched in full.
-    pub fn new(input: &GrepInput) -> Option<LineAutomaton> {
+    pub(crate) fn new(input: &GrepInput) -> Option<LineAutomaton> {
         let syntax = syntax::Config::new()
             .case_insensitive(input.case_insensitive)
             .multi_line(true)
@@ -59,7 +60,7 @@ impl LineAutomaton {
     }
 
     /// Starts a line.
-    pub fn line(&self) -> LongLine<'_> {
+    pub(crate) fn line(&self) -> LongLine<'_> {
         let mut cache = self.dfa.create_cache();
         let begin = start::Config::new().anchored(Anchored::No);
         let state = match self.dfa.start_state(&mut cache, &begin) {
@@ -79,7 +80,7 @@ impl LineAutomaton {
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum Step {
     Running(LazyStateID),
     Matched,
@@ -88,7 +89,8 @@ enum Step {
 }
 
 /// One long line being searched.
-pub struct LongLine<'a> {
+#[derive(Debug)]
+pub(crate) struct LongLine<'a> {
     dfa: &'a DFA,
     cache: Cache,
     state: Step,
@@ -106,7 +108,7 @@ pub struct LongLine<'a> {
 
 /// What a finished long line is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Match,
     NoMatch,
     /// The automaton could not decide (see the module docs).
@@ -115,7 +117,7 @@ pub enum Verdict {
 
 impl LongLine<'_> {
     /// Feeds the next bytes of the line (no newline among them).
-    pub fn feed(&mut self, bytes: &[u8]) {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
         let room = HEAD_BYTES.saturating_sub(self.head.len());
         self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
         let Step::Running(mut sid) = self.state else {
@@ -198,7 +200,7 @@ impl LongLine<'_> {
     }
 
     /// Ends the line: whether it matched, and its text as shown.
-    pub fn finish(mut self) -> (Verdict, String) {
+    pub(crate) fn finish(mut self) -> (Verdict, String) {
         if let Step::Running(sid) = self.state {
             self.state = match self.dfa.next_eoi_state(&mut self.cache, sid) {
                 Ok(next) if next.is_match() => {

@@ -11,23 +11,23 @@
 use std::time::{Duration, Instant};
 
 /// How long lines are gathered into one event.
-pub const WINDOW: Duration = Duration::from_millis(200);
+pub(crate) const WINDOW: Duration = Duration::from_millis(200);
 /// Most lines one event carries.
-pub const MAX_LINES: usize = 20;
+pub(crate) const MAX_LINES: usize = 20;
 /// Longest line kept (longer ones are cut, with a mark).
-pub const MAX_LINE_BYTES: usize = 2048;
+pub(crate) const MAX_LINE_BYTES: usize = 2048;
 /// A flood that lasts this long stops the monitor.
-pub const FLOOD_LIMIT: Duration = Duration::from_secs(10);
+pub(crate) const FLOOD_LIMIT: Duration = Duration::from_secs(10);
 
 /// One event: the lines, and how many were left out.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Event {
+pub(crate) struct Event {
     pub lines: Vec<String>,
     pub suppressed: u64,
 }
 
 impl Event {
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut text = self.lines.join("\n");
         if self.suppressed > 0 {
             if !text.is_empty() {
@@ -41,7 +41,7 @@ impl Event {
 
 /// Splits bytes into lines and gathers them into events.
 #[derive(Debug, Default)]
-pub struct Batcher {
+pub(crate) struct Batcher {
     partial: Vec<u8>,
     /// The partial line was cut (it is longer than [`MAX_LINE_BYTES`]).
     partial_cut: bool,
@@ -55,7 +55,7 @@ pub struct Batcher {
 
 impl Batcher {
     /// Takes `bytes` of output at `now`.
-    pub fn push(&mut self, mut bytes: &[u8], now: Instant) {
+    pub(crate) fn push(&mut self, mut bytes: &[u8], now: Instant) {
         while let Some(i) = memchr::memchr(b'\n', bytes) {
             self.keep_partial(&bytes[..i]);
             let line = std::mem::take(&mut self.partial);
@@ -92,13 +92,13 @@ impl Batcher {
     }
 
     /// When the current window closes, if one is open.
-    pub fn due(&self) -> Option<Instant> {
+    pub(crate) fn due(&self) -> Option<Instant> {
         self.due
     }
 
     /// Closes the window: its event (if it had lines), and whether the
     /// flood has lasted too long.
-    pub fn flush(&mut self, now: Instant) -> (Option<Event>, bool) {
+    pub(crate) fn flush(&mut self, now: Instant) -> (Option<Event>, bool) {
         self.due = None;
         let event = std::mem::take(&mut self.current);
         if event.lines.is_empty() && event.suppressed == 0 {
@@ -115,7 +115,7 @@ impl Batcher {
     }
 
     /// At the end of output: the last line even without its newline.
-    pub fn finish(&mut self, now: Instant) {
+    pub(crate) fn finish(&mut self, now: Instant) {
         if !self.partial.is_empty() {
             let line = std::mem::take(&mut self.partial);
             let cut = std::mem::take(&mut self.partial_cut);

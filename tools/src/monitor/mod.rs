@@ -12,7 +12,7 @@
 //! - [`batch`]: lines to bounded events, flood detection;
 //! - [`run`]: starting the command and driving it to its end.
 
-pub mod batch;
+pub(crate) mod batch;
 mod run;
 
 use std::sync::Arc;
@@ -31,8 +31,10 @@ use crate::bash::output::{Capture, CaptureSpec};
 
 /// Time limit when the call gives none, and the most it may ask for.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(300_000);
+/// The longest time limit a call may ask for.
 pub const MAX_TIMEOUT: Duration = Duration::from_millis(1_800_000);
 
+/// The input of `Monitor`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MonitorInput {

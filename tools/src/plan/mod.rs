@@ -33,6 +33,8 @@ approved, leaves plan mode so you can carry it out. Call it only in plan mode, w
 is complete; put the plan (markdown) in `plan`. If the user rejects it, you stay in plan \
 mode: revise the plan and ask again. Do not use it to ask questions (use AskUserQuestion).";
 
+/// `EnterPlanMode` and `ExitPlanMode`: entering plan mode, and presenting
+/// the plan for the user's approval to leave it.
 pub fn tools() -> Result<Vec<Tool>, baton_engine::schema::InvalidSchema> {
     let enter = ToolDef::new("EnterPlanMode", ENTER_DESCRIPTION)
         .search_hint("plan mode explore before changing")

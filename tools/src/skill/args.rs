@@ -7,7 +7,7 @@
 //! not lost. A missing argument becomes the empty string.
 
 /// `body` with the placeholders replaced.
-pub fn substitute(body: &str, args: &str, skill_dir: &str, session_id: &str) -> String {
+pub(crate) fn substitute(body: &str, args: &str, skill_dir: &str, session_id: &str) -> String {
     let words = split(args);
     let mut out = String::with_capacity(body.len() + args.len());
     let mut used_args = false;

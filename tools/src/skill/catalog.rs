@@ -16,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_yaml::Value;
+use yaml_serde::Value;
 
 use crate::agent::definitions::{key_by_key, scalar, split_frontmatter, tool_list};
 
@@ -25,6 +25,7 @@ use crate::agent::definitions::{key_by_key, scalar, split_frontmatter, tool_list
 pub struct Skill {
     /// What the model passes as `skill`.
     pub name: String,
+    /// The frontmatter's `description`: when to use the skill.
     pub description: String,
     /// `allowed-tools`: tools the skill expects to use.
     pub allowed_tools: Vec<String>,
@@ -46,6 +47,7 @@ pub struct Skill {
 #[derive(Clone, Debug, Default)]
 pub struct SkillCatalog {
     skills: Vec<Skill>,
+    /// Skill files that could not be loaded, and why.
     pub diagnostics: Vec<String>,
     /// The settings' `disableSkillShellExecution`: shell blocks are
     /// replaced by a note instead of run (see [`super::shell`]).
@@ -204,6 +206,8 @@ impl SkillCatalog {
         self
     }
 
+    /// Every skill, in load order (a later skill of the same name replaced
+    /// the earlier one).
     pub fn skills(&self) -> &[Skill] {
         &self.skills
     }
@@ -217,7 +221,7 @@ impl SkillCatalog {
 }
 
 /// How deep command folders are read.
-pub const COMMAND_DEPTH: usize = 8;
+pub(crate) const COMMAND_DEPTH: usize = 8;
 
 /// One SKILL.md, or one command file when `command` names it; `Err` says
 /// why it is skipped.
@@ -231,9 +235,9 @@ fn parse(
     let mut notes = Vec::new();
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let (front, body) = split_frontmatter(text).unwrap_or(("", text));
-    let map = match serde_yaml::from_str::<Value>(front) {
+    let map = match yaml_serde::from_str::<Value>(front) {
         Ok(Value::Mapping(map)) => map,
-        Ok(Value::Null) => serde_yaml::Mapping::new(),
+        Ok(Value::Null) => yaml_serde::Mapping::new(),
         Ok(_) => {
             return Err(format!(
                 "{label}: the frontmatter is not a mapping; skipped"

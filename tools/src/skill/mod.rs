@@ -10,9 +10,9 @@
 //! shape: `success`, `commandName`, `allowedTools`, `model`, `status`, so
 //! a host can switch models or narrow tools while the skill runs.
 
-pub mod args;
-pub mod catalog;
-pub mod shell;
+pub(crate) mod args;
+pub(crate) mod catalog;
+pub(crate) mod shell;
 
 use std::sync::Arc;
 
@@ -46,6 +46,7 @@ struct SkillTool {
     agents: Arc<AgentCatalog>,
 }
 
+/// The `Skill` tool over `skills`; forked skills run as one of `agents`.
 pub fn tool(
     skills: SkillCatalog,
     agents: AgentCatalog,

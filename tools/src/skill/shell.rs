@@ -21,11 +21,11 @@ use serde_json::json;
 
 /// What replaces every block when the settings forbid running them
 /// (`disableSkillShellExecution`); Claude Code's wording.
-pub const DISABLED: &str = "[shell command execution disabled by policy]";
+pub(crate) const DISABLED: &str = "[shell command execution disabled by policy]";
 
 /// One shell block of a skill body.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Block {
+pub(crate) struct Block {
     /// Byte range of the whole block (markers included) in the body.
     pub start: usize,
     pub end: usize,
@@ -35,7 +35,7 @@ pub struct Block {
 
 /// The shell blocks of `body`, in order of position; blocks with an empty
 /// command are not blocks.
-pub fn blocks(body: &str) -> Vec<Block> {
+pub(crate) fn blocks(body: &str) -> Vec<Block> {
     let mut found = fenced(body);
     for b in inline(body) {
         // An inline marker inside a fenced block is that block's text.
@@ -97,7 +97,7 @@ fn scan(body: &str, open: &str, close: &str, opens: impl Fn(&str, usize) -> bool
 /// a `Bash` call nested under the skill's call, run one after another in
 /// the body's order; a refused or failed command leaves its result text in
 /// brackets, so the model sees why.
-pub async fn expand(body: &str, skill: &str, ctx: &ToolContext) -> String {
+pub(crate) async fn expand(body: &str, skill: &str, ctx: &ToolContext) -> String {
     let found = blocks(body);
     if found.is_empty() {
         return body.to_string();
@@ -131,7 +131,7 @@ pub async fn expand(body: &str, skill: &str, ctx: &ToolContext) -> String {
 }
 
 /// `body` with `blocks[i]` replaced by `with[i]`.
-pub fn replace(body: &str, blocks: &[Block], with: &[String]) -> String {
+pub(crate) fn replace(body: &str, blocks: &[Block], with: &[String]) -> String {
     let mut out = String::with_capacity(body.len());
     let mut at = 0;
     for (b, text) in blocks.iter().zip(with) {

@@ -21,13 +21,13 @@ use memchr::memmem;
 
 use super::query::{contains_word, is_word_char, name_parts, Query};
 
-pub const EXACT_PART: u32 = 10;
-pub const EXACT_PART_MCP: u32 = 12;
-pub const PARTIAL_PART: u32 = 5;
-pub const PARTIAL_PART_MCP: u32 = 6;
-pub const FULL_NAME: u32 = 3;
-pub const HINT_WORD: u32 = 4;
-pub const DESCRIPTION_WORD: u32 = 2;
+pub(crate) const EXACT_PART: u32 = 10;
+pub(crate) const EXACT_PART_MCP: u32 = 12;
+pub(crate) const PARTIAL_PART: u32 = 5;
+pub(crate) const PARTIAL_PART_MCP: u32 = 6;
+pub(crate) const FULL_NAME: u32 = 3;
+pub(crate) const HINT_WORD: u32 = 4;
+pub(crate) const DESCRIPTION_WORD: u32 = 2;
 
 struct Entry {
     name: String,
@@ -83,6 +83,16 @@ pub struct SearchIndex {
     names: Haystack,
     hint_words: HashMap<String, Vec<u32>>,
     description_words: HashMap<String, Vec<u32>>,
+}
+
+// By hand: the postings are large and say little; the pool names the tools.
+impl std::fmt::Debug for SearchIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchIndex")
+            .field("pool", &self.pool)
+            .field("entries", &self.entries.len())
+            .finish_non_exhaustive()
+    }
 }
 
 fn add_posting(map: &mut HashMap<String, Vec<u32>>, word: String, id: u32) {
@@ -157,6 +167,7 @@ impl SearchIndex {
         self.entries.len()
     }
 
+    /// Whether no deferred tool is indexed.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

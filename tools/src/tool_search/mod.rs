@@ -10,8 +10,8 @@
 //! blocks (Anthropic's API expands them into the definitions), or the full
 //! definitions as text in the host's wire format.
 
-pub mod index;
-pub mod query;
+pub(crate) mod index;
+pub(crate) mod query;
 mod render;
 
 use std::sync::Arc;
@@ -33,6 +33,7 @@ pub use query::{name_parts, Query};
 /// Results returned when the call does not say.
 pub const DEFAULT_MAX_RESULTS: usize = 5;
 
+/// The input of `ToolSearch`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolSearchInput {
@@ -48,7 +49,7 @@ pub struct ToolSearchInput {
 }
 
 /// The tool, with its index of the last pool it searched.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct ToolSearch {
     index: Mutex<Option<(bool, Arc<SearchIndex>)>>,
 }
@@ -72,6 +73,8 @@ impl ToolSearch {
     }
 }
 
+/// The `ToolSearch` tool: finds deferred tools by name or keywords and
+/// loads their definitions for the next turn.
 pub fn tool() -> Result<Tool, baton_engine::schema::InvalidSchema> {
     let def = ToolDef::new(
         TOOL_SEARCH,

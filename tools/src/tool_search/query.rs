@@ -12,12 +12,16 @@ pub enum Query {
     Select(Vec<String>),
     /// Lower-cased keywords: `required` (from `+term`) and the others.
     Keywords {
+        /// Terms every match must contain.
         required: Vec<String>,
+        /// Terms that only raise a match's score.
         optional: Vec<String>,
     },
 }
 
 impl Query {
+    /// Parses a `ToolSearch` query: `select:A,B` names tools exactly;
+    /// anything else is keywords, `+term` marking required ones.
     pub fn parse(text: &str) -> Query {
         let text = text.trim();
         if let Some(rest) = text
@@ -86,20 +90,13 @@ pub fn name_parts(name: &str) -> Vec<String> {
 }
 
 /// Whether `c` belongs to a word (as in a regex `\w`).
-pub fn is_word_char(c: char) -> bool {
+pub(crate) fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
-}
-
-/// The lower-cased words of a text.
-pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !is_word_char(c))
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
 }
 
 /// Whether `term` occurs in `text` (both lower-cased) as a whole word:
 /// neither the character before nor the one after is a word character.
-pub fn contains_word(text: &str, term: &str) -> bool {
+pub(crate) fn contains_word(text: &str, term: &str) -> bool {
     if term.is_empty() {
         return false;
     }

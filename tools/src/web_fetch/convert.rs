@@ -9,7 +9,7 @@
 const WRAP_WIDTH: usize = 120;
 
 /// The body as text, or `Err` with a note when it is not textual.
-pub fn to_text(content_type: Option<&str>, body: &[u8]) -> Result<String, String> {
+pub(super) fn to_text(content_type: Option<&str>, body: &[u8]) -> Result<String, String> {
     let essence = content_type
         .and_then(|t| t.split(';').next())
         .map(|t| t.trim().to_ascii_lowercase())

@@ -14,7 +14,7 @@ use reqwest::{Client, StatusCode, Url};
 
 /// One redirect that was followed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Hop {
+pub(super) struct Hop {
     pub from: Url,
     pub to: Url,
     pub status: StatusCode,
@@ -22,7 +22,7 @@ pub struct Hop {
 
 /// A completed exchange.
 #[derive(Debug)]
-pub struct Fetched {
+pub(super) struct Fetched {
     pub url: Url,
     pub status: StatusCode,
     pub content_type: Option<String>,
@@ -32,7 +32,7 @@ pub struct Fetched {
 
 /// How an exchange ended.
 #[derive(Debug)]
-pub enum Fetch {
+pub(super) enum Fetch {
     Done(Fetched),
     /// A redirect to another host, not followed.
     OtherHost {
@@ -43,13 +43,13 @@ pub enum Fetch {
     },
 }
 
-pub struct Limits {
+pub(super) struct Limits {
     pub max_bytes: u64,
     pub max_redirects: usize,
 }
 
 /// Checks that `url` is something WebFetch may fetch.
-pub fn check_url(url: &str) -> Result<Url, String> {
+pub(super) fn check_url(url: &str) -> Result<Url, String> {
     let parsed = Url::parse(url.trim()).map_err(|e| {
         format!(
             "`{url}` is not a valid URL ({e}); give a full URL such as https://example.com/page."
@@ -86,7 +86,7 @@ fn same_host(a: &Url, b: &Url) -> bool {
 }
 
 /// Fetches `url`, following same-host redirects. `on_hop` hears each one.
-pub async fn fetch(
+pub(super) async fn fetch(
     client: &Client,
     url: Url,
     limits: &Limits,

@@ -26,6 +26,7 @@ use serde::Deserialize;
 use crate::registry::BuiltinConfig;
 use fetch::{Fetch, Fetched, Hop, Limits};
 
+/// The input of `WebFetch`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebFetchInput {
@@ -41,6 +42,7 @@ struct WebFetch {
     max_redirects: usize,
 }
 
+/// The `WebFetch` tool, with the limits and network rules of `config`.
 pub fn tool(config: &BuiltinConfig) -> Result<Tool, baton_engine::schema::InvalidSchema> {
     let def = ToolDef::new(
         "WebFetch",

@@ -18,7 +18,7 @@
 //! Schemas are Claude Code's (`sdk-tools.d.ts`).
 
 mod name;
-pub mod state;
+pub(crate) mod state;
 
 #[cfg(test)]
 mod tests;
@@ -49,6 +49,8 @@ its branch. Removal is refused, listing what would be lost, while the worktree h
 files or commits that are not on the original branch, unless `discard_changes` is true: confirm \
 with the user before setting it. A worktree entered with `path` is never removed.";
 
+/// `EnterWorktree` and `ExitWorktree`: moving the session into a new git
+/// worktree, and leaving it (kept or removed).
 pub fn tools() -> Result<Vec<Tool>, baton_engine::schema::InvalidSchema> {
     let enter = ToolDef::new("EnterWorktree", ENTER_DESCRIPTION)
         .search_hint("isolated git worktree switch into it")

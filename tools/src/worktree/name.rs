@@ -12,7 +12,7 @@
 const MAX_LEN: usize = 64;
 
 /// The directory and branch stem for `name`, or why it is refused.
-pub fn slug(name: &str) -> Result<String, String> {
+pub(super) fn slug(name: &str) -> Result<String, String> {
     let refuse = |why: &str| {
         Err(format!(
             "invalid worktree name {name:?}: {why}. Use letters, digits, dots, underscores and \
@@ -54,7 +54,7 @@ pub fn slug(name: &str) -> Result<String, String> {
 }
 
 /// A name for a worktree the model did not name: short, unique enough.
-pub fn generated() -> String {
+pub(super) fn generated() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())

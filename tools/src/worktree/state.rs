@@ -13,7 +13,7 @@ use baton_engine::{Context, ContextModifier};
 
 /// The worktree the session is in, and the place it came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entered {
+pub(crate) struct Entered {
     /// The working directory before the first EnterWorktree.
     pub original_cwd: PathBuf,
     /// The workspace roots before the first EnterWorktree.
@@ -32,9 +32,9 @@ pub struct Entered {
 
 /// The session's worktree state (`None`: not in a worktree session).
 #[derive(Clone, Debug, Default)]
-pub struct WorktreeSession(pub Option<Entered>);
+pub(crate) struct WorktreeSession(pub Option<Entered>);
 
-pub fn current(context: &Context) -> Option<Entered> {
+pub(crate) fn current(context: &Context) -> Option<Entered> {
     context
         .extensions
         .get::<WorktreeSession>()
@@ -43,7 +43,7 @@ pub fn current(context: &Context) -> Option<Entered> {
 
 /// Moves the session into `entered.path`: the working directory, and the
 /// write access of the root it worked in, go there; other roots stay.
-pub fn enter(entered: Entered) -> ContextModifier {
+pub(crate) fn enter(entered: Entered) -> ContextModifier {
     ContextModifier::new(move |mut context: Context| {
         let mut roots = vec![entered.path.clone()];
         roots.extend(
@@ -61,7 +61,7 @@ pub fn enter(entered: Entered) -> ContextModifier {
 }
 
 /// Back to where the session was before the first EnterWorktree.
-pub fn leave(entered: &Entered) -> ContextModifier {
+pub(crate) fn leave(entered: &Entered) -> ContextModifier {
     let cwd = entered.original_cwd.clone();
     let roots = entered.original_roots.clone();
     ContextModifier::new(move |mut context: Context| {

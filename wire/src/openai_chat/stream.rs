@@ -49,6 +49,8 @@ impl Parser {
         self.done
     }
 
+    /// Takes in one chunk (the `data` of an SSE event, parsed); each tool
+    /// call goes to `sink` once a later chunk shows it is complete.
     pub fn feed<S: StreamSink>(
         &mut self,
         chunk: &Value,
@@ -161,6 +163,9 @@ impl Parser {
         self.flush(true, &mut sink)
     }
 
+    /// What the stream amounted to, once it ended (or broke off); the call
+    /// still open goes to `sink` if the stream completed or its arguments
+    /// parse.
     pub fn finish<S: StreamSink>(
         mut self,
         mut sink: S,

@@ -38,10 +38,14 @@ pub struct Parser {
 }
 
 impl Parser {
+    /// Whether the stream's final event arrived.
     pub fn is_complete(&self) -> bool {
         self.complete
     }
 
+    /// Takes in one event (the `data` of an SSE event, parsed); each tool
+    /// call goes to `sink` the moment it is complete. A provider's `error`
+    /// event is an error.
     pub fn feed<S: StreamSink>(
         &mut self,
         event: &Value,
@@ -179,6 +183,7 @@ impl Parser {
         Ok(())
     }
 
+    /// What the stream amounted to, once it ended (or broke off).
     pub fn finish(self) -> Completed {
         Completed {
             message: Value::Array(self.done.into_values().collect()),

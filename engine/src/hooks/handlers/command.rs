@@ -41,24 +41,38 @@ const OUTPUT_CAP: usize = 1 << 20;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CommandForm {
     /// Through a shell: `bash -c <command>`.
-    Shell { command: String, shell: ShellKind },
+    Shell {
+        /// The command line, as written in settings.
+        command: String,
+        /// The shell that runs it.
+        shell: ShellKind,
+    },
     /// Exec form: the program and its arguments, no shell. Placeholders
     /// (`${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PROJECT_DIR}`, in the grammar of
     /// [`crate::vars`]) are replaced in each element; nothing else is.
-    Exec { program: String, args: Vec<String> },
+    Exec {
+        /// The program to start.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+    },
 }
 
 /// Claude Code's `shell` option.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ShellKind {
+    /// `bash -c` (the default).
     #[default]
     Bash,
+    /// PowerShell (`pwsh`).
     PowerShell,
 }
 
 /// Environment a command hook runs with, shared by every hook of a file.
 #[derive(Clone, Debug, Default)]
 pub struct HookEnv {
+    /// The project root: `CLAUDE_PROJECT_DIR` and the command's working
+    /// directory.
     pub project_dir: PathBuf,
     /// The settings' `env` block, merged across files.
     pub vars: Arc<Vec<(String, String)>>,
@@ -99,6 +113,7 @@ impl Configured<CommandHandler> {
         )
     }
 
+    /// The command line (or the program, in exec form), for messages.
     pub fn command(&self) -> &str {
         match &self.handler().form {
             CommandForm::Shell { command, .. } => command,
@@ -108,10 +123,12 @@ impl Configured<CommandHandler> {
 }
 
 impl CommandHandler {
+    /// A handler starting `form` with `env`.
     pub fn new(form: CommandForm, env: HookEnv) -> Self {
         CommandHandler { form, env }
     }
 
+    /// How the command is started.
     pub fn form(&self) -> &CommandForm {
         &self.form
     }

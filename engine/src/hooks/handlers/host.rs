@@ -19,17 +19,22 @@ use crate::hooks::{HookInput, HookOutcome};
 /// Which kind of model hook.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModelHookKind {
+    /// `type: prompt`: one model request decides.
     Prompt,
+    /// `type: agent`: a subagent with tools investigates, then decides.
     Agent,
 }
 
 /// One evaluation a model hook asks the host for.
 #[derive(Clone, Debug)]
 pub struct ModelHookRequest {
+    /// Whether a single prompt or an agent evaluates.
     pub kind: ModelHookKind,
     /// The hook's prompt, `$ARGUMENTS` replaced by the input JSON.
     pub prompt: String,
+    /// The model the hook asks for; the host's choice when `None`.
     pub model: Option<String>,
+    /// The event's input, as a command hook would get it.
     pub input: HookInput,
 }
 
@@ -44,11 +49,17 @@ pub trait ModelHookRunner: Send + Sync {
 /// a settings load, so it can be set after the settings were read.
 pub type ModelHookSlot = super::slot::Slot<dyn ModelHookRunner>;
 
+/// A `prompt` or `agent` hook: asks the host's model runner, through the
+/// slot, to evaluate the event.
 #[derive(Clone, Debug)]
 pub struct ModelHandler {
+    /// Whether a single prompt or an agent evaluates.
     pub kind: ModelHookKind,
+    /// The hook's prompt, with `$ARGUMENTS` still in it.
     pub prompt: String,
+    /// The model the hook asks for; the host's choice when `None`.
     pub model: Option<String>,
+    /// Where the host's runner is found when the hook fires.
     pub slot: ModelHookSlot,
 }
 

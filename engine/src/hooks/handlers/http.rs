@@ -22,6 +22,7 @@ use crate::vars;
 /// Largest response body read; more is a failure.
 const BODY_CAP: usize = 1 << 20;
 
+/// An `http` hook: POSTs the event's input to a URL.
 #[derive(Clone, Debug)]
 pub struct HttpHandler {
     url: String,
@@ -31,6 +32,9 @@ pub struct HttpHandler {
 }
 
 impl HttpHandler {
+    /// A hook posting to `url` (http or https) with `headers`, whose
+    /// variables are expanded from `env` when `allowed_env` lists them; an
+    /// error says what is wrong with the URL.
     pub fn new(
         url: &str,
         headers: &[(String, String)],

@@ -48,12 +48,17 @@ pub trait McpToolCaller: Send + Sync {
 /// every such hook of a settings load.
 pub type McpToolSlot = super::slot::Slot<dyn McpToolCaller>;
 
+/// An `mcp_tool` hook: calls a tool of a configured MCP server with the
+/// event's input, through the host's MCP client.
 #[derive(Clone, Debug)]
 pub struct McpToolHandler {
+    /// The server's configured name.
     pub server: String,
+    /// The tool to call on it.
     pub tool: String,
     /// The configured `input`, before substitution.
     pub input: Map<String, Value>,
+    /// Where the host's MCP client is found when the hook fires.
     pub slot: McpToolSlot,
 }
 

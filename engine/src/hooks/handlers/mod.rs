@@ -41,17 +41,23 @@ pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(600);
 pub trait Handler: Send + Sync + 'static {
     /// How messages name this hook (a command's first line, a URL).
     fn label(&self) -> String;
+    /// Runs the hook for `input`, giving up after `timeout`; `run` turns
+    /// what came of it (a reply, a failure) into the outcome.
     async fn call(&self, input: &HookInput, timeout: Duration, run: Run) -> HookOutcome;
 }
 
 /// The options of one configured hook.
 #[derive(Clone, Debug)]
 pub struct HookOptions {
+    /// The event the hook runs for.
     pub event: HookEvent,
+    /// Which tool names (or other match fields) it runs for.
     pub matcher: ToolNameMatcher,
     /// `if:` filters (and a matcher written as a rule); all must match.
     pub filters: Vec<IfFilter>,
+    /// How long the hook may run before it counts as failed.
     pub timeout: Duration,
+    /// What a failed or timed-out run means for the call.
     pub on_failure: OnFailure,
     /// Runs in the background; its output is ignored.
     pub background: bool,
@@ -60,6 +66,8 @@ pub struct HookOptions {
 }
 
 impl HookOptions {
+    /// Options for `event` and `matcher` with the defaults: no filters,
+    /// [`DEFAULT_HOOK_TIMEOUT`], failures do not block, foreground, every time.
     pub fn new(event: HookEvent, matcher: ToolNameMatcher) -> Self {
         HookOptions {
             event,
@@ -81,6 +89,7 @@ pub struct Configured<H> {
 }
 
 impl<H: Handler> Configured<H> {
+    /// `handler`, run with `options`.
     pub fn with_options(options: HookOptions, handler: H) -> Self {
         Configured {
             options,
@@ -89,19 +98,23 @@ impl<H: Handler> Configured<H> {
         }
     }
 
+    /// When and how the hook runs.
     pub fn options(&self) -> &HookOptions {
         &self.options
     }
 
+    /// The transport that runs it.
     pub fn handler(&self) -> &H {
         &self.handler
     }
 
+    /// The same hook with another time limit.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.options.timeout = timeout;
         self
     }
 
+    /// How long the hook may run.
     pub fn timeout(&self) -> Duration {
         self.options.timeout
     }

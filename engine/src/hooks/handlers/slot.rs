@@ -8,9 +8,11 @@
 
 use std::sync::{Arc, RwLock};
 
+/// A shared place for one `T`, empty until the host fills it; clones share it.
 pub struct Slot<T: ?Sized>(Arc<RwLock<Option<Arc<T>>>>);
 
 impl<T: ?Sized> Slot<T> {
+    /// Fills the slot (replacing what was there) for every handler sharing it.
     pub fn set(&self, value: Arc<T>) {
         if let Ok(mut slot) = self.0.write() {
             *slot = Some(value);

@@ -73,6 +73,7 @@ impl PathSet {
         }
     }
 
+    /// Whether the set holds neither paths nor patterns.
     pub fn is_empty(&self) -> bool {
         self.paths.is_empty() && self.globs.is_empty()
     }
@@ -125,16 +126,25 @@ pub struct SandboxConfig {
     pub denied_domains: Vec<String>,
     /// Hosts not allowed are refused rather than asked about.
     pub strict_allowlist: bool,
+    /// `network.allowUnixSockets`: socket paths commands may connect to
+    /// (macOS only in Claude Code; kept for the settings' sake).
     pub allow_unix_sockets: Vec<PathBuf>,
+    /// `network.allowAllUnixSockets`: commands may create Unix sockets.
     pub allow_all_unix_sockets: bool,
+    /// `network.allowLocalBinding`: commands may listen on local ports.
     pub allow_local_binding: bool,
-    /// The user's own proxies, used instead of Baton's.
+    /// The user's own HTTP proxy, used instead of Baton's.
     pub http_proxy_port: Option<u16>,
+    /// The user's own SOCKS5 proxy, used instead of Baton's.
     pub socks_proxy_port: Option<u16>,
     /// Environment variables sandboxed commands must not see
     /// (`credentials.envVars`).
     pub hidden_env: Vec<String>,
+    /// `enableWeakerNestedSandbox`: no fresh `/proc` (for running inside
+    /// a container that forbids mounting one).
     pub enable_weaker_nested_sandbox: bool,
+    /// `allowNestedUserNamespaces`: sandboxed commands may create user
+    /// namespaces of their own.
     pub allow_nested_user_namespaces: bool,
     /// What the merge with the rules left out, one line each, for the
     /// host to show.

@@ -44,6 +44,7 @@ use std::path::{Path, PathBuf};
 /// Which kind of settings file a value came from: project files are the
 /// least trusted (a cloned repository wrote them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SettingsSource {
     /// `~/.claude/settings.json`.
     User,
@@ -81,8 +82,11 @@ impl SettingsSource {
 /// A value with the file that set it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sourced<T> {
+    /// The value as the file set it.
     pub value: T,
+    /// Which kind of settings file set it (user, project, local, flag…).
     pub source: SettingsSource,
+    /// The file itself, for messages.
     pub file: PathBuf,
 }
 
@@ -104,7 +108,9 @@ pub struct SandboxSettings {
     /// `excludedCommands`: Bash rule patterns for commands run outside the
     /// sandbox (each validated when read).
     pub excluded_commands: Vec<Sourced<String>>,
+    /// `network`: which hosts sandboxed commands may reach, and how.
     pub network: NetworkSettings,
+    /// `filesystem`: where sandboxed commands may read and write.
     pub filesystem: FilesystemSettings,
     /// `credentials.envVars` names (deny, and mask read as deny): unset for
     /// sandboxed commands.
@@ -137,6 +143,8 @@ pub struct NetworkSettings {
     pub strict_allowlist: Option<Sourced<bool>>,
     /// macOS only in Claude Code (seccomp cannot filter by path).
     pub allow_unix_sockets: Vec<Sourced<PathBuf>>,
+    /// `allowAllUnixSockets`: sandboxed commands may create Unix sockets
+    /// (to talk to local daemons).
     pub allow_all_unix_sockets: Option<Sourced<bool>>,
     /// macOS only in Claude Code.
     pub allow_local_binding: Option<Sourced<bool>>,
@@ -149,7 +157,9 @@ pub struct NetworkSettings {
 /// `sandbox.filesystem`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FilesystemSettings {
+    /// `allowWrite`: trees writable besides the workspace.
     pub allow_write: Vec<Sourced<SandboxPath>>,
+    /// `denyWrite`: paths kept unwritable inside writable trees.
     pub deny_write: Vec<Sourced<SandboxPath>>,
     /// Also `credentials.files` entries.
     pub deny_read: Vec<Sourced<SandboxPath>>,
@@ -164,10 +174,12 @@ fn flag(value: &Option<Sourced<bool>>, default: bool) -> bool {
 }
 
 impl SandboxSettings {
+    /// `enabled`, or its default (false).
     pub fn enabled(&self) -> bool {
         flag(&self.enabled, false)
     }
 
+    /// `failIfUnavailable`, or its default (false).
     pub fn fail_if_unavailable(&self) -> bool {
         flag(&self.fail_if_unavailable, false)
     }
@@ -179,6 +191,7 @@ impl SandboxSettings {
         flag(&self.auto_allow_bash_if_sandboxed, false)
     }
 
+    /// `allowUnsandboxedCommands`, or its default (true).
     pub fn allow_unsandboxed_commands(&self) -> bool {
         flag(&self.allow_unsandboxed_commands, true)
     }

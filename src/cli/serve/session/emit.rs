@@ -16,7 +16,7 @@ impl Session {
     /// The next event of a running batch; pending while there is none
     /// (forever when no batch runs). Cancel-safe: the streams keep their
     /// state between calls.
-    pub async fn next_batch_event(&mut self) -> (Option<u64>, Event) {
+    pub(crate) async fn next_batch_event(&mut self) -> (Option<u64>, Event) {
         match self.streams.next().await {
             Some(event) => event,
             None => std::future::pending().await,
@@ -24,11 +24,11 @@ impl Session {
     }
 
     /// A batch's event that is ready now, without waiting.
-    pub fn ready_batch_event(&mut self) -> Option<(Option<u64>, Event)> {
+    pub(crate) fn ready_batch_event(&mut self) -> Option<(Option<u64>, Event)> {
         self.streams.next().now_or_never().flatten()
     }
 
-    pub fn emit(&mut self, batch: Option<u64>, event: Event) -> Result<(), CliError> {
+    pub(crate) fn emit(&mut self, batch: Option<u64>, event: Event) -> Result<(), CliError> {
         if let Event::PermissionRequest(prompt) = &event {
             if self.input_closed {
                 prompt.answer(no_host());

@@ -21,7 +21,7 @@ use super::tasks::TaskLine;
 use super::wire::{self, Wire};
 use crate::cli::CliError;
 
-pub struct Session {
+pub(super) struct Session {
     engine: Engine,
     next_batch: u64,
     /// The message currently streaming (not yet ended).
@@ -70,7 +70,7 @@ struct Running {
 }
 
 impl Session {
-    pub fn new(engine: Engine, wire: Wire, agents: super::subagent::Agents) -> Self {
+    pub(super) fn new(engine: Engine, wire: Wire, agents: super::subagent::Agents) -> Self {
         let questions = super::ask::install(engine.runtime().session());
         Session {
             engine,
@@ -96,22 +96,22 @@ impl Session {
 
     /// No message is running.
     /// The session's engine.
-    pub fn engine(&self) -> &Engine {
+    pub(super) fn engine(&self) -> &Engine {
         &self.engine
     }
 
-    pub fn is_idle(&self) -> bool {
+    pub(super) fn is_idle(&self) -> bool {
         self.batches.is_empty() && self.hook_events.is_idle()
     }
 
-    pub fn interrupt_all(&self, kind: InterruptKind) {
+    pub(super) fn interrupt_all(&self, kind: InterruptKind) {
         for running in self.batches.values() {
             running.handle.interrupt(kind);
         }
     }
 
     /// Handles input line `number`; false when the host asked to shut down.
-    pub async fn handle_line(&mut self, number: u64, line: &str) -> Result<bool, CliError> {
+    pub(super) async fn handle_line(&mut self, number: u64, line: &str) -> Result<bool, CliError> {
         self.line = number;
         if line.trim().is_empty() {
             return Ok(true);
@@ -394,7 +394,7 @@ impl Session {
     }
 
     /// Ends a stream the host stopped feeding (`end`, end of input).
-    pub async fn end_stream(&mut self) -> Result<(), CliError> {
+    pub(super) async fn end_stream(&mut self) -> Result<(), CliError> {
         if let Some((format, calls, done)) = self.wire.end_stream() {
             for call in calls {
                 self.add(format, call)?;
@@ -406,7 +406,7 @@ impl Session {
 
     /// No more lines will come: end the open message, and deny what would
     /// wait for an answer forever.
-    pub fn close_input(&mut self) {
+    pub(super) fn close_input(&mut self) {
         self.input_closed = true;
         self.elicitor.close();
         self.questions.close();

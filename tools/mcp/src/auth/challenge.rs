@@ -6,6 +6,8 @@
 
 use std::time::Duration;
 
+/// The `WWW-Authenticate` value of an unauthenticated `ping` to `url`,
+/// if the server answers 401 with one.
 pub async fn challenge_of(url: &str) -> Option<String> {
     let response = reqwest::Client::new()
         .post(url)

@@ -30,20 +30,28 @@ type HttpError = StreamableHttpError<reqwest::Error>;
 /// A refusal seen while connecting, for the login that follows.
 #[derive(Clone, Debug)]
 pub struct Refusal {
+    /// The server's `WWW-Authenticate` value; empty when there was none.
     pub challenge: String,
+    /// Whether it was a 403 asking for more scope rather than a 401.
     pub more_scope: bool,
+    /// [`Authorizer::generation`] when the refused request was sent: a login
+    /// that finished since then makes a new one unnecessary.
     pub seen: u64,
 }
 
 /// The OAuth side of one server's connections (shared by its attempts).
+#[derive(Debug)]
 pub struct Link {
+    /// Logs in and refreshes tokens for this server.
     pub auth: Arc<Authorizer>,
+    /// The rmcp HTTP client that adds the access token to each request.
     pub client: AuthClient<reqwest::Client>,
     connecting: AtomicBool,
     refusal: parking_lot::Mutex<Option<Refusal>>,
 }
 
 impl Link {
+    /// A link whose first connection is still being made.
     pub fn new(auth: Arc<Authorizer>, client: AuthClient<reqwest::Client>) -> Link {
         Link {
             auth,
@@ -58,6 +66,7 @@ impl Link {
         self.refusal.lock().take()
     }
 
+    /// Whether the last attempt was refused and awaits [`Link::settle`].
     pub fn refused(&self) -> bool {
         self.refusal.lock().is_some()
     }
@@ -101,13 +110,14 @@ pub async fn sse_bearer(link: Option<&Arc<Link>>) -> Option<HeaderValue> {
 }
 
 /// reqwest alone, or with a [`Link`].
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Guarded {
     plain: reqwest::Client,
     link: Option<Arc<Link>>,
 }
 
 impl Guarded {
+    /// A client that authorizes through `link` when there is one.
     pub fn new(link: Option<Arc<Link>>) -> Guarded {
         Guarded {
             plain: reqwest::Client::new(),

@@ -22,7 +22,7 @@ use super::settings::OAuthSettings;
 use super::store::TokenStore;
 
 /// Gets an access token for `resource` and stores it.
-pub async fn exchange(
+pub(super) async fn exchange(
     settings: &OAuthSettings,
     metadata: &AuthorizationMetadata,
     resource: &str,

@@ -12,14 +12,14 @@ use tokio::net::{TcpListener, TcpStream};
 /// Largest request head read from the browser.
 const MAX_HEAD: usize = 16 * 1024;
 
-pub struct Redirect {
+pub(super) struct Redirect {
     listener: TcpListener,
     port: u16,
 }
 
 impl Redirect {
     /// Listens on 127.0.0.1:`port` (0: any free port).
-    pub async fn bind(port: Option<u16>) -> Result<Redirect, String> {
+    pub(super) async fn bind(port: Option<u16>) -> Result<Redirect, String> {
         let listener = TcpListener::bind(("127.0.0.1", port.unwrap_or(0)))
             .await
             .map_err(|e| format!("cannot listen for the OAuth redirect on 127.0.0.1: {e}"))?;
@@ -30,13 +30,13 @@ impl Redirect {
         Ok(Redirect { listener, port })
     }
 
-    pub fn uri(&self) -> String {
+    pub(super) fn uri(&self) -> String {
         super::settings::OAuthSettings::redirect_uri(self.port)
     }
 
     /// Waits up to `limit` for the callback; returns its full URL. Other
     /// requests (a favicon, a wrong path) get a 404 and the wait goes on.
-    pub async fn wait(self, limit: Duration) -> Result<String, String> {
+    pub(super) async fn wait(self, limit: Duration) -> Result<String, String> {
         let waited = tokio::time::timeout(limit, async {
             loop {
                 let Ok((stream, _)) = self.listener.accept().await else {

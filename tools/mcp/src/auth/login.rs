@@ -29,10 +29,16 @@ const CLIENT_NAME: &str = "Baton";
 
 /// Everything needed to (re)authorize one server.
 pub struct Authorizer {
+    /// The server's configured name (for messages and `baton mcp login`).
     pub server: String,
+    /// The server's URL (the resource the tokens are for).
     pub url: String,
+    /// The server's `oauth` settings.
     pub settings: OAuthSettings,
+    /// Where the tokens are kept.
     pub store: TokenStore,
+    /// Shows the authorization URL to the user; `None`: logins that need a
+    /// browser fail with [`Authorizer::login_hint`].
     pub opener: Option<Arc<dyn UrlOpener>>,
     /// How long the user has to finish a login.
     pub limit: Duration,
@@ -43,7 +49,21 @@ pub struct Authorizer {
     in_a_row: AtomicU32,
 }
 
+// By hand: the opener is a trait object and the locks say nothing.
+impl std::fmt::Debug for Authorizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authorizer")
+            .field("server", &self.server)
+            .field("url", &self.url)
+            .field("settings", &self.settings)
+            .field("store", &self.store)
+            .field("limit", &self.limit)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Authorizer {
+    /// An authorizer for `server` at `url` that has not logged in yet.
     pub fn new(
         server: &str,
         url: &str,
@@ -74,6 +94,8 @@ impl Authorizer {
         )
     }
 
+    /// Counts finished logins; a request refused before the latest one
+    /// retries instead of starting another login.
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
@@ -252,7 +274,8 @@ impl Authorizer {
                 .map_err(|e| format!("client registration for \"{}\": {e}", self.server))?;
             self.store
                 .save_client(client.client_secret.clone(), &redirect.uri())
-                .await?;
+                .await
+                .map_err(|e| e.to_string())?;
             request = request.with_preregistered_client(client.client_id);
             if let Some(secret) = client.client_secret {
                 request = request.with_client_secret(secret);

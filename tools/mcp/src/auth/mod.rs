@@ -21,4 +21,4 @@ pub use client::{sse_bearer, Guarded, Link, Refusal};
 pub use login::Authorizer;
 pub use opener::{FnOpener, UrlOpener};
 pub use settings::{Grant, IdentityProvider, OAuthSettings};
-pub use store::{default_dir, TokenStore};
+pub use store::{default_dir, TokenStore, TokenStoreError};

@@ -11,6 +11,7 @@ use crate::config::{expand, EnvLookup};
 
 /// How Baton obtains tokens for a server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Grant {
     /// A user approves in a browser (authorization code + PKCE).
     #[default]
@@ -25,9 +26,14 @@ pub enum Grant {
 /// The identity provider of [`Grant::IdentityAssertion`].
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct IdentityProvider {
+    /// The identity provider's issuer URL.
     pub issuer: String,
+    /// The identity provider's token endpoint, where the ID token is exchanged
+    /// for an ID-JAG.
     pub token_endpoint: String,
+    /// Baton's client id at the identity provider.
     pub client_id: String,
+    /// Its client secret, for a confidential client.
     pub client_secret: Option<String>,
     /// The user's OIDC ID token (usually `${VAR}`).
     pub id_token: String,
@@ -38,6 +44,7 @@ pub struct IdentityProvider {
 pub struct OAuthSettings {
     /// A client registered out of band (skips dynamic registration).
     pub client_id: Option<String>,
+    /// The secret of that client, for a confidential one.
     pub client_secret: Option<String>,
     /// Fixed port of the loopback redirect (`http://localhost:PORT/callback`),
     /// for clients registered with that redirect URI.
@@ -49,15 +56,30 @@ pub struct OAuthSettings {
     /// An HTTPS URL naming this client (a client ID metadata document),
     /// used where the authorization server supports them.
     pub client_metadata_url: Option<String>,
+    /// How tokens are obtained (default: a browser login).
     pub grant: Grant,
     /// PEM private key for `private_key_jwt` client credentials.
     pub private_key_pem: Option<String>,
     /// `ES256` (default), `ES384`, `RS256`, `RS384` or `RS512`.
     pub signing_algorithm: Option<String>,
+    /// The company's identity provider, for [`Grant::IdentityAssertion`].
     pub identity_provider: Option<IdentityProvider>,
 }
 
 // Secrets never reach logs through a `{:?}`.
+// By hand, like `OAuthSettings`: the secret and the ID token stay out of logs.
+impl std::fmt::Debug for IdentityProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdentityProvider")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
+            .field("id_token", &"***")
+            .finish()
+    }
+}
+
 impl std::fmt::Debug for OAuthSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OAuthSettings")

@@ -42,6 +42,33 @@ struct Saved {
     redirect_uri: Option<String>,
 }
 
+/// Why a token file could not be read, written or removed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenStoreError {
+    /// The file is there but cannot be read (or removed).
+    #[error("{}: {source}", .path.display())]
+    Io {
+        /// The token file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file does not hold what Baton writes there.
+    #[error("{}: unreadable token file: {source}", .path.display())]
+    Corrupt {
+        /// The token file.
+        path: PathBuf,
+        /// Why it cannot be parsed.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The tokens could not be encoded for writing.
+    #[error("the tokens cannot be encoded: {0}")]
+    Encode(#[source] serde_json::Error),
+}
+
 /// The token file of one server (or memory, without a directory).
 #[derive(Clone)]
 pub struct TokenStore {
@@ -50,7 +77,19 @@ pub struct TokenStore {
     memory: Arc<Mutex<Option<Saved>>>,
 }
 
+// By hand: the tokens it holds stay out of logs; where they live is enough.
+impl std::fmt::Debug for TokenStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenStore")
+            .field("path", &self.path)
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
 impl TokenStore {
+    /// A store for `server` at `url`: a file in `dir` named after the server,
+    /// or memory only without a directory.
     pub fn new(dir: Option<&Path>, server: &str, url: &str) -> TokenStore {
         TokenStore {
             path: dir.map(|d| d.join(file_name(server))),
@@ -59,20 +98,28 @@ impl TokenStore {
         }
     }
 
+    /// The token file, when the tokens are kept on disk.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
 
-    async fn read(&self) -> Result<Saved, String> {
+    async fn read(&self) -> Result<Saved, TokenStoreError> {
         let saved = match &self.path {
             None => self.memory.lock().await.clone(),
             Some(path) => match std::fs::read_to_string(path) {
-                Ok(text) => Some(
-                    serde_json::from_str::<Saved>(&text)
-                        .map_err(|e| format!("{}: unreadable token file: {e}", path.display()))?,
-                ),
+                Ok(text) => Some(serde_json::from_str::<Saved>(&text).map_err(|source| {
+                    TokenStoreError::Corrupt {
+                        path: path.clone(),
+                        source,
+                    }
+                })?),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(format!("{}: {e}", path.display())),
+                Err(source) => {
+                    return Err(TokenStoreError::Io {
+                        path: path.clone(),
+                        source,
+                    })
+                }
             },
         };
         match saved {
@@ -85,17 +132,24 @@ impl TokenStore {
         }
     }
 
-    async fn write(&self, saved: Saved) -> Result<(), String> {
+    async fn write(&self, saved: Saved) -> Result<(), TokenStoreError> {
         let Some(path) = &self.path else {
             *self.memory.lock().await = Some(saved);
             return Ok(());
         };
-        let text = serde_json::to_string_pretty(&saved).map_err(|e| e.to_string())?;
-        write_private(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+        let text = serde_json::to_string_pretty(&saved).map_err(TokenStoreError::Encode)?;
+        write_private(path, text.as_bytes()).map_err(|source| TokenStoreError::Io {
+            path: path.clone(),
+            source,
+        })
     }
 
     /// Remembers the registered client's secret and redirect URI.
-    pub async fn save_client(&self, secret: Option<String>, redirect: &str) -> Result<(), String> {
+    pub async fn save_client(
+        &self,
+        secret: Option<String>,
+        redirect: &str,
+    ) -> Result<(), TokenStoreError> {
         let mut saved = self.read().await?;
         saved.client_secret = secret;
         saved.redirect_uri = Some(redirect.to_string());
@@ -118,35 +172,43 @@ impl TokenStore {
     }
 
     /// Forgets everything about this server (logout).
-    pub async fn remove(&self) -> Result<bool, String> {
+    pub async fn remove(&self) -> Result<bool, TokenStoreError> {
         match &self.path {
             None => Ok(self.memory.lock().await.take().is_some()),
             Some(path) => match std::fs::remove_file(path) {
                 Ok(()) => Ok(true),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-                Err(e) => Err(format!("{}: {e}", path.display())),
+                Err(source) => Err(TokenStoreError::Io {
+                    path: path.clone(),
+                    source,
+                }),
             },
         }
     }
 }
 
+/// rmcp's error for a store failure carries text only.
+fn internal(e: TokenStoreError) -> AuthError {
+    AuthError::InternalError(e.to_string())
+}
+
 #[async_trait]
 impl CredentialStore for TokenStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let saved = self.read().await.map_err(AuthError::InternalError)?;
+        let saved = self.read().await.map_err(internal)?;
         Ok(saved.credentials)
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let mut saved = self.read().await.map_err(AuthError::InternalError)?;
+        let mut saved = self.read().await.map_err(internal)?;
         saved.credentials = Some(credentials);
-        self.write(saved).await.map_err(AuthError::InternalError)
+        self.write(saved).await.map_err(internal)
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        let mut saved = self.read().await.map_err(AuthError::InternalError)?;
+        let mut saved = self.read().await.map_err(internal)?;
         saved.credentials = None;
-        self.write(saved).await.map_err(AuthError::InternalError)
+        self.write(saved).await.map_err(internal)
     }
 }
 
@@ -208,5 +270,25 @@ mod tests {
         assert!(other.load().await.unwrap().is_none());
         assert!(store.remove().await.unwrap());
         assert!(store.load().await.unwrap().is_none());
+    }
+
+    /// A token file that is not JSON: the error names the file, and its
+    /// source is the parser's error (the cause is kept, not only its text).
+    #[tokio::test]
+    async fn a_corrupt_file_is_reported_with_its_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TokenStore::new(Some(dir.path()), "srv", "http://a/mcp");
+        let path = store.path().unwrap().to_path_buf();
+        std::fs::write(&path, "not json").unwrap();
+        let err = store
+            .save_client(None, "http://localhost/cb")
+            .await
+            .unwrap_err();
+        assert!(matches!(err, TokenStoreError::Corrupt { .. }), "{err:?}");
+        assert!(err
+            .to_string()
+            .starts_with(&format!("{}: unreadable token file: ", path.display())));
+        let source = std::error::Error::source(&err).unwrap();
+        assert!(source.downcast_ref::<serde_json::Error>().is_some());
     }
 }

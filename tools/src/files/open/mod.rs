@@ -33,13 +33,13 @@ use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
-pub use dir::{Dir, Made};
+pub(crate) use dir::Dir;
 
 /// The path is not the one judged: a link appeared on it, or the object
 /// opened is no longer at it. Carried inside an [`io::Error`]; see
 /// [`is_changed`].
 #[derive(Debug)]
-pub struct Changed {
+pub(crate) struct Changed {
     path: PathBuf,
 }
 
@@ -66,26 +66,26 @@ impl std::fmt::Display for Changed {
 impl std::error::Error for Changed {}
 
 /// Whether `err` is a [`Changed`].
-pub fn is_changed(err: &io::Error) -> bool {
+pub(crate) fn is_changed(err: &io::Error) -> bool {
     err.get_ref().is_some_and(|inner| inner.is::<Changed>())
 }
 
 /// What is at a judged path.
 #[derive(Debug)]
-pub enum Found {
+pub(crate) enum Found {
     Missing,
     /// A regular file, open for reading, and its metadata.
     File(File, Metadata),
-    Dir(Metadata),
+    Dir,
     /// A device, socket or FIFO: never opened beyond a bare handle.
-    Other(Metadata),
+    Other,
 }
 
 /// What is at the judged path `path` (absolute), found without following
 /// a link. A missing parent directory is [`Found::Missing`] too.
-pub fn find(path: &Path) -> io::Result<Found> {
+pub(crate) fn find(path: &Path) -> io::Result<Found> {
     let Some((dir, name)) = parent_and_name(path)? else {
-        return Ok(Found::Dir(std::fs::metadata("/")?));
+        return Ok(Found::Dir);
     };
     match Dir::open(dir) {
         Ok(dir) => dir.find(name),
@@ -95,7 +95,7 @@ pub fn find(path: &Path) -> io::Result<Found> {
 }
 
 /// The metadata of the object at the judged path `path`.
-pub fn metadata(path: &Path) -> io::Result<Metadata> {
+pub(crate) fn metadata(path: &Path) -> io::Result<Metadata> {
     match parent_and_name(path)? {
         Some((dir, name)) => Dir::open(dir)?.metadata(name),
         None => std::fs::metadata("/"),
@@ -104,7 +104,7 @@ pub fn metadata(path: &Path) -> io::Result<Metadata> {
 
 /// The whole content of the regular file at the judged path `path`;
 /// `None` when nothing is there.
-pub fn read(path: &Path) -> io::Result<Option<Vec<u8>>> {
+pub(crate) fn read(path: &Path) -> io::Result<Option<Vec<u8>>> {
     match find(path)? {
         Found::Missing => Ok(None),
         Found::File(mut file, meta) => {
@@ -112,8 +112,8 @@ pub fn read(path: &Path) -> io::Result<Option<Vec<u8>>> {
             file.read_to_end(&mut bytes)?;
             Ok(Some(bytes))
         }
-        Found::Dir(_) => Err(io::Error::from(io::ErrorKind::IsADirectory)),
-        Found::Other(_) => Err(io::Error::new(
+        Found::Dir => Err(io::Error::from(io::ErrorKind::IsADirectory)),
+        Found::Other => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "not a regular file (a device, socket or pipe)",
         )),
@@ -122,7 +122,7 @@ pub fn read(path: &Path) -> io::Result<Option<Vec<u8>>> {
 
 /// Removes the file at the judged path `path`, relative to its directory's
 /// handle.
-pub fn remove_file(path: &Path) -> io::Result<()> {
+pub(crate) fn remove_file(path: &Path) -> io::Result<()> {
     match parent_and_name(path)? {
         Some((dir, name)) => Dir::open(dir)?.remove(name),
         None => Err(io::Error::from(io::ErrorKind::IsADirectory)),

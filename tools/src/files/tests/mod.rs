@@ -20,7 +20,7 @@ use baton_engine::{
 use serde_json::Value;
 
 /// A workspace directory, a session and a pipeline holding the file tools.
-pub struct Env {
+pub(super) struct Env {
     _dir: tempfile::TempDir,
     _state: tempfile::TempDir,
     pub root: PathBuf,
@@ -30,11 +30,11 @@ pub struct Env {
 }
 
 impl Env {
-    pub fn new() -> Env {
+    pub(super) fn new() -> Env {
         Env::with_pipeline(|p| p)
     }
 
-    pub fn with_pipeline(customise: impl FnOnce(Pipeline) -> Pipeline) -> Env {
+    pub(super) fn with_pipeline(customise: impl FnOnce(Pipeline) -> Pipeline) -> Env {
         let dir = tempfile::tempdir().unwrap();
         let state = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
@@ -48,15 +48,15 @@ impl Env {
         }
     }
 
-    pub fn path(&self, rel: &str) -> PathBuf {
+    pub(super) fn path(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
     }
 
-    pub fn p(&self, rel: &str) -> String {
+    pub(super) fn p(&self, rel: &str) -> String {
         self.path(rel).display().to_string()
     }
 
-    pub fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+    pub(super) fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
         let path = self.path(rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).unwrap();
@@ -65,11 +65,11 @@ impl Env {
         path
     }
 
-    pub fn ctx(&self) -> ToolContext {
+    pub(super) fn ctx(&self) -> ToolContext {
         ToolContext::standalone("test", Context::new(&self.root), self.session.clone())
     }
 
-    pub async fn call(&self, tool: &str, input: Value) -> CallResult {
+    pub(super) async fn call(&self, tool: &str, input: Value) -> CallResult {
         let n = self
             .next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -79,7 +79,7 @@ impl Env {
         self.pipeline.run(prepared, self.ctx()).await
     }
 
-    pub async fn read(&self, rel: &str) -> CallResult {
+    pub(super) async fn read(&self, rel: &str) -> CallResult {
         let r = self
             .call("Read", serde_json::json!({ "file_path": self.p(rel) }))
             .await;
@@ -88,7 +88,7 @@ impl Env {
     }
 }
 
-pub fn assert_ok(r: &CallResult) {
+pub(super) fn assert_ok(r: &CallResult) {
     assert!(
         !r.is_error,
         "expected success, got {:?}: {}",
@@ -99,7 +99,7 @@ pub fn assert_ok(r: &CallResult) {
 }
 
 /// An error result whose text contains every one of `needles`.
-pub fn assert_err(r: &CallResult, outcome: Outcome, needles: &[&str]) {
+pub(super) fn assert_err(r: &CallResult, outcome: Outcome, needles: &[&str]) {
     assert!(r.is_error, "expected an error, got success: {}", r.text());
     assert_eq!(r.outcome, outcome, "{}", r.text());
     let text = r.text();
@@ -108,14 +108,14 @@ pub fn assert_err(r: &CallResult, outcome: Outcome, needles: &[&str]) {
     }
 }
 
-pub fn content(path: &Path) -> Vec<u8> {
+pub(super) fn content(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap()
 }
 
 /// Makes `path` unreadable; returns false when this process can read it
 /// anyway (root ignores file modes). The caller then returns, after
 /// [`rerun_without_dac_override`] ran the same test in a child that cannot.
-pub fn make_unreadable(path: &Path) -> bool {
+pub(super) fn make_unreadable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000)).unwrap();
     std::fs::read(path).is_err()
@@ -124,13 +124,13 @@ pub fn make_unreadable(path: &Path) -> bool {
 /// Set in a child test process started by [`rerun_without_dac_override`].
 const UNPRIVILEGED_MARK: &str = "BATON_FILES_TEST_UNPRIVILEGED";
 /// Set in a child test process started by [`rerun_with_file_size_limit`].
-pub const FSIZE_MARK: &str = "BATON_FILES_TEST_FSIZE";
+pub(super) const FSIZE_MARK: &str = "BATON_FILES_TEST_FSIZE";
 
 /// Runs the test `name` again in a child process whose capability bounding
 /// set lacks the two capabilities that let root read and write regardless of
 /// file modes, so the permission-denied paths are really exercised. Skips
 /// (with a printed note) when that is not possible.
-pub fn rerun_without_dac_override(name: &str) {
+pub(super) fn rerun_without_dac_override(name: &str) {
     if std::env::var_os(UNPRIVILEGED_MARK).is_some() {
         eprintln!("note: still privileged after dropping capabilities; skipping the permission-denied assertion of {name}");
         return;
@@ -150,7 +150,7 @@ pub fn rerun_without_dac_override(name: &str) {
 /// larger than `bytes` (RLIMIT_FSIZE, with SIGXFSZ ignored so the write
 /// fails with EFBIG instead of killing the process): a disk that fills up
 /// in the middle of a write.
-pub fn rerun_with_file_size_limit(name: &str, bytes: u64) {
+pub(super) fn rerun_with_file_size_limit(name: &str, bytes: u64) {
     let limit = format!("--fsize={bytes}:{bytes}");
     rerun(
         name,
@@ -189,7 +189,7 @@ fn rerun(name: &str, program: &str, args: &[&str], mark: &str) {
 }
 
 /// Sets a file's mtime into the past, so a later rewrite surely moves it.
-pub fn age(path: &Path) {
+pub(super) fn age(path: &Path) {
     let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
     let f = std::fs::File::options().write(true).open(path).unwrap();
     f.set_modified(past).unwrap();

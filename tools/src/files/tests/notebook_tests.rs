@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 use super::{age, assert_err, assert_ok, content, Env};
 
 /// As nbformat writes it: sorted keys, one-space indent, final newline.
-pub const SAMPLE: &str = r##"{
+pub(super) const SAMPLE: &str = r##"{
  "cells": [
   {
    "cell_type": "markdown",

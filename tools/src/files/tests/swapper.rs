@@ -38,7 +38,7 @@ while True:
 "#;
 
 /// The running swapper; stopped (and reaped) on drop.
-pub struct Swapper {
+pub(crate) struct Swapper {
     child: Option<Child>,
 }
 
@@ -46,7 +46,7 @@ impl Swapper {
     /// Starts swapping `a` and `b` in `dir`, resting `pause` between two
     /// exchanges (zero: none); returns once the first exchange is done.
     /// `None` (with a note) where python3 or `renameat2` is missing.
-    pub fn start(dir: &Path, a: &str, b: &str, pause: Duration) -> Option<Swapper> {
+    pub(crate) fn start(dir: &Path, a: &str, b: &str, pause: Duration) -> Option<Swapper> {
         let child = Command::new("python3")
             .args(["-c", SCRIPT])
             .arg(dir)
@@ -77,7 +77,7 @@ impl Swapper {
     }
 
     /// Stops the swapper; returns how many exchanges it made.
-    pub fn stop(mut self) -> u64 {
+    pub(crate) fn stop(mut self) -> u64 {
         let Some(mut child) = self.child.take() else {
             return 0;
         };

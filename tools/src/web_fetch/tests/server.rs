@@ -6,12 +6,12 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-pub const PAGE: &str = "<!DOCTYPE html><html><head><title>Test page</title>\
+pub(super) const PAGE: &str = "<!DOCTYPE html><html><head><title>Test page</title>\
     <style>body { color: red; }</style><script>var hidden = 42;</script></head>\
     <body><h1>Welcome Heading</h1><p>A paragraph with <em>emphasis</em> and a \
     <a href=\"/other\">relative link</a>.</p><ul><li>apple</li><li>banana</li></ul></body></html>";
 
-pub struct Server {
+pub(super) struct Server {
     pub port: u16,
     task: tokio::task::JoinHandle<()>,
 }
@@ -23,7 +23,7 @@ impl Drop for Server {
 }
 
 impl Server {
-    pub async fn start() -> Server {
+    pub(super) async fn start() -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let task = tokio::spawn(async move {
@@ -34,7 +34,7 @@ impl Server {
         Server { port, task }
     }
 
-    pub fn url(&self, path: &str) -> String {
+    pub(super) fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 }
