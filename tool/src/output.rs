@@ -1,4 +1,14 @@
 //! What a call produces.
+//!
+//! Besides the content the model reads, a tool gives the views of its
+//! result that others read, built by the tool itself because only it knows
+//! what it did: the structured result hooks get as `tool_response`
+//! ([`ToolOutput::response`]), and facts for the host
+//! ([`ToolOutput::files_written`], [`ToolOutput::shell`]). The engine
+//! passes them on unchanged (a remote worker's too); it never rebuilds
+//! them from the tool's name or text.
+
+use std::path::PathBuf;
 
 use serde_json::Value;
 
@@ -16,9 +26,17 @@ pub struct ToolOutput {
     pub extra_messages: Vec<Value>,
     /// Applied to the shared context after the call (ignored for safe calls).
     pub modifier: Option<ContextModifier>,
-    /// The structured result Claude Code gives hooks as `tool_response`
-    /// (its per-tool output types); `None`: derived from input and text.
+    /// The structured result PostToolUse and PostToolBatch hooks get as
+    /// `tool_response`. Built-in tools give the shape Claude Code gives for
+    /// the tool of the same job (the agent SDK's `sdk-tools.d.ts` output
+    /// types), which published hooks read (`.tool_response.stdout`).
+    /// `None`: hooks get the content blocks, as Claude Code gives MCP
+    /// results.
     pub response: Option<Value>,
+    /// Files the call wrote or edited, as facts for the host
+    /// ([`crate::call_details::CallDetails::files_written`]); kept only
+    /// when the call succeeds.
+    pub files_written: Vec<PathBuf>,
     /// Facts about a shell command for the host (not the model); see
     /// [`crate::shell_details`]. Boxed: most tools have none, and every
     /// output moves through the pipeline.
@@ -56,6 +74,12 @@ impl ToolOutput {
 
     pub fn with_response(mut self, response: Value) -> Self {
         self.response = Some(response);
+        self
+    }
+
+    /// The same output, reporting that the call wrote `path`.
+    pub fn with_file_written(mut self, path: impl Into<PathBuf>) -> Self {
+        self.files_written.push(path.into());
         self
     }
 

@@ -20,6 +20,7 @@ use std::path::PathBuf;
 
 use baton_engine::permission::FileAccess;
 use baton_engine::schema::InvalidSchema;
+use baton_engine::ToolKind;
 use baton_engine::{
     async_trait, PermissionTarget, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
 };
@@ -52,7 +53,10 @@ space (unchanged context, about three lines before and after each change), `-` (
 the working directory or absolute. The patch applies entirely or not at all.";
 
 pub fn tool() -> Result<Tool, InvalidSchema> {
-    let def = ToolDef::new(NAME, DESCRIPTION).search_hint("patch edit add delete move files diff");
+    let def = ToolDef::new(NAME, DESCRIPTION)
+        .search_hint("patch edit add delete move files diff")
+        // Hooks guarding Edit see an Edit of each file it writes.
+        .tool_kind(ToolKind::Patch);
     Tool::typed::<ApplyPatchInput, _>(def, ApplyPatchTool)
 }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use baton_engine::shell;
 use baton_engine::shell_details::ShellDetails;
+use baton_engine::ToolKind;
 use baton_engine::{
     async_trait, ContextModifier, PermissionTarget, Tool, ToolContext, ToolDef, ToolError,
     ToolLogic, ToolOutput,
@@ -72,7 +73,8 @@ pub(crate) fn tool(config: &BashConfig) -> Result<Tool, baton_engine::schema::In
          TaskStop. Prefer the Read, Grep and Glob tools over cat, grep and find.",
     )
     .search_hint("run shell command terminal bash execute")
-    .cancels_siblings_on_error(true);
+    .cancels_siblings_on_error(true)
+    .tool_kind(ToolKind::Shell { command: "command" });
     Tool::typed::<BashInput, _>(
         def,
         Bash {
