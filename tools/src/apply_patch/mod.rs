@@ -176,13 +176,19 @@ impl ToolLogic<ApplyPatchInput> for ApplyPatchTool {
             };
             apply::commit(&planned, &write).map_err(ToolError::new)?;
             let mut lines = vec!["Success. Updated the following files:".to_string()];
+            let mut written = Vec::new();
             for p in &planned {
                 if let Some(c) = &p.content {
                     crate::files::write::remember(&session, &p.path, c.as_bytes());
+                    written.push(p.path.clone());
                 }
                 lines.push(format!("{} {}", p.verb, p.path.display()));
             }
-            Ok(ToolOutput::text(lines.join("\n")))
+            let mut output = ToolOutput::text(lines.join("\n"));
+            // Facts for the host: the files given new content (not those
+            // deleted or moved away).
+            output.files_written = written;
+            Ok(output)
         })
         .await
         .map_err(|e| ToolError::new(format!("apply_patch stopped unexpectedly: {e}")))?

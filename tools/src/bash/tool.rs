@@ -125,17 +125,35 @@ impl ToolLogic<BashInput> for Bash {
 
     async fn call(&self, input: BashInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if !ctx.cwd().is_dir() {
-            return Ok(ToolOutput::error(format!(
+            return Ok(with_response(ToolOutput::error(format!(
                 "The working directory {} no longer exists, so the command was not run. \
                  Run it with an absolute `cd` into an existing directory first.",
                 ctx.cwd().display()
-            )));
+            ))));
         }
-        if input.run_in_background {
-            return Ok(self.start_background(&input, &ctx));
-        }
-        self.run_foreground(&input, &ctx).await
+        let output = if input.run_in_background {
+            self.start_background(&input, &ctx)
+        } else {
+            self.run_foreground(&input, &ctx).await?
+        };
+        Ok(with_response(output))
     }
+}
+
+/// Claude Code's `tool_response` for a result that did not set its own
+/// (sdk-tools.d.ts `BashOutput`): the command never ran, or it went to the
+/// background, so what there is to say is the text itself.
+fn with_response(output: ToolOutput) -> ToolOutput {
+    if output.response.is_some() {
+        return output;
+    }
+    let text = baton_engine::content::joined_text(&output.content);
+    output.with_response(serde_json::json!({
+        "stdout": text,
+        "stderr": "",
+        "interrupted": false,
+        "isImage": false,
+    }))
 }
 
 impl Bash {
@@ -167,7 +185,14 @@ impl Bash {
                  and TaskStop to stop it. You will be notified when it finishes.",
                 id = task.id,
                 log = task.log_path.display()
-            )),
+            ))
+            .with_response(serde_json::json!({
+                "stdout": "",
+                "stderr": "",
+                "interrupted": false,
+                "isImage": false,
+                "backgroundTaskId": task.id,
+            })),
             Err(err) => {
                 ToolOutput::error(format!("The background shell could not be started: {err}."))
             }
