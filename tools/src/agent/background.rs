@@ -2,8 +2,8 @@
 //!
 //! Their scope hangs under one session-wide root instead of the Agent
 //! call's, so the call can end while they go on; ending the session (the
-//! root is one of its cleanups; [`stop_all`]) cancels that root, which
-//! reaches every batch they opened and every process in them. When one ends, its report goes to an output file
+//! root is one of its cleanups) cancels that root, which reaches every
+//! batch they opened and every process in them. When one ends, its report goes to an output file
 //! and the host hears of it through a session notification.
 //!
 //! Each one is also a task of the session's task list (kind `agent`, its
@@ -45,13 +45,6 @@ impl SessionCleanup for BackgroundAgents {
     fn stop(&self) -> Option<Stopping> {
         self.root.cancel(CancelReason::Shutdown);
         None
-    }
-}
-
-/// Stops every background agent of the session (engine shutdown).
-pub fn stop_all(session: &Session) {
-    if let Some(agents) = session.slots().get::<BackgroundAgents>() {
-        drop(agents.stop());
     }
 }
 
