@@ -45,10 +45,7 @@ fn tools() -> Vec<Arc<Tool>> {
 /// to a file of their own in `dir`.
 fn recording_hooks(dir: &Path) -> HookRegistry {
     std::fs::create_dir_all(dir).unwrap();
-    let record = format!(
-        "cat > \"$(mktemp -p '{}' hook.XXXXXXXX)\"",
-        dir.display()
-    );
+    let record = format!("cat > \"$(mktemp -p '{}' hook.XXXXXXXX)\"", dir.display());
     let hook = json!([{"hooks": [{"type": "command", "command": record}]}]);
     let parsed = parse_hooks(
         &json!({"PostToolUse": [{"matcher": "Bash", "hooks": hook[0]["hooks"]}], "PostToolBatch": hook}),
@@ -107,14 +104,20 @@ fn recorded(dir: &Path) -> Vec<(String, String, Value)> {
     for entry in std::fs::read_dir(dir).unwrap() {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
         let input: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
-        let event = input["hook_event_name"].as_str().unwrap_or_default().to_string();
+        let event = input["hook_event_name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         if event == "PostToolBatch" {
             for call in input["tool_calls"].as_array().cloned().unwrap_or_default() {
                 let id = call["tool_use_id"].as_str().unwrap_or_default().to_string();
                 out.push((event.clone(), id, call["tool_response"].clone()));
             }
         } else {
-            let id = input["tool_use_id"].as_str().unwrap_or_default().to_string();
+            let id = input["tool_use_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
             out.push((event, id, input["tool_response"].clone()));
         }
     }
@@ -169,7 +172,10 @@ async fn a_hook_sees_the_same_bash_response_locally_and_on_a_worker() {
         outcomes(&local_results),
         [Outcome::Success, Outcome::ToolError, Outcome::ToolError],
         "{:?}",
-        local_results.iter().map(CallResult::text).collect::<Vec<_>>()
+        local_results
+            .iter()
+            .map(CallResult::text)
+            .collect::<Vec<_>>()
     );
     assert_eq!(outcomes(&remote_results), outcomes(&local_results));
 

@@ -11,10 +11,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use baton::engine::cleanup::{SessionCleanup, Stopping};
+use baton::engine::AllowAllUnsafe;
 use baton::engine::{
     async_trait, PoolSpec, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput, ToolPool,
 };
-use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event, ToolUse};
 use serde_json::{json, Value};
 use sleeping::sleeping;

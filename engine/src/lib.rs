@@ -33,8 +33,8 @@ pub use baton_wire as wire;
 /// The tool contract (the `baton-tool` crate), under the paths it had
 /// when it lived here.
 pub use baton_tool::{
-    aliases, call, call_details, cancel, cleanup, content, context, extensions, output, paths, pool,
-    progress, schema, session, shell_details, tool,
+    aliases, call, call_details, cancel, cleanup, content, context, extensions, output, paths,
+    pool, progress, schema, session, shell_details, tool,
 };
 pub use baton_tool::{
     CallResult, CancelReason, CancelScope, ContentBlock, Context, ContextModifier,

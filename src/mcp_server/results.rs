@@ -14,6 +14,7 @@
 use std::path::PathBuf;
 
 use baton_engine::content::ContentBlock;
+use baton_engine::output::Facts;
 use baton_engine::shell_details::ShellDetails;
 use baton_engine::{CallResult, Outcome};
 use rmcp::model::CallToolResult;
@@ -51,6 +52,15 @@ impl ToolViews {
             files_written: result.details.files_written.clone(),
         };
         (views != ToolViews::default()).then_some(views)
+    }
+
+    /// The host's facts among them, as a tool's output carries them.
+    pub fn facts(&self) -> Option<Facts> {
+        let facts = Facts {
+            shell: self.shell.clone(),
+            files_written: self.files_written.clone(),
+        };
+        (facts != Facts::default()).then_some(facts)
     }
 }
 

@@ -310,9 +310,8 @@ fn to_output(result: CallToolResult) -> ToolOutput {
     ToolOutput {
         content,
         is_error,
+        facts: views.facts().map(Box::new),
         response: views.response,
-        shell: views.shell.map(Box::new),
-        files_written: views.files_written,
         ..Default::default()
     }
 }

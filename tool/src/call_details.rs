@@ -17,7 +17,7 @@ pub struct CallDetails {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spilled: Option<PathBuf>,
     /// Files the call wrote or edited (only when it succeeded), as the tool
-    /// reported them ([`crate::output::ToolOutput::files_written`]).
+    /// reported them ([`crate::output::Facts::files_written`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files_written: Vec<PathBuf>,
     /// What a shell command did (exit code, stdout and stderr apart,

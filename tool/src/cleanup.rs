@@ -164,7 +164,11 @@ mod tests {
     use std::time::Duration;
 
     /// An entry recording when it was asked to stop, in `log`.
-    fn entry(log: &Arc<Mutex<Vec<String>>>, name: &str, wait: Option<Duration>) -> Arc<dyn SessionCleanup> {
+    fn entry(
+        log: &Arc<Mutex<Vec<String>>>,
+        name: &str,
+        wait: Option<Duration>,
+    ) -> Arc<dyn SessionCleanup> {
         let log = log.clone();
         let name = name.to_string();
         Arc::new(move || {
@@ -191,8 +195,14 @@ mod tests {
     async fn the_deadline_bounds_the_wait_for_all_entries() {
         let log = Arc::new(Mutex::new(Vec::new()));
         let cleanups = Cleanups::default();
-        cleanups.register("hangs", entry(&log, "hangs", Some(Duration::from_secs(3600))));
-        cleanups.register("after", entry(&log, "after", Some(Duration::from_secs(3600))));
+        cleanups.register(
+            "hangs",
+            entry(&log, "hangs", Some(Duration::from_secs(3600))),
+        );
+        cleanups.register(
+            "after",
+            entry(&log, "after", Some(Duration::from_secs(3600))),
+        );
         let late = tokio::time::timeout(
             Duration::from_secs(60),
             cleanups.stop_all(tokio::time::sleep(Duration::from_millis(50))),

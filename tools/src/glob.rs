@@ -284,7 +284,12 @@ impl Matches {
 
 /// The text the model reads, and the files listed (newest first) with
 /// whether some were left out for the cap.
-fn render(found: Matches, input: &GlobInput, plan: &Plan, max: usize) -> (String, Vec<String>, bool) {
+fn render(
+    found: Matches,
+    input: &GlobInput,
+    plan: &Plan,
+    max: usize,
+) -> (String, Vec<String>, bool) {
     let hidden = match found.hidden {
         0 => None,
         1 => Some("(1 matching file is not shown: a permission rule covers it.)".to_string()),

@@ -162,7 +162,12 @@ mod tests {
 
     #[test]
     fn shell_tools_are_bash_and_patches_are_edits_per_path() {
-        let v = views("exec_command", EXEC, &json!({"cmd": "ls", "tty": true}), Vec::new);
+        let v = views(
+            "exec_command",
+            EXEC,
+            &json!({"cmd": "ls", "tty": true}),
+            Vec::new,
+        );
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].tool_name, "Bash");
         assert_eq!(
@@ -179,7 +184,12 @@ mod tests {
         assert_eq!(v[1].tool_input["input"], patch["input"]);
         // The kind decides, not the name: a tool that declares none is
         // shown as itself, whatever it is called.
-        let v = views("exec_command", ToolKind::Own, &json!({"cmd": "ls"}), Vec::new);
+        let v = views(
+            "exec_command",
+            ToolKind::Own,
+            &json!({"cmd": "ls"}),
+            Vec::new,
+        );
         assert_eq!(v[0].tool_name, "exec_command");
         let v = views("Read", ToolKind::Own, &json!({"file_path": "/x"}), Vec::new);
         assert_eq!(v[0].tool_name, "Read");
@@ -212,7 +222,9 @@ mod tests {
             Ok(orig)
         );
         let patch = json!({"input": "p"});
-        let p = &views("apply_patch", ToolKind::Patch, &patch, || vec!["/w/a".into()])[0];
+        let p = &views("apply_patch", ToolKind::Patch, &patch, || {
+            vec!["/w/a".into()]
+        })[0];
         let moved = json!({"input": "p", "file_path": "/w/other"});
         assert!(unpresent("apply_patch", ToolKind::Patch, p, moved).is_err());
         let kept = json!({"input": "q", "file_path": "/w/a"});

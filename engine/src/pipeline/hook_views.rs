@@ -29,7 +29,9 @@ pub(super) async fn run(
 ) -> Result<HookOutcome, String> {
     let base = state.hook_input(event);
     let kind = tool.def().kind();
-    let shown = views(tool.name(), kind, input, || written_paths(state, tool, input));
+    let shown = views(tool.name(), kind, input, || {
+        written_paths(state, tool, input)
+    });
     let several = shown.len() > 1;
     let mut merged = HookOutcome::default();
     let mut every_view_allowed = true;

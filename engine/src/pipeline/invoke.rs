@@ -57,7 +57,7 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
         let mut response = None;
         if let Ok(Ok(output)) = ran {
             content.extend(output.content.into_iter().filter(|b| !is_blank(b)));
-            shell = output.shell.map(|s| *s);
+            shell = output.facts.and_then(|f| f.shell);
             response = output.response;
         }
         let mut result = CallResult::new(
@@ -95,8 +95,10 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
             result.extra_messages = output.extra_messages;
             result.modifier = output.modifier;
             result.response = output.response;
-            result.details.shell = output.shell.map(|s| *s);
-            result.details.files_written = output.files_written;
+            if let Some(facts) = output.facts {
+                result.details.shell = facts.shell;
+                result.details.files_written = facts.files_written;
+            }
             result
         }
         Ok(Err(err)) => CallResult::error(

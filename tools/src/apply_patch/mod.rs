@@ -187,7 +187,9 @@ impl ToolLogic<ApplyPatchInput> for ApplyPatchTool {
             let mut output = ToolOutput::text(lines.join("\n"));
             // Facts for the host: the files given new content (not those
             // deleted or moved away).
-            output.files_written = written;
+            if !written.is_empty() {
+                output.facts_mut().files_written = written;
+            }
             Ok(output)
         })
         .await

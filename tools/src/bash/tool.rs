@@ -380,7 +380,7 @@ impl Bash {
             "timedOut": matches!(ending, Ending::TimedOut { .. }),
         }));
         let (stdout, stderr) = capture.streams();
-        output.shell = Some(Box::new(ShellDetails {
+        output.facts_mut().shell = Some(ShellDetails {
             exit_code: match &ending {
                 Ending::Exited(status) => status.code(),
                 _ => None,
@@ -390,7 +390,7 @@ impl Bash {
             stderr: self.config.separate_stderr.then_some(stderr),
             timed_out: matches!(ending, Ending::TimedOut { .. }),
             interrupted: matches!(ending, Ending::Cancelled(_)),
-        }));
+        });
         Ok(output)
     }
 }

@@ -106,7 +106,9 @@ impl ToolLogic<GrepInput> for Grep {
             let hide = |path: &std::path::Path| SearchFilter::hides(&ctx, "Grep", path);
             let found = search::run(&input, &compiled, &root, limit, &cancel, &hide);
             let response = output::response(&input, &found);
-            Ok::<_, ToolError>(ToolOutput::text(output::render(&input, &found, limit)).with_response(response))
+            Ok::<_, ToolError>(
+                ToolOutput::text(output::render(&input, &found, limit)).with_response(response),
+            )
         })
         .await
         .map_err(|e| ToolError::new(format!("The search failed: {e}")))??;

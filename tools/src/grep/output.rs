@@ -164,7 +164,11 @@ pub fn response(input: &GrepInput, found: &Found) -> serde_json::Value {
             "numLines": found.lines.len(),
         }),
         OutputMode::Count => {
-            let lines: Vec<String> = found.files.iter().map(|(p, n)| format!("{p}:{n}")).collect();
+            let lines: Vec<String> = found
+                .files
+                .iter()
+                .map(|(p, n)| format!("{p}:{n}"))
+                .collect();
             let total: u64 = found.files.iter().map(|(_, n)| n).sum();
             json!({
                 "mode": "count",

@@ -82,7 +82,13 @@ fn hops_text(hops: &[Hop]) -> Option<String> {
 /// Claude Code's `tool_response` for WebFetch (sdk-tools.d.ts
 /// `WebFetchOutput`): `result` is the text the model reads, `url` the one
 /// asked for.
-fn response(url: &str, status: reqwest::StatusCode, bytes: usize, result: &str, started: Instant) -> serde_json::Value {
+fn response(
+    url: &str,
+    status: reqwest::StatusCode,
+    bytes: usize,
+    result: &str,
+    started: Instant,
+) -> serde_json::Value {
     serde_json::json!({
         "bytes": bytes,
         "code": status.as_u16(),
@@ -198,13 +204,11 @@ impl ToolLogic<WebFetchInput> for WebFetch {
         };
         match fetched {
             // Rendering a large page takes a while; keep it off the runtime.
-            Fetch::Done(fetched) => {
-                tokio::task::spawn_blocking(move || {
-                    render(fetched, &input.prompt, &input.url, started)
-                })
-                    .await
-                    .map_err(|e| ToolError::new(format!("Converting the page failed: {e}")))
-            }
+            Fetch::Done(fetched) => tokio::task::spawn_blocking(move || {
+                render(fetched, &input.prompt, &input.url, started)
+            })
+            .await
+            .map_err(|e| ToolError::new(format!("Converting the page failed: {e}"))),
             Fetch::OtherHost {
                 hops,
                 from,
