@@ -83,13 +83,12 @@ impl Cleanups {
     /// keeps its first entry and its place, and `false` comes back, so a
     /// tool may register on every use. Registered after the session ended,
     /// the entry is stopped at once (not waited for).
-    pub fn register(&self, name: impl Into<String>, cleanup: Arc<dyn SessionCleanup>) -> bool {
-        let name = name.into();
+    pub fn register(&self, name: &str, cleanup: Arc<dyn SessionCleanup>) -> bool {
         let mut inner = self.lock();
-        if inner.entries.iter().any(|(n, _)| *n == name) {
+        if inner.entries.iter().any(|(n, _)| n == name) {
             return false;
         }
-        inner.entries.push((name, cleanup.clone()));
+        inner.entries.push((name.to_string(), cleanup.clone()));
         let ended = inner.ended;
         drop(inner);
         if ended {
