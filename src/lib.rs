@@ -128,6 +128,10 @@ pub struct Engine {
     runtime: baton_actors::Runtime,
 }
 
+/// The longest [`Engine::shutdown`] lets the session's cleanups wait for
+/// what they stopped (the shell tools' own bounds are shorter).
+pub const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl Engine {
     /// Starts building an engine over `pool`.
     pub fn builder(pool: baton_engine::ToolPool) -> EngineBuilder {
@@ -188,8 +192,14 @@ impl Engine {
         }
     }
 
-    /// Stops every call of every batch of this engine, and every background
-    /// shell (and leftover process group) of its session.
+    /// Stops every call of every batch of this engine, and everything its
+    /// session's tools keep running (background shells and their leftover
+    /// process groups, interactive sessions, background agents, monitors:
+    /// whatever registered in the session's cleanups,
+    /// [`baton_engine::Session::cleanups`]). Every one is asked to stop
+    /// before this returns; inside a tokio runtime, the rest of their stop
+    /// (grace periods, waiting for the ends) goes on in a task for at most
+    /// [`SHUTDOWN_WAIT`].
     pub fn shutdown(&self) {
         self.runtime.shutdown();
         // Hooks too: a hanging one must not hold the shutdown.
@@ -198,9 +208,23 @@ impl Engine {
             .hooks()
             .stop_running(baton_engine::CancelReason::Shutdown);
         self.begin_stopping_mcp_servers();
-        baton_tools::agent::background::stop_all(self.runtime.session());
-        baton_tools::bash::stop_all_now(self.runtime.session());
-        baton_tools::exec::stop_all_now(self.runtime.session());
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                let waiting = self
+                    .runtime
+                    .session()
+                    .cleanups()
+                    .stop_all(tokio::time::sleep(SHUTDOWN_WAIT));
+                rt.spawn(waiting);
+            }
+            // Nothing to wait on: dropping the waiting kills what is left.
+            Err(_) => drop(
+                self.runtime
+                    .session()
+                    .cleanups()
+                    .stop_all(std::future::ready(())),
+            ),
+        }
     }
 }
 

@@ -34,14 +34,14 @@ pub use baton_wire as wire;
 /// The tool contract (the `baton-tool` crate), under the paths it had
 /// when it lived here.
 pub use baton_tool::{
-    aliases, call, call_details, cancel, content, context, extensions, output, paths, pool,
-    progress, schema, session, shell_details, tool,
+    aliases, call, call_details, cancel, cleanup, content, context, extensions, output, paths,
+    pool, progress, schema, session, shell_details, tool,
 };
 pub use baton_tool::{
     CallResult, CancelReason, CancelScope, ContentBlock, Context, ContextModifier,
     InterruptBehavior, Notification, Outcome, PoolSpec, Progress, ProgressSink, Session,
-    TaggedEmit, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOrigin, ToolOutput, ToolPool,
-    ToolUse, WorkKind,
+    TaggedEmit, Tool, ToolContext, ToolDef, ToolError, ToolKind, ToolLogic, ToolOrigin, ToolOutput,
+    ToolPool, ToolUse, WorkKind,
 };
 pub use hooks::{
     CommandHook, FnHook, Hook, HookDecision, HookEvent, HookInput, HookOutcome, HookRegistry,

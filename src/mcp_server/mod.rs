@@ -47,7 +47,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use crate::Engine;
 
 pub use catalog::{annotations_for, mcp_tool};
-pub use results::{outcome_from_meta, OUTCOME_META_KEY};
+pub use results::{
+    outcome_from_meta, views_from_meta, ToolViews, OUTCOME_META_KEY, VIEWS_META_KEY,
+};
 
 /// The MCP face of one engine. Cheap to clone: every clone (one per HTTP
 /// session or request) shares the engine, the pool and the gate.

@@ -15,7 +15,7 @@ use rmcp::service::PeerRequestOptions;
 use serde_json::Value;
 
 use super::worker::{Connection, Workers};
-use crate::mcp_server::outcome_from_meta;
+use crate::mcp_server::{outcome_from_meta, views_from_meta};
 
 /// How long a cancelled call waits for the worker's final answer (with the
 /// output printed so far) before giving up on it.
@@ -281,9 +281,13 @@ async fn call_on(
 
 /// The worker's result as the local tool's output. An outcome other than
 /// success or a tool error (a denial or validation failure on the worker)
-/// keeps its text and counts as the tool's error.
+/// keeps its text and counts as the tool's error. The tool's own views
+/// (its `tool_response`, shell facts, files written) come back as the
+/// worker's tool gave them, so the host's hooks and details see them.
 fn to_output(result: CallToolResult) -> ToolOutput {
-    let outcome = outcome_from_meta(result.meta.as_ref().map(|m| &m.0));
+    let meta = result.meta.as_ref().map(|m| &m.0);
+    let outcome = outcome_from_meta(meta);
+    let views = views_from_meta(meta);
     let mut content = Vec::new();
     for block in &result.content {
         let Ok(v) = serde_json::to_value(block) else {
@@ -310,6 +314,8 @@ fn to_output(result: CallToolResult) -> ToolOutput {
     ToolOutput {
         content,
         is_error,
+        facts: views.facts().map(Box::new),
+        response: views.response,
         ..Default::default()
     }
 }

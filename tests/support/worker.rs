@@ -23,6 +23,11 @@ impl Worker {
     /// Starts a worker in `dir` (created), accepting bearer `token`, with
     /// every permission granted; returns once it listens.
     pub fn start(dir: &Path, token: &str) -> Worker {
+        Worker::start_with_env(dir, token, &[])
+    }
+
+    /// [`Worker::start`] with `env` added to the worker's environment.
+    pub fn start_with_env(dir: &Path, token: &str, env: &[(&str, &str)]) -> Worker {
         std::fs::create_dir_all(dir).unwrap();
         let mut child = Command::new(BATON)
             .args(["mcp", "serve", "--http", "127.0.0.1:0"])
@@ -31,6 +36,7 @@ impl Worker {
             .arg("--state-dir")
             .arg(dir.join(".state"))
             .env("BATON_MCP_TOKEN", token)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

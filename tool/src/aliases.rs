@@ -45,10 +45,11 @@ pub fn old_names(name: &str) -> impl Iterator<Item = &'static str> + '_ {
 }
 
 /// Tools of other tool sets that do a Claude Code tool's job → the Claude
-/// Code names users' hook matchers and scripts use for that job. A matcher
-/// `Bash` selects every tool that runs a shell command, `Edit|Write` a
-/// patch: a guard written for Claude Code must not be walked around by a
-/// model that was given codex's tools.
+/// Code names users' hook matchers use for that job. A matcher `Bash`
+/// selects every tool that runs a shell command, `Edit|Write` a patch: a
+/// guard written for Claude Code must not be walked around by a model that
+/// was given codex's tools. (How such a call is *shown* to hooks, and what
+/// its command text is, the tool declares itself: `ToolKind`.)
 pub const CLAUDE_CODE_EQUIVALENTS: &[(&str, &[&str])] = &[
     ("exec_command", &["Bash"]),
     ("shell", &["Bash"]),
@@ -63,33 +64,6 @@ pub fn claude_code_names(name: &str) -> &'static [&'static str] {
         .iter()
         .find(|(tool, _)| *tool == name)
         .map_or(&[], |(_, names)| names)
-}
-
-/// The command text of a call to a tool Claude Code would call `Bash`:
-/// `command` for Bash and `shell_command`, `cmd` for `exec_command`, the
-/// words of `shell`'s argv joined by spaces (`["bash", "-lc", s]` is `s`).
-/// `None` for other tools and malformed inputs.
-pub fn shell_command_text(name: &str, input: &serde_json::Value) -> Option<String> {
-    use serde_json::Value;
-    match name {
-        "Bash" | "shell_command" => input.get("command")?.as_str().map(str::to_string),
-        "exec_command" => input.get("cmd")?.as_str().map(str::to_string),
-        "shell" => {
-            let words: Vec<&str> = input
-                .get("command")?
-                .as_array()?
-                .iter()
-                .map(Value::as_str)
-                .collect::<Option<_>>()?;
-            match words.as_slice() {
-                [shell, flag, script] if shell.ends_with("sh") && flag.contains('c') => {
-                    Some(script.to_string())
-                }
-                words => Some(words.join(" ")),
-            }
-        }
-        _ => None,
-    }
 }
 
 #[cfg(test)]
@@ -118,21 +92,8 @@ mod tests {
 
     #[test]
     fn other_sets_map_to_claude_codes_jobs() {
-        use serde_json::json;
         assert_eq!(claude_code_names("exec_command"), ["Bash"]);
         assert_eq!(claude_code_names("apply_patch"), ["Edit", "Write"]);
         assert!(claude_code_names("Bash").is_empty());
-        let cmd = |n: &str, i| shell_command_text(n, &i);
-        assert_eq!(cmd("exec_command", json!({"cmd": "ls"})), Some("ls".into()));
-        assert_eq!(
-            cmd("shell", json!({"command": ["bash", "-lc", "echo a"]})),
-            Some("echo a".into())
-        );
-        assert_eq!(
-            cmd("shell", json!({"command": ["ls", "-l"]})),
-            Some("ls -l".into())
-        );
-        assert_eq!(cmd("exec_command", json!({"cmd": 3})), None);
-        assert_eq!(cmd("Read", json!({"command": "x"})), None);
     }
 }

@@ -6,9 +6,6 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use serde_json::Value;
-
-use crate::call::ToolUse;
 
 /// The facts about one call for the host (`details` of a result line).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -20,7 +17,8 @@ pub struct CallDetails {
     /// The file holding the full result, when it was too large to inline.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spilled: Option<PathBuf>,
-    /// Files the call wrote or edited (only when it succeeded).
+    /// Files the call wrote or edited (only when it succeeded), as the tool
+    /// reported them ([`crate::output::Facts::files_written`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files_written: Vec<PathBuf>,
     /// What a shell command did (exit code, stdout and stderr apart,
@@ -33,20 +31,5 @@ impl CallDetails {
     /// Whether there is nothing to report.
     pub fn is_empty(&self) -> bool {
         *self == CallDetails::default()
-    }
-}
-
-/// The files `call` writes if it succeeds: the path argument of the file
-/// tools that write (`Write`, `Edit`, `NotebookEdit`). Other tools report
-/// none; a shell command's writes cannot be known from its input.
-pub fn files_written(call: &ToolUse) -> Vec<PathBuf> {
-    let key = match call.name.as_str() {
-        "Write" | "Edit" | "MultiEdit" => "file_path",
-        "NotebookEdit" => "notebook_path",
-        _ => return Vec::new(),
-    };
-    match call.input.get(key) {
-        Some(Value::String(path)) if !path.is_empty() => vec![PathBuf::from(path)],
-        _ => Vec::new(),
     }
 }

@@ -26,6 +26,7 @@ pub mod aliases;
 pub mod call;
 pub mod call_details;
 pub mod cancel;
+pub mod cleanup;
 pub mod confine;
 pub mod content;
 pub mod context;
@@ -52,7 +53,7 @@ pub use permission::{
 pub use pool::{PoolSpec, ToolPool};
 pub use progress::{Progress, ProgressSink, TaggedEmit};
 pub use session::{Notification, Session};
-pub use tool::{InterruptBehavior, Tool, ToolDef, ToolLogic, ToolOrigin, WorkKind};
+pub use tool::{InterruptBehavior, Tool, ToolDef, ToolKind, ToolLogic, ToolOrigin, WorkKind};
 
 /// Re-exported so tool crates derive schemas and implement [`ToolLogic`]
 /// with the same versions as Baton.

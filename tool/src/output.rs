@@ -1,9 +1,20 @@
 //! What a call produces.
+//!
+//! Besides the content the model reads, a tool gives the views of its
+//! result that others read, built by the tool itself because only it knows
+//! what it did: the structured result hooks get as `tool_response`
+//! ([`ToolOutput::response`]), and facts for the host
+//! ([`ToolOutput::facts`]: what a shell command did, the files written).
+//! The engine passes them on unchanged (a remote worker's too); it never
+//! rebuilds them from the tool's name or text.
+
+use std::path::PathBuf;
 
 use serde_json::Value;
 
 use crate::content::ContentBlock;
 use crate::context::ContextModifier;
+use crate::shell_details::ShellDetails;
 
 /// A successful return from a tool's `call`. `is_error` lets a tool report a
 /// failure it detected itself (a command exited 1) while still returning
@@ -18,13 +29,26 @@ pub struct ToolOutput {
     pub extra_messages: Vec<Value>,
     /// Applied to the shared context after the call (ignored for safe calls).
     pub modifier: Option<ContextModifier>,
-    /// The structured result Claude Code gives hooks as `tool_response`
-    /// (its per-tool output types); `None`: derived from input and text.
+    /// The structured result PostToolUse and PostToolBatch hooks get as
+    /// `tool_response`. Built-in tools give the shape Claude Code gives for
+    /// the tool of the same job (the agent SDK's `sdk-tools.d.ts` output
+    /// types), which published hooks read (`.tool_response.stdout`).
+    /// `None`: hooks get the content blocks, as Claude Code gives MCP
+    /// results.
     pub response: Option<Value>,
-    /// Facts about a shell command for the host (not the model); see
-    /// [`crate::shell_details`]. Boxed: most tools have none, and every
-    /// output moves through the pipeline.
-    pub shell: Option<Box<crate::shell_details::ShellDetails>>,
+    /// Facts about the call for the host, not the model (they become the
+    /// result's [`crate::call_details::CallDetails`]). Boxed: most tools
+    /// have none, and every output moves through the pipeline.
+    pub facts: Option<Box<Facts>>,
+}
+
+/// What a tool tells the host about its call besides the content.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// What a shell command did; see [`crate::shell_details`].
+    pub shell: Option<ShellDetails>,
+    /// Files the call wrote or edited; kept only when the call succeeds.
+    pub files_written: Vec<PathBuf>,
 }
 
 impl ToolOutput {
@@ -62,6 +86,23 @@ impl ToolOutput {
     /// The same output with `response` as the hooks' `tool_response`.
     pub fn with_response(mut self, response: Value) -> Self {
         self.response = Some(response);
+        self
+    }
+
+    /// The facts for the host, made on first use.
+    pub fn facts_mut(&mut self) -> &mut Facts {
+        self.facts.get_or_insert_with(Default::default)
+    }
+
+    /// The same output, reporting that the call wrote `path`.
+    pub fn with_file_written(mut self, path: impl Into<PathBuf>) -> Self {
+        self.facts_mut().files_written.push(path.into());
+        self
+    }
+
+    /// The same output, with what its shell command did.
+    pub fn with_shell(mut self, shell: ShellDetails) -> Self {
+        self.facts_mut().shell = Some(shell);
         self
     }
 

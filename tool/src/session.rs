@@ -4,7 +4,8 @@
 //! calls (which files were read and when, background shells, the todo list)
 //! lives here, in slots each tool owns. The session also carries the
 //! notification channel through which tools tell the host about things that
-//! happen outside any call (a background shell finished).
+//! happen outside any call (a background shell finished), and the registry
+//! of what must stop when the session ends ([`crate::cleanup`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
+use crate::cleanup::{Cleanups, SessionCleanup};
 use crate::extensions::SharedSlots;
 
 /// Something the host should hear about outside the result stream.
@@ -32,6 +34,7 @@ pub struct Session {
     state_dir: PathBuf,
     transcript_path: Option<PathBuf>,
     slots: SharedSlots,
+    cleanups: Cleanups,
     notifications: broadcast::Sender<Notification>,
 }
 
@@ -53,6 +56,7 @@ impl Session {
             state_dir: state_dir.into(),
             transcript_path: None,
             slots: SharedSlots::default(),
+            cleanups: Cleanups::default(),
             notifications,
         })
     }
@@ -70,6 +74,7 @@ impl Session {
             state_dir: state_dir.into(),
             transcript_path: Some(transcript.into()),
             slots: SharedSlots::default(),
+            cleanups: Cleanups::default(),
             notifications,
         })
     }
@@ -92,6 +97,25 @@ impl Session {
     /// Tool-owned state, one slot per type.
     pub fn slots(&self) -> &SharedSlots {
         &self.slots
+    }
+
+    /// The slot of type `T` (created on first use), registered in
+    /// [`Session::cleanups`] under its type's name: for state holding what
+    /// must not outlive the session (background shells, interactive
+    /// sessions), so that ending the session stops it.
+    pub fn lifetime_slot<T>(&self) -> Arc<T>
+    where
+        T: SessionCleanup + Default,
+    {
+        let slot = self.slots.get_or_default::<T>();
+        self.cleanups
+            .register(std::any::type_name::<T>(), slot.clone());
+        slot
+    }
+
+    /// What must stop when the session ends (see [`crate::cleanup`]).
+    pub fn cleanups(&self) -> &Cleanups {
+        &self.cleanups
     }
 
     /// Tells the host something happened (dropped when nobody listens).

@@ -12,13 +12,14 @@
 
 use std::collections::VecDeque;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Bytes kept of each stream.
 pub const STREAM_TAIL_BYTES: usize = 32 * 1024;
 
 /// The shell facts of one call. Fields a tool cannot know stay `None`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ShellDetails {
     /// The command's exit status; `None` when it did not exit by itself
     /// (killed by a signal, timed out, interrupted, still running).
@@ -40,7 +41,7 @@ pub struct ShellDetails {
 }
 
 /// The end of one output stream.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StreamTail {
     /// The last bytes, as lossy UTF-8 (a cut inside a character at the
     /// start is dropped, not shown as a replacement character).

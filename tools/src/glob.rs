@@ -284,7 +284,14 @@ impl Matches {
     }
 }
 
-fn render(found: Matches, input: &GlobInput, plan: &Plan, max: usize) -> String {
+/// The text the model reads, and the files listed (newest first) with
+/// whether some were left out for the cap.
+fn render(
+    found: Matches,
+    input: &GlobInput,
+    plan: &Plan,
+    max: usize,
+) -> (String, Vec<String>, bool) {
     let hidden = match found.hidden {
         0 => None,
         1 => Some("(1 matching file is not shown: a permission rule covers it.)".to_string()),
@@ -298,17 +305,19 @@ fn render(found: Matches, input: &GlobInput, plan: &Plan, max: usize) -> String 
             input.pattern,
             plan.base.display()
         );
-        return match hidden {
+        let text = match hidden {
             Some(note) => format!("{none}\n{note}"),
             None => none,
         };
+        return (text, Vec::new(), false);
     }
     let total = found.total;
-    let mut out: Vec<String> = found
+    let listed: Vec<String> = found
         .into_paths()
         .iter()
         .map(|path| path.display().to_string())
         .collect();
+    let mut out = listed.clone();
     if total > max {
         out.push(format!(
             "(Showing the {max} most recently modified of {total} matching files; use a \
@@ -316,7 +325,7 @@ fn render(found: Matches, input: &GlobInput, plan: &Plan, max: usize) -> String 
         ));
     }
     out.extend(hidden);
-    out.join("\n")
+    (out.join("\n"), listed, total > max)
 }
 
 #[async_trait]
@@ -352,7 +361,8 @@ impl ToolLogic<GlobInput> for Glob {
         check_search_dir(&search_dir(&input, &ctx)).map_err(ToolError::new)?;
         let max = self.max_results;
         let cancel = ctx.cancel.clone();
-        let text = tokio::task::spawn_blocking(move || {
+        let started = std::time::Instant::now();
+        let (text, filenames, truncated) = tokio::task::spawn_blocking(move || {
             let hide = |path: &Path| SearchFilter::hides(&ctx, "Glob", path);
             let found = match Dir::open(&judged) {
                 Ok(root) => walk(&plan, &root, max, &cancel, &hide),
@@ -370,7 +380,14 @@ impl ToolLogic<GlobInput> for Glob {
         })
         .await
         .map_err(|e| ToolError::new(format!("The file search failed: {e}")))??;
-        Ok(ToolOutput::text(text))
+        // Claude Code's `tool_response` for Glob (sdk-tools.d.ts `GlobOutput`).
+        let response = serde_json::json!({
+            "filenames": filenames,
+            "numFiles": filenames.len(),
+            "truncated": truncated,
+            "durationMs": started.elapsed().as_millis() as u64,
+        });
+        Ok(ToolOutput::text(text).with_response(response))
     }
 }
 

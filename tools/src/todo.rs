@@ -166,8 +166,11 @@ impl ToolLogic<TodoWriteInput> for TodoWrite {
         // the tool directly, and the list must never hold a broken state.
         check(&input.todos).map_err(ToolError::new)?;
         let slot = ctx.session.slots().get_or_default::<TodoSlot>();
-        *slot.0.lock() = input.todos.clone();
-        Ok(ToolOutput::text(render(&input.todos)))
+        let old = std::mem::replace(&mut *slot.0.lock(), input.todos.clone());
+        // Claude Code's `tool_response` for TodoWrite (sdk-tools.d.ts
+        // `TodoWriteOutput`): the list before and after.
+        let response = serde_json::json!({"oldTodos": old, "newTodos": input.todos});
+        Ok(ToolOutput::text(render(&input.todos)).with_response(response))
     }
 }
 

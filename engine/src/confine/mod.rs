@@ -37,6 +37,7 @@ use crate::settings::sandbox::PathSet;
 use crate::settings::SandboxConfig;
 use baton_tool::context::Context;
 use baton_tool::extensions::Extensions;
+use baton_tool::tool::ToolKind;
 pub use sandbox_mode::{Egress, SandboxPlan};
 
 pub use baton_tool::confine::Approval;
@@ -183,21 +184,18 @@ impl Confinement {
     /// Whether a call with this input runs a shell command sandboxed and
     /// the settings let sandboxed commands run unasked
     /// (`autoAllowBashIfSandboxed`). Bash and the tools of other sets that
-    /// Claude Code would call Bash (`exec_command`, `shell`,
-    /// `shell_command`, see `aliases`) are judged alike, each with its own
-    /// way of asking out of the sandbox.
-    pub fn auto_allows(&self, tool_name: &str, input: &Value) -> bool {
-        let bash_like = tool_name == "Bash"
-            || baton_tool::aliases::claude_code_names(tool_name).contains(&"Bash");
-        if !bash_like
-            || !self
-                .sandbox
-                .as_ref()
-                .is_some_and(|c| c.auto_allow_bash_if_sandboxed)
+    /// do its job (`exec_command`: every tool of [`ToolKind::Shell`]) are
+    /// judged alike, each with its own way of asking out of the sandbox.
+    pub fn auto_allows(&self, kind: ToolKind, input: &Value) -> bool {
+        if !self
+            .sandbox
+            .as_ref()
+            .is_some_and(|c| c.auto_allow_bash_if_sandboxed)
         {
             return false;
         }
-        let Some(command) = baton_tool::aliases::shell_command_text(tool_name, input) else {
+        // Only a shell tool has a command text.
+        let Some(command) = kind.command_text(input) else {
             return false;
         };
         let command = command.as_str();

@@ -3,17 +3,18 @@
 //!
 //! A hook guarding `Bash` commands (matcher `Bash`, a script that reads
 //! `tool_input.command` and often checks `tool_name == "Bash"`) must see
-//! codex's `exec_command`, `shell` and `shell_command` as Bash commands, or
-//! a model given codex's tools walks around it. Likewise a guard on `Edit`
-//! or `Write` (reading `tool_input.file_path`) must see every file a patch
-//! touches. So:
+//! codex's `exec_command` as a Bash command, or a model given codex's tools
+//! walks around it. Likewise a guard on `Edit` or `Write` (reading
+//! `tool_input.file_path`) must see every file a patch touches. The tool
+//! says which job it does ([`ToolKind`], in its definition); the engine
+//! never decides it from the name. So:
 //!
-//! - a shell tool is presented as `Bash`, its input with `command` (the
-//!   command text) added beside its own fields;
-//! - `apply_patch` is presented as `Edit` **once per path it names**, with
-//!   `file_path` (absolute) added beside the patch's own `input`: a guard
-//!   that looks at one path per call sees each of them, and the strictest
-//!   answer wins, as it does for the permission rules;
+//! - a shell tool ([`ToolKind::Shell`]) is presented as `Bash`, its input
+//!   with `command` (the command text) added beside its own fields;
+//! - a patch ([`ToolKind::Patch`]) is presented as `Edit` **once per path it
+//!   writes**, with `file_path` (absolute) added beside the patch's own
+//!   fields: a guard that looks at one path per call sees each of them, and
+//!   the strictest answer wins, as it does for the permission rules;
 //! - the real name goes along in the `baton_tool_name` field, and matchers
 //!   naming it still select the call.
 //!
@@ -22,11 +23,16 @@
 
 use serde_json::{Map, Value};
 
-use baton_tool::aliases::{claude_code_names, shell_command_text};
+use baton_tool::tool::ToolKind;
 
 /// The hook input field that carries the real tool name when the call is
 /// presented under a Claude Code name.
 pub const REAL_NAME_FIELD: &str = "baton_tool_name";
+
+/// Claude Code's name for a tool that runs shell commands.
+const SHELL_VIEW: &str = "Bash";
+/// Claude Code's name for a tool that edits a file.
+const PATCH_VIEW: &str = "Edit";
 
 /// One presentation of a call.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,73 +41,74 @@ pub struct View {
     pub tool_name: String,
     /// The input hooks see, in that tool's shape.
     pub tool_input: Value,
-    /// The path this view stands for (`apply_patch`'s per-path views).
+    /// The path this view stands for (a patch's per-path views).
     pub path: Option<String>,
 }
 
-/// The views of a call to `name` with `input`; `paths` gives the files the
-/// call writes (asked only for a patch). One view, unchanged, for tools
-/// that are Claude Code's own.
-pub fn views(name: &str, input: &Value, paths: impl FnOnce() -> Vec<String>) -> Vec<View> {
-    let names = claude_code_names(name);
-    if names.contains(&"Bash") {
-        let mut shown = object(input);
-        if let Some(command) = shell_command_text(name, input) {
-            shown.insert("command".into(), Value::String(command));
-        }
-        return vec![View {
-            tool_name: "Bash".into(),
-            tool_input: Value::Object(shown),
-            path: None,
-        }];
-    }
-    if names.contains(&"Edit") {
-        let paths = paths();
-        if paths.is_empty() {
-            // A patch that names no file (it will fail validation or do
-            // nothing): still shown once, so guards see it.
-            return vec![View {
-                tool_name: "Edit".into(),
-                tool_input: input.clone(),
+/// The views of a call to `name`, of `kind`, with `input`; `paths` gives
+/// the files the call writes (asked only for a patch). One view, unchanged,
+/// for a tool that does no other tool's job.
+pub fn views(
+    name: &str,
+    kind: ToolKind,
+    input: &Value,
+    paths: impl FnOnce() -> Vec<String>,
+) -> Vec<View> {
+    match kind {
+        ToolKind::Shell { .. } => {
+            let mut shown = object(input);
+            if let Some(command) = kind.command_text(input) {
+                shown.insert("command".into(), Value::String(command));
+            }
+            vec![View {
+                tool_name: SHELL_VIEW.into(),
+                tool_input: Value::Object(shown),
                 path: None,
-            }];
+            }]
         }
-        return paths
-            .into_iter()
-            .map(|path| {
-                let mut shown = object(input);
-                shown.insert("file_path".into(), Value::String(path.clone()));
-                View {
-                    tool_name: "Edit".into(),
-                    tool_input: Value::Object(shown),
-                    path: Some(path),
-                }
-            })
-            .collect();
+        ToolKind::Patch => {
+            let paths = paths();
+            if paths.is_empty() {
+                // A patch that names no file (it will fail validation or do
+                // nothing): still shown once, so guards see it.
+                return vec![View {
+                    tool_name: PATCH_VIEW.into(),
+                    tool_input: input.clone(),
+                    path: None,
+                }];
+            }
+            paths
+                .into_iter()
+                .map(|path| {
+                    let mut shown = object(input);
+                    shown.insert("file_path".into(), Value::String(path.clone()));
+                    View {
+                        tool_name: PATCH_VIEW.into(),
+                        tool_input: Value::Object(shown),
+                        path: Some(path),
+                    }
+                })
+                .collect()
+        }
+        _ => vec![View {
+            tool_name: name.to_string(),
+            tool_input: input.clone(),
+            path: None,
+        }],
     }
-    vec![View {
-        tool_name: name.to_string(),
-        tool_input: input.clone(),
-        path: None,
-    }]
 }
 
 fn object(input: &Value) -> Map<String, Value> {
     input.as_object().cloned().unwrap_or_default()
 }
 
-/// A hook's `updatedInput` for `view` of a call to `name`, as the tool's
-/// own input: the fields the view added are taken out again, and a changed
-/// `command` becomes `exec_command`'s `cmd`. An error when the change
-/// cannot be carried back (a patch view's `file_path` changed, a shell
-/// argv rewritten as text): the caller refuses the call rather than run
-/// something other than what the hook approved.
-pub fn unpresent(
-    name: &str,
-    original: &Value,
-    view: &View,
-    updated: Value,
-) -> Result<Value, String> {
+/// A hook's `updatedInput` for `view` of a call to `name` (of `kind`), as
+/// the tool's own input: the fields the view added are taken out again,
+/// and a changed `command` goes back into the shell tool's own command
+/// field. An error when the change cannot be carried back (a patch view's
+/// `file_path` changed, a command that is not text): the caller refuses
+/// the call rather than run something other than what the hook approved.
+pub fn unpresent(name: &str, kind: ToolKind, view: &View, updated: Value) -> Result<Value, String> {
     if view.tool_name == name {
         return Ok(updated);
     }
@@ -111,46 +118,39 @@ pub fn unpresent(
             view.tool_name
         ));
     };
-    match name {
-        "apply_patch" => {
+    match kind {
+        ToolKind::Patch => {
             let path = fields.remove("file_path");
             if path.as_ref().and_then(Value::as_str) != view.path.as_deref() {
-                return Err(
-                    "a hook changed file_path of an apply_patch call shown as Edit; \
-                            a patch is rewritten through its `input`, not its paths"
-                        .to_string(),
-                );
+                return Err(format!(
+                    "a hook changed file_path of a {name} call shown as Edit; a patch is \
+                     rewritten through its own fields, not its paths"
+                ));
             }
         }
-        _ => {
+        ToolKind::Shell { command: own } => {
             let shown = view.tool_input.get("command");
             let command = fields.remove("command");
             if command.as_ref() != shown {
-                match (name, command) {
-                    ("exec_command", Some(Value::String(text))) => {
-                        fields.insert("cmd".into(), Value::String(text));
-                    }
-                    ("shell_command", Some(text)) => {
-                        fields.insert("command".into(), text);
+                match command {
+                    Some(Value::String(text)) => {
+                        fields.insert(own.into(), Value::String(text));
                     }
                     _ => {
                         return Err(format!(
-                            "a hook's rewritten command cannot be carried back to {name}"
+                            "a hook's rewritten command cannot be carried back to {name}: it is \
+                             not text"
                         ))
                     }
                 }
-            } else if name == "shell_command" {
+            } else if own == "command" {
+                // The view's `command` is the tool's own field.
                 if let Some(command) = command {
-                    fields.insert("command".into(), command);
-                }
-            } else if name == "shell" {
-                // `shell`'s own `command` is its argv, which the view
-                // replaced by text: put the original back.
-                if let Some(argv) = original.get("command") {
-                    fields.insert("command".into(), argv.clone());
+                    fields.insert(own.into(), command);
                 }
             }
         }
+        _ => {}
     }
     Ok(Value::Object(fields))
 }
@@ -160,9 +160,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    const EXEC: ToolKind = ToolKind::Shell { command: "cmd" };
+
     #[test]
     fn shell_tools_are_bash_and_patches_are_edits_per_path() {
-        let v = views("exec_command", &json!({"cmd": "ls", "tty": true}), Vec::new);
+        let v = views(
+            "exec_command",
+            EXEC,
+            &json!({"cmd": "ls", "tty": true}),
+            Vec::new,
+        );
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].tool_name, "Bash");
         assert_eq!(
@@ -170,42 +177,61 @@ mod tests {
             json!({"cmd": "ls", "tty": true, "command": "ls"})
         );
         let patch = json!({"input": "*** Begin Patch\n..."});
-        let v = views("apply_patch", &patch, || vec!["/w/a".into(), "/w/b".into()]);
+        let v = views("apply_patch", ToolKind::Patch, &patch, || {
+            vec!["/w/a".into(), "/w/b".into()]
+        });
         assert_eq!(v.len(), 2);
+        assert_eq!(v[1].tool_name, "Edit");
         assert_eq!(v[1].tool_input["file_path"], "/w/b");
         assert_eq!(v[1].tool_input["input"], patch["input"]);
-        let v = views("Read", &json!({"file_path": "/x"}), Vec::new);
+        // The kind decides, not the name: a tool that declares none is
+        // shown as itself, whatever it is called.
+        let v = views(
+            "exec_command",
+            ToolKind::Own,
+            &json!({"cmd": "ls"}),
+            Vec::new,
+        );
+        assert_eq!(v[0].tool_name, "exec_command");
+        let v = views("Read", ToolKind::Own, &json!({"file_path": "/x"}), Vec::new);
         assert_eq!(v[0].tool_name, "Read");
     }
 
     #[test]
     fn rewrites_are_carried_back_or_refused() {
         let orig = json!({"cmd": "ls"});
-        let v = &views("exec_command", &orig, Vec::new)[0];
+        let v = &views("exec_command", EXEC, &orig, Vec::new)[0];
         let back = unpresent(
             "exec_command",
-            &orig,
+            EXEC,
             v,
             json!({"cmd": "ls", "command": "ls -a"}),
         );
         assert_eq!(back, Ok(json!({"cmd": "ls -a"})));
-        let same = unpresent("exec_command", &orig, v, v.tool_input.clone());
+        let same = unpresent("exec_command", EXEC, v, v.tool_input.clone());
         assert_eq!(same, Ok(json!({"cmd": "ls"})));
-        let argv = json!({"command": ["bash", "-lc", "ls"]});
-        let v = &views("shell", &argv, Vec::new)[0];
+        let argv = json!({"cmd": "ls", "command": ["rm", "-rf", "/"]});
+        assert!(unpresent("exec_command", EXEC, v, argv).is_err());
+        let bash = ToolKind::Shell { command: "command" };
+        let orig = json!({"command": "ls"});
+        let v = &views("run_shell", bash, &orig, Vec::new)[0];
         assert_eq!(
-            unpresent("shell", &argv, v, v.tool_input.clone()),
-            Ok(argv.clone())
+            unpresent("run_shell", bash, v, json!({"command": "ls -a"})),
+            Ok(json!({"command": "ls -a"}))
         );
-        let text = json!({"command": "rm -rf /"});
-        assert!(unpresent("shell", &argv, v, text).is_err());
+        assert_eq!(
+            unpresent("run_shell", bash, v, v.tool_input.clone()),
+            Ok(orig)
+        );
         let patch = json!({"input": "p"});
-        let p = &views("apply_patch", &patch, || vec!["/w/a".into()])[0];
+        let p = &views("apply_patch", ToolKind::Patch, &patch, || {
+            vec!["/w/a".into()]
+        })[0];
         let moved = json!({"input": "p", "file_path": "/w/other"});
-        assert!(unpresent("apply_patch", &patch, p, moved).is_err());
+        assert!(unpresent("apply_patch", ToolKind::Patch, p, moved).is_err());
         let kept = json!({"input": "q", "file_path": "/w/a"});
         assert_eq!(
-            unpresent("apply_patch", &patch, p, kept),
+            unpresent("apply_patch", ToolKind::Patch, p, kept),
             Ok(json!({"input": "q"}))
         );
     }

@@ -38,7 +38,7 @@ pub(super) fn record(pipeline: &Pipeline, call: &ToolUse, result: &CallResult) -
         "tool_name": call.name,
         "tool_input": call.input,
         "tool_use_id": call.id,
-        "tool_response": tool_response(&call.name, &call.input, result),
+        "tool_response": tool_response(result),
     }))
 }
 

@@ -1,7 +1,7 @@
 //! The PreToolUse/PostToolUse/PermissionRequest/PermissionDenied hook
 //! runs of one call, one per view
-//! (`hooks::presented`): a codex shell tool shown as `Bash`, a patch shown
-//! as an `Edit` of each path it names. The outcomes are merged as the
+//! (`hooks::presented`): a shell tool of another set shown as `Bash`, a
+//! patch shown as an `Edit` of each path it names, as the tool's kind says. The outcomes are merged as the
 //! outcomes of several hooks are, except that a hook's "allow" stands only
 //! if it allowed every view (and a PermissionRequest grant only if every
 //! view was granted): allowing one path of a patch does not allow the
@@ -28,7 +28,10 @@ pub(super) async fn run(
     prepare: impl Fn(&mut HookInput),
 ) -> Result<HookOutcome, String> {
     let base = state.hook_input(event);
-    let shown = views(tool.name(), input, || written_paths(state, tool, input));
+    let kind = tool.def().kind();
+    let shown = views(tool.name(), kind, input, || {
+        written_paths(state, tool, input)
+    });
     let several = shown.len() > 1;
     let mut merged = HookOutcome::default();
     let mut every_view_allowed = true;
@@ -39,13 +42,13 @@ pub(super) async fn run(
         let mut outcome = super::pre_hooks::run_for_call(pipeline, state, tool, &hook_input).await;
         every_view_allowed &= outcome.decision == Some(HookDecision::Allow);
         if let Some(updated) = outcome.updated_input.take() {
-            outcome.updated_input = Some(unpresent(tool.name(), input, view, updated)?);
+            outcome.updated_input = Some(unpresent(tool.name(), kind, view, updated)?);
         }
         // A PermissionRequest hook's answer, likewise.
         match &mut outcome.permission {
             Some(PermissionAnswer::Allow { updated_input, .. }) => {
                 if let Some(updated) = updated_input.take() {
-                    *updated_input = Some(unpresent(tool.name(), input, view, updated)?);
+                    *updated_input = Some(unpresent(tool.name(), kind, view, updated)?);
                 }
             }
             _ => every_view_granted = false,

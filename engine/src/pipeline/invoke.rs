@@ -54,9 +54,11 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
     if let Some(reason) = cancelled {
         let mut content = vec![ContentBlock::text(messages::cancelled(&reason, true))];
         let mut shell = None;
+        let mut response = None;
         if let Ok(Ok(output)) = ran {
             content.extend(output.content.into_iter().filter(|b| !is_blank(b)));
-            shell = output.shell.map(|s| *s);
+            shell = output.facts.and_then(|f| f.shell);
+            response = output.response;
         }
         let mut result = CallResult::new(
             state.call.id.clone(),
@@ -71,6 +73,8 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
             s.interrupted = true;
             s
         });
+        // Its own view of how it ended, for PostToolBatch hooks.
+        result.response = response;
         return result;
     }
 
@@ -91,7 +95,10 @@ pub(super) async fn call(pipeline: &Pipeline, state: &mut CallState, tool: &Tool
             result.extra_messages = output.extra_messages;
             result.modifier = output.modifier;
             result.response = output.response;
-            result.details.shell = output.shell.map(|s| *s);
+            if let Some(facts) = output.facts {
+                result.details.shell = facts.shell;
+                result.details.files_written = facts.files_written;
+            }
             result
         }
         Ok(Err(err)) => CallResult::error(

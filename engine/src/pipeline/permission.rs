@@ -133,7 +133,7 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
         PermissionDecision::Ask {
             source: AskSource::ModeDefault,
             ..
-        } if confinement.auto_allows(tool.name(), parsed.raw()) => PermissionDecision::Allow,
+        } if confinement.auto_allows(tool.def().kind(), parsed.raw()) => PermissionDecision::Allow,
         other => other,
     };
 

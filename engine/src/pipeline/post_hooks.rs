@@ -30,7 +30,7 @@ pub(super) async fn run(
         return result;
     }
     let error = failed.then(|| result.text());
-    let response = (!failed).then(|| tool_response(&state.call.name, &state.call.input, &result));
+    let response = (!failed).then(|| tool_response(&result));
     let prepare = |input: &mut crate::hooks::HookInput| {
         input.error = error.clone();
         input.tool_response = response.clone();

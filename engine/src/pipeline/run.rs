@@ -118,13 +118,13 @@ async fn run_call<P: Deref<Target = Pipeline>>(pipeline: P, mut job: Box<Job>) -
     let queued = std::mem::replace(&mut job.setup.queued, crate::metrics::Queued::none());
     let _running = queued.start();
     let tool = job.setup.tool.clone();
-    let written = baton_tool::call_details::files_written(&job.state.call);
     let (mut result, ended) = run_stages(&pipeline, job, started).instrument(span).await;
     crate::metrics::call_finished(tool.as_ref().map(|t| t.name()), &result.outcome);
     let ended = ended.unwrap_or_else(Instant::now);
     result.details.duration_ms = Some(ended.saturating_duration_since(started).as_millis() as u64);
-    if result.outcome == Outcome::Success {
-        result.details.files_written = written;
+    if result.outcome != Outcome::Success {
+        // What the tool wrote counts only for a call that succeeded.
+        result.details.files_written.clear();
     }
     result
 }

@@ -44,6 +44,43 @@ pub enum WorkKind {
     Wait,
 }
 
+/// Which of Claude Code's tools a tool stands in for, when it is not that
+/// tool by name. Users' hooks and settings were written for Claude Code's
+/// names and fields (a guard on `Bash` reading `tool_input.command`), so a
+/// tool of another tool set that does the same job declares it here, and
+/// the engine shows and judges its calls as that job: never by matching
+/// the tool's name. Declared per tool, so a remote twin keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ToolKind {
+    /// No stand-in: hooks see the tool under its own name and input.
+    #[default]
+    Own,
+    /// Runs one shell command, whose text is the string field `command`
+    /// of its input. Hooks see the call as `Bash` with the text as
+    /// `command` (a hook's rewrite of it goes back into that field), and
+    /// `autoAllowBashIfSandboxed` covers it as it covers Bash. Bash itself
+    /// declares `Shell { command: "command" }`; codex's `exec_command`
+    /// declares `"cmd"`.
+    Shell {
+        /// The input field that holds the command text.
+        command: &'static str,
+    },
+    /// Writes the files its permission targets name (a patch). Hooks see
+    /// the call as an `Edit` of each of those paths, with `file_path`.
+    Patch,
+}
+
+impl ToolKind {
+    /// The command text of a call with `input`, for a shell tool.
+    pub fn command_text(&self, input: &Value) -> Option<String> {
+        match self {
+            ToolKind::Shell { command } => input.get(*command)?.as_str().map(str::to_string),
+            _ => None,
+        }
+    }
+}
+
 /// Default size, in characters, above which a result is spilled to a file.
 pub const DEFAULT_MAX_RESULT_SIZE_CHARS: usize = 100_000;
 
@@ -64,6 +101,7 @@ pub struct ToolDef {
     pub(crate) origin: ToolOrigin,
     pub(crate) cancels_siblings_on_error: bool,
     pub(crate) work: WorkKind,
+    pub(crate) kind: ToolKind,
 }
 
 impl ToolDef {
@@ -84,6 +122,7 @@ impl ToolDef {
             origin: ToolOrigin::BuiltIn,
             cancels_siblings_on_error: false,
             work: WorkKind::Process,
+            kind: ToolKind::Own,
         }
     }
 
@@ -160,6 +199,13 @@ impl ToolDef {
         self
     }
 
+    /// Which of Claude Code's tools this one stands in for (default
+    /// [`ToolKind::Own`]); see [`ToolKind`].
+    pub fn tool_kind(mut self, kind: ToolKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
     /// The name the model calls the tool by.
     pub fn name(&self) -> &str {
         &self.name
@@ -214,6 +260,11 @@ impl ToolDef {
     /// Which concurrency pool the tool's calls count against.
     pub fn work(&self) -> WorkKind {
         self.work
+    }
+
+    /// See [`ToolDef::tool_kind`].
+    pub fn kind(&self) -> ToolKind {
+        self.kind
     }
 
     /// Whether an error result of this tool may cancel its siblings.

@@ -18,7 +18,9 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use def::{InterruptBehavior, ToolDef, ToolOrigin, WorkKind, DEFAULT_MAX_RESULT_SIZE_CHARS};
+pub use def::{
+    InterruptBehavior, ToolDef, ToolKind, ToolOrigin, WorkKind, DEFAULT_MAX_RESULT_SIZE_CHARS,
+};
 pub use erased::ParsedInput;
 pub use logic::ToolLogic;
 

@@ -1,9 +1,9 @@
 //! Agents that keep running after their call returned (`run_in_background`).
 //!
 //! Their scope hangs under one session-wide root instead of the Agent
-//! call's, so the call can end while they go on; [`stop_all`] (engine
-//! shutdown) cancels that root, which reaches every batch they opened and
-//! every process in them. When one ends, its report goes to an output file
+//! call's, so the call can end while they go on; ending the session (the
+//! root is one of its cleanups) cancels that root, which reaches every
+//! batch they opened and every process in them. When one ends, its report goes to an output file
 //! and the host hears of it through a session notification.
 //!
 //! Each one is also a task of the session's task list (kind `agent`, its
@@ -15,6 +15,7 @@ use std::path::PathBuf;
 
 use std::sync::Arc;
 
+use baton_engine::cleanup::{SessionCleanup, Stopping};
 use baton_engine::{CancelReason, CancelScope, Notification, Session, ToolContext};
 use parking_lot::Mutex;
 use serde_json::json;
@@ -31,20 +32,19 @@ pub struct BackgroundAgents {
 }
 
 impl BackgroundAgents {
-    /// A new scope for one background agent.
+    /// A new scope for one background agent. The root is one of the
+    /// session's cleanups: ending the session cancels it.
     pub fn scope(session: &Session) -> CancelScope {
-        session
-            .slots()
-            .get_or_default::<BackgroundAgents>()
-            .root
-            .child()
+        session.lifetime_slot::<BackgroundAgents>().root.child()
     }
 }
 
-/// Stops every background agent of the session (engine shutdown).
-pub fn stop_all(session: &Session) {
-    if let Some(agents) = session.slots().get::<BackgroundAgents>() {
-        agents.root.cancel(CancelReason::Shutdown);
+impl SessionCleanup for BackgroundAgents {
+    /// Cancelling the root reaches every batch and process of every
+    /// background agent; their ends are their own batches' business.
+    fn stop(&self) -> Option<Stopping> {
+        self.root.cancel(CancelReason::Shutdown);
+        None
     }
 }
 

@@ -20,6 +20,7 @@ use std::path::PathBuf;
 
 use baton_engine::permission::FileAccess;
 use baton_engine::schema::InvalidSchema;
+use baton_engine::ToolKind;
 use baton_engine::{
     async_trait, PermissionTarget, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
 };
@@ -55,7 +56,10 @@ the working directory or absolute. The patch applies entirely or not at all.";
 /// The `apply_patch` tool: adds, deletes, moves and edits files from one
 /// patch in the Codex format.
 pub fn tool() -> Result<Tool, InvalidSchema> {
-    let def = ToolDef::new(NAME, DESCRIPTION).search_hint("patch edit add delete move files diff");
+    let def = ToolDef::new(NAME, DESCRIPTION)
+        .search_hint("patch edit add delete move files diff")
+        // Hooks guarding Edit see an Edit of each file it writes.
+        .tool_kind(ToolKind::Patch);
     Tool::typed::<ApplyPatchInput, _>(def, ApplyPatchTool)
 }
 
@@ -175,13 +179,21 @@ impl ToolLogic<ApplyPatchInput> for ApplyPatchTool {
             };
             apply::commit(&planned, &write).map_err(ToolError::new)?;
             let mut lines = vec!["Success. Updated the following files:".to_string()];
+            let mut written = Vec::new();
             for p in &planned {
                 if let Some(c) = &p.content {
                     crate::files::write::remember(&session, &p.path, c.as_bytes());
+                    written.push(p.path.clone());
                 }
                 lines.push(format!("{} {}", p.verb, p.path.display()));
             }
-            Ok(ToolOutput::text(lines.join("\n")))
+            let mut output = ToolOutput::text(lines.join("\n"));
+            // Facts for the host: the files given new content (not those
+            // deleted or moved away).
+            if !written.is_empty() {
+                output.facts_mut().files_written = written;
+            }
+            Ok(output)
         })
         .await
         .map_err(|e| ToolError::new(format!("apply_patch stopped unexpectedly: {e}")))?

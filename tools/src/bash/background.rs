@@ -6,10 +6,11 @@
 //! [`BackgroundTasks`] slot, so any later call of the session can read or
 //! stop them, and the host is notified when one ends.
 //!
-//! Nothing a session started may outlive it: [`stop_all`] stops every task
-//! and every process group a foreground command left running (`server &`),
-//! and dropping the slot (the session going away) does the same, in case
-//! the host never called it. A subagent shares its parent's session, so its
+//! Nothing a session started may outlive it: the slot is one of the
+//! session's cleanups, so ending the session ([`stop_all`]) stops every
+//! task and every process group a foreground command left running
+//! (`server &`), and dropping the slot (the session going away) does the
+//! same, in case the host never ended it. A subagent shares its parent's session, so its
 //! calls carry a [`TaskOwner`] in their context, and [`stop_owned`] stops
 //! only what that subagent started when it ends.
 
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+use baton_engine::cleanup::{SessionCleanup, Stopping};
 use baton_engine::{CancelReason, CancelScope, Notification, Session};
 use parking_lot::Mutex;
 use serde_json::json;
@@ -226,9 +228,16 @@ impl Drop for BackgroundTasks {
     }
 }
 
-/// The session's registry, created on first use.
+/// The session's registry, created on first use and registered in the
+/// session's cleanups: ending the session stops every task.
 pub(crate) fn registry(session: &Session) -> Arc<BackgroundTasks> {
-    session.slots().get_or_default::<BackgroundTasks>()
+    session.lifetime_slot::<BackgroundTasks>()
+}
+
+impl SessionCleanup for BackgroundTasks {
+    fn stop(&self) -> Option<Stopping> {
+        Some(Box::pin(self.begin_stop(|_| true)))
+    }
 }
 
 /// Starts `command` in the background; the task is registered before this
@@ -415,15 +424,19 @@ fn notify(
 
 /// Stops every background task of `session` and every process group its
 /// foreground commands left running, and waits (bounded) until they are
-/// gone. The runtime calls this when the engine shuts down.
+/// gone. Ending the session does this (see [`SessionCleanup`]).
 pub async fn stop_all(session: &Session) {
-    stop_matching(session, |_| true).await;
+    if let Some(tasks) = session.slots().get::<BackgroundTasks>() {
+        tasks.begin_stop(|_| true).await;
+    }
 }
 
 /// Stops what the calls carrying [`TaskOwner`]`(owner)` started: call it
 /// when that subagent ends.
 pub async fn stop_owned(session: &Session, owner: &str) {
-    stop_matching(session, |o| o == Some(owner)).await;
+    if let Some(tasks) = session.slots().get::<BackgroundTasks>() {
+        tasks.begin_stop(|o| o == Some(owner)).await;
+    }
 }
 
 /// The synchronous form of [`stop_all`], for shutdown paths that cannot
@@ -431,58 +444,58 @@ pub async fn stop_owned(session: &Session, owner: &str) {
 /// while the tokio runtime runs, and is killed if the runtime goes away)
 /// and kills leftover groups of foreground commands at once.
 pub fn stop_all_now(session: &Session) {
-    let Some(tasks) = session.slots().get::<BackgroundTasks>() else {
-        return;
-    };
-    let lingering = {
-        let mut inner = tasks.inner.lock();
-        for task in inner.tasks.values() {
-            task.request_stop(CancelReason::Shutdown);
-        }
-        std::mem::take(&mut inner.lingering)
-    };
-    // Dropping the guards sends SIGKILL.
-    drop(lingering);
+    if let Some(tasks) = session.slots().get::<BackgroundTasks>() {
+        // Not waited for: dropping it kills the leftover groups.
+        drop(tasks.begin_stop(|_| true));
+    }
 }
 
-async fn stop_matching(session: &Session, matches: impl Fn(Option<&str>) -> bool) {
-    let Some(tasks) = session.slots().get::<BackgroundTasks>() else {
-        return;
-    };
-    let grace = Duration::from_secs(2);
-    let (running, lingering, checks) = {
-        let mut inner = tasks.inner.lock();
-        let running: Vec<Arc<Task>> = inner
-            .tasks
-            .values()
-            .filter(|t| matches(t.owner.as_deref()))
-            .cloned()
-            .collect();
-        let (mine, others): (Vec<_>, Vec<_>) = std::mem::take(&mut inner.lingering)
-            .into_iter()
-            .partition(|(owner, _, _)| matches(owner.as_deref()));
-        inner.lingering = others;
-        let (mine, checks): (Vec<TreeGuard>, Vec<Option<Arc<Guard>>>) =
-            mine.into_iter().map(|(_, g, c)| (g, c)).unzip();
-        (running, mine, checks)
-    };
-    for task in &running {
-        task.request_stop(CancelReason::Shutdown);
+impl BackgroundTasks {
+    /// Asks the matching tasks to stop and takes their leftover process
+    /// groups, before returning; the future waits (bounded) for the tasks
+    /// to end and gives the groups their grace, then kills what is left.
+    /// Dropped unpolled, it kills the groups at once.
+    fn begin_stop(
+        &self,
+        matches: impl Fn(Option<&str>) -> bool,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let grace = Duration::from_secs(2);
+        let (running, lingering, checks) = {
+            let mut inner = self.inner.lock();
+            let running: Vec<Arc<Task>> = inner
+                .tasks
+                .values()
+                .filter(|t| matches(t.owner.as_deref()))
+                .cloned()
+                .collect();
+            let (mine, others): (Vec<_>, Vec<_>) = std::mem::take(&mut inner.lingering)
+                .into_iter()
+                .partition(|(owner, _, _)| matches(owner.as_deref()));
+            inner.lingering = others;
+            let (mine, checks): (Vec<TreeGuard>, Vec<Option<Arc<Guard>>>) =
+                mine.into_iter().map(|(_, g, c)| (g, c)).unzip();
+            (running, mine, checks)
+        };
+        for task in &running {
+            task.request_stop(CancelReason::Shutdown);
+        }
+        async move {
+            let all_done = futures::future::join_all(running.iter().map(|t| t.finished()));
+            let lingering_stopped = futures::future::join_all(
+                lingering
+                    .iter()
+                    .filter_map(|g| g.tree())
+                    .map(|t| t.stop(grace)),
+            );
+            let _ = tokio::time::timeout(
+                grace + Duration::from_secs(3),
+                futures::future::join(all_done, lingering_stopped),
+            )
+            .await;
+            // Dropping the guards sends SIGKILL to whatever is left.
+            drop(lingering);
+            // Their sandbox's checks, now that they are gone.
+            drop(checks);
+        }
     }
-    let all_done = futures::future::join_all(running.iter().map(|t| t.finished()));
-    let lingering_stopped = futures::future::join_all(
-        lingering
-            .iter()
-            .filter_map(|g| g.tree())
-            .map(|t| t.stop(grace)),
-    );
-    let _ = tokio::time::timeout(
-        grace + Duration::from_secs(3),
-        futures::future::join(all_done, lingering_stopped),
-    )
-    .await;
-    // Dropping the guards sends SIGKILL to whatever is left.
-    drop(lingering);
-    // Their sandbox's checks, now that they are gone.
-    drop(checks);
 }

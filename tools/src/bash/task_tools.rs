@@ -180,15 +180,32 @@ impl ToolLogic<TaskStopInput> for TaskStopTool {
             Ok(task) => task,
             Err(output) => return Ok(output),
         };
-        if let Some(finish) = task.finish() {
-            return Ok(describe(
+        let output = if let Some(finish) = task.finish() {
+            describe(
                 &task,
                 Some(&finish),
                 Some("It had already ended; nothing was stopped."),
-            ));
-        }
-        task.request_stop(CancelReason::Other("stopped with TaskStop".into()));
-        let finish = task.finished().await;
-        Ok(describe(&task, Some(&finish), None))
+            )
+        } else {
+            task.request_stop(CancelReason::Other("stopped with TaskStop".into()));
+            let finish = task.finished().await;
+            describe(&task, Some(&finish), None)
+        };
+        let response = stop_response(&task, &output);
+        Ok(output.with_response(response))
     }
+}
+
+/// Claude Code's `tool_response` for TaskStop (sdk-tools.d.ts
+/// `TaskStopOutput`): what the model was told, which task, and its kind
+/// in Claude Code's terms.
+fn stop_response(task: &Task, output: &ToolOutput) -> serde_json::Value {
+    serde_json::json!({
+        "message": baton_engine::content::joined_text(&output.content),
+        "task_id": task.id,
+        "task_type": match task.kind {
+            "agent" => "local_agent",
+            _ => "local_bash",
+        },
+    })
 }

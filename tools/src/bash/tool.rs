@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use baton_engine::shell;
 use baton_engine::shell_details::ShellDetails;
+use baton_engine::ToolKind;
 use baton_engine::{
     async_trait, ContextModifier, PermissionTarget, Tool, ToolContext, ToolDef, ToolError,
     ToolLogic, ToolOutput,
@@ -73,7 +74,8 @@ pub(crate) fn tool(config: &BashConfig) -> Result<Tool, baton_engine::schema::In
          TaskStop. Prefer the Read, Grep and Glob tools over cat, grep and find.",
     )
     .search_hint("run shell command terminal bash execute")
-    .cancels_siblings_on_error(true);
+    .cancels_siblings_on_error(true)
+    .tool_kind(ToolKind::Shell { command: "command" });
     Tool::typed::<BashInput, _>(
         def,
         Bash {
@@ -124,17 +126,35 @@ impl ToolLogic<BashInput> for Bash {
 
     async fn call(&self, input: BashInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if !ctx.cwd().is_dir() {
-            return Ok(ToolOutput::error(format!(
+            return Ok(with_response(ToolOutput::error(format!(
                 "The working directory {} no longer exists, so the command was not run. \
                  Run it with an absolute `cd` into an existing directory first.",
                 ctx.cwd().display()
-            )));
+            ))));
         }
-        if input.run_in_background {
-            return Ok(self.start_background(&input, &ctx));
-        }
-        self.run_foreground(&input, &ctx).await
+        let output = if input.run_in_background {
+            self.start_background(&input, &ctx)
+        } else {
+            self.run_foreground(&input, &ctx).await?
+        };
+        Ok(with_response(output))
     }
+}
+
+/// Claude Code's `tool_response` for a result that did not set its own
+/// (sdk-tools.d.ts `BashOutput`): the command never ran, or it went to the
+/// background, so what there is to say is the text itself.
+fn with_response(output: ToolOutput) -> ToolOutput {
+    if output.response.is_some() {
+        return output;
+    }
+    let text = baton_engine::content::joined_text(&output.content);
+    output.with_response(serde_json::json!({
+        "stdout": text,
+        "stderr": "",
+        "interrupted": false,
+        "isImage": false,
+    }))
 }
 
 impl Bash {
@@ -166,7 +186,14 @@ impl Bash {
                  and TaskStop to stop it. You will be notified when it finishes.",
                 id = task.id,
                 log = task.log_path.display()
-            )),
+            ))
+            .with_response(serde_json::json!({
+                "stdout": "",
+                "stderr": "",
+                "interrupted": false,
+                "isImage": false,
+                "backgroundTaskId": task.id,
+            })),
             Err(err) => {
                 ToolOutput::error(format!("The background shell could not be started: {err}."))
             }
@@ -354,7 +381,7 @@ impl Bash {
             "timedOut": matches!(ending, Ending::TimedOut { .. }),
         }));
         let (stdout, stderr) = capture.streams();
-        output.shell = Some(Box::new(ShellDetails {
+        output.facts_mut().shell = Some(ShellDetails {
             exit_code: match &ending {
                 Ending::Exited(status) => status.code(),
                 _ => None,
@@ -364,7 +391,7 @@ impl Bash {
             stderr: self.config.separate_stderr.then_some(stderr),
             timed_out: matches!(ending, Ending::TimedOut { .. }),
             interrupted: matches!(ending, Ending::Cancelled(_)),
-        }));
+        });
         Ok(output)
     }
 }

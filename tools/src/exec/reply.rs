@@ -13,13 +13,12 @@ use super::buffer::Taken;
 /// The host's facts beside the reply: the exit code once the session
 /// ended, and the output this call took. A session has one stream (a
 /// terminal, or both pipes merged), so there is no `stderr`.
-pub(crate) fn with_details(mut output: ToolOutput, taken: &Taken, exit: Option<i32>) -> ToolOutput {
-    output.shell = Some(Box::new(ShellDetails {
+pub(crate) fn with_details(output: ToolOutput, taken: &Taken, exit: Option<i32>) -> ToolOutput {
+    output.with_shell(ShellDetails {
         exit_code: exit,
         stdout: Some(taken.stream_tail()),
         ..Default::default()
-    }));
-    output
+    })
 }
 
 /// The reply, in codex's shape.

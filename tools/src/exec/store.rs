@@ -5,12 +5,14 @@
 //! up for the whole conversation. So there is a cap (64, as in codex):
 //! opening one more first closes a session that has ended, else the one
 //! idle the longest (never one a call is using now), and from 60 on every
-//! new session's result warns the model. Dropping the store (the engine
-//! going away) stops every session's tree.
+//! new session's result warns the model. The store is one of the session's
+//! cleanups, so ending the session stops every session's tree; so does
+//! dropping the store (the engine going away without ending it).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use baton_engine::cleanup::{SessionCleanup, Stopping};
 use baton_engine::Session;
 use parking_lot::Mutex;
 
@@ -48,8 +50,10 @@ struct Inner {
 }
 
 impl ExecSessions {
+    /// The session's store, created on first use and registered in the
+    /// session's cleanups: ending the session stops every session here.
     pub(crate) fn of(session: &Session) -> Arc<ExecSessions> {
-        session.slots().get_or_default::<ExecSessions>()
+        session.lifetime_slot::<ExecSessions>()
     }
 
     /// A fresh id (never reused within the engine).
@@ -124,14 +128,28 @@ impl ExecSessions {
 
     /// Stops every session and waits (bounded) until their trees are gone.
     pub async fn stop_all(&self) {
+        self.begin_stop().await
+    }
+
+    /// Asks every session to stop, before returning; the future waits
+    /// (bounded) until their trees are gone.
+    fn begin_stop(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         let all: Vec<_> = std::mem::take(&mut self.inner.lock().sessions)
             .into_values()
             .collect();
         for s in &all {
             s.request_stop();
         }
-        let ends = futures::future::join_all(all.iter().map(|s| s.ended()));
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), ends).await;
+        async move {
+            let ends = futures::future::join_all(all.iter().map(|s| s.ended()));
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), ends).await;
+        }
+    }
+}
+
+impl SessionCleanup for ExecSessions {
+    fn stop(&self) -> Option<Stopping> {
+        Some(Box::pin(self.begin_stop()))
     }
 }
 
@@ -155,11 +173,6 @@ pub async fn stop_all(session: &Session) {
 /// while the runtime runs, and is killed if the runtime goes away).
 pub fn stop_all_now(session: &Session) {
     if let Some(store) = session.slots().get::<ExecSessions>() {
-        let all: Vec<_> = std::mem::take(&mut store.inner.lock().sessions)
-            .into_values()
-            .collect();
-        for s in all {
-            s.request_stop();
-        }
+        drop(store.begin_stop());
     }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use baton_engine::shell;
+use baton_engine::ToolKind;
 use baton_engine::{
     async_trait, InterruptBehavior, PermissionTarget, Tool, ToolContext, ToolDef, ToolError,
     ToolLogic, ToolOutput, ToolPermission,
@@ -100,7 +101,9 @@ pub fn exec_command(config: &ExecConfig) -> Result<Tool, baton_engine::schema::I
     )
     .search_hint("interactive session pty terminal repl exec command tty")
     .should_defer(true)
-    .cancels_siblings_on_error(true);
+    .cancels_siblings_on_error(true)
+    // Hooks guarding Bash see its calls as Bash commands.
+    .tool_kind(ToolKind::Shell { command: "cmd" });
     Tool::typed::<ExecCommandInput, _>(
         def,
         ExecCommand {

@@ -120,6 +120,28 @@ struct Job {
 
 impl Job {
     fn run(self) -> Result<ToolOutput, ToolError> {
+        let output = self.apply()?;
+        Ok(output
+            .with_response(self.response())
+            .with_file_written(&self.input.file_path))
+    }
+
+    /// Claude Code's `tool_response` for Edit (sdk-tools.d.ts
+    /// `FileEditOutput`). Baton keeps no diff, so `structuredPatch` is
+    /// empty and `originalFile` null.
+    fn response(&self) -> serde_json::Value {
+        serde_json::json!({
+            "filePath": self.input.file_path,
+            "oldString": self.input.old_string,
+            "newString": self.input.new_string,
+            "originalFile": null,
+            "structuredPatch": [],
+            "userModified": false,
+            "replaceAll": self.input.replace_all,
+        })
+    }
+
+    fn apply(&self) -> Result<ToolOutput, ToolError> {
         let _writer = write_lock::lock(&self.real);
         let shown = &self.shown;
         let existing = read_state::load_for_update(&self.session, &self.real, shown, "edit")?;

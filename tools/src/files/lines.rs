@@ -31,6 +31,10 @@ pub(super) struct Window {
 #[derive(Debug, Default)]
 pub(super) struct Rendered {
     pub text: String,
+    /// The shown lines as they are in the file (without the numbers; cut
+    /// lines as shown), one `\n` after each: what hooks get as Read's
+    /// `file.content`.
+    pub content: String,
     pub total_lines: u64,
     /// Last line included in `text` (0 when none).
     pub last_shown: u64,
@@ -150,6 +154,8 @@ fn emit(out: &mut Rendered, line_no: u64, kept: &[u8], full_len: u64, window: &W
         return;
     }
     out.text.push_str(&rendered);
+    out.content.push_str(&shown);
+    out.content.push('\n');
     out.last_shown = line_no;
 }
 
@@ -181,6 +187,7 @@ mod tests {
             r.text,
             "     2\tabcdefghi\n     3\tabcdefghi\n     4\tabcdefghi\n"
         );
+        assert_eq!(r.content, "abcdefghi\n".repeat(3));
         assert!(r.size < text.len() as u64 && r.total_lines >= 4);
     }
 

@@ -139,9 +139,24 @@ impl ToolLogic<NotebookEditInput> for NotebookEditTool {
             atomic::write_atomic(&real, &out, Some(meta.permissions()))
                 .map_err(|e| read_state::io_error(&e, &shown, "write"))?;
             write::remember(&session, &real, &out);
-            Ok(ToolOutput::text(format!("{summary} ({shown})")))
+            Ok(ToolOutput::text(format!("{summary} ({shown})"))
+                .with_response(response(&input))
+                .with_file_written(&input.notebook_path))
         })
         .await
         .map_err(|e| ToolError::new(format!("NotebookEdit stopped unexpectedly: {e}")))?
     }
+}
+
+/// Claude Code's `tool_response` for NotebookEdit (sdk-tools.d.ts
+/// `NotebookEditOutput`).
+fn response(input: &NotebookEditInput) -> serde_json::Value {
+    serde_json::json!({
+        "new_source": input.new_source,
+        "cell_id": input.cell_id.as_deref().unwrap_or_default(),
+        "cell_type": input.cell_type.unwrap_or(CellType::Code),
+        "language": "python",
+        "edit_mode": input.edit_mode.unwrap_or_default(),
+        "notebook_path": input.notebook_path,
+    })
 }

@@ -29,6 +29,7 @@ use baton_engine::{
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::{json, Value};
 
 use super::lines::{self, Rendered, Window};
 use super::open::{self, Found};
@@ -152,6 +153,7 @@ impl ToolLogic<ReadInput> for ReadTool {
         let real = paths::acting_on(&input.file_path, &ctx);
         let job = Job {
             shown: paths::shown(&input.file_path, &real),
+            file_path: input.file_path,
             real,
             offset: input.offset,
             limit: input.limit,
@@ -170,6 +172,8 @@ impl ToolLogic<ReadInput> for ReadTool {
 struct Job {
     real: PathBuf,
     shown: String,
+    /// The path as the call gave it (for `tool_response`).
+    file_path: String,
     offset: Option<u64>,
     limit: Option<u64>,
     limits: ReadLimits,
@@ -257,12 +261,17 @@ impl Job {
             .map_err(|e| read_state::io_error(&e, &self.shown, "read"))?;
         self.record(Some(read_state::hash(&bytes)), bytes.len() as u64, meta);
         let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        let response = json!({
+            "type": "image",
+            "file": {"base64": data, "type": media, "originalSize": bytes.len()},
+        });
         Ok(ToolOutput::text(format!(
             "Image {} ({media}, {} bytes):",
             self.shown,
             bytes.len()
         ))
-        .with_block(ContentBlock::image(media, data)))
+        .with_block(ContentBlock::image(media, data))
+        .with_response(response))
     }
 
     fn notebook(
@@ -279,11 +288,23 @@ impl Job {
             return Ok(None);
         };
         self.record(Some(read_state::hash(&bytes)), bytes.len() as u64, meta);
-        Ok(Some(ToolOutput::text(format!(
-            "Notebook {} (change cells with NotebookEdit, addressing them by id, or by index \
-             when they have none):\n{view}",
-            self.shown
-        ))))
+        // It parsed as a notebook just now, so its cells are there.
+        let cells = serde_json::from_slice::<Value>(&bytes)
+            .ok()
+            .and_then(|mut v| v.get_mut("cells").map(Value::take))
+            .unwrap_or_else(|| json!([]));
+        let response = json!({
+            "type": "notebook",
+            "file": {"filePath": self.file_path, "cells": cells},
+        });
+        Ok(Some(
+            ToolOutput::text(format!(
+                "Notebook {} (change cells with NotebookEdit, addressing them by id, or by index \
+                 when they have none):\n{view}",
+                self.shown
+            ))
+            .with_response(response),
+        ))
     }
 
     fn text(&self, head: Vec<u8>, file: File, meta: &Metadata) -> Result<ToolOutput, ToolError> {
@@ -306,13 +327,33 @@ impl Job {
             meta.len()
         };
         self.record(rendered.hash, size, meta);
+        let response = self.text_response(&rendered, start);
         Ok(ToolOutput::text(compose(
             &self.shown,
             &rendered,
             start,
             meta.len(),
             &self.limits,
-        )))
+        ))
+        .with_response(response))
+    }
+
+    /// Claude Code's `tool_response` for a text file (sdk-tools.d.ts
+    /// `FileReadOutput`): the lines shown as they are in the file, without
+    /// Baton's numbers and notes. `totalLines` counts the lines read when
+    /// the file was too large to read to its end.
+    fn text_response(&self, rendered: &Rendered, start: u64) -> Value {
+        let shown = (rendered.last_shown + 1).saturating_sub(start);
+        json!({
+            "type": "text",
+            "file": {
+                "filePath": self.file_path,
+                "content": rendered.content,
+                "numLines": shown,
+                "startLine": start,
+                "totalLines": rendered.total_lines,
+            }
+        })
     }
 
     /// Records what the model saw, unless the file was replaced while it

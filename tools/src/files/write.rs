@@ -70,32 +70,53 @@ impl ToolLogic<WriteInput> for WriteTool {
         let real = paths::acting_on(&input.file_path, &ctx);
         let shown = paths::shown(&input.file_path, &real);
         let session = ctx.session.clone();
-        tokio::task::spawn_blocking(move || {
+        let written = tokio::task::spawn_blocking(move || {
             let _writer = write_lock::lock(&real);
             let existing = read_state::load_for_update(&session, &real, &shown, "write")?;
             let (keep, verb) = match &existing {
                 Existing::Absent => (None, "Created"),
                 Existing::Unchanged { meta, .. } => (Some(meta.permissions()), "Overwrote"),
             };
+            let response = |kind: &str| response(kind, &input.file_path, &input.content);
             if let Existing::Unchanged { bytes, .. } = &existing {
                 if bytes == input.content.as_bytes() {
                     return Ok(ToolOutput::text(format!(
                         "{shown} already has exactly this content; nothing was written."
-                    )));
+                    ))
+                    .with_response(response("update")));
                 }
             }
             atomic::write_atomic(&real, input.content.as_bytes(), keep)
                 .map_err(|e| read_state::io_error(&e, &shown, "write"))?;
             remember(&session, &real, input.content.as_bytes());
             let lines = input.content.lines().count();
+            let kind = match existing {
+                Existing::Absent => "create",
+                Existing::Unchanged { .. } => "update",
+            };
             Ok(ToolOutput::text(format!(
                 "{verb} {shown} ({lines} lines, {} bytes).",
                 input.content.len()
-            )))
+            ))
+            .with_response(response(kind))
+            .with_file_written(&input.file_path))
         })
-        .await
-        .map_err(|e| ToolError::new(format!("Write stopped unexpectedly: {e}")))?
+        .await;
+        written.map_err(|e| ToolError::new(format!("Write stopped unexpectedly: {e}")))?
     }
+}
+
+/// Claude Code's `tool_response` for Write (sdk-tools.d.ts `FileWriteOutput`):
+/// `type` is `create` for a new file, `update` otherwise. Baton keeps no
+/// diff, so `structuredPatch` is empty and `originalFile` null.
+fn response(kind: &str, file_path: &str, content: &str) -> serde_json::Value {
+    serde_json::json!({
+        "type": kind,
+        "filePath": file_path,
+        "content": content,
+        "structuredPatch": [],
+        "originalFile": null,
+    })
 }
 
 /// After a successful write the model knows the file's content: record it so

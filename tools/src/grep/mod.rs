@@ -102,15 +102,18 @@ impl ToolLogic<GrepInput> for Grep {
         let judged = paths::take(&compiled.root, &ctx);
         let limit = self.limit(&input);
         let cancel = ctx.cancel.clone();
-        let text = tokio::task::spawn_blocking(move || {
+        let output = tokio::task::spawn_blocking(move || {
             let root = open_root(&judged, &compiled.root)?;
             let hide = |path: &std::path::Path| SearchFilter::hides(&ctx, "Grep", path);
             let found = search::run(&input, &compiled, &root, limit, &cancel, &hide);
-            Ok::<_, ToolError>(output::render(&input, &found, limit))
+            let response = output::response(&input, &found);
+            Ok::<_, ToolError>(
+                ToolOutput::text(output::render(&input, &found, limit)).with_response(response),
+            )
         })
         .await
         .map_err(|e| ToolError::new(format!("The search failed: {e}")))??;
-        Ok(ToolOutput::text(text))
+        Ok(output)
     }
 }
 

@@ -151,3 +151,38 @@ pub(crate) fn render(input: &GrepInput, found: &Found, limit: usize) -> String {
     }
     parts.join("\n\n")
 }
+
+/// Claude Code's `tool_response` for Grep (sdk-tools.d.ts `GrepOutput`):
+/// the files found, or the content lines, without Baton's notes.
+pub(crate) fn response(input: &GrepInput, found: &Found) -> serde_json::Value {
+    use serde_json::json;
+    match input.output_mode {
+        OutputMode::FilesWithMatches => {
+            let names: Vec<&str> = found.files.iter().map(|(p, _)| p.as_str()).collect();
+            json!({"mode": "files_with_matches", "filenames": names, "numFiles": names.len()})
+        }
+        OutputMode::Content => json!({
+            "mode": "content",
+            "filenames": [],
+            "numFiles": 0,
+            "content": found.lines.join("\n"),
+            "numLines": found.lines.len(),
+        }),
+        OutputMode::Count => {
+            let lines: Vec<String> = found
+                .files
+                .iter()
+                .map(|(p, n)| format!("{p}:{n}"))
+                .collect();
+            let total: u64 = found.files.iter().map(|(_, n)| n).sum();
+            json!({
+                "mode": "count",
+                "filenames": [],
+                "numFiles": found.files.len(),
+                "content": lines.join("\n"),
+                "numLines": lines.len(),
+                "numMatches": total,
+            })
+        }
+    }
+}

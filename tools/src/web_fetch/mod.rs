@@ -14,7 +14,7 @@
 mod convert;
 mod fetch;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use baton_engine::{
     async_trait, PermissionTarget, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput,
@@ -81,7 +81,27 @@ fn hops_text(hops: &[Hop]) -> Option<String> {
     ))
 }
 
-fn render(fetched: Fetched, prompt: &str) -> ToolOutput {
+/// Claude Code's `tool_response` for WebFetch (sdk-tools.d.ts
+/// `WebFetchOutput`): `result` is the text the model reads, `url` the one
+/// asked for.
+fn response(
+    url: &str,
+    status: reqwest::StatusCode,
+    bytes: usize,
+    result: &str,
+    started: Instant,
+) -> serde_json::Value {
+    serde_json::json!({
+        "bytes": bytes,
+        "code": status.as_u16(),
+        "codeText": status.canonical_reason().unwrap_or_default(),
+        "result": result,
+        "durationMs": started.elapsed().as_millis() as u64,
+        "url": url,
+    })
+}
+
+fn render(fetched: Fetched, prompt: &str, asked: &str, started: Instant) -> ToolOutput {
     let mut head = vec![
         format!("URL: {}", fetched.url),
         format!("Status: {}", fetched.status),
@@ -108,11 +128,13 @@ fn render(fetched: Fetched, prompt: &str) -> ToolOutput {
     }
     text.push_str("\n\n");
     text.push_str(&body);
-    if failed || binary {
+    let response = response(asked, fetched.status, fetched.body.len(), &text, started);
+    let output = if failed || binary {
         ToolOutput::error(text)
     } else {
         ToolOutput::text(text)
-    }
+    };
+    output.with_response(response)
 }
 
 #[async_trait]
@@ -146,6 +168,7 @@ impl ToolLogic<WebFetchInput> for WebFetch {
     }
 
     async fn call(&self, input: WebFetchInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let started = Instant::now();
         let url = fetch::check_url(&input.url).map_err(ToolError::new)?;
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -183,11 +206,11 @@ impl ToolLogic<WebFetchInput> for WebFetch {
         };
         match fetched {
             // Rendering a large page takes a while; keep it off the runtime.
-            Fetch::Done(fetched) => {
-                tokio::task::spawn_blocking(move || render(fetched, &input.prompt))
-                    .await
-                    .map_err(|e| ToolError::new(format!("Converting the page failed: {e}")))
-            }
+            Fetch::Done(fetched) => tokio::task::spawn_blocking(move || {
+                render(fetched, &input.prompt, &input.url, started)
+            })
+            .await
+            .map_err(|e| ToolError::new(format!("Converting the page failed: {e}"))),
             Fetch::OtherHost {
                 hops,
                 from,
@@ -202,7 +225,8 @@ impl ToolLogic<WebFetchInput> for WebFetch {
                 if let Some(hops) = hops_text(&hops) {
                     text.push_str(&format!("\n\n{hops}"));
                 }
-                Ok(ToolOutput::text(text))
+                let response = response(&input.url, status, 0, &text, started);
+                Ok(ToolOutput::text(text).with_response(response))
             }
         }
     }

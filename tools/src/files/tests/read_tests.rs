@@ -359,3 +359,28 @@ async fn a_cancelled_read_stops() {
     let err = tool.call(parsed, ctx).await.unwrap_err();
     assert!(err.message.contains("cancelled"), "{}", err.message);
 }
+
+#[tokio::test]
+async fn hooks_get_the_lines_shown_without_baton_numbers_or_notes() {
+    let env = Env::new();
+    let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    env.write("ten.txt", text);
+    let r = env
+        .call(
+            "Read",
+            json!({ "file_path": env.p("ten.txt"), "offset": 4, "limit": 3 }),
+        )
+        .await;
+    assert_ok(&r);
+    let response = r.response.as_ref().expect("Read gives its tool_response");
+    assert_eq!(
+        *response,
+        json!({"type": "text", "file": {
+            "filePath": env.p("ten.txt"),
+            "content": "line 4\nline 5\nline 6\n",
+            "numLines": 3,
+            "startLine": 4,
+            "totalLines": 10,
+        }})
+    );
+}

@@ -259,3 +259,21 @@ async fn a_full_disk_changes_nothing() {
         .await;
     assert_ok(&r);
 }
+
+#[tokio::test]
+async fn reports_what_it_wrote_to_hooks_and_the_host() {
+    let env = Env::new();
+    let input = json!({ "file_path": env.p("n.txt"), "content": "one\n" });
+    let r = env.call("Write", input.clone()).await;
+    assert_ok(&r);
+    assert_eq!(r.details.files_written, vec![env.path("n.txt")]);
+    let response = r.response.as_ref().expect("Write gives its tool_response");
+    assert_eq!(response["type"], "create");
+    assert_eq!(response["filePath"], env.p("n.txt"));
+    assert_eq!(response["content"], "one\n");
+    // The same content again: nothing is written, and nothing reported.
+    let again = env.call("Write", input).await;
+    assert_ok(&again);
+    assert!(again.details.files_written.is_empty());
+    assert_eq!(again.response.as_ref().unwrap()["type"], "update");
+}
