@@ -44,8 +44,9 @@
 //!         }
 //!         Event::Result { result, .. } => results.push(*result), // in call order
 //!         Event::Done(_) => break,
-//!         // Lifecycle (queued, started, finished) and session notifications.
-//!         Event::Call(_) | Event::Notification(_) => {}
+//!         // Lifecycle (queued, started, finished), session notifications,
+//!         // and kinds of event added later.
+//!         _ => {}
 //!     }
 //! }
 //! let user_message = baton::engine::wire::anthropic::user_message(results.iter());
