@@ -46,23 +46,12 @@ pub struct EngineBuilder {
     resume: Option<crate::session_state::SessionState>,
 }
 
-// By hand: the policy, approver and test hook are trait objects; whether
+// Not derived: the policy, approver and test hook are trait objects; whether
 // they are set is what counts.
-impl std::fmt::Debug for EngineBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EngineBuilder")
-            .field("pool", &self.pool)
-            .field("cwd", &self.cwd)
-            .field("roots", &self.roots)
-            .field("state_dir", &self.state_dir)
-            .field("session_id", &self.session_id)
-            .field("mode", &self.mode)
-            .field("policy", &self.policy.is_some())
-            .field("approver", &self.approver.is_some())
-            .field("config", &self.config)
-            .field("tool_search", &self.tool_search)
-            .field("resume", &self.resume.is_some())
-            .finish_non_exhaustive()
+baton_engine::debug_fields! {
+    EngineBuilder as this {
+        pool, cwd, roots, state_dir, session_id, mode, policy: this.policy.is_some(),
+        approver: this.approver.is_some(), config, tool_search, resume: this.resume.is_some(), ..
     }
 }
 

@@ -373,12 +373,8 @@ pub struct NotificationStream {
     inner: Pin<Box<dyn Stream<Item = Event> + Send>>,
 }
 
-// By hand: the stream inside is a trait object.
-impl std::fmt::Debug for NotificationStream {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NotificationStream").finish_non_exhaustive()
-    }
-}
+// Not derived: the stream inside is a trait object.
+baton_engine::debug_fields! { NotificationStream { .. } }
 
 impl Stream for NotificationStream {
     type Item = Event;

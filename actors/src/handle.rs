@@ -53,13 +53,7 @@ struct Inner {
     scope: CancelScope,
 }
 
-impl std::fmt::Debug for BatchHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BatchHandle")
-            .field("ended", &self.inner.ended)
-            .finish()
-    }
-}
+baton_engine::debug_fields! { BatchHandle as this { ended: this.inner.ended } }
 
 impl BatchHandle {
     pub(crate) fn new(

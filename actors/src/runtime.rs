@@ -51,13 +51,8 @@ pub struct Runtime {
     inner: Arc<RuntimeInner>,
 }
 
-impl std::fmt::Debug for Runtime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runtime")
-            .field("config", &self.inner.config)
-            .field("session", &self.inner.session)
-            .finish()
-    }
+baton_engine::debug_fields! {
+    Runtime as this { config: this.inner.config, session: this.inner.session }
 }
 
 /// Builds a [`Runtime`].
@@ -71,21 +66,11 @@ pub struct RuntimeBuilder {
     before_nested_register: Option<PauseHook>,
 }
 
-// By hand: the test hooks are closures; whether they are set is what counts.
-impl std::fmt::Debug for RuntimeBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RuntimeBuilder")
-            .field("pipeline", &self.pipeline)
-            .field("session", &self.session)
-            .field("context", &self.context)
-            .field("config", &self.config)
-            .field("services", &self.services)
-            .field("fault_hook", &self.fault_hook.is_some())
-            .field(
-                "before_nested_register",
-                &self.before_nested_register.is_some(),
-            )
-            .finish()
+// Not derived: the test hooks are closures; whether they are set is what counts.
+baton_engine::debug_fields! {
+    RuntimeBuilder as this {
+        pipeline, session, context, config, services, fault_hook: this.fault_hook.is_some(),
+        before_nested_register: this.before_nested_register.is_some()
     }
 }
 

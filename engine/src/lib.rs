@@ -31,6 +31,8 @@ pub mod vars;
 /// The model APIs' wire formats (the `baton-wire` crate).
 pub use baton_wire as wire;
 
+/// `Debug` for types that cannot derive it (see the macro).
+pub use baton_tool::debug_fields;
 /// The tool contract (the `baton-tool` crate), under the paths it had
 /// when it lived here.
 pub use baton_tool::{

@@ -97,12 +97,8 @@ pub trait NestedBatches: Send + Sync {
 #[derive(Clone)]
 pub struct NestingService(pub Arc<dyn NestedBatches>);
 
-// By hand: the service is a trait object.
-impl std::fmt::Debug for NestingService {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NestingService").finish_non_exhaustive()
-    }
-}
+// Not derived: the service is a trait object.
+baton_tool::debug_fields! { NestingService { .. } }
 
 impl NestingService {
     /// The service of `ctx`, if the runtime offered one.

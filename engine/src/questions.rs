@@ -73,12 +73,8 @@ pub trait QuestionAsker: Send + Sync {
 #[derive(Clone)]
 pub struct QuestionService(pub Arc<dyn QuestionAsker>);
 
-// By hand: the asker is a trait object.
-impl std::fmt::Debug for QuestionService {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("QuestionService").finish_non_exhaustive()
-    }
-}
+// Not derived: the asker is a trait object.
+baton_tool::debug_fields! { QuestionService { .. } }
 
 /// Makes `asker` answer the questions of every call of `session`.
 pub fn install(session: &Session, asker: Arc<dyn QuestionAsker>) {

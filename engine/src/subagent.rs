@@ -334,15 +334,8 @@ pub struct SubagentService {
     next_id: Arc<AtomicUsize>,
 }
 
-// By hand: the runner is a trait object.
-impl std::fmt::Debug for SubagentService {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SubagentService")
-            .field("limits", &self.limits)
-            .field("running", &self.running)
-            .finish_non_exhaustive()
-    }
-}
+// Not derived: the runner is a trait object.
+baton_tool::debug_fields! { SubagentService { limits, running, .. } }
 
 impl SubagentService {
     /// A service with limits from the environment.

@@ -94,6 +94,18 @@ fn dangerous_flag(arg: &str) -> bool {
         || arg.starts_with("-O")
 }
 
+/// The valued flags `git branch` and `git tag` share: which refs to list
+/// and how to print them.
+const REF_FILTERS: &[&str] = &[
+    "--contains",
+    "--no-contains",
+    "--merged",
+    "--no-merged",
+    "--points-at",
+    "--sort",
+    "--format",
+];
+
 /// `git branch` lists unless given a name or a modifying flag.
 fn branch(args: &[&str]) -> bool {
     listing(
@@ -113,15 +125,7 @@ fn branch(args: &[&str]) -> bool {
             "--no-column",
             "--no-abbrev",
         ],
-        &[
-            "--contains",
-            "--no-contains",
-            "--merged",
-            "--no-merged",
-            "--points-at",
-            "--sort",
-            "--format",
-        ],
+        REF_FILTERS,
         &["--color", "--column", "--abbrev"],
     )
 }
@@ -139,15 +143,7 @@ fn tag(args: &[&str]) -> bool {
     listing(
         &others,
         &["-i", "--ignore-case", "--no-column", "--no-color"],
-        &[
-            "--contains",
-            "--no-contains",
-            "--merged",
-            "--no-merged",
-            "--points-at",
-            "--sort",
-            "--format",
-        ],
+        REF_FILTERS,
         &["--color", "--column"],
     )
 }

@@ -74,20 +74,11 @@ pub struct AgentOptions {
     pub tool_changes: bool,
 }
 
-// By hand: the API key stays out of logs and panic messages.
-impl std::fmt::Debug for AgentOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AgentOptions")
-            .field("format", &self.format)
-            .field("model", &self.model)
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
-            .field("max_turns", &self.max_turns)
-            .field("max_tokens", &self.max_tokens)
-            .field("max_retries", &self.max_retries)
-            .field("tool_set", &self.tool_set)
-            .field("tool_changes", &self.tool_changes)
-            .finish_non_exhaustive()
+// Not derived: the API key stays out of logs and panic messages.
+baton_engine::debug_fields! {
+    AgentOptions as this {
+        format, model, base_url, api_key: this.api_key.as_ref().map(|_| "***"), max_turns,
+        max_tokens, max_retries, tool_set, tool_changes, ..
     }
 }
 

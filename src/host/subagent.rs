@@ -24,14 +24,8 @@ pub struct LoopRunner {
     report: SubagentReporter,
 }
 
-// By hand: the reporter is a closure.
-impl std::fmt::Debug for LoopRunner {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoopRunner")
-            .field("options", &self.options)
-            .finish_non_exhaustive()
-    }
-}
+// Not derived: the reporter is a closure.
+baton_engine::debug_fields! { LoopRunner { options, .. } }
 
 impl LoopRunner {
     /// Subagents get `options` (provider, key, limits) with their own

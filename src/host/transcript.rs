@@ -38,15 +38,8 @@ struct State {
     counter: u64,
 }
 
-// By hand: the open file and id generator say nothing a reader needs.
-impl std::fmt::Debug for Transcript {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Transcript")
-            .field("path", &self.path)
-            .field("session_id", &self.session_id)
-            .finish_non_exhaustive()
-    }
-}
+// Not derived: the open file and id generator say nothing a reader needs.
+baton_engine::debug_fields! { Transcript { path, session_id, .. } }
 
 impl Transcript {
     /// Opens (appending to) the transcript at `path`.

@@ -58,13 +58,7 @@ pub(super) struct Rounds {
     redeemed: Mutex<(HashSet<String>, VecDeque<String>)>,
 }
 
-impl std::fmt::Debug for Rounds {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Rounds")
-            .field("enabled", &self.codec.is_some())
-            .finish()
-    }
-}
+baton_engine::debug_fields! { Rounds as this { enabled: this.codec.is_some() } }
 
 /// What a retry's answer says about the call now asking.
 pub(super) enum Answer {

@@ -62,13 +62,7 @@ struct Inner {
     ended: bool,
 }
 
-impl std::fmt::Debug for Cleanups {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cleanups")
-            .field("names", &self.names())
-            .finish()
-    }
-}
+crate::debug_fields! { Cleanups as this { names: this.names() } }
 
 impl Cleanups {
     /// The registry, even after a panic elsewhere while it was held: each

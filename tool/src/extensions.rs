@@ -17,13 +17,7 @@ pub struct Extensions {
     map: Arc<HashMap<TypeId, Entry>>,
 }
 
-impl std::fmt::Debug for Extensions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Extensions")
-            .field("len", &self.map.len())
-            .finish()
-    }
-}
+crate::debug_fields! { Extensions as this { len: this.map.len() } }
 
 impl Extensions {
     /// The value stored under type `T`, if any.

@@ -30,6 +30,7 @@ pub mod cleanup;
 pub mod confine;
 pub mod content;
 pub mod context;
+mod debug;
 pub mod extensions;
 pub mod output;
 pub mod paths;

@@ -38,13 +38,7 @@ enum Target {
     Tagged(Arc<TaggedEmit>, usize, Arc<str>),
 }
 
-impl std::fmt::Debug for ProgressSink {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProgressSink")
-            .field("connected", &!matches!(self.emit, Target::Discard))
-            .finish()
-    }
-}
+crate::debug_fields! { ProgressSink as this { connected: !matches!(this.emit, Target::Discard) } }
 
 impl ProgressSink {
     /// A sink that drops everything.

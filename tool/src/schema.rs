@@ -105,13 +105,7 @@ pub struct CompiledSchema {
     validator: Validator,
 }
 
-impl fmt::Debug for CompiledSchema {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CompiledSchema")
-            .field("schema", &self.schema)
-            .finish()
-    }
-}
+crate::debug_fields! { CompiledSchema { schema } }
 
 /// The schema itself is not a valid JSON Schema.
 #[derive(Debug, thiserror::Error)]

@@ -38,14 +38,7 @@ pub struct Session {
     notifications: broadcast::Sender<Notification>,
 }
 
-impl std::fmt::Debug for Session {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session")
-            .field("id", &self.id)
-            .field("state_dir", &self.state_dir)
-            .finish()
-    }
-}
+crate::debug_fields! { Session { id, state_dir } }
 
 impl Session {
     /// `state_dir` receives spilled results and shell output files.

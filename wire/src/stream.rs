@@ -36,12 +36,8 @@ pub trait StreamSink {
 /// A sink from a closure that takes each complete call.
 pub struct FnSink<F>(pub F);
 
-// By hand: the closure has no `Debug`; the wrapper says what it is.
-impl<F> std::fmt::Debug for FnSink<F> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FnSink").finish_non_exhaustive()
-    }
-}
+// Not derived: the closure has no `Debug`; the wrapper says what it is.
+baton_tool::debug_fields! { FnSink<F> { .. } }
 
 impl<F: FnMut(ToolUse)> StreamSink for FnSink<F> {
     type Error = Infallible;

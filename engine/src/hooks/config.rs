@@ -50,15 +50,8 @@ pub struct ParsedHooks {
     pub warnings: Vec<String>,
 }
 
-// By hand: hooks are trait objects; their number and the warnings say enough.
-impl std::fmt::Debug for ParsedHooks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ParsedHooks")
-            .field("hooks", &self.hooks.len())
-            .field("warnings", &self.warnings)
-            .finish()
-    }
-}
+// Not derived: hooks are trait objects; their number and the warnings say enough.
+baton_tool::debug_fields! { ParsedHooks as this { hooks: this.hooks.len(), warnings } }
 
 /// Parses a `hooks` value.
 pub fn parse_hooks(value: &Value, source: &HookSource) -> ParsedHooks {

@@ -68,13 +68,7 @@ pub struct HookRegistry {
     stop: baton_tool::cancel::CancelScope,
 }
 
-impl std::fmt::Debug for HookRegistry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HookRegistry")
-            .field("hooks", &self.hooks.len())
-            .finish()
-    }
-}
+baton_tool::debug_fields! { HookRegistry as this { hooks: this.hooks.len() } }
 
 impl HookRegistry {
     /// A registry of `hooks`, run in this order.
@@ -204,12 +198,8 @@ pub struct FnHook<M, F> {
     run: F,
 }
 
-// By hand: the matcher and the closure have no `Debug`.
-impl<M, F> std::fmt::Debug for FnHook<M, F> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FnHook").finish_non_exhaustive()
-    }
-}
+// Not derived: the matcher and the closure have no `Debug`.
+baton_tool::debug_fields! { FnHook<M, F> { .. } }
 
 impl<M, F, Fut> FnHook<M, F>
 where

@@ -59,12 +59,8 @@ type Flow<T = ()> = Result<T, Early>;
 #[derive(Clone)]
 pub struct ApproverService(pub Arc<dyn Approver>);
 
-// By hand: the approver is a trait object.
-impl std::fmt::Debug for ApproverService {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ApproverService").finish_non_exhaustive()
-    }
-}
+// Not derived: the approver is a trait object.
+baton_tool::debug_fields! { ApproverService { .. } }
 
 /// Everything needed to run calls: the pool and the stages' collaborators.
 #[derive(Clone)]
@@ -91,14 +87,7 @@ fn next_services_id() -> u64 {
 /// `services_id` adds to a call's (see [`Pipeline::call_services`]).
 struct CallServices(u64);
 
-impl std::fmt::Debug for Pipeline {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pipeline")
-            .field("pool", &self.pool)
-            .field("hooks", &self.hooks)
-            .finish()
-    }
-}
+baton_tool::debug_fields! { Pipeline { pool, hooks } }
 
 impl Pipeline {
     /// A pipeline with the SPEC §11 defaults: no rules, read-only calls
@@ -326,14 +315,7 @@ impl PreparedCall {
     }
 }
 
-impl std::fmt::Debug for PreparedCall {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PreparedCall")
-            .field("call", &self.call)
-            .field("safe", &self.safe)
-            .finish()
-    }
-}
+baton_tool::debug_fields! { PreparedCall { call, safe } }
 
 impl PreparedCall {
     /// The call's `tool_use` id.

@@ -40,15 +40,10 @@ pub struct LoadedHooks {
     pub plugin_roots: Vec<(String, PathBuf)>,
 }
 
-// By hand: hooks are trait objects; their number stands for them.
-impl std::fmt::Debug for LoadedHooks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoadedHooks")
-            .field("hooks", &self.hooks.len())
-            .field("env", &self.env)
-            .field("warnings", &self.warnings)
-            .field("plugin_roots", &self.plugin_roots)
-            .finish_non_exhaustive()
+// Not derived: hooks are trait objects; their number stands for them.
+baton_tool::debug_fields! {
+    LoadedHooks as this {
+        hooks: this.hooks.len(), env, warnings, plugin_roots, ..
     }
 }
 

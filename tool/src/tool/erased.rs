@@ -27,13 +27,7 @@ pub struct ParsedInput {
 /// boxing it allocates nothing.
 struct SameAsRaw;
 
-impl std::fmt::Debug for ParsedInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ParsedInput")
-            .field("raw", &self.raw)
-            .finish()
-    }
-}
+crate::debug_fields! { ParsedInput { raw } }
 
 impl ParsedInput {
     /// The JSON the model sent (after any hook rewrite).

@@ -37,13 +37,7 @@ pub struct Tool {
     logic: Box<dyn ErasedLogic>,
 }
 
-impl std::fmt::Debug for Tool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tool")
-            .field("name", &self.def.name)
-            .finish()
-    }
-}
+crate::debug_fields! { Tool as this { name: this.def.name } }
 
 impl Tool {
     /// A tool whose input is the Rust type `I`; its schema is derived from `I`

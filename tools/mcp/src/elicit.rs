@@ -111,12 +111,8 @@ pub trait Elicitor: Send + Sync + 'static {
 /// An [`Elicitor`] from an async closure.
 pub struct FnElicitor<F>(pub F);
 
-// By hand: the closure has no `Debug`; the wrapper says what it is.
-impl<F> std::fmt::Debug for FnElicitor<F> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FnElicitor").finish_non_exhaustive()
-    }
-}
+// Not derived: the closure has no `Debug`; the wrapper says what it is.
+baton_engine::debug_fields! { FnElicitor<F> { .. } }
 
 #[async_trait]
 impl<F, Fut> Elicitor for FnElicitor<F>

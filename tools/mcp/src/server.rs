@@ -48,16 +48,7 @@ pub struct ClientOptions {
     pub oauth_limit: Duration,
 }
 
-impl std::fmt::Debug for ClientOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientOptions")
-            .field("project_dir", &self.project_dir)
-            .field("connect_timeout", &self.connect_timeout)
-            .field("limits", &self.limits)
-            .field("oauth_dir", &self.oauth_dir)
-            .finish()
-    }
-}
+baton_engine::debug_fields! { ClientOptions { project_dir, connect_timeout, limits, oauth_dir } }
 
 impl ClientOptions {
     /// Defaults, with `MCP_TIMEOUT` / `MCP_TOOL_TIMEOUT` (ms) from `env`.
@@ -168,14 +159,7 @@ pub struct Server {
     pub(crate) pool_stale: AtomicBool,
 }
 
-impl std::fmt::Debug for Server {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server")
-            .field("name", &self.spec.name)
-            .field("state", &*self.state.borrow())
-            .finish()
-    }
-}
+baton_engine::debug_fields! { Server as this { name: this.spec.name, state: *this.state.borrow() } }
 
 impl Server {
     pub(crate) fn new(spec: ServerSpec, opts: ClientOptions) -> Arc<Server> {

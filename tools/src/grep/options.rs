@@ -103,13 +103,7 @@ pub(crate) struct Compiled {
     pub types: Types,
 }
 
-impl std::fmt::Debug for Compiled {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Compiled")
-            .field("root", &self.root)
-            .finish()
-    }
-}
+baton_engine::debug_fields! { Compiled { root } }
 
 /// Checks the input and builds the matcher and filters; `Err` is the message
 /// for the model.

@@ -61,6 +61,16 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 /// The text of the result.
+/// Count mode's lines (`path:n`, one a file) and the matches in all.
+fn counts(found: &Found) -> (Vec<String>, u64) {
+    let lines = found
+        .files
+        .iter()
+        .map(|(p, n)| format!("{p}:{n}"))
+        .collect();
+    (lines, found.files.iter().map(|(_, n)| n).sum())
+}
+
 pub(crate) fn render(input: &GrepInput, found: &Found, limit: usize) -> String {
     let mut parts: Vec<String> = Vec::new();
     let empty = match input.output_mode {
@@ -82,12 +92,7 @@ pub(crate) fn render(input: &GrepInput, found: &Found, limit: usize) -> String {
                 parts.push(text);
             }
             OutputMode::Count => {
-                let lines: Vec<String> = found
-                    .files
-                    .iter()
-                    .map(|(p, n)| format!("{p}:{n}"))
-                    .collect();
-                let total: u64 = found.files.iter().map(|(_, n)| n).sum();
+                let (lines, total) = counts(found);
                 parts.push(lines.join("\n"));
                 parts.push(format!(
                     "Found {} in {}.",
@@ -169,12 +174,7 @@ pub(crate) fn response(input: &GrepInput, found: &Found) -> serde_json::Value {
             "numLines": found.lines.len(),
         }),
         OutputMode::Count => {
-            let lines: Vec<String> = found
-                .files
-                .iter()
-                .map(|(p, n)| format!("{p}:{n}"))
-                .collect();
-            let total: u64 = found.files.iter().map(|(_, n)| n).sum();
+            let (lines, total) = counts(found);
             json!({
                 "mode": "count",
                 "filenames": [],

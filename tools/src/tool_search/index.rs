@@ -85,15 +85,8 @@ pub struct SearchIndex {
     description_words: HashMap<String, Vec<u32>>,
 }
 
-// By hand: the postings are large and say little; the pool names the tools.
-impl std::fmt::Debug for SearchIndex {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SearchIndex")
-            .field("pool", &self.pool)
-            .field("entries", &self.entries.len())
-            .finish_non_exhaustive()
-    }
-}
+// Not derived: the postings are large and say little; the pool names the tools.
+baton_engine::debug_fields! { SearchIndex as this { pool, entries: this.entries.len(), .. } }
 
 fn add_posting(map: &mut HashMap<String, Vec<u32>>, word: String, id: u32) {
     let list = map.entry(word).or_default();

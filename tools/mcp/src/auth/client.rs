@@ -109,6 +109,17 @@ pub async fn sse_bearer(link: Option<&Arc<Link>>) -> Option<HeaderValue> {
     Some(value)
 }
 
+/// Calls `method` on the authorizing client when there is one (`Some`), else
+/// on plain reqwest: both are `StreamableHttpClient`s, called the same way.
+macro_rules! either {
+    ($client:expr, $plain:expr, $method:ident($($arg:expr),* $(,)?)) => {
+        match $client {
+            Some(c) => c.$method($($arg),*).await,
+            None => $plain.$method($($arg),*).await,
+        }
+    };
+}
+
 /// reqwest alone, or with a [`Link`].
 #[derive(Clone, Debug)]
 pub struct Guarded {
@@ -207,31 +218,18 @@ impl StreamableHttpClient for Guarded {
             let plain = self.plain.clone();
             let client = client.cloned();
             async move {
-                match client {
-                    Some(c) => {
-                        c.post_message_with_response_limits(
-                            uri,
-                            message,
-                            session_id,
-                            auth_header,
-                            headers,
-                            limits,
-                        )
-                        .await
-                    }
-                    None => {
-                        plain
-                            .post_message_with_response_limits(
-                                uri,
-                                message,
-                                session_id,
-                                auth_header,
-                                headers,
-                                limits,
-                            )
-                            .await
-                    }
-                }
+                either!(
+                    client,
+                    plain,
+                    post_message_with_response_limits(
+                        uri,
+                        message,
+                        session_id,
+                        auth_header,
+                        headers,
+                        limits
+                    )
+                )
             }
         })
         .await
@@ -245,18 +243,11 @@ impl StreamableHttpClient for Guarded {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), HttpError> {
         // Ending a session never starts a login.
-        match &self.link {
-            Some(link) => {
-                link.client
-                    .delete_session(uri, session_id, auth_header, custom_headers)
-                    .await
-            }
-            None => {
-                self.plain
-                    .delete_session(uri, session_id, auth_header, custom_headers)
-                    .await
-            }
-        }
+        either!(
+            self.link.as_ref().map(|link| &link.client),
+            self.plain,
+            delete_session(uri, session_id, auth_header, custom_headers)
+        )
     }
 
     async fn get_stream(
@@ -278,17 +269,11 @@ impl StreamableHttpClient for Guarded {
             let plain = self.plain.clone();
             let client = client.cloned();
             async move {
-                match client {
-                    Some(c) => {
-                        c.get_stream(uri, session_id, last, auth_header, headers)
-                            .await
-                    }
-                    None => {
-                        plain
-                            .get_stream(uri, session_id, last, auth_header, headers)
-                            .await
-                    }
-                }
+                either!(
+                    client,
+                    plain,
+                    get_stream(uri, session_id, last, auth_header, headers)
+                )
             }
         })
         .await

@@ -49,18 +49,8 @@ pub struct Authorizer {
     in_a_row: AtomicU32,
 }
 
-// By hand: the opener is a trait object and the locks say nothing.
-impl std::fmt::Debug for Authorizer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Authorizer")
-            .field("server", &self.server)
-            .field("url", &self.url)
-            .field("settings", &self.settings)
-            .field("store", &self.store)
-            .field("limit", &self.limit)
-            .finish_non_exhaustive()
-    }
-}
+// Not derived: the opener is a trait object and the locks say nothing.
+baton_engine::debug_fields! { Authorizer { server, url, settings, store, limit, .. } }
 
 impl Authorizer {
     /// An authorizer for `server` at `url` that has not logged in yet.

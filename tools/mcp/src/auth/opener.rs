@@ -16,12 +16,8 @@ pub trait UrlOpener: Send + Sync {
 /// A plain function as an opener.
 pub struct FnOpener<F>(pub F);
 
-// By hand: the closure has no `Debug`; the wrapper says what it is.
-impl<F> std::fmt::Debug for FnOpener<F> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FnOpener").finish_non_exhaustive()
-    }
-}
+// Not derived: the closure has no `Debug`; the wrapper says what it is.
+baton_engine::debug_fields! { FnOpener<F> { .. } }
 
 #[async_trait]
 impl<F> UrlOpener for FnOpener<F>

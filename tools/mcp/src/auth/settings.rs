@@ -67,33 +67,18 @@ pub struct OAuthSettings {
 }
 
 // Secrets never reach logs through a `{:?}`.
-// By hand, like `OAuthSettings`: the secret and the ID token stay out of logs.
-impl std::fmt::Debug for IdentityProvider {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IdentityProvider")
-            .field("issuer", &self.issuer)
-            .field("token_endpoint", &self.token_endpoint)
-            .field("client_id", &self.client_id)
-            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
-            .field("id_token", &"***")
-            .finish()
+// Not derived, like `OAuthSettings`: the secret and the ID token stay out of logs.
+baton_engine::debug_fields! {
+    IdentityProvider as this {
+        issuer, token_endpoint, client_id,
+        client_secret: this.client_secret.as_ref().map(|_| "***"), id_token: "***"
     }
 }
 
-impl std::fmt::Debug for OAuthSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OAuthSettings")
-            .field("client_id", &self.client_id)
-            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
-            .field("callback_port", &self.callback_port)
-            .field("scopes", &self.scopes)
-            .field("client_metadata_url", &self.client_metadata_url)
-            .field("grant", &self.grant)
-            .field(
-                "private_key_pem",
-                &self.private_key_pem.as_ref().map(|_| "***"),
-            )
-            .finish()
+baton_engine::debug_fields! {
+    OAuthSettings as this {
+        client_id, client_secret: this.client_secret.as_ref().map(|_| "***"), callback_port, scopes,
+        client_metadata_url, grant, private_key_pem: this.private_key_pem.as_ref().map(|_| "***")
     }
 }
 

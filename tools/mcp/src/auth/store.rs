@@ -77,15 +77,8 @@ pub struct TokenStore {
     memory: Arc<Mutex<Option<Saved>>>,
 }
 
-// By hand: the tokens it holds stay out of logs; where they live is enough.
-impl std::fmt::Debug for TokenStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenStore")
-            .field("path", &self.path)
-            .field("url", &self.url)
-            .finish_non_exhaustive()
-    }
-}
+// Not derived: the tokens it holds stay out of logs; where they live is enough.
+baton_engine::debug_fields! { TokenStore { path, url, .. } }
 
 impl TokenStore {
     /// A store for `server` at `url`: a file in `dir` named after the server,
