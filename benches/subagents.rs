@@ -6,18 +6,16 @@
 //!   each leaf) from the root, until every result is in and every leaf
 //!   process is gone.
 
-#[path = "../tests/scripted/mod.rs"]
-mod scripted;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use baton::engine::subagent::{SubagentLimits, SubagentService};
 use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event, InterruptKind, ToolUse};
+use baton_test_support::procs::{alive, pids_in};
+use baton_test_support::scripted::*;
 use baton_tools::agent::AgentCatalog;
 use criterion::{criterion_group, criterion_main, Criterion};
-use scripted::*;
 use serde_json::Value;
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -116,10 +114,10 @@ async fn cancel_tree(engine: &Engine, dir: &std::path::Path, round: usize) -> Du
     batch.add(to_call(&agent("A", top("A")))).unwrap();
     batch.add(to_call(&agent("B", top("B")))).unwrap();
     batch.end();
-    while pids(&pidfile).len() < 4 {
+    while pids_in(&pidfile).len() < 4 {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    let leaves = pids(&pidfile);
+    let leaves = pids_in(&pidfile);
     let start = Instant::now();
     batch.interrupt(InterruptKind::Cancel);
     while let Some(e) = batch.next_event().await {

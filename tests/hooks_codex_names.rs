@@ -6,7 +6,6 @@
 //! Real hook processes, real commands, real files, through `baton run`.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 
@@ -60,7 +59,7 @@ fn run_in(work: &Path, format: &str, mode: &str, message: Value) -> Value {
     let state = tempfile::tempdir().unwrap();
     let file = state.path().join("message.json");
     std::fs::write(&file, message.to_string()).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["run", "--tool-set", "codex", "--format", format])
         .args(["--permission-mode", mode, "--cwd"])
         .arg(work)

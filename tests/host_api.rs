@@ -1,8 +1,6 @@
 //! The host interfaces (SPEC §16): permission round trips, the blocking
 //! API, notifications.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,6 +13,8 @@ use baton::{Approval, Engine, Event, Notification, Outcome};
 use common::call;
 use futures::StreamExt;
 use serde_json::json;
+
+use crate::common;
 
 struct AskEverything;
 

@@ -2,12 +2,12 @@
 //! nothing else: calls per message, serve's input line length.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::{json, Value};
 
 fn serve(dir: &std::path::Path) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_baton"))
+    crate::support::baton()
         .args(["serve", "--cwd", dir.to_str().unwrap()])
         .args(["--permission-mode", "bypassPermissions"])
         .stdin(Stdio::piped())
@@ -129,7 +129,7 @@ fn a_line_over_64_mib_is_an_error_costs_at_most_the_limit_and_the_session_goes_o
 #[allow(clippy::zombie_processes)]
 fn run_with_peak(dir: &std::path::Path, message: &std::path::Path) -> (String, i64) {
     let out_path = dir.join("out.json");
-    let child = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let child = crate::support::baton()
         .args(["run", "--json", "--cwd", dir.to_str().unwrap()])
         .arg(message)
         .stdout(std::fs::File::create(&out_path).unwrap())

@@ -5,7 +5,6 @@
 //! being off leaves the question, which `baton run` answers with no.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 
@@ -37,7 +36,7 @@ fn run(work: &Path, settings: &Value, set: &str, calls: &[(&str, Value)]) -> Vec
     .unwrap();
     let file = state.path().join("settings.json");
     std::fs::write(&file, settings.to_string()).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["run", "--tool-set", set, "--cwd"])
         .arg(work)
         .arg("--state-dir")

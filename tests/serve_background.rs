@@ -2,34 +2,25 @@
 //! its batch, answers at once and its command goes on until the session
 //! ends; lines that reach no running shell are errors.
 
-#[path = "support/sleeping.rs"]
-mod sleeping;
-use sleeping::sleeping;
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
 use std::time::{Duration, Instant};
 
+use baton_test_support::procs;
+use baton_test_support::procs::sleeping;
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
+
+use crate::support::BATON;
 
 fn start(dir: &std::path::Path) -> Serve {
-    Serve::start(&[
-        "--cwd",
-        dir.to_str().unwrap(),
-        "--permission-mode",
-        "bypassPermissions",
-    ])
-}
-
-/// A `sleep` argument no other process uses.
-fn marker(n: u32) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("1000.{}{n}{nanos:09}", std::process::id())
+    Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir.to_str().unwrap(),
+            "--permission-mode",
+            "bypassPermissions",
+        ],
+    )
 }
 
 fn wait_for(what: impl Fn() -> bool) -> bool {
@@ -58,7 +49,7 @@ fn text(result: &Value) -> String {
 fn the_host_sends_calls_to_the_background_by_id_and_by_batch() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = start(dir.path());
-    let (one, two) = (marker(1), marker(2));
+    let (one, two) = (procs::marker("1000."), procs::marker("1000."));
 
     // By call id (no batch named: it is found among the running ones).
     s.send(

@@ -4,18 +4,15 @@
 //! and none of its processes is left. A corrupt or newer state file is a
 //! clear error (exit 2), not a panic.
 
-#[path = "support/serve_child.rs"]
-mod serve_child;
-#[path = "support/sleeping.rs"]
-mod sleeping;
-
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
+use baton_test_support::procs;
+use baton_test_support::procs::sleeping;
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
-use sleeping::sleeping;
+
+use crate::support::BATON;
 
 fn wait_for(mut what: impl FnMut() -> bool) -> bool {
     let until = Instant::now() + Duration::from_secs(20);
@@ -66,7 +63,7 @@ fn start(workspace: &Path, state: &Path, settings: &Path, extra: &[&str]) -> Ser
         args.extend(["--cwd", workspace.to_str().unwrap()]);
     }
     args.extend(extra);
-    Serve::start(&args)
+    Serve::start(BATON, &args)
 }
 
 #[test]
@@ -81,7 +78,7 @@ fn a_killed_session_resumes_with_its_state_and_reports_lost_tasks() {
     let settings = states.path().join("settings.json");
     // Edits are allowed by the settings: the test is about the read check.
     std::fs::write(&settings, r#"{"permissions": {"allow": ["Edit"]}}"#).unwrap();
-    let marker = format!("1000.{}31", std::process::id());
+    let marker = procs::marker("1000.");
 
     let mut s = start(&workspace, &state, &settings, &[]);
     // Two files read, the shell moved into `sub`.
@@ -217,7 +214,7 @@ fn a_killed_session_resumes_with_its_state_and_reports_lost_tasks() {
 }
 
 fn resume_fails(state: &Path, id: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["serve", "--resume", id, "--state-dir"])
         .arg(state)
         .stdin(std::process::Stdio::null())

@@ -2,17 +2,14 @@
 //! with the whole list, `tasks`, `task_output` (the last 8 KiB, the total,
 //! the truncated flag), `task_stop` (processes gone), and bad lines.
 
-#[path = "support/sleeping.rs"]
-mod sleeping;
-use sleeping::sleeping;
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
 use std::time::{Duration, Instant};
 
+use baton_test_support::procs;
+use baton_test_support::procs::sleeping;
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
+
+use crate::support::BATON;
 
 fn wait_for(mut what: impl FnMut() -> bool) -> bool {
     let until = Instant::now() + Duration::from_secs(20);
@@ -48,13 +45,16 @@ fn ask(s: &mut Serve, line: Value, kind: &str) -> Value {
 #[test]
 fn the_host_lists_reads_and_stops_tasks() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Serve::start(&[
-        "--cwd",
-        dir.path().to_str().unwrap(),
-        "--permission-mode",
-        "bypassPermissions",
-    ]);
-    let marker = format!("1000.{}77", std::process::id());
+    let mut s = Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir.path().to_str().unwrap(),
+            "--permission-mode",
+            "bypassPermissions",
+        ],
+    );
+    let marker = procs::marker("1000.");
     s.send(message(
         "A",
         vec![

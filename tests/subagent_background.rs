@@ -1,20 +1,20 @@
 //! Background agents and worktree isolation (SPEC §15), with a scripted
 //! model loop and real processes and git.
 
-mod common;
-mod scripted;
-
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use baton::engine::subagent::{SubagentLimits, SubagentService};
 use baton::engine::{AllowAllUnsafe, Outcome};
 use baton::Engine;
+use baton_test_support::{procs, scripted};
 use baton_tools::agent::AgentCatalog;
 use common::{call, run_all};
 use futures::StreamExt;
 use scripted::*;
 use serde_json::json;
+
+use crate::common;
 
 fn setup(dir: &std::path::Path, cwd: &std::path::Path) -> (Engine, std::sync::Arc<Scripted>) {
     let runner = Scripted::new();
@@ -97,7 +97,7 @@ async fn shutdown_stops_background_agents_and_their_processes() {
     )
     .await;
     let deadline = Instant::now() + Duration::from_secs(10);
-    while pids(&pidfile).is_empty() {
+    while procs::pids_in(&pidfile).is_empty() {
         assert!(
             Instant::now() < deadline,
             "the background command never started"
@@ -117,7 +117,7 @@ async fn shutdown_stops_background_agents_and_their_processes() {
         }
     };
     assert!(note.data.is_some());
-    let left = survivors(&pids(&pidfile)).await;
+    let left = procs::survivors(&procs::pids_in(&pidfile)).await;
     assert!(left.is_empty(), "processes left: {left:?}");
 }
 

@@ -2,17 +2,14 @@
 //! SIGKILL: a background shell, a plain and a PTY interactive session, and
 //! a monitor, all running; afterwards no process of theirs is left.
 
-#[path = "support/sleeping.rs"]
-mod sleeping;
-use sleeping::sleeping;
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
 use std::time::{Duration, Instant};
 
+use baton_test_support::procs;
+use baton_test_support::procs::sleeping;
+use baton_test_support::serve::Serve;
 use serde_json::json;
-use serve_child::Serve;
+
+use crate::support::BATON;
 
 fn wait_for(what: impl Fn() -> bool) -> bool {
     let until = Instant::now() + Duration::from_secs(20);
@@ -31,15 +28,18 @@ fn call(id: &str, name: &str, input: serde_json::Value) -> serde_json::Value {
 
 #[test]
 fn tasks_of_every_kind_end_with_baton_whatever_the_signal() {
-    for (n, sig) in ["-TERM", "-HUP", "-KILL"].into_iter().enumerate() {
+    for sig in ["-TERM", "-HUP", "-KILL"] {
         let dir = tempfile::tempdir().unwrap();
-        let mut s = Serve::start(&[
-            "--cwd",
-            dir.path().to_str().unwrap(),
-            "--permission-mode",
-            "bypassPermissions",
-        ]);
-        let base = format!("1000.{}{n}", std::process::id());
+        let mut s = Serve::start(
+            BATON,
+            &[
+                "--cwd",
+                dir.path().to_str().unwrap(),
+                "--permission-mode",
+                "bypassPermissions",
+            ],
+        );
+        let base = procs::marker("1000.");
         let m = |k: u32| format!("{base}{k}");
         s.send(json!({"type": "message", "message": {"role": "assistant", "content": [
             call("a", "Bash", json!({"command": format!("sleep {}", m(1)), "run_in_background": true})),

@@ -3,7 +3,6 @@
 //! - a deny rule that matches a call (on its own) denies it whatever the
 //!   other rules and the mode.
 
-mod common;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -14,6 +13,8 @@ use baton_engine::permission::{
 use baton_engine::{Context, Tool, ToolDef};
 use proptest::prelude::*;
 use serde_json::json;
+
+use crate::common;
 
 struct Dirs {
     _dir: tempfile::TempDir,

@@ -1,10 +1,11 @@
 //! Loading and merging settings files from a real directory tree.
 
-mod common;
 use std::path::Path;
 
 use baton_engine::permission::{PermissionMode, PermissionPolicy as _, RuleKind, Settings};
 use baton_engine::HookEvent;
+
+use crate::common;
 
 struct Tree {
     _dir: tempfile::TempDir,
