@@ -2,14 +2,16 @@
 //! its batch, answers at once and its command goes on until the session
 //! ends; lines that reach no running shell are errors.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use baton_test_support::procs;
-use baton_test_support::procs::sleeping;
+use baton_test_support::procs::{self, sleeping};
 use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
 
 use crate::support::BATON;
+
+/// How long a process may take to start or to go.
+const PATIENCE: Duration = Duration::from_secs(20);
 
 fn start(dir: &std::path::Path) -> Serve {
     Serve::start(
@@ -22,18 +24,6 @@ fn start(dir: &std::path::Path) -> Serve {
         ],
     )
 }
-
-fn wait_for(what: impl Fn() -> bool) -> bool {
-    let until = Instant::now() + Duration::from_secs(20);
-    while !what() {
-        if Instant::now() > until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    true
-}
-
 fn bash(id: &str, command: String) -> Value {
     json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}})
 }
@@ -57,7 +47,7 @@ fn the_host_sends_calls_to_the_background_by_id_and_by_batch() {
         "content": [bash("b1", format!("echo early; sleep {one}"))]}}),
     );
     assert!(
-        wait_for(|| sleeping(&one) == 1),
+        procs::eventually(PATIENCE, || sleeping(&one) == 1),
         "the command never started"
     );
     s.send(json!({"type": "background", "call_id": "b1"}));
@@ -86,7 +76,7 @@ fn the_host_sends_calls_to_the_background_by_id_and_by_batch() {
         "content": [bash("c1", format!("sleep {two}")), bash("c2", format!("sleep {two}"))]}}),
     );
     assert!(
-        wait_for(|| sleeping(&two) == 2),
+        procs::eventually(PATIENCE, || sleeping(&two) == 2),
         "the commands never started"
     );
     s.send(json!({"type": "background", "batch": "B"}));
@@ -103,7 +93,7 @@ fn the_host_sends_calls_to_the_background_by_id_and_by_batch() {
     // The session's end ends them all.
     s.finish();
     assert!(
-        wait_for(|| sleeping(&one) + sleeping(&two) == 0),
+        procs::eventually(PATIENCE, || sleeping(&one) + sleeping(&two) == 0),
         "processes left behind"
     );
 }

@@ -5,25 +5,16 @@
 //! clear error (exit 2), not a panic.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use baton_test_support::procs;
-use baton_test_support::procs::sleeping;
+use baton_test_support::procs::{self, sleeping};
 use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
 
 use crate::support::BATON;
 
-fn wait_for(mut what: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + Duration::from_secs(20);
-    while !what() {
-        if Instant::now() > until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    true
-}
+/// How long a process may take to start or to go.
+const PATIENCE: Duration = Duration::from_secs(20);
 
 fn message(calls: Vec<Value>) -> Value {
     json!({"type": "message", "message": {"role": "assistant", "content": calls}})
@@ -118,7 +109,7 @@ fn a_killed_session_resumes_with_its_state_and_reports_lost_tasks() {
     )]));
     let results = results_unasked(&s);
     assert_eq!(results[0]["outcome"]["kind"], "success", "{results:?}");
-    assert!(wait_for(|| sleeping(&marker) == 1));
+    assert!(procs::eventually(PATIENCE, || sleeping(&marker) == 1));
     let saved = std::fs::read_to_string(state.join("session.json")).unwrap();
     assert!(saved.contains("\"running\""), "{saved}");
 
@@ -126,7 +117,7 @@ fn a_killed_session_resumes_with_its_state_and_reports_lost_tasks() {
     s.child.kill().unwrap();
     s.child.wait().unwrap();
     assert!(
-        wait_for(|| sleeping(&marker) == 0),
+        procs::eventually(PATIENCE, || sleeping(&marker) == 0),
         "the task outlived serve"
     );
     // Someone changes b.txt while no session runs.

@@ -2,25 +2,16 @@
 //! with the whole list, `tasks`, `task_output` (the last 8 KiB, the total,
 //! the truncated flag), `task_stop` (processes gone), and bad lines.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use baton_test_support::procs;
-use baton_test_support::procs::sleeping;
+use baton_test_support::procs::{self, sleeping};
 use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
 
 use crate::support::BATON;
 
-fn wait_for(mut what: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + Duration::from_secs(20);
-    while !what() {
-        if Instant::now() > until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    true
-}
+/// How long a process may take to start or to go.
+const PATIENCE: Duration = Duration::from_secs(20);
 
 fn message(batch: &str, calls: Vec<Value>) -> Value {
     json!({"type": "message", "batch": batch, "message": {"role": "assistant", "content": calls}})
@@ -69,12 +60,12 @@ fn the_host_lists_reads_and_stops_tasks() {
         .filter(|l| l["type"] == "notification" && l["kind"] == "tasks_changed")
         .collect();
     assert!(!changed.is_empty(), "{lines:?}");
-    assert!(wait_for(|| sleeping(&marker) == 1));
+    assert!(procs::eventually(PATIENCE, || sleeping(&marker) == 1));
 
     // The list, once seq has ended.
     let mut list = Value::Null;
     assert!(
-        wait_for(|| {
+        procs::eventually(PATIENCE, || {
             list = ask(&mut s, json!({"type": "tasks"}), "tasks");
             list["tasks"].as_array().is_some_and(|t| {
                 t.iter()
@@ -111,7 +102,7 @@ fn the_host_lists_reads_and_stops_tasks() {
     // Output tails.
     let mut out = Value::Null;
     assert!(
-        wait_for(|| {
+        procs::eventually(PATIENCE, || {
             out = ask(
                 &mut s,
                 json!({"type": "task_output", "task_id": sleeper}),

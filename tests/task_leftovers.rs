@@ -2,25 +2,16 @@
 //! SIGKILL: a background shell, a plain and a PTY interactive session, and
 //! a monitor, all running; afterwards no process of theirs is left.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use baton_test_support::procs;
-use baton_test_support::procs::sleeping;
+use baton_test_support::procs::{self, sleeping};
 use baton_test_support::serve::Serve;
 use serde_json::json;
 
 use crate::support::BATON;
 
-fn wait_for(what: impl Fn() -> bool) -> bool {
-    let until = Instant::now() + Duration::from_secs(20);
-    while !what() {
-        if Instant::now() > until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    true
-}
+/// How long a process may take to start or to go.
+const PATIENCE: Duration = Duration::from_secs(20);
 
 fn call(id: &str, name: &str, input: serde_json::Value) -> serde_json::Value {
     json!({"type": "tool_use", "id": id, "name": name, "input": input})
@@ -54,7 +45,7 @@ fn tasks_of_every_kind_end_with_baton_whatever_the_signal() {
             assert_eq!(r["outcome"]["kind"], "success", "{r}");
         }
         assert!(
-            wait_for(|| sleeping(&base) == 4),
+            procs::eventually(PATIENCE, || sleeping(&base) == 4),
             "{sig}: {} running",
             sleeping(&base)
         );
@@ -65,7 +56,7 @@ fn tasks_of_every_kind_end_with_baton_whatever_the_signal() {
         assert!(status.success());
         let _ = s.child.wait();
         assert!(
-            wait_for(|| sleeping(&base) == 0),
+            procs::eventually(PATIENCE, || sleeping(&base) == 0),
             "{sig}: {} left running",
             sleeping(&base)
         );
