@@ -53,3 +53,45 @@ macro_rules! own_process {
         $crate::own_process::run(module_path!(), stringify!($test), $body)
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{run, VAR};
+
+    #[test]
+    fn the_body_runs_in_the_process_started_for_it() {
+        crate::own_process!(the_body_runs_in_the_process_started_for_it, || {
+            assert_eq!(
+                std::env::var(VAR).as_deref(),
+                Ok("own_process::tests::the_body_runs_in_the_process_started_for_it")
+            );
+        });
+    }
+
+    #[test]
+    fn a_failure_in_its_own_process_fails_the_test() {
+        if std::env::var(VAR).is_ok() {
+            // The process started for this test: the body fails there.
+            crate::own_process!(a_failure_in_its_own_process_fails_the_test, || {
+                panic!("failing on purpose")
+            });
+            return;
+        }
+        let outcome = std::panic::catch_unwind(|| {
+            crate::own_process!(a_failure_in_its_own_process_fails_the_test, || {
+                unreachable!("the body runs in the other process")
+            })
+        });
+        assert!(outcome.is_err(), "the failure in its own process was lost");
+    }
+
+    #[test]
+    fn a_name_that_selects_no_test_fails() {
+        let outcome = std::panic::catch_unwind(|| {
+            run(module_path!(), "no_such_test", || {
+                unreachable!("nothing runs")
+            })
+        });
+        assert!(outcome.is_err(), "a run of no test passed");
+    }
+}

@@ -147,3 +147,43 @@ pub fn eventually(within: Duration, mut done: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(25));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_unique_and_none_is_inside_another() {
+        let markers: Vec<String> = (0..1000).map(|_| marker("1000.")).collect();
+        for (i, a) in markers.iter().enumerate() {
+            assert_eq!(a.len(), markers[0].len(), "{a}");
+            for b in &markers[i + 1..] {
+                assert!(
+                    !a.contains(b.as_str()) && !b.contains(a.as_str()),
+                    "{a} {b}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_marked_sleep_is_counted_while_it_runs_and_not_once_reaped() {
+        let m = marker("1000.");
+        let mut child = std::process::Command::new("sleep")
+            .arg(&m)
+            .spawn()
+            .expect("sleep starts");
+        let pid = child.id() as i32;
+        assert!(eventually(Duration::from_secs(10), || running(&m) == 1));
+        assert_eq!(sleeping(&m), 1);
+        assert_eq!(pids_with(&m), vec![pid]);
+        assert!(alive(pid));
+        assert!(listing(&m).starts_with(&format!("sleep {m}")));
+        child.kill().expect("kill");
+        // Killed but not yet reaped: a zombie, which runs nothing.
+        assert!(eventually(Duration::from_secs(10), || !alive(pid)));
+        assert_eq!(running(&m), 0);
+        child.wait().expect("reaped");
+        assert_eq!(sleeping(&m), 0);
+    }
+}
