@@ -10,9 +10,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
-#[path = "../tests/support/worker.rs"]
-mod worker;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,9 +18,9 @@ use baton::engine::permission::AllowAllUnsafe;
 use baton::engine::{PoolSpec, ToolPool};
 use baton::remote::{route, RemoteConfig};
 use baton::{Engine, Event, ToolUse};
+use baton_test_support::worker::Worker;
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
-use worker::Worker;
 
 const TOKEN: &str = "bench-token";
 const SESSIONS: usize = 8;
@@ -158,7 +155,13 @@ fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let mut workers: Vec<Worker> = (0..4)
-        .map(|i| Worker::start(&root.join(format!("w{i}")), TOKEN))
+        .map(|i| {
+            Worker::start(
+                env!("CARGO_BIN_EXE_baton"),
+                &root.join(format!("w{i}")),
+                TOKEN,
+            )
+        })
         .collect();
     let config = RemoteConfig {
         workers: workers.iter().map(|w| w.url.clone()).collect(),

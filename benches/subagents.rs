@@ -8,9 +8,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
-#[path = "../tests/scripted/mod.rs"]
-mod scripted;
-
 mod common;
 
 use std::sync::Arc;
@@ -19,8 +16,9 @@ use std::time::{Duration, Instant};
 use baton::engine::subagent::{SubagentLimits, SubagentService};
 use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event, InterruptKind, ToolUse};
+use baton_test_support::procs::{alive, pids_in};
+use baton_test_support::scripted::*;
 use criterion::{criterion_group, criterion_main, Criterion};
-use scripted::*;
 use serde_json::Value;
 
 fn engine(dir: &std::path::Path) -> Engine {
@@ -112,10 +110,10 @@ async fn cancel_tree(engine: &Engine, dir: &std::path::Path, round: usize) -> Du
     batch.add(to_call(&agent("A", top("A")))).unwrap();
     batch.add(to_call(&agent("B", top("B")))).unwrap();
     batch.end();
-    while pids(&pidfile).len() < 4 {
+    while pids_in(&pidfile).len() < 4 {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    let leaves = pids(&pidfile);
+    let leaves = pids_in(&pidfile);
     let start = Instant::now();
     batch.interrupt(InterruptKind::Cancel);
     while let Some(e) = batch.next_event().await {

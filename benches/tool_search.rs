@@ -6,9 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
-#[path = "../tests/support/mcp_like.rs"]
-mod mcp_like;
-
+use std::hint::black_box;
 use std::time::Duration;
 
 use baton::engine::deferred::{
@@ -17,9 +15,8 @@ use baton::engine::deferred::{
 };
 use baton::engine::wire::WireFormat;
 use baton::engine::{PoolSpec, Session, ToolPool};
+use baton_test_support::mcp_like;
 use baton_tools::tool_search::{search_linear, Query, SearchIndex};
-use std::hint::black_box;
-
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 fn pool(mcp: usize) -> ToolPool {

@@ -2,16 +2,6 @@
 //! events in the real shapes, with faults; the requests it sends are
 //! checked against the official Python SDKs' types.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "../engine/tests/stream_tester/scenario.rs"]
-mod scenario;
-#[path = "support/sdk_check.rs"]
-mod sdk_check;
-
-#[path = "support/axum_thread.rs"]
-mod axum_thread;
-
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
@@ -20,8 +10,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use baton::engine::wire::WireFormat;
+use baton_test_support::sdk_check::sdk_check;
+use baton_test_support::{model_server, scenario};
 use scenario::{Call, Scenario};
-use sdk_check::sdk_check;
 use serde_json::{json, Value};
 
 /// One scripted answer.
@@ -83,12 +74,8 @@ fn start(replies: Vec<Reply>) -> (Mock, String) {
         replies: Arc::new(Mutex::new(replies)),
         ..Mock::default()
     };
-    let port = axum_thread::serve(
-        axum::Router::new()
-            .fallback(axum::routing::post(handle))
-            .with_state(mock.clone()),
-    );
-    (mock, format!("http://127.0.0.1:{port}"))
+    let base = model_server::serve_post(handle, mock.clone());
+    (mock, base)
 }
 
 fn events(format: WireFormat, s: &Scenario) -> Vec<Value> {
@@ -131,7 +118,7 @@ fn agent(format: WireFormat, base: &str) -> (Option<i32>, Vec<Value>) {
         WireFormat::Anthropic => base.to_string(),
         _ => format!("{base}/v1"),
     };
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args([
             "agent",
             "--provider",
@@ -269,7 +256,7 @@ fn a_scripted_task_in_every_format_with_overload_and_bad_arguments() {
                 "{format}: deferred tool sent"
             ),
         }
-        sdk_check(format, &requests);
+        sdk_check(format.name(), &requests);
     }
 }
 
@@ -322,7 +309,7 @@ fn a_stream_cut_mid_call_runs_what_was_complete_and_goes_on() {
         .filter(|b| b["type"] == "tool_use")
         .collect();
     assert_eq!(uses.len(), 1, "{assistant}");
-    sdk_check(format, &requests);
+    sdk_check(format.name(), &requests);
 }
 
 #[test]
@@ -427,5 +414,5 @@ fn several_chat_choices_run_choice_zero_and_say_so() {
         .as_str()
         .unwrap()
         .contains("only choice 0"));
-    sdk_check(format, &requests);
+    sdk_check(format.name(), &requests);
 }

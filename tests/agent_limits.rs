@@ -2,18 +2,13 @@
 //! each attempt, retries follow, and the run ends with its own exit code
 //! (3) and a clear reason. Also: `retry-after-ms` and 429s are obeyed.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/axum_thread.rs"]
-mod axum_thread;
-
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
+use baton_test_support::model_server;
 use futures::StreamExt;
 use serde_json::{json, Value};
 
@@ -94,18 +89,14 @@ fn start(replies: Vec<Reply>) -> (Mock, String) {
         replies: Arc::new(Mutex::new(replies)),
         ..Mock::default()
     };
-    let port = axum_thread::serve(
-        axum::Router::new()
-            .fallback(axum::routing::post(handle))
-            .with_state(mock.clone()),
-    );
-    (mock, format!("http://127.0.0.1:{port}"))
+    let base = model_server::serve_post(handle, mock.clone());
+    (mock, base)
 }
 
 fn agent(base: &str, extra: &[&str]) -> (Option<i32>, Vec<Value>, Duration) {
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args([
             "agent",
             "--provider",

@@ -6,24 +6,12 @@
 //! the kind people publish, reading the transcript that Baton writes in
 //! Claude Code's JSONL shape with jq.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "../engine/tests/stream_tester/scenario.rs"]
-#[allow(dead_code)]
-mod scenario;
-
-#[path = "support/axum_thread.rs"]
-mod axum_thread;
-
-#[path = "support/procs.rs"]
-mod procs;
-
 use std::path::Path;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
+use baton_test_support::{model_server, procs, scenario};
 use scenario::Scenario;
 use serde_json::{json, Value};
 
@@ -64,12 +52,8 @@ fn start(answers: &[&str]) -> (Mock, String) {
         answers: Arc::new(Mutex::new(answers.iter().map(|a| a.to_string()).collect())),
         ..Mock::default()
     };
-    let port = axum_thread::serve(
-        axum::Router::new()
-            .fallback(axum::routing::post(handle))
-            .with_state(mock.clone()),
-    );
-    (mock, format!("http://127.0.0.1:{port}"))
+    let base = model_server::serve_post(handle, mock.clone());
+    (mock, base)
 }
 
 fn script(dir: &Path, name: &str, body: &str) -> String {
@@ -88,7 +72,7 @@ fn settings(dir: &Path, hooks: Value) -> String {
 }
 
 fn agent(base: &str, work: &Path, settings: &str, state: &Path) -> (Option<i32>, Vec<Value>) {
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args([
             "agent",
             "--provider",
@@ -240,6 +224,8 @@ fn a_blocking_prompt_hook_stops_before_anything_is_sent() {
 /// ends the hook's process and the run (`interrupted`), as it does for the
 /// hooks of calls (issue 25: every hook stage is interruptible).
 fn a_hanging_loop_hook_yields_to_sigint(event: &str, seconds: u32) {
+    // A `sleep` of about `seconds`, found by a marker of this test's own.
+    let seconds = procs::marker(&format!("{seconds}."));
     let dir = tempfile::tempdir().unwrap();
     let d = std::fs::canonicalize(dir.path()).unwrap();
     let started = d.join("hook-started");
@@ -256,7 +242,7 @@ fn a_hanging_loop_hook_yields_to_sigint(event: &str, seconds: u32) {
         json!({ event: [{"hooks": [{"type": "command", "command": hang}]}]}),
     );
     let (_mock, base) = start(&["all tidy"]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let mut child = crate::support::baton()
         .args(["agent", "--provider", "anthropic", "--base-url", &base])
         .args(["--events", "--settings", &settings, "--cwd"])
         .arg(&d)
@@ -300,9 +286,10 @@ fn a_hanging_loop_hook_yields_to_sigint(event: &str, seconds: u32) {
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
     assert_eq!(end_of(&lines)["reason"], "interrupted", "{text}");
-    assert_eq!(
-        procs::running(&format!("sleep {seconds}")),
-        0,
+    assert!(
+        procs::eventually(std::time::Duration::from_secs(10), || {
+            procs::running(&seconds) == 0
+        }),
         "the hook's sleep was left running"
     );
 }

@@ -9,23 +9,12 @@
 //! interleave; a resumed subagent keeps its first prompt, so its requests
 //! are routed to it too.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "../engine/tests/stream_tester/scenario.rs"]
-#[allow(dead_code)]
-mod scenario;
-
-#[path = "support/axum_thread.rs"]
-mod axum_thread;
-#[path = "support/procs.rs"]
-mod procs;
-
 use std::collections::HashMap;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
+use baton_test_support::{model_server, procs, scenario};
 use scenario::{turn, Scenario};
 use serde_json::{json, Value};
 
@@ -86,15 +75,11 @@ fn run(script: Script, prompt: &str) -> (HashMap<String, Vec<Value>>, String) {
         script: Arc::new(Mutex::new(script)),
         requests: Arc::default(),
     };
-    let port = axum_thread::serve(
-        axum::Router::new()
-            .fallback(axum::routing::post(handle))
-            .with_state(mock.clone()),
-    );
+    let base = model_server::serve_post(handle, mock.clone());
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["agent", "--provider", "anthropic", "--base-url"])
-        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(&base)
         .args([
             "--events",
             "--permission-mode",
@@ -134,8 +119,15 @@ fn result_of(request: &Value, id: &str) -> String {
     String::new()
 }
 
+/// A `pgrep -f` pattern for `sleep <marker>` that the shell running
+/// pgrep, whose command line holds the pattern, does not match itself.
+fn unmatched_by_itself(marker: &str) -> String {
+    format!("'sleep [{}]{}'", &marker[..1], &marker[1..])
+}
+
 #[test]
 fn a_finished_subagent_is_resumed_by_name_and_its_shell_ended_with_it() {
+    let sleep = procs::marker("317.");
     let mut s = Script::new();
     s.insert(
         "MAIN".into(),
@@ -156,7 +148,7 @@ fn a_finished_subagent_is_resumed_by_name_and_its_shell_ended_with_it() {
                     (
                         "p1",
                         "Bash",
-                        json!({"command": "pgrep -fc 'sleep 31[7]'; true"}),
+                        json!({"command": format!("pgrep -fc {}; true", unmatched_by_itself(&sleep))}),
                     ),
                     (
                         "m1",
@@ -184,7 +176,7 @@ fn a_finished_subagent_is_resumed_by_name_and_its_shell_ended_with_it() {
                 &[(
                     "b1",
                     "Bash",
-                    json!({"command": "sleep 317", "run_in_background": true}),
+                    json!({"command": format!("sleep {sleep}"), "run_in_background": true}),
                 )],
             ),
             turn("started-the-watcher", &[]),
@@ -231,7 +223,7 @@ fn a_finished_subagent_is_resumed_by_name_and_its_shell_ended_with_it() {
     let unknown = result_of(&main[3], "m2");
     assert!(unknown.contains("No agent `nobody`"), "{unknown}");
     assert!(unknown.contains("worker (agent-1"), "{unknown}");
-    assert_eq!(procs::running("sleep 317"), 0);
+    assert_eq!(procs::running(&sleep), 0);
 }
 
 #[test]
@@ -287,6 +279,7 @@ fn a_running_background_agent_reads_a_message_and_is_a_task() {
 
 #[test]
 fn task_stop_ends_a_background_agent_and_its_processes() {
+    let sleep = procs::marker("318.");
     let mut s = Script::new();
     s.insert(
         "MAIN".into(),
@@ -309,7 +302,7 @@ fn task_stop_ends_a_background_agent_and_its_processes() {
                 &[(
                     "p1",
                     "Bash",
-                    json!({"command": "pgrep -fc 'sleep 31[8]'; true"}),
+                    json!({"command": format!("pgrep -fc {}; true", unmatched_by_itself(&sleep))}),
                 )],
             ),
             turn("Done.", &[]),
@@ -322,7 +315,7 @@ fn task_stop_ends_a_background_agent_and_its_processes() {
             &[(
                 "b1",
                 "Bash",
-                json!({"command": "sleep 318", "timeout": 600000}),
+                json!({"command": format!("sleep {sleep}"), "timeout": 600000}),
             )],
         )],
     );
@@ -339,5 +332,5 @@ fn task_stop_ends_a_background_agent_and_its_processes() {
     );
     let later = format!("{}{}", main[3], main[4]);
     assert!(later.contains("<status>stopped</status>"), "{later}");
-    assert_eq!(procs::running("sleep 318"), 0);
+    assert_eq!(procs::running(&sleep), 0);
 }

@@ -4,20 +4,13 @@
 //! function calls: each runs through the pipeline (rules included) and is
 //! answered in its own output type, in order.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/axum_thread.rs"]
-mod axum_thread;
-#[path = "support/sse_mock.rs"]
-mod sse_mock;
-
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+use baton_test_support::model_server;
 use serde_json::{json, Value};
 
 /// Serves the replies (each a list of SSE events) as a mock Responses API.
-fn start(replies: Vec<Vec<Value>>) -> (sse_mock::Mock, String) {
+fn start(replies: Vec<Vec<Value>>) -> (model_server::Mock, String) {
     let replies = replies
         .iter()
         .map(|events| {
@@ -27,11 +20,11 @@ fn start(replies: Vec<Vec<Value>>) -> (sse_mock::Mock, String) {
                 .collect::<String>()
         })
         .collect();
-    let mock = sse_mock::Mock {
+    let mock = model_server::Mock {
         replies: Arc::new(Mutex::new(replies)),
-        ..sse_mock::Mock::default()
+        ..model_server::Mock::default()
     };
-    let base = sse_mock::serve(mock.clone());
+    let base = model_server::serve_mock(mock.clone());
     (mock, format!("{base}/v1"))
 }
 
@@ -58,7 +51,7 @@ fn finish() -> Vec<Value> {
 }
 
 fn agent(base: &str, dir: &std::path::Path, extra: &[&str]) -> (Option<i32>, Vec<Value>) {
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args([
             "agent",
             "--provider",

@@ -5,27 +5,17 @@
 //! each request by the prompt that opened its conversation, so the main
 //! agent's and the subagent's requests may interleave.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "../engine/tests/stream_tester/scenario.rs"]
-mod scenario;
-#[path = "support/sdk_check.rs"]
-mod sdk_check;
-
-#[path = "support/axum_thread.rs"]
-mod axum_thread;
-
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
 use axum::extract::State;
 use axum::response::Response;
 use baton::engine::wire::WireFormat;
+use baton_test_support::sdk_check::sdk_check;
+use baton_test_support::{model_server, procs, scenario};
 use scenario::{turn, Scenario};
-use sdk_check::sdk_check;
 use serde_json::{json, Value};
 
 /// Which conversation a request belongs to: `main` or `sub`, by its prompt.
@@ -97,12 +87,8 @@ fn start(format: WireFormat, script: HashMap<&'static str, Vec<Scenario>>) -> (M
         script: Arc::new(Mutex::new(script)),
         requests: Arc::default(),
     };
-    let port = axum_thread::serve(
-        axum::Router::new()
-            .fallback(axum::routing::post(handle))
-            .with_state(mock.clone()),
-    );
-    (mock, format!("http://127.0.0.1:{port}"))
+    let base = model_server::serve_post(handle, mock.clone());
+    (mock, base)
 }
 
 fn script() -> HashMap<&'static str, Vec<Scenario>> {
@@ -207,18 +193,6 @@ fn answers(format: WireFormat, request: &Value) -> HashMap<String, String> {
     out
 }
 
-/// Processes whose command line mentions `marker`.
-fn processes_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline).contains(marker) {
-            found.push(entry.file_name().to_string_lossy().into_owned());
-        }
-    }
-    found
-}
-
 fn task_in(format: WireFormat) {
     let (mock, base) = start(format, script());
     let dir = tempfile::tempdir().unwrap();
@@ -243,7 +217,7 @@ fn task_in(format: WireFormat) {
         WireFormat::Anthropic => base,
         _ => format!("{base}/v1"),
     };
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["agent", "--provider", format.name(), "--base-url", &base])
         .args(["--events", "--strict-mcp-config", "--mcp-config"])
         .arg(&config)
@@ -357,8 +331,8 @@ fn task_in(format: WireFormat) {
         .any(|l| l["type"] == "call" && l["id"] == "call_agent" && l["agent_id"].is_null()));
 
     let requests: Vec<Value> = all.into_iter().map(|(_, r)| r).collect();
-    sdk_check(format, &requests);
-    let left = processes_with(&server.to_string_lossy());
+    sdk_check(format.name(), &requests);
+    let left = procs::pids_with(&server.to_string_lossy());
     assert!(
         left.is_empty(),
         "{format}: MCP server left running: {left:?}"

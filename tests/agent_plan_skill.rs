@@ -4,22 +4,10 @@
 //! `acceptEdits`) while a `Skill` still runs, its `` !`command` `` block
 //! filled in by a read-only command. The results reach the next request.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "../engine/tests/stream_tester/scenario.rs"]
-#[allow(dead_code)]
-mod scenario;
-
-#[path = "support/axum_thread.rs"]
-mod axum_thread;
-
-#[path = "support/sse_mock.rs"]
-mod sse_mock;
-
+use baton_test_support::{model_server, scenario};
+use model_server::Mock;
 use scenario::{Call, Scenario};
 use serde_json::Value;
-use sse_mock::Mock;
-use std::process::Command;
 
 fn turn(calls: Vec<Call>) -> String {
     let s = Scenario {
@@ -73,8 +61,8 @@ fn plan_mode_and_a_skill_run_through_the_model_loop() {
         ]),
         turn(vec![]),
     ];
-    let base = sse_mock::serve(mock.clone());
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let base = model_server::serve_mock(mock.clone());
+    let out = crate::support::baton()
         .args(["agent", "--provider", "anthropic", "--base-url"])
         .arg(&base)
         .args(["--permission-mode", "acceptEdits", "--cwd"])

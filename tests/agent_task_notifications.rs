@@ -1,21 +1,9 @@
 //! `baton agent` puts a `<task-notification>` for a background task that
 //! ended in front of the model's next turn (mock provider on 127.0.0.1).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "../engine/tests/stream_tester/scenario.rs"]
-#[allow(dead_code)]
-mod scenario;
-
-#[path = "support/axum_thread.rs"]
-mod axum_thread;
-
-#[path = "support/sse_mock.rs"]
-mod sse_mock;
-
+use baton_test_support::{model_server, scenario};
+use model_server::Mock;
 use scenario::{Call, Scenario};
-use sse_mock::Mock;
-use std::process::Command;
 
 fn turn(calls: Vec<Call>) -> String {
     let s = Scenario {
@@ -47,9 +35,9 @@ fn a_finished_background_task_reaches_the_next_turn() {
         ]),
         turn(vec![]),
     ];
-    let base = sse_mock::serve(mock.clone());
+    let base = model_server::serve_mock(mock.clone());
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args([
             "agent",
             "--provider",

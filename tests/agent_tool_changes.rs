@@ -5,22 +5,13 @@
 //! beta header is sent. A server that refuses the beta (400 naming it)
 //! gets the same conversation with the tool list rewritten instead.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "../engine/tests/stream_tester/scenario.rs"]
-#[allow(dead_code)]
-mod scenario;
-
-#[path = "support/axum_thread.rs"]
-mod axum_thread;
-
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use baton_test_support::{model_server, scenario};
 use scenario::{turn, Scenario};
 use serde_json::{json, Value};
 
@@ -95,15 +86,11 @@ fn run(replies: Vec<Reply>) -> (Option<i32>, Vec<Value>, Vec<Seen>) {
         replies: Arc::new(Mutex::new(replies)),
         ..Mock::default()
     };
-    let port = axum_thread::serve(
-        axum::Router::new()
-            .fallback(axum::routing::post(handle))
-            .with_state(mock.clone()),
-    );
+    let base = model_server::serve_post(handle, mock.clone());
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["agent", "--provider", "anthropic", "--tool-changes"])
-        .args(["--base-url", &format!("http://127.0.0.1:{port}")])
+        .args(["--base-url", &base])
         .args(["--events", "--max-retries", "0", "--cwd"])
         .arg(dir.path())
         .arg("do the task")

@@ -27,7 +27,7 @@ const CALLS: usize = 100_000;
 const HELD: usize = 9_999;
 
 fn baton(dir: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
+    let mut cmd = crate::support::baton();
     cmd.current_dir(dir)
         .env("HOME", dir)
         .args(["run", "--cwd"])

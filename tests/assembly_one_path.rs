@@ -2,7 +2,6 @@
 //! for one project, `Engine::configured` and `baton tools` offer the same
 //! tools, with the same definitions: the project's skills and agent types
 //! included, a tool a deny rule names whole left out.
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::path::Path;
 use std::process::Command;

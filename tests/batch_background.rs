@@ -3,20 +3,16 @@
 //! order beside its siblings, its command goes on, an interrupt of the
 //! batch no longer reaches it, and the engine's shutdown ends it.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/sleeping.rs"]
-mod sleeping;
-use sleeping::sleeping;
-
-mod common;
-
 use std::time::{Duration, Instant};
 
 use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event, InterruptKind, Outcome};
+use baton_test_support::procs;
+use baton_test_support::procs::sleeping;
 use common::call;
 use serde_json::json;
+
+use crate::common;
 
 async fn wait_for(what: impl Fn() -> bool) -> bool {
     let until = Instant::now() + Duration::from_secs(20);
@@ -42,7 +38,7 @@ async fn a_batch_sends_its_running_shell_to_the_background() {
     .allow_all_unsafe()
     .build()
     .unwrap();
-    let m = format!("1000.{}77", std::process::id());
+    let m = procs::marker("1000.");
     let mut batch = engine.open_batch().await.unwrap();
     batch
         .add(call("quick", "Bash", json!({"command": "echo first"})))

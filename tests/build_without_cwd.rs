@@ -1,13 +1,21 @@
 //! An engine never guesses its workspace: when no working directory is
-//! given and the process's own cannot be read, building fails. Its own test
-//! binary, because it changes the process's current directory.
+//! given and the process's own cannot be read, building fails. In a process
+//! of its own, because it changes the process's current directory.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use baton::Engine;
+use baton_test_support::own_process;
 
 #[test]
 fn building_without_a_readable_current_directory_fails() {
+    own_process!(
+        building_without_a_readable_current_directory_fails,
+        build_in_a_removed_directory
+    );
+}
+
+fn build_in_a_removed_directory() {
     let dir = tempfile::tempdir().unwrap();
     let gone = dir.path().join("gone");
     std::fs::create_dir(&gone).unwrap();

@@ -1,10 +1,6 @@
 //! Per-call control from the library (issue 24): cancel one call by id
 //! through a cloned handle, and the host's per-call deadline. Real `bash`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::time::Duration;
 
 use baton::engine::AllowAllUnsafe;
@@ -12,6 +8,8 @@ use baton::{Engine, Event, Outcome};
 use common::call;
 use futures::StreamExt;
 use serde_json::json;
+
+use crate::common;
 
 fn engine(dir: &std::path::Path) -> Engine {
     Engine::builder(

@@ -1,41 +1,22 @@
 //! The `baton` binary: run, serve, tools (SPEC §16).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use baton_test_support::serve::Serve;
+use baton_test_support::{cli, procs};
 use serde_json::{json, Value};
-use serve_child::Serve;
 
-fn baton() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_baton"))
-}
+use crate::support::{baton, BATON};
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn run_with_stdin(args: &[&str], stdin: &str) -> std::process::Output {
-    let mut child = baton()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    cli::with_stdin(baton().args(args), stdin)
 }
 
 #[test]
@@ -155,12 +136,15 @@ fn serve_runs_several_messages_with_interrupts_and_approvals() {
     std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
     let settings = dir.path().join("settings.json");
     std::fs::write(&settings, r#"{"permissions":{"ask":["Glob"]}}"#).unwrap();
-    let mut s = Serve::start(&[
-        "--cwd",
-        dir.path().to_str().unwrap(),
-        "--settings",
-        settings.to_str().unwrap(),
-    ]);
+    let mut s = Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir.path().to_str().unwrap(),
+            "--settings",
+            settings.to_str().unwrap(),
+        ],
+    );
 
     // Message 1: streamed call by call; the Glob call asks and is approved.
     s.send(json!({"type": "add", "tool_use": {"type": "tool_use", "id": "a1", "name": "Sleep", "input": {"duration_ms": 100}}}));
@@ -296,7 +280,7 @@ fn concurrency_env_and_permission_mode_reach_the_engine() {
 fn serve_carries_context_changes_from_one_message_to_the_next() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("inner")).unwrap();
-    let mut s = Serve::start(&["--cwd", dir.path().to_str().unwrap()]);
+    let mut s = Serve::start(BATON, &["--cwd", dir.path().to_str().unwrap()]);
     s.send(
         json!({"type": "message", "message": {"role": "assistant", "content": [
         {"type": "tool_use", "id": "cd", "name": "Bash", "input": {"command": "cd inner"}}]}}),
@@ -348,15 +332,6 @@ fn serve_denies_open_questions_when_the_host_closes_its_input() {
     assert_eq!(lines.last().unwrap()["type"], "done");
 }
 
-/// Live processes whose command line mentions `needle`.
-fn running(needle: &str) -> bool {
-    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-        std::fs::read(e.path().join("cmdline"))
-            .map(|c| String::from_utf8_lossy(&c).contains(needle))
-            .unwrap_or(false)
-    })
-}
-
 fn signal(pid: u32, sig: &str) {
     let ok = Command::new("kill")
         .args([sig, &pid.to_string()])
@@ -395,7 +370,7 @@ fn signals_stop_the_calls_and_still_report_their_results() {
             drop(stdin);
         }
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while !running(&needle) {
+        while procs::running(&needle) == 0 {
             assert!(
                 std::time::Instant::now() < deadline,
                 "{how}: tail never started"
@@ -412,6 +387,6 @@ fn signals_stop_the_calls_and_still_report_their_results() {
             .find(|l| l["type"] == "result")
             .unwrap_or_else(|| panic!("{how}: no result in {text}"));
         assert_eq!(result["outcome"]["kind"], "cancelled", "{how}");
-        assert!(!running(&needle), "{how}: tail left running");
+        assert_eq!(procs::running(&needle), 0, "{how}: tail left running");
     }
 }

@@ -5,20 +5,15 @@
 //! every way a shell can: background jobs, `nohup`, `disown`, `setsid`,
 //! `set -m`, `setpgid`, a double fork (issue 9).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/procs.rs"]
-mod procs;
-use procs::running;
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use baton_test_support::procs;
+use procs::running;
 use serde_json::{json, Value};
 
-fn baton() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_baton"))
-}
+use crate::support::baton;
 
 /// Every way out of the shell's group, each process named by `needle`.
 fn escaping_command(needle: &str) -> String {
@@ -39,14 +34,7 @@ fn escaping_command(needle: &str) -> String {
 const PROCESSES: usize = 8;
 
 fn needle() -> String {
-    format!(
-        "1000.{}{:09}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos()
-    )
+    procs::marker("1000.")
 }
 
 fn wait_for(what: &str, mut ok: impl FnMut() -> bool, within: Duration) {

@@ -8,8 +8,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
+/// `baton` without the machine's `ENABLE_TOOL_SEARCH`.
 fn baton() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
+    let mut cmd = crate::support::baton();
     cmd.env_remove("ENABLE_TOOL_SEARCH");
     cmd
 }

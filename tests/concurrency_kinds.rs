@@ -4,16 +4,14 @@
 //! both. Bounds are generous (a shared two-core machine); each still fails
 //! when the calls run in the waves an overall cap of 10 would force.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::time::{Duration, Instant};
 
 use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Outcome};
 use common::{call, run_all};
 use serde_json::json;
+
+use crate::common;
 
 fn engine(dir: &std::path::Path, cap: Option<usize>) -> Engine {
     let mut builder = Engine::builder(

@@ -3,13 +3,10 @@
 //! (headless), the session is closing. None but the first says "the user
 //! declined".
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
+
+use crate::support::BATON;
 
 fn touch(id: &str, file: &str) -> Value {
     json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": format!("touch {file}")}})
@@ -32,7 +29,7 @@ fn serve(dir: &std::path::Path, extra: &[&str]) -> Serve {
         dir.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    Serve::start(&args)
+    Serve::start(BATON, &args)
 }
 
 #[test]
@@ -93,7 +90,7 @@ fn a_batch_run_without_anyone_to_ask_says_it_is_headless() {
         json!({"role": "assistant", "content": [touch("t1", "a.txt")]}).to_string(),
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["run", "--cwd"])
         .arg(dir.path())
         .arg("--state-dir")

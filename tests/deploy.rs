@@ -8,7 +8,6 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-const BATON: &str = env!("CARGO_BIN_EXE_baton");
 
 #[test]
 fn kubernetes_manifests_validate_strictly() {
@@ -63,7 +62,7 @@ fn the_image_entrypoint_starts_a_worker() {
             _ => {}
         }
     }
-    let mut child = Command::new(BATON)
+    let mut child = crate::support::baton()
         .args(&flags)
         .arg("--state-dir")
         .arg(dir.path().join("state"))
@@ -121,7 +120,7 @@ fn entrypoint_with_token(token: &str) -> Option<(Option<i32>, String)> {
             _ => {}
         }
     }
-    let mut child = Command::new(BATON)
+    let mut child = crate::support::baton()
         .args(&flags)
         .arg("--state-dir")
         .arg(dir.path().join("state"))

@@ -3,16 +3,12 @@
 //! direction and exactly the types serve accepts and writes, and the README
 //! links only files in the repository.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::json;
+
+use crate::support::BATON;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -23,7 +19,7 @@ fn read(rel: &str) -> String {
 }
 
 fn help(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(args)
         .arg("--help")
         .output()
@@ -126,7 +122,8 @@ fn the_host_table_lists_exactly_the_lines_serve_accepts() {
     let documented = once(&table_types(&doc, "Host → Baton"), "host → Baton");
     // Serve names what it accepts when it meets a type it does not know.
     let dir = tempfile::tempdir().unwrap();
-    let mut s = serve_child::Serve::start(&["--cwd", dir.path().to_str().unwrap()]);
+    let mut s =
+        baton_test_support::serve::Serve::start(BATON, &["--cwd", dir.path().to_str().unwrap()]);
     s.send(json!({"type": "no-such-line"}));
     let error = s.next();
     s.finish();

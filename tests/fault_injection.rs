@@ -3,12 +3,6 @@
 //! call gets exactly one result, results leave in call order, the batch
 //! reports done, and quiescence is reached.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-#[path = "support/fault_feed.rs"]
-mod fault_feed;
-
 use std::time::Duration;
 
 use baton::{SiblingPolicy, ToolUse};
@@ -18,6 +12,8 @@ use fault_feed::{
 };
 use proptest::prelude::*;
 use serde_json::json;
+
+use crate::support::fault_feed;
 
 #[derive(Clone, Debug)]
 struct CallSpec {

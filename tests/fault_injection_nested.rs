@@ -7,11 +7,6 @@
 //! quiescence; every nested batch that reported back listed exactly its
 //! calls, each once, in order.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/fault_feed.rs"]
-mod fault_feed;
-
 use std::time::Duration;
 
 use baton::{SiblingPolicy, ToolUse};
@@ -21,6 +16,8 @@ use fault_feed::{
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
+
+use crate::support::fault_feed;
 
 #[derive(Clone, Debug)]
 enum Node {

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use baton::engine::hooks::ToolNameMatcher;
 use baton::engine::{Approval, CommandHook, HookEvent, HookRegistry, Settings};
 use baton::{Engine, Event, InterruptKind, Outcome, ToolUse};
+use baton_test_support::procs;
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -105,35 +106,6 @@ fn case() -> impl Strategy<Value = Case> {
         })
 }
 
-/// Live processes whose command line mentions `needle`.
-fn running(needle: &str) -> usize {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    let mut n = 0;
-    for entry in dir.flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        if !String::from_utf8_lossy(&cmdline).contains(needle) {
-            continue;
-        }
-        let zombie = std::fs::read_to_string(entry.path().join("stat"))
-            .map(|s| {
-                s.rsplit(')')
-                    .next()
-                    .unwrap_or("")
-                    .trim_start()
-                    .starts_with('Z')
-            })
-            .unwrap_or(true);
-        if !zombie {
-            n += 1;
-        }
-    }
-    n
-}
-
 fn input(kind: Kind, needle: &str, dir: &std::path::Path) -> (&'static str, serde_json::Value) {
     match kind {
         Kind::True => ("Bash", json!({"command": "true"})),
@@ -159,7 +131,7 @@ fn expected(kind: Kind, answer: Answer) -> Outcome {
     }
 }
 
-async fn run_case(case: &Case, seq: u64) -> Result<(), String> {
+async fn run_case(case: &Case) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     std::fs::write(
         dir.path().join("settings.json"),
@@ -168,7 +140,7 @@ async fn run_case(case: &Case, seq: u64) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     let settings = Settings::load(dir.path(), Some(&dir.path().join("settings.json")))
         .map_err(|e| e.to_string())?;
-    let needle = format!("30.{}{seq:06}", std::process::id());
+    let needle = procs::marker("30.");
     let mut hooks = Vec::new();
     if case.hanging_hook {
         hooks.push(Arc::new(
@@ -332,9 +304,12 @@ async fn run_case(case: &Case, seq: u64) -> Result<(), String> {
     // finished command left behind, with the session); allow the stop's
     // grace period.
     let until = Instant::now() + Duration::from_secs(5);
-    while running(&needle) > 0 {
+    while procs::running(&needle) > 0 {
         if Instant::now() > until {
-            return Err(format!("{} processes left running", running(&needle)));
+            return Err(format!(
+                "{} processes left running",
+                procs::running(&needle)
+            ));
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -366,16 +341,12 @@ proptest! {
     fn real_batches_keep_the_invariant_and_leave_nothing(
         group in prop::collection::vec(case(), GROUP..=GROUP),
     ) {
-        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .unwrap();
-        let outcomes = rt.block_on(futures::future::join_all(group.iter().map(|case| {
-            let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            run_case(case, seq)
-        })));
+        let outcomes = rt.block_on(futures::future::join_all(group.iter().map(run_case)));
         for (case, outcome) in group.iter().zip(outcomes) {
             prop_assert!(outcome.is_ok(), "{:?}: {}", case, outcome.unwrap_err());
         }

@@ -14,18 +14,9 @@
 //! faulted MCP call is an error, never a success; and afterwards no process
 //! of the case runs (hooks, shells local and remote, the MCP server).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/fault_after.rs"]
-mod fault_after;
-#[path = "support/fault_sources.rs"]
-mod fault_sources;
-#[path = "support/fault_verdict.rs"]
-mod fault_verdict;
-#[path = "support/procs.rs"]
-mod procs;
-#[path = "support/worker.rs"]
-mod worker;
+mod after;
+mod sources;
+mod verdict;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -34,11 +25,14 @@ use std::time::{Duration, Instant};
 use baton::engine::HookEvent;
 use baton::engine::{PermissionPolicy, PoolSpec, ToolPool};
 use baton::{Engine, Event, InterruptKind, ToolUse};
-use fault_sources::event_name;
-use fault_verdict::{Call, Case, End, HookFault, Kind, McpKind, Source};
+use baton_test_support::procs;
+use baton_test_support::worker::Worker;
 use proptest::prelude::*;
 use serde_json::json;
-use worker::Worker;
+use sources::event_name;
+use verdict::{Call, Case, End, HookFault, Kind, McpKind, Source};
+
+use crate::support::BATON;
 
 const TOKEN: &str = "fault-sources-token";
 
@@ -199,7 +193,7 @@ async fn run_case(case: &Case) -> Result<(), String> {
     let seq = SEQ.fetch_add(1, Ordering::Relaxed);
     // Also the length of the sleeps that hang (hooks, long remote calls):
     // longer than BOUND, so a limit that does not work shows.
-    let needle = format!("300.{}{seq:06}", std::process::id());
+    let needle = procs::marker("300.");
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let dir = tmp.path().canonicalize().map_err(|e| e.to_string())?;
     let host = dir.join("host");
@@ -218,20 +212,20 @@ async fn run_case(case: &Case) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
 
     let workers = [
-        Worker::start(&dir.join("w0"), TOKEN),
-        Worker::start(&dir.join("w1"), TOKEN),
+        Worker::start(BATON, &dir.join("w0"), TOKEN),
+        Worker::start(BATON, &dir.join("w1"), TOKEN),
     ];
     let key = format!("faults-{seq}");
-    let target = fault_sources::first_worker(&key, workers.len());
+    let target = sources::first_worker(&key, workers.len());
     let target_pid = workers[target].child.id();
     let urls_of: Vec<String> = workers.iter().map(|w| w.url.clone()).collect();
     let urls = urls_of.clone();
-    let clients = fault_sources::mcp(&host, &needle).await?;
+    let clients = sources::mcp(&host, &needle).await?;
     let mcp_pid = clients.servers()[0]
         .pid()
         .ok_or("the MCP server has no pid")?;
     let (mut others, _) = clients.tools();
-    others.push(fault_sources::worker_bash(urls, TOKEN, &key)?);
+    others.push(sources::worker_bash(urls, TOKEN, &key)?);
     let pool = ToolPool::assemble(
         PoolSpec {
             builtins: baton::BuiltinConfig::default()
@@ -246,7 +240,7 @@ async fn run_case(case: &Case) -> Result<(), String> {
         .cwd(&host)
         .state_dir(host.join(".state"))
         .policy(settings.policy.clone() as Arc<dyn PermissionPolicy>)
-        .hooks(fault_sources::hooks(&host, &needle)?)
+        .hooks(sources::hooks(&host, &needle)?)
         .mcp(Arc::clone(&clients))
         .host_approvals(true)
         .build()
@@ -305,10 +299,10 @@ async fn run_case(case: &Case) -> Result<(), String> {
             Source::WorkerPause(ms) | Source::WorkerStall(ms) => (ms, target_pid, "-STOP"),
         };
         tokio::time::sleep(Duration::from_millis(ms)).await;
-        fault_sources::signal(pid, sig);
+        sources::signal(pid, sig);
         if matches!(fault, Source::WorkerStall(_)) {
             tokio::time::sleep(Duration::from_secs(1)).await;
-            fault_sources::signal(pid, "-CONT");
+            sources::signal(pid, "-CONT");
         }
     });
     match case.end {
@@ -328,7 +322,7 @@ async fn run_case(case: &Case) -> Result<(), String> {
     drop(handle);
     let after = match (&read, case.end) {
         (Ok(Ok(_)), End::Natural | End::Interrupt(_)) => {
-            Some(fault_after::next_batches(&engine, case, &needle).await)
+            Some(after::next_batches(&engine, case, &needle).await)
         }
         _ => None,
     };
@@ -336,7 +330,7 @@ async fn run_case(case: &Case) -> Result<(), String> {
     drop(engine);
     // Resume a paused worker so that killing it (on drop) leaves nothing.
     if matches!(case.source, Source::WorkerPause(_)) {
-        fault_sources::signal(target_pid, "-CONT");
+        sources::signal(target_pid, "-CONT");
     }
     drop(workers);
     let results = read??;
@@ -350,11 +344,11 @@ async fn run_case(case: &Case) -> Result<(), String> {
     if took > BOUND {
         return Err(format!("the batch took {took:?}"));
     }
-    fault_verdict::check(case, &results)?;
+    verdict::check(case, &results)?;
     if let Some(after) = after {
         let (first, second) = after?;
         let lost = &urls_of[target];
-        fault_verdict::check_after(case, lost, &first, second.as_ref())?;
+        verdict::check_after(case, lost, &first, second.as_ref())?;
     }
     // Hooks, shells (here and on the workers) and the MCP server end with
     // the batch or the engine; allow the stop's grace periods.
@@ -364,7 +358,7 @@ async fn run_case(case: &Case) -> Result<(), String> {
             return Err(format!(
                 "{} processes left running: {}",
                 procs::running(&needle),
-                fault_after::listing(&needle)
+                procs::listing(&needle)
             ));
         }
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -14,10 +14,6 @@
 //!   and an open the kernel refused is never reported);
 //! - nothing connected to a local listener.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -28,6 +24,8 @@ use baton::Engine;
 use common::call;
 use proptest::prelude::*;
 use serde_json::json;
+
+use crate::common;
 
 struct Scene {
     _dir: tempfile::TempDir,

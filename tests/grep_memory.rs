@@ -1,7 +1,7 @@
 //! Grep on one 300 MB line finds a match anywhere in it (start, middle,
 //! end) and stays within 64 MB of memory: the line is streamed through the
-//! pattern's automaton, and only what is printed is cut. Its own test
-//! binary, so the peak resident size (`VmHWM` in /proc) belongs to these
+//! pattern's automaton, and only what is printed is cut. In a process of
+//! its own, so the peak resident size (`VmHWM` in /proc) belongs to these
 //! searches.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
@@ -9,6 +9,7 @@
 use std::io::Write;
 
 use baton::{Engine, ToolUse};
+use baton_test_support::own_process;
 use serde_json::json;
 
 fn peak_rss_kib() -> u64 {
@@ -22,6 +23,13 @@ fn peak_rss_kib() -> u64 {
 
 #[test]
 fn grep_on_a_300_mb_line_stays_under_64_mb() {
+    own_process!(
+        grep_on_a_300_mb_line_stays_under_64_mb,
+        search_a_300_mb_line
+    );
+}
+
+fn search_a_300_mb_line() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let path = root.join("huge.min.js");

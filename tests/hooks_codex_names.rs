@@ -8,7 +8,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 
@@ -62,7 +61,7 @@ fn run_in(work: &Path, format: &str, mode: &str, message: Value) -> Value {
     let state = tempfile::tempdir().unwrap();
     let file = state.path().join("message.json");
     std::fs::write(&file, message.to_string()).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["run", "--tool-set", "codex", "--format", format])
         .args(["--permission-mode", mode, "--cwd"])
         .arg(work)

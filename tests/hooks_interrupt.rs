@@ -4,30 +4,21 @@
 //! every call exactly one result within seconds and leave no `sleep`
 //! running.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-#[path = "support/sleeping.rs"]
-mod sleeping;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use baton_test_support::procs::sleeping;
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
-use sleeping::sleeping;
+
+use crate::support::BATON;
 
 /// Generous: the hook sleeps 600 s, the interrupt must not wait for it.
 const PROMPT: Duration = Duration::from_secs(20);
 
 /// A `sleep` argument no other test uses: ten minutes and a unique tail.
 fn marker() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!("600.{}{nanos:09}", std::process::id())
+    baton_test_support::procs::marker("600.")
 }
 
 /// `baton serve` with one hanging hook for `event`, in `mode`. Killed
@@ -46,14 +37,17 @@ impl Session {
         let settings = json!({"hooks": {event: hook}});
         let path = dir.join("settings.json");
         std::fs::write(&path, settings.to_string()).unwrap();
-        let serve = Serve::start(&[
-            "--cwd",
-            dir.to_str().unwrap(),
-            "--settings",
-            path.to_str().unwrap(),
-            "--permission-mode",
-            mode,
-        ]);
+        let serve = Serve::start(
+            BATON,
+            &[
+                "--cwd",
+                dir.to_str().unwrap(),
+                "--settings",
+                path.to_str().unwrap(),
+                "--permission-mode",
+                mode,
+            ],
+        );
         Session {
             serve: Some(serve),
             marker,

@@ -101,7 +101,7 @@ fn mcp_tool_hooks_call_a_real_server() {
         {"type": "tool_use", "id": "read", "name": "Read", "input": {"file_path": project.join("a.txt")}},
         {"type": "tool_use", "id": "glob", "name": "Glob", "input": {"pattern": "*.txt"}},
     ]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let mut child = crate::support::baton()
         .args(["run", "--events", "--strict-mcp-config", "--mcp-config"])
         .arg(&mcp)
         .arg("--cwd")

@@ -93,7 +93,7 @@ impl Env {
     fn run(&self, calls: Value) -> Run {
         let message = json!({"role": "assistant", "content": calls});
         let start = Instant::now();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        let mut child = crate::support::baton()
             .args(["run", "--events", "--cwd"])
             .arg(&self.project)
             .arg("--state-dir")

@@ -1,10 +1,6 @@
 //! The host interfaces (SPEC §16): permission round trips, the blocking
 //! API, notifications.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +13,8 @@ use baton::{Approval, Engine, Event, Notification, Outcome};
 use common::call;
 use futures::StreamExt;
 use serde_json::json;
+
+use crate::common;
 
 struct AskEverything;
 

@@ -3,13 +3,6 @@
 //! the call ends at once, its tool never started when it had not started,
 //! with nothing left running (issue 9).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-#[path = "support/procs.rs"]
-mod procs;
-
-use procs::running;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,19 +12,12 @@ use baton::engine::{
     ToolError, ToolLogic, ToolOutput, ToolPool,
 };
 use baton::{Engine, InterruptKind, Outcome};
+use baton_test_support::procs;
 use common::{call, drain};
+use procs::running;
 use serde_json::{json, Value};
 
-fn marker() -> String {
-    format!(
-        "{}{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos()
-    )
-}
+use crate::common;
 
 async fn wait_running(needle: &str, n: usize) {
     let until = Instant::now() + Duration::from_secs(20);
@@ -44,7 +30,7 @@ async fn wait_running(needle: &str, n: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupt_ends_a_hanging_hook_and_the_tool_never_starts() {
     let dir = tempfile::tempdir().unwrap();
-    let m = marker();
+    let m = procs::marker("");
     // The hook hangs for 1000 s, with a child in a group of its own.
     let hook = CommandHook::new(
         HookEvent::PreToolUse,
@@ -163,7 +149,7 @@ async fn interrupting_running_shells_does_not_wait_for_zombies() {
     .allow_all_unsafe()
     .build()
     .unwrap();
-    let m = marker();
+    let m = procs::marker("");
     let mut batches = Vec::new();
     for i in 0..4 {
         let batch = engine.open_batch().await.unwrap();

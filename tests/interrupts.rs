@@ -1,10 +1,6 @@
 //! Interrupts, sibling cancellation, panics, lost invocations and nesting,
 //! through real actors (SPEC §7, §8, §14, §15).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,6 +9,8 @@ use baton::actors::InjectedFault;
 use baton::{Engine, InterruptKind, Outcome, SiblingPolicy};
 use common::*;
 use serde_json::json;
+
+use crate::common;
 
 fn cancelled(run: &Run, id: &str, started: bool) -> String {
     let r = run.result(id);

@@ -3,16 +3,14 @@
 //! before the result of a slower earlier call — and waiting for approval is
 //! visible.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::collections::HashMap;
 use std::time::Duration;
 
 use baton::{CallState, Event, Outcome, SiblingPolicy};
 use common::{call, fixture};
 use serde_json::json;
+
+use crate::common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_call_is_queued_started_and_finished_once_and_at_once() {

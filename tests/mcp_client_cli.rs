@@ -7,10 +7,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
+use baton_test_support::{mcp_servers, procs};
 use serde_json::Value;
 
 fn baton() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
+    let mut cmd = crate::support::baton();
     // Only the servers of --mcp-config (no ~/.claude.json of the machine).
     cmd.env("HOME", std::env::temp_dir());
     // A cold Python on a loaded machine can take long to start.
@@ -77,7 +78,7 @@ fn demo_message_runs_against_the_offline_mcp_server() {
 #[test]
 fn mcp_list_and_tools_show_servers_and_deferred_tools() {
     let dir = tempfile::tempdir().unwrap();
-    let script = repo().join("tools/mcp/tests/servers/misbehaving.py");
+    let script = mcp_servers::script("misbehaving.py");
     let config = dir.path().join("mcp.json");
     let broken = serde_json::json!({"mcpServers": {
         "py": {"command": "python3", "args": [script], "alwaysLoad": false},
@@ -146,7 +147,7 @@ fn mcp_list_and_tools_show_servers_and_deferred_tools() {
 #[test]
 fn no_server_process_is_left_after_run() {
     let dir = tempfile::tempdir().unwrap();
-    let script = repo().join("tools/mcp/tests/servers/misbehaving.py");
+    let script = mcp_servers::script("misbehaving.py");
     let config = dir.path().join("mcp.json");
     std::fs::write(
         &config,
@@ -180,15 +181,16 @@ fn no_server_process_is_left_after_run() {
         .and_then(|rest| rest.split(' ').next())
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("no pid in {text}"));
-    let gone = !Path::new(&format!("/proc/{pid}")).exists()
-        || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "));
-    assert!(gone, "MCP server {pid} still running after baton exited");
+    assert!(
+        !procs::alive(pid),
+        "MCP server {pid} still running after baton exited"
+    );
 }
 
 #[test]
 fn plan_mode_runs_read_only_mcp_tools_and_denies_writers() {
     let dir = tempfile::tempdir().unwrap();
-    let script = repo().join("tools/mcp/tests/servers/misbehaving.py");
+    let script = mcp_servers::script("misbehaving.py");
     let config = dir.path().join("mcp.json");
     std::fs::write(
         &config,
@@ -239,7 +241,7 @@ fn plan_mode_runs_read_only_mcp_tools_and_denies_writers() {
 #[test]
 fn run_asks_elicitations_on_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
-    let script = repo().join("tools/mcp/tests/servers/misbehaving.py");
+    let script = mcp_servers::script("misbehaving.py");
     std::fs::write(
         dir.path().join("mcp.json"),
         serde_json::json!({"mcpServers": {"py": {"command": "python3", "args": [script]}}})
@@ -282,7 +284,7 @@ sys.stdout.write(buf.decode(errors="replace"))
     let out = Command::new("python3")
         .arg("-c")
         .arg(driver)
-        .arg(env!("CARGO_BIN_EXE_baton"))
+        .arg(crate::support::BATON)
         .current_dir(dir.path())
         .env("TMPDIR_FOR_HOME", std::env::temp_dir())
         .env("MCP_TIMEOUT", "120000")

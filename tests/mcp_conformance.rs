@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const BATON: &str = env!("CARGO_BIN_EXE_baton");
+use crate::support::BATON;
+
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The client scenarios Baton is run against: the plain ones and every
@@ -210,7 +211,7 @@ struct Server {
 
 impl Server {
     fn start(work: &Path) -> Server {
-        let mut child = Command::new(BATON)
+        let mut child = crate::support::baton()
             .args(["mcp", "serve", "--http", "127.0.0.1:0", "--cwd"])
             .arg(work)
             .arg("--state-dir")

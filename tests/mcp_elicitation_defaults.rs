@@ -10,13 +10,14 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use baton_test_support::mcp_servers;
 use serde_json::{json, Value};
 
-const BATON: &str = env!("CARGO_BIN_EXE_baton");
+use crate::support::BATON;
 
 /// An MCP config with the hand-written server, and settings allowing it.
 fn setup(dir: &Path) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/mcp/tests/servers/handmade.py");
+    let script = mcp_servers::script("handmade.py");
     std::fs::write(
         dir.join("mcp.json"),
         json!({"mcpServers": {"hm": {"command": "python3", "args": ["-u", script]}}}).to_string(),
@@ -35,7 +36,7 @@ const MESSAGE: &str = r#"{"role":"assistant","content":[{"type":"tool_use","id":
 fn a_serve_host_may_leave_fields_out() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
-    let mut child = Command::new(BATON)
+    let mut child = crate::support::baton()
         .args(["serve", "--strict-mcp-config", "--mcp-config", "mcp.json"])
         .args(["--settings", "s.json", "--state-dir", ".state"])
         .current_dir(dir.path())

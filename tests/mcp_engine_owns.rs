@@ -14,15 +14,15 @@ use std::time::{Duration, Instant};
 use baton::engine::pool::{PoolSpec, ToolPool};
 use baton::mcp::{ClientOptions, McpClients, ServerSpec};
 use baton::{Engine, Event, ToolUse};
+use baton_test_support::{mcp_servers, procs};
 use serde_json::{json, Value};
 
 fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/mcp/tests/servers/misbehaving.py")
+    mcp_servers::script("misbehaving.py")
 }
 
 fn gone(pid: i32) -> bool {
-    !Path::new(&format!("/proc/{pid}")).exists()
-        || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
+    !procs::alive(pid)
 }
 
 fn wait_gone(pid: i32, within: Duration) -> bool {
@@ -123,7 +123,7 @@ async fn refresh_mcp_tools_updates_the_pool_between_messages() {
     let dir = tempfile::tempdir().unwrap();
     let mut opts = ClientOptions::from_env(dir.path(), &|_| None);
     opts.connect_timeout = Duration::from_secs(120);
-    let quiet = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/mcp/tests/servers/oversized.py");
+    let quiet = mcp_servers::script("oversized.py");
     let spec = ServerSpec::stdio("q", "python3", vec![quiet.display().to_string()]);
     let clients = Arc::new(McpClients::start(vec![spec], opts).await);
     let (others, _) = clients.tools();
@@ -181,7 +181,7 @@ impl Serve {
         std::fs::write(&config, servers.to_string()).unwrap();
         let settings = dir.path().join("s.json");
         std::fs::write(&settings, r#"{"permissions":{"allow":["mcp__py"]}}"#).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        let mut child = crate::support::baton()
             .env("HOME", dir.path())
             .env("MCP_TIMEOUT", "120000")
             .args(["serve", "--strict-mcp-config", "--mcp-config"])

@@ -19,7 +19,6 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-const BATON: &str = env!("CARGO_BIN_EXE_baton");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// Lifetime of the fixture's access tokens, in seconds.
 const EXPIRY: u64 = 3;
@@ -124,7 +123,7 @@ struct Serve {
 
 impl Serve {
     fn start(dir: &Path, home: &Path) -> Serve {
-        let mut child = Command::new(BATON)
+        let mut child = crate::support::baton()
             .args(["serve", "--strict-mcp-config", "--mcp-config", "mcp.json"])
             .args(["--settings", "settings.json", "--cwd"])
             .arg(dir)
@@ -273,7 +272,7 @@ fn without_a_host_the_server_says_how_to_log_in_and_others_work() {
     let dir = tempfile::tempdir().unwrap();
     let server = Protected::start(dir.path());
     workdir(dir.path(), &server.url, false);
-    let out = Command::new(BATON)
+    let out = crate::support::baton()
         .args(["mcp", "list", "--json", "--strict-mcp-config"])
         .args(["--mcp-config", "mcp.json", "--cwd"])
         .arg(dir.path())

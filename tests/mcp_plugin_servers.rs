@@ -4,18 +4,14 @@
 //! in its `.mcp.json`; both are offered as `mcp__plugin_<plugin>_<server>__…`
 //! and answer, and `--strict-mcp-config` leaves them out.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/baton_run.rs"]
-mod baton_run;
-
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
+use baton_test_support::mcp_servers;
 use serde_json::{json, Value};
 
 fn server_script() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/mcp/tests/servers/oversized.py")
+    mcp_servers::script("oversized.py")
 }
 
 /// A home with plugin `tidy@market` installed at `plugin`, and a settings
@@ -44,8 +40,8 @@ fn install(home: &Path, plugin: &Path, project: &Path) -> std::path::PathBuf {
 }
 
 fn run(project: &Path, home: &Path, settings: &Path, extra: &[&str], message: &Value) -> Output {
-    baton_run::with_stdin(
-        Command::new(env!("CARGO_BIN_EXE_baton"))
+    baton_test_support::cli::with_stdin(
+        crate::support::baton()
             .arg("run")
             .args(extra)
             .arg("--cwd")

@@ -3,29 +3,20 @@
 //! running leaves nothing running (PDEATHSIG plus the orphan sentinel), and
 //! as PID 1 of a PID namespace it reaps every orphan the calls leave.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/sleeping.rs"]
-mod sleeping;
-#[path = "support/worker.rs"]
-mod worker;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use baton_test_support::procs::sleeping;
+use baton_test_support::worker::Worker;
 use serde_json::{json, Value};
-use sleeping::sleeping;
-use worker::{Worker, BATON};
+
+use crate::support::BATON;
 
 /// A `sleep` argument no other test uses.
 fn marker() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!("900.{}{nanos:09}", std::process::id())
+    baton_test_support::procs::marker("900.")
 }
 
 /// A command that leaves `sleep` running every way a shell can.
@@ -196,7 +187,7 @@ fn sigkill_of_mcp_serve_over_http_leaves_no_process() {
     let dir = tempfile::tempdir().unwrap();
     let marker = marker();
     let token = "guard-test-token";
-    let mut worker = Worker::start(&dir.path().join("w"), token);
+    let mut worker = Worker::start(BATON, &dir.path().join("w"), token);
     let session = http_session(&worker.url, token);
     let mut clients = Vec::new();
     for id in 1..=2 {

@@ -10,7 +10,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BATON: &str = env!("CARGO_BIN_EXE_baton");
+use crate::support::BATON;
+
 const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_server/client.py");
 
 fn require_python_sdk() {
@@ -66,7 +67,7 @@ struct HttpServer {
 impl HttpServer {
     fn start(work: &Path, token: Option<&str>, extra: &[&str]) -> HttpServer {
         let settings = settings(work);
-        let mut cmd = Command::new(BATON);
+        let mut cmd = crate::support::baton();
         cmd.args(["mcp", "serve", "--http", "127.0.0.1:0", "--cwd"])
             .arg(work)
             .args(["--settings", &settings, "--state-dir"])
@@ -215,7 +216,7 @@ fn http_rejects_what_it_must() {
 
 #[test]
 fn refuses_to_listen_beyond_loopback_without_a_token() {
-    let out = Command::new(BATON)
+    let out = crate::support::baton()
         .args(["mcp", "serve", "--http", "0.0.0.0:0"])
         .env_remove("BATON_MCP_TOKEN")
         .stdin(Stdio::null())
@@ -260,7 +261,7 @@ fn baton_as_a_client_of_baton_over_mcp_config() {
         .to_string(),
     )
     .unwrap();
-    let out = Command::new(BATON)
+    let out = crate::support::baton()
         .args(["run", "--strict-mcp-config", "--mcp-config"])
         .arg(&config)
         .arg("--settings")

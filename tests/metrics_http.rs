@@ -2,18 +2,16 @@
 //! on 127.0.0.1 after real calls, parsed with a Prometheus text parser, and
 //! guarded like `/mcp` (token, `Host`, `Origin`).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/worker.rs"]
-mod worker;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
+use baton_test_support::worker::Worker;
 use prometheus_parse::{Sample, Scrape, Value};
 use serde_json::json;
-use worker::{routed_engine, Worker};
+
+use crate::support::routed::routed_engine;
+use crate::support::BATON;
 
 const TOKEN: &str = "metrics-test-token-0123456789abcdef";
 
@@ -91,7 +89,7 @@ fn number(value: &Value) -> f64 {
 async fn metrics_are_scraped_after_real_calls_and_guarded_like_mcp() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    let worker = Worker::start(&root.join("worker"), TOKEN);
+    let worker = Worker::start(BATON, &root.join("worker"), TOKEN);
     let local = root.join("local");
     std::fs::create_dir_all(&local).unwrap();
     let engine = routed_engine(&local, &[&worker], "metrics", TOKEN, &["Bash"]);

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 #[path = "../examples/own_tool.rs"]
-mod own_tool;
+mod example;
 
 use baton::Outcome;
 
@@ -12,7 +12,7 @@ use baton::Outcome;
 async fn the_example_tool_runs_inside_a_secure_engine() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path().canonicalize().unwrap();
-    let results = own_tool::run(&dir).await.unwrap();
+    let results = example::run(&dir).await.unwrap();
     assert_eq!(results.len(), 2);
     assert_eq!(results[0].0, Outcome::Success, "{}", results[0].1);
     assert!(results[0].1.contains("has 3 words"), "{}", results[0].1);

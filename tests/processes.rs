@@ -2,17 +2,16 @@
 //! and random batches with real `bash`, and a count of the processes left
 //! behind afterwards, which must be zero (SPEC §8, §7, §14).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::time::{Duration, Instant};
 
 use baton::engine::AllowAllUnsafe;
 use baton::{Engine, InterruptKind, Outcome, SiblingPolicy};
+use baton_test_support::procs;
 use common::{call, drain};
 use proptest::prelude::*;
 use serde_json::json;
+
+use crate::common;
 
 fn engine(dir: &std::path::Path, policy: SiblingPolicy) -> Engine {
     Engine::builder(
@@ -73,22 +72,6 @@ fn assert_no_leftovers(marker: &str) {
     }
 }
 
-/// Live processes whose command line mentions `needle`.
-fn processes_running(needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
-            if String::from_utf8_lossy(&cmdline).contains(needle) {
-                found.push(pid);
-            }
-        }
-    }
-    found
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_shell_command_stops_its_running_siblings_processes() {
     let dir = tempfile::tempdir().unwrap();
@@ -108,7 +91,7 @@ async fn a_failed_shell_command_stops_its_running_siblings_processes() {
         .unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(
-        !processes_running(&needle).is_empty(),
+        !procs::pids_with(&needle).is_empty(),
         "tail should be running"
     );
     batch
@@ -144,7 +127,7 @@ async fn a_failed_shell_command_stops_its_running_siblings_processes() {
     );
     assert!(!dir.path().join("after.txt").exists());
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_running(&needle).is_empty() {
+    while !procs::pids_with(&needle).is_empty() {
         assert!(Instant::now() < deadline, "tail was left running");
         std::thread::sleep(Duration::from_millis(50));
     }

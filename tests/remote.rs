@@ -2,22 +2,19 @@
 //! processes on 127.0.0.1, driven by an engine whose file and shell tools
 //! are routed to them.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/worker.rs"]
-mod worker;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use baton::{Engine, Event, InterruptKind, Outcome, ToolUse};
+use baton_test_support::worker::Worker;
 use serde_json::json;
-use worker::Worker;
+
+use crate::support::BATON;
 
 const TOKEN: &str = "worker-test-token";
 
 fn engine(local: &Path, workers: &[&Worker], key: &str) -> Engine {
-    worker::routed_engine(
+    crate::support::routed::routed_engine(
         local,
         workers,
         key,
@@ -58,7 +55,7 @@ fn bash(id: &str, command: &str) -> ToolUse {
 async fn calls_run_on_the_worker_in_order_with_progress() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    let w = Worker::start(&root.join("worker"), TOKEN);
+    let w = Worker::start(BATON, &root.join("worker"), TOKEN);
     let local = root.join("host");
     std::fs::create_dir_all(&local).unwrap();
     let engine = engine(&local, &[&w], "s1");
@@ -109,7 +106,7 @@ async fn calls_run_on_the_worker_in_order_with_progress() {
 async fn an_interrupt_stops_the_remote_process_and_the_connection_lives_on() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    let w = Worker::start(&root.join("worker"), TOKEN);
+    let w = Worker::start(BATON, &root.join("worker"), TOKEN);
     let local = root.join("host");
     std::fs::create_dir_all(&local).unwrap();
     let engine = engine(&local, &[&w], "s2");
@@ -174,8 +171,8 @@ async fn a_dead_worker_loses_nothing_and_the_session_moves() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let mut workers = [
-        Worker::start(&root.join("w0"), TOKEN),
-        Worker::start(&root.join("w1"), TOKEN),
+        Worker::start(BATON, &root.join("w0"), TOKEN),
+        Worker::start(BATON, &root.join("w1"), TOKEN),
     ];
     let local = root.join("host");
     std::fs::create_dir_all(&local).unwrap();
@@ -240,7 +237,13 @@ async fn an_unreachable_worker_is_named_with_its_cause() {
     let local = dir.path().canonicalize().unwrap();
     // Nothing listens on port 1.
     let url = "http://127.0.0.1:1/mcp".to_string();
-    let engine = worker::engine_on_urls(&local, std::slice::from_ref(&url), "s4", TOKEN, &["Bash"]);
+    let engine = crate::support::routed::engine_on_urls(
+        &local,
+        std::slice::from_ref(&url),
+        "s4",
+        TOKEN,
+        &["Bash"],
+    );
     let out = run(&engine, vec![bash("1", "echo never")]).await;
     let text = out.results[0].text();
     assert!(out.results[0].is_error, "{text}");

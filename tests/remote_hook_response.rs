@@ -9,10 +9,6 @@
 //! finding nothing: PostToolUse), one that fails, and one that reaches its
 //! time limit and is stopped (both reach PostToolBatch, which gets every
 //! call's `tool_response`).
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/worker.rs"]
-mod worker;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -22,10 +18,12 @@ use baton::engine::hooks::config::{parse_hooks, HookSource};
 use baton::engine::permission::AllowAllUnsafe;
 use baton::engine::{HookRegistry, PoolSpec, Tool, ToolPool};
 use baton::{CallResult, Engine, Event, Outcome, ToolUse};
+use baton_test_support::worker::Worker;
 use baton_tools::bash::TIMEOUT_KILLS_ENV;
 use baton_tools::registry::BuiltinConfig;
 use serde_json::{json, Value};
-use worker::Worker;
+
+use crate::support::BATON;
 
 const TOKEN: &str = "hook-response-test-token";
 
@@ -126,7 +124,12 @@ fn recorded(dir: &Path) -> Vec<(String, String, Value)> {
 async fn a_hook_sees_the_same_bash_response_locally_and_on_a_worker() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    let w = Worker::start_with_env(&root.join("worker"), TOKEN, &[(TIMEOUT_KILLS_ENV, "1")]);
+    let w = Worker::start_with_env(
+        BATON,
+        &root.join("worker"),
+        TOKEN,
+        &[(TIMEOUT_KILLS_ENV, "1")],
+    );
     let calls = [
         // grep finding nothing exits 1: an answer, not a failure.
         ToolUse::new(

@@ -3,22 +3,19 @@
 //! checks), the session moves to another worker, and an interrupt ends a
 //! call on it at once. Real `baton mcp serve --http` workers on 127.0.0.1.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/worker.rs"]
-mod worker;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use baton::{CallResult, Engine, Event, InterruptKind, ToolUse};
+use baton_test_support::worker::Worker;
 use serde_json::json;
-use worker::Worker;
+
+use crate::support::BATON;
 
 const TOKEN: &str = "stall-test-token";
 
 fn engine(local: &Path, workers: &[&Worker], key: &str) -> Engine {
-    worker::routed_engine(local, workers, key, TOKEN, &["Bash"])
+    crate::support::routed::routed_engine(local, workers, key, TOKEN, &["Bash"])
 }
 
 fn bash(id: &str, command: &str) -> ToolUse {
@@ -57,8 +54,8 @@ fn signal(worker: &Worker, sig: &str) {
 /// Two workers and an engine; the index of the one the session uses.
 async fn setup(root: &Path, key: &str) -> ([Worker; 2], Engine, usize) {
     let workers = [
-        Worker::start(&root.join("w0"), TOKEN),
-        Worker::start(&root.join("w1"), TOKEN),
+        Worker::start(BATON, &root.join("w0"), TOKEN),
+        Worker::start(BATON, &root.join("w1"), TOKEN),
     ];
     let local = root.join("host");
     std::fs::create_dir_all(&local).unwrap();

@@ -4,18 +4,15 @@
 //! outside the host's, and a `Read` outside the worker's workspace asks as
 //! before (and, with nobody to ask, is denied).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/worker.rs"]
-mod worker;
-
 use std::sync::Arc;
 
 use baton::engine::permission::RulePolicy;
 use baton::engine::{PoolSpec, ToolPool};
 use baton::{Engine, Event, Outcome, ToolUse};
+use baton_test_support::worker::Worker;
 use serde_json::json;
-use worker::Worker;
+
+use crate::support::BATON;
 
 const TOKEN: &str = "workspace-test-token";
 
@@ -48,7 +45,7 @@ async fn reads_are_judged_against_the_workers_workspace() {
     for d in [&host, &elsewhere] {
         std::fs::create_dir_all(d).unwrap();
     }
-    let w = Worker::start(&remote, TOKEN);
+    let w = Worker::start(BATON, &remote, TOKEN);
     std::fs::write(remote.join("in.txt"), "on the worker\n").unwrap();
     std::fs::write(host.join("host.txt"), "on the host\n").unwrap();
     std::fs::write(elsewhere.join("out.txt"), "outside\n").unwrap();

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-const BATON: &str = env!("CARGO_BIN_EXE_baton");
+use crate::support::BATON;
 
 fn message(dir: &Path) -> std::path::PathBuf {
     let file = dir.join("m.json");
@@ -36,7 +36,7 @@ fn args(dir: &Path, file: &Path, extra: &[&str]) -> Vec<String> {
 }
 
 fn piped(dir: &Path, file: &Path, extra: &[&str]) -> Vec<u8> {
-    let out = Command::new(BATON)
+    let out = crate::support::baton()
         .args(args(dir, file, extra))
         .env("HOME", dir)
         .stdin(Stdio::null())

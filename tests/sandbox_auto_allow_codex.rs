@@ -7,7 +7,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 
@@ -39,7 +38,7 @@ fn run(work: &Path, settings: &Value, set: &str, calls: &[(&str, Value)]) -> Vec
     .unwrap();
     let file = state.path().join("settings.json");
     std::fs::write(&file, settings.to_string()).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["run", "--tool-set", set, "--cwd"])
         .arg(work)
         .arg("--state-dir")

@@ -3,12 +3,9 @@
 //! Baton's environment, and Baton's descriptors lead to its files. Through
 //! `baton run` with the `sandbox` settings, as a model would try it.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/baton_run.rs"]
-mod baton_run;
-
 use serde_json::{json, Value};
+
+use crate::support::baton_run;
 
 const TOKEN: &str = "HIDDEN-TOKEN-MARKER";
 

@@ -2,14 +2,11 @@
 //! unasked because it was judged read-only is confined by the kernel; one
 //! that an allow rule vouched for is not.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/baton_run.rs"]
-mod baton_run;
-
 use std::path::Path;
 
 use serde_json::{json, Value};
+
+use crate::support::baton_run;
 
 fn confinable() -> bool {
     let ok = baton_engine::sandbox::support().usable();

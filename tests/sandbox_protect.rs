@@ -12,17 +12,13 @@
 //! And ordinary git work (add, commit, branch, stash) inside the sandbox
 //! still works.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/baton_run.rs"]
-mod baton_run;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use baton_run::confinable;
 use serde_json::{json, Value};
 
-use baton_run::confinable;
+use crate::support::baton_run;
 
 struct Scene {
     _dir: tempfile::TempDir,
@@ -109,7 +105,7 @@ fn consume(s: &Scene) {
             {"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": "true"}}
         ]});
         std::fs::write(&message, call.to_string()).expect("message");
-        let _ = Command::new(env!("CARGO_BIN_EXE_baton"))
+        let _ = crate::support::baton()
             .args(["run", "--cwd"])
             .arg(&dir)
             .arg("--state-dir")

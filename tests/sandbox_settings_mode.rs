@@ -4,17 +4,13 @@
 //! `dangerouslyDisableSandbox`, `failIfUnavailable`, and the fallback when
 //! the kernel cannot confine.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/baton_run.rs"]
-mod baton_run;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use baton_run::confinable;
 use serde_json::{json, Value};
 
-use baton_run::confinable;
+use crate::support::baton_run;
 
 struct Scene {
     _dir: tempfile::TempDir,
@@ -430,7 +426,7 @@ fn baton_run_warns_when_the_enabled_sandbox_is_unavailable() {
     )
     .expect("message");
     let run = |unavailable: bool| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
+        let mut cmd = crate::support::baton();
         cmd.args(["run", "--cwd"])
             .arg(&s.work)
             .arg("--state-dir")

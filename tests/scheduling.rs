@@ -1,14 +1,12 @@
 //! Scheduling through real actors and real timing (SPEC §5, §6, §1).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::time::{Duration, Instant};
 
 use baton::{Outcome, SiblingPolicy};
 use common::*;
 use serde_json::json;
+
+use crate::common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn safe_safe_unsafe_safe_safe_runs_in_three_waves() {

@@ -4,11 +4,6 @@
 //! ToolSearch result. Broken variants must be rejected, so the check can
 //! fail.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/mcp_like.rs"]
-mod mcp_like;
-
 use std::path::Path;
 use std::process::Command;
 
@@ -17,6 +12,7 @@ use baton::engine::wire::WireFormat;
 use baton::engine::wire::{anthropic, openai_chat as openai};
 use baton::engine::{PoolSpec, ToolPool};
 use baton::{CallResult, Engine, ToolUse};
+use baton_test_support::mcp_like;
 use serde_json::{json, Value};
 
 fn engine(dir: &Path, format: WireFormat, references: bool) -> Engine {

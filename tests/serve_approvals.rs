@@ -4,15 +4,12 @@
 //! request (`permission_cancelled`), the parent call of requests from
 //! nested batches, and the one-line summary.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
 use std::path::Path;
 
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
+
+use crate::support::BATON;
 
 /// Settings: `rm` is denied; a PreToolUse hook blocks any command that
 /// mentions `forbidden`. Everything else that changes things asks.
@@ -37,12 +34,15 @@ fn settings(dir: &Path) -> std::path::PathBuf {
 /// `baton serve` in `dir` with those settings.
 fn start(dir: &Path) -> Serve {
     let settings = settings(dir);
-    Serve::start(&[
-        "--cwd",
-        dir.to_str().unwrap(),
-        "--settings",
-        settings.to_str().unwrap(),
-    ])
+    Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir.to_str().unwrap(),
+            "--settings",
+            settings.to_str().unwrap(),
+        ],
+    )
 }
 
 fn bash(id: &str, command: &str) -> Value {

@@ -2,49 +2,28 @@
 //! its batch, answers at once and its command goes on until the session
 //! ends; lines that reach no running shell are errors.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+use std::time::Duration;
 
-#[path = "support/sleeping.rs"]
-mod sleeping;
-use sleeping::sleeping;
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
-use std::time::{Duration, Instant};
-
+use baton_test_support::procs::{self, sleeping};
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
+
+use crate::support::BATON;
+
+/// How long a process may take to start or to go.
+const PATIENCE: Duration = Duration::from_secs(20);
 
 fn start(dir: &std::path::Path) -> Serve {
-    Serve::start(&[
-        "--cwd",
-        dir.to_str().unwrap(),
-        "--permission-mode",
-        "bypassPermissions",
-    ])
+    Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir.to_str().unwrap(),
+            "--permission-mode",
+            "bypassPermissions",
+        ],
+    )
 }
-
-/// A `sleep` argument no other process uses.
-fn marker(n: u32) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("1000.{}{n}{nanos:09}", std::process::id())
-}
-
-fn wait_for(what: impl Fn() -> bool) -> bool {
-    let until = Instant::now() + Duration::from_secs(20);
-    while !what() {
-        if Instant::now() > until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    true
-}
-
 fn bash(id: &str, command: String) -> Value {
     json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}})
 }
@@ -60,7 +39,7 @@ fn text(result: &Value) -> String {
 fn the_host_sends_calls_to_the_background_by_id_and_by_batch() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = start(dir.path());
-    let (one, two) = (marker(1), marker(2));
+    let (one, two) = (procs::marker("1000."), procs::marker("1000."));
 
     // By call id (no batch named: it is found among the running ones).
     s.send(
@@ -68,7 +47,7 @@ fn the_host_sends_calls_to_the_background_by_id_and_by_batch() {
         "content": [bash("b1", format!("echo early; sleep {one}"))]}}),
     );
     assert!(
-        wait_for(|| sleeping(&one) == 1),
+        procs::eventually(PATIENCE, || sleeping(&one) == 1),
         "the command never started"
     );
     s.send(json!({"type": "background", "call_id": "b1"}));
@@ -97,7 +76,7 @@ fn the_host_sends_calls_to_the_background_by_id_and_by_batch() {
         "content": [bash("c1", format!("sleep {two}")), bash("c2", format!("sleep {two}"))]}}),
     );
     assert!(
-        wait_for(|| sleeping(&two) == 2),
+        procs::eventually(PATIENCE, || sleeping(&two) == 2),
         "the commands never started"
     );
     s.send(json!({"type": "background", "batch": "B"}));
@@ -114,7 +93,7 @@ fn the_host_sends_calls_to_the_background_by_id_and_by_batch() {
     // The session's end ends them all.
     s.finish();
     assert!(
-        wait_for(|| sleeping(&one) + sleeping(&two) == 0),
+        procs::eventually(PATIENCE, || sleeping(&one) + sleeping(&two) == 0),
         "processes left behind"
     );
 }

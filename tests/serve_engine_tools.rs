@@ -2,16 +2,13 @@
 //! (issue 22): plan mode with its approval line, `AskUserQuestion` with its
 //! question line, and old tool names in calls.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
+
+use crate::support::BATON;
 
 fn start(dir: &std::path::Path) -> Serve {
-    Serve::start(&["--cwd", dir.to_str().unwrap()])
+    Serve::start(BATON, &["--cwd", dir.to_str().unwrap()])
 }
 
 fn use_(id: &str, name: &str, input: Value) -> Value {
@@ -217,12 +214,15 @@ fn old_tool_names_reach_todays_tools() {
         json!({"permissions": {"deny": ["KillBash"]}}).to_string(),
     )
     .unwrap();
-    let mut s2 = Serve::start(&[
-        "--cwd",
-        dir2.path().to_str().unwrap(),
-        "--settings",
-        settings.to_str().unwrap(),
-    ]);
+    let mut s2 = Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir2.path().to_str().unwrap(),
+            "--settings",
+            settings.to_str().unwrap(),
+        ],
+    );
     s2.send(message(vec![use_(
         "k",
         "TaskStop",
@@ -306,17 +306,20 @@ fn read_only_mcp_tools_run_in_plan_mode_and_mcp_writers_wait_for_the_plan() {
         json!({"permissions": {"allow": ["mcp__notes"]}}).to_string(),
     )
     .unwrap();
-    let mut s = Serve::start(&[
-        "--cwd",
-        dir.path().to_str().unwrap(),
-        "--settings",
-        settings.to_str().unwrap(),
-        "--strict-mcp-config",
-        "--mcp-config",
-        config.to_str().unwrap(),
-        "--permission-mode",
-        "plan",
-    ]);
+    let mut s = Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir.path().to_str().unwrap(),
+            "--settings",
+            settings.to_str().unwrap(),
+            "--strict-mcp-config",
+            "--mcp-config",
+            config.to_str().unwrap(),
+            "--permission-mode",
+            "plan",
+        ],
+    );
     s.send(message(vec![
         use_("s", "mcp__notes__search", json!({"query": "call"})),
         use_("a", "mcp__notes__add", json!({"text": "during plan"})),
@@ -352,12 +355,15 @@ fn plain_stdout_of_a_session_start_hook_is_context() {
         .to_string(),
     )
     .unwrap();
-    let s = Serve::start(&[
-        "--cwd",
-        dir.path().to_str().unwrap(),
-        "--settings",
-        settings.to_str().unwrap(),
-    ]);
+    let s = Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir.path().to_str().unwrap(),
+            "--settings",
+            settings.to_str().unwrap(),
+        ],
+    );
     let line = s.next_of("session_hook");
     assert_eq!(line["event"], "SessionStart");
     assert_eq!(
@@ -409,13 +415,16 @@ fn mcp_wait_refresh_and_resource_directory_run_through_serve() {
             .to_string(),
     )
     .unwrap();
-    let mut s = Serve::start(&[
-        "--cwd",
-        dir.path().to_str().unwrap(),
-        "--strict-mcp-config",
-        "--mcp-config",
-        config.to_str().unwrap(),
-    ]);
+    let mut s = Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir.path().to_str().unwrap(),
+            "--strict-mcp-config",
+            "--mcp-config",
+            config.to_str().unwrap(),
+        ],
+    );
     s.send(message(vec![
         use_("w", "WaitForMcpServers", json!({"server": "notes"})),
         use_("r", "RefreshMcpTools", json!({"server": "notes"})),

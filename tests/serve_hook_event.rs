@@ -5,15 +5,12 @@
 //! names with `--transcript`), plus a prompt hook that asks the host's
 //! model while the event waits.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
 use std::path::Path;
 
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
+
+use crate::support::BATON;
 
 fn script(dir: &Path, name: &str, body: &str) -> String {
     let path = dir.join(name);
@@ -99,14 +96,17 @@ printf '{"decision": "block", "reason": "Not finished: %s"}\n' "$last"
         .to_string(),
     )
     .unwrap();
-    let mut s = Serve::start(&[
-        "--cwd",
-        d.to_str().unwrap(),
-        "--settings",
-        settings.to_str().unwrap(),
-        "--transcript",
-        transcript.to_str().unwrap(),
-    ]);
+    let mut s = Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            d.to_str().unwrap(),
+            "--settings",
+            settings.to_str().unwrap(),
+            "--transcript",
+            transcript.to_str().unwrap(),
+        ],
+    );
 
     let r = fire(
         &mut s,

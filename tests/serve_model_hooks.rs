@@ -1,17 +1,13 @@
 //! Prompt and agent hooks answered by a Python host's "model" over
 //! `baton serve` (issue 15): `hook_request` out, `hook_answer` in.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/python_host.rs"]
-mod python_host;
-
+use baton_test_support::python_host;
 use serde_json::json;
 
 #[test]
 fn a_python_host_evaluates_prompt_and_agent_hooks_over_serve() {
     let dir = tempfile::tempdir().unwrap();
-    let s = python_host::run("model_hooks.py", dir.path());
+    let s = python_host::run(crate::support::BATON, "model_hooks.py", dir.path());
     assert_eq!(s["exit"], 0, "{s}");
     // One prompt hook per call; the agent hook only after calls that ran.
     assert_eq!(

@@ -4,23 +4,23 @@
 //! items fed as stream events are too; the `tools` line carries codex's
 //! definitions.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
+
+use crate::support::BATON;
 
 fn start(dir: &std::path::Path) -> Serve {
-    Serve::start(&[
-        "--cwd",
-        dir.to_str().unwrap(),
-        "--permission-mode",
-        "bypassPermissions",
-        "--tool-set",
-        "codex",
-    ])
+    Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir.to_str().unwrap(),
+            "--permission-mode",
+            "bypassPermissions",
+            "--tool-set",
+            "codex",
+        ],
+    )
 }
 
 fn items() -> Vec<Value> {

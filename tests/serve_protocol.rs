@@ -2,22 +2,22 @@
 //! end the session, interrupts name their batch, hosts name batches,
 //! duplicate ids, a message while another is open, empty messages.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
+
+use crate::support::BATON;
 
 /// `baton serve` in `dir`, every call allowed.
 fn start(dir: &std::path::Path) -> Serve {
-    Serve::start(&[
-        "--cwd",
-        dir.to_str().unwrap(),
-        "--permission-mode",
-        "bypassPermissions",
-    ])
+    Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir.to_str().unwrap(),
+            "--permission-mode",
+            "bypassPermissions",
+        ],
+    )
 }
 
 fn tool_use(id: &str, name: &str, input: Value) -> Value {

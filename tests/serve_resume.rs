@@ -4,31 +4,17 @@
 //! and none of its processes is left. A corrupt or newer state file is a
 //! clear error (exit 2), not a panic.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-#[path = "support/sleeping.rs"]
-mod sleeping;
-
 use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use baton_test_support::procs::{self, sleeping};
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
-use sleeping::sleeping;
 
-fn wait_for(mut what: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + Duration::from_secs(20);
-    while !what() {
-        if Instant::now() > until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    true
-}
+use crate::support::BATON;
+
+/// How long a process may take to start or to go.
+const PATIENCE: Duration = Duration::from_secs(20);
 
 fn message(calls: Vec<Value>) -> Value {
     json!({"type": "message", "message": {"role": "assistant", "content": calls}})
@@ -68,7 +54,7 @@ fn start(workspace: &Path, state: &Path, settings: &Path, extra: &[&str]) -> Ser
         args.extend(["--cwd", workspace.to_str().unwrap()]);
     }
     args.extend(extra);
-    Serve::start(&args)
+    Serve::start(BATON, &args)
 }
 
 #[test]
@@ -83,7 +69,7 @@ fn a_killed_session_resumes_with_its_state_and_reports_lost_tasks() {
     let settings = states.path().join("settings.json");
     // Edits are allowed by the settings: the test is about the read check.
     std::fs::write(&settings, r#"{"permissions": {"allow": ["Edit"]}}"#).unwrap();
-    let marker = format!("1000.{}31", std::process::id());
+    let marker = procs::marker("1000.");
 
     let mut s = start(&workspace, &state, &settings, &[]);
     // Two files read, the shell moved into `sub`.
@@ -123,7 +109,7 @@ fn a_killed_session_resumes_with_its_state_and_reports_lost_tasks() {
     )]));
     let results = results_unasked(&s);
     assert_eq!(results[0]["outcome"]["kind"], "success", "{results:?}");
-    assert!(wait_for(|| sleeping(&marker) == 1));
+    assert!(procs::eventually(PATIENCE, || sleeping(&marker) == 1));
     let saved = std::fs::read_to_string(state.join("session.json")).unwrap();
     assert!(saved.contains("\"running\""), "{saved}");
 
@@ -131,7 +117,7 @@ fn a_killed_session_resumes_with_its_state_and_reports_lost_tasks() {
     s.child.kill().unwrap();
     s.child.wait().unwrap();
     assert!(
-        wait_for(|| sleeping(&marker) == 0),
+        procs::eventually(PATIENCE, || sleeping(&marker) == 0),
         "the task outlived serve"
     );
     // Someone changes b.txt while no session runs.
@@ -219,7 +205,7 @@ fn a_killed_session_resumes_with_its_state_and_reports_lost_tasks() {
 }
 
 fn resume_fails(state: &Path, id: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["serve", "--resume", id, "--state-dir"])
         .arg(state)
         .stdin(std::process::Stdio::null())

@@ -3,21 +3,21 @@
 //! nothing. Also per-call control: `cancel` one call by id, and the host's
 //! per-call deadline (`timeout_ms` on `add`).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
+
+use crate::support::BATON;
 
 fn start(dir: &std::path::Path) -> Serve {
-    Serve::start(&[
-        "--cwd",
-        dir.to_str().unwrap(),
-        "--permission-mode",
-        "bypassPermissions",
-    ])
+    Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir.to_str().unwrap(),
+            "--permission-mode",
+            "bypassPermissions",
+        ],
+    )
 }
 
 fn sleep_call(id: &str, ms: u64) -> Value {

@@ -4,18 +4,14 @@
 //! `subagent_cancelled` line each) and the shell stopped, at once, not when
 //! the session ends.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-#[path = "support/sleeping.rs"]
-mod sleeping;
-
 use std::time::{Duration, Instant};
 
+use baton_test_support::procs;
+use baton_test_support::procs::sleeping;
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
-use sleeping::sleeping;
+
+use crate::support::BATON;
 
 fn agent(id: &str, prompt: &str) -> Value {
     json!({"type": "tool_use", "id": id, "name": "Agent", "input": {
@@ -39,17 +35,16 @@ fn next_request(s: &Serve) -> String {
 #[test]
 fn failing_a_middle_subagent_cancels_its_whole_subtree() {
     let dir = tempfile::tempdir().unwrap();
-    let marker = format!(
-        "700.{}{}",
-        std::process::id(),
-        Instant::now().elapsed().as_nanos()
+    let marker = procs::marker("700.");
+    let mut s = Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir.path().to_str().unwrap(),
+            "--permission-mode",
+            "bypassPermissions",
+        ],
     );
-    let mut s = Serve::start(&[
-        "--cwd",
-        dir.path().to_str().unwrap(),
-        "--permission-mode",
-        "bypassPermissions",
-    ]);
     s.send(json!({"type": "message", "message": {"role": "assistant",
         "content": [agent("top", "level one")]}}));
     let a1 = next_request(&s);

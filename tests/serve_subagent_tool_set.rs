@@ -3,15 +3,12 @@
 //! rendered exactly as the session's own `tools` line renders it, and the
 //! subagent's calls in codex's names run as the tools underneath.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
 use std::time::{Duration, Instant};
 
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
+
+use crate::support::BATON;
 
 fn names(tools: &Value) -> Vec<String> {
     tools
@@ -25,16 +22,19 @@ fn names(tools: &Value) -> Vec<String> {
 #[test]
 fn a_subagent_request_is_rendered_in_the_sessions_tool_set() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Serve::start(&[
-        "--cwd",
-        dir.path().to_str().unwrap(),
-        "--permission-mode",
-        "bypassPermissions",
-        "--tool-set",
-        "codex",
-        "--tool-format",
-        "openai-responses",
-    ]);
+    let mut s = Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir.path().to_str().unwrap(),
+            "--permission-mode",
+            "bypassPermissions",
+            "--tool-set",
+            "codex",
+            "--tool-format",
+            "openai-responses",
+        ],
+    );
     s.send(json!({"type": "tools"}));
     let top = s.next_of("tools");
     s.send(

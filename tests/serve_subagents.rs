@@ -1,15 +1,12 @@
 //! A Python host runs subagents over `baton serve`: requests, nested
 //! messages named by agent, approvals with their chain, results.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/python_host.rs"]
-mod python_host;
+use baton_test_support::python_host;
 
 #[test]
 fn a_python_host_runs_a_subagent_tree_over_serve() {
     let dir = tempfile::tempdir().unwrap();
-    let s = python_host::run("subagents.py", dir.path());
+    let s = python_host::run(crate::support::BATON, "subagents.py", dir.path());
     assert_eq!(s["exit"], 0, "{s}");
     assert_eq!(s["errors"], serde_json::json!([]), "{s}");
     assert_eq!(s["order"], serde_json::json!(["A", "B", "C", "E"]));
@@ -48,7 +45,7 @@ fn a_python_host_runs_a_subagent_tree_over_serve() {
 #[test]
 fn subagent_hooks_reach_a_python_host_over_serve() {
     let dir = tempfile::tempdir().unwrap();
-    let s = python_host::run("subagent_hooks.py", dir.path());
+    let s = python_host::run(crate::support::BATON, "subagent_hooks.py", dir.path());
     assert_eq!(s["exit"], 0, "{s}");
     assert_eq!(s["errors"], serde_json::json!([]), "{s}");
     assert_eq!(s["additional_context"], serde_json::json!(["house rules"]));
@@ -70,7 +67,7 @@ fn subagent_hooks_reach_a_python_host_over_serve() {
 #[test]
 fn a_python_host_messages_resumes_and_stops_background_subagents() {
     let dir = tempfile::tempdir().unwrap();
-    let s = python_host::run("subagent_messages.py", dir.path());
+    let s = python_host::run(crate::support::BATON, "subagent_messages.py", dir.path());
     assert_eq!(s["exit"], 0, "{s}");
     assert_eq!(s["errors"], serde_json::json!([]), "{s}");
     // The message to the running helper, as a line of its own.

@@ -2,30 +2,16 @@
 //! with the whole list, `tasks`, `task_output` (the last 8 KiB, the total,
 //! the truncated flag), `task_stop` (processes gone), and bad lines.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+use std::time::Duration;
 
-#[path = "support/sleeping.rs"]
-mod sleeping;
-use sleeping::sleeping;
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
-use std::time::{Duration, Instant};
-
+use baton_test_support::procs::{self, sleeping};
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
 
-fn wait_for(mut what: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + Duration::from_secs(20);
-    while !what() {
-        if Instant::now() > until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    true
-}
+use crate::support::BATON;
+
+/// How long a process may take to start or to go.
+const PATIENCE: Duration = Duration::from_secs(20);
 
 fn message(batch: &str, calls: Vec<Value>) -> Value {
     json!({"type": "message", "batch": batch, "message": {"role": "assistant", "content": calls}})
@@ -50,13 +36,16 @@ fn ask(s: &mut Serve, line: Value, kind: &str) -> Value {
 #[test]
 fn the_host_lists_reads_and_stops_tasks() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Serve::start(&[
-        "--cwd",
-        dir.path().to_str().unwrap(),
-        "--permission-mode",
-        "bypassPermissions",
-    ]);
-    let marker = format!("1000.{}77", std::process::id());
+    let mut s = Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir.path().to_str().unwrap(),
+            "--permission-mode",
+            "bypassPermissions",
+        ],
+    );
+    let marker = procs::marker("1000.");
     s.send(message(
         "A",
         vec![
@@ -71,12 +60,12 @@ fn the_host_lists_reads_and_stops_tasks() {
         .filter(|l| l["type"] == "notification" && l["kind"] == "tasks_changed")
         .collect();
     assert!(!changed.is_empty(), "{lines:?}");
-    assert!(wait_for(|| sleeping(&marker) == 1));
+    assert!(procs::eventually(PATIENCE, || sleeping(&marker) == 1));
 
     // The list, once seq has ended.
     let mut list = Value::Null;
     assert!(
-        wait_for(|| {
+        procs::eventually(PATIENCE, || {
             list = ask(&mut s, json!({"type": "tasks"}), "tasks");
             list["tasks"].as_array().is_some_and(|t| {
                 t.iter()
@@ -113,7 +102,7 @@ fn the_host_lists_reads_and_stops_tasks() {
     // Output tails.
     let mut out = Value::Null;
     assert!(
-        wait_for(|| {
+        procs::eventually(PATIENCE, || {
             out = ask(
                 &mut s,
                 json!({"type": "task_output", "task_id": sleeper}),

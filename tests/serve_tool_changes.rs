@@ -3,13 +3,10 @@
 //! and a ToolSearch load comes as a `tool_addition` block in the next
 //! answer's `tool_changes`, once.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
+
+use crate::support::BATON;
 
 fn names(line: &Value) -> Vec<String> {
     line["tools"]
@@ -23,7 +20,7 @@ fn names(line: &Value) -> Vec<String> {
 #[test]
 fn a_toolsearch_load_comes_as_a_tool_addition() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Serve::start(&["--cwd", dir.path().to_str().unwrap()]);
+    let mut s = Serve::start(BATON, &["--cwd", dir.path().to_str().unwrap()]);
     s.send(json!({"type": "tools", "changes": true}));
     let first = s.next_of("tools");
     assert!(!names(&first).contains(&"Sleep".to_string()), "{first}");

@@ -2,10 +2,6 @@
 //! the session's cleanup registry, not through a list of tool names: a
 //! host's own tool that registers is stopped like background Bash, and the
 //! entries stop in the order they registered (issue 43).
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/sleeping.rs"]
-mod sleeping;
 
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -17,8 +13,8 @@ use baton::engine::{
     async_trait, PoolSpec, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput, ToolPool,
 };
 use baton::{Engine, Event, ToolUse};
+use baton_test_support::procs::sleeping;
 use serde_json::{json, Value};
-use sleeping::sleeping;
 
 /// A host tool's session state: the processes its calls started, which
 /// must not outlive the session.

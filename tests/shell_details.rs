@@ -2,13 +2,10 @@
 //! and stderr apart and bounded, `timed_out` and `interrupted`, in serve
 //! `result` lines, `baton run --events` and `CallResult`, from real bash.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
+
+use crate::support::BATON;
 
 fn bash(id: &str, command: &str) -> Value {
     json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}})
@@ -21,6 +18,7 @@ fn start(cwd: &std::path::Path) -> Serve {
 
 fn start_with(cwd: &std::path::Path, env: &[(&str, &str)]) -> Serve {
     Serve::start_with_env(
+        BATON,
         &[
             "--cwd",
             cwd.to_str().unwrap(),
@@ -136,7 +134,7 @@ fn run_events_report_a_command_that_timed_out() {
         .to_string(),
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["run", "--events", "--permission-mode", "bypassPermissions"])
         .arg("--cwd")
         .arg(&cwd)

@@ -5,11 +5,6 @@
 //! arguments, is refused with nothing run (headless: nobody to ask). The
 //! settings' `disableSkillShellExecution` runs none of them.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/baton_run.rs"]
-mod baton_run;
-
 use std::path::Path;
 use std::process::Command;
 
@@ -28,8 +23,8 @@ fn run_skill(project: &Path, home: &Path, skill: &str, args: &str, settings: Val
     let message = json!({"role": "assistant", "content": [
         {"type": "tool_use", "id": "s", "name": "Skill", "input": {"skill": skill, "args": args}}
     ]});
-    let out = baton_run::with_stdin(
-        Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = baton_test_support::cli::with_stdin(
+        crate::support::baton()
             .args(["run", "--cwd"])
             .arg(project)
             .arg("--settings")

@@ -3,20 +3,16 @@
 //! instructions with the arguments put in; a `context: fork` skill runs as
 //! a subagent whose "model" is the skill body, with the skill's model.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/baton_run.rs"]
-mod baton_run;
-mod common;
-mod scripted;
-
 use baton::engine::subagent::{SubagentLimits, SubagentService};
 use baton::engine::{AllowAllUnsafe, Outcome};
 use baton::Engine;
+use baton_test_support::scripted;
 use baton_tools::skill::SkillCatalog;
 use common::call;
 use scripted::*;
 use serde_json::json;
+
+use crate::common;
 
 fn write_skill(project: &std::path::Path, name: &str, text: &str) {
     let dir = project.join(".claude/skills").join(name);
@@ -119,7 +115,6 @@ async fn inline_and_forked_skills_run_through_the_engine() {
 /// `plugin:skill` and `plugin:agent`.
 #[test]
 fn an_enabled_plugins_skill_and_agent_are_offered_by_the_command() {
-    use std::process::Command;
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let plugin = tempfile::tempdir().unwrap();
@@ -153,8 +148,8 @@ fn an_enabled_plugins_skill_and_agent_are_offered_by_the_command() {
     let message = json!({"role": "assistant", "content": [
         {"type": "tool_use", "id": "s", "name": "Skill", "input": {"skill": "tidy:lint", "args": "src/"}}
     ]});
-    let out = baton_run::with_stdin(
-        Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = baton_test_support::cli::with_stdin(
+        crate::support::baton()
             .args(["run", "--cwd"])
             .arg(project.path())
             .arg("--settings")
@@ -170,7 +165,7 @@ fn an_enabled_plugins_skill_and_agent_are_offered_by_the_command() {
         "stdout: {stdout}\nstderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let tools = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let tools = crate::support::baton()
         .args(["tools", "--cwd"])
         .arg(project.path())
         .arg("--settings")

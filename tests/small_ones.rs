@@ -5,10 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn baton(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_baton"))
+    crate::support::baton()
         .args(args)
         .env("HOME", home)
         .env_remove("XDG_STATE_HOME")
@@ -114,7 +114,7 @@ fn the_readmes_first_command_prints_no_warning_on_a_fresh_machine() {
     let state = home.path().join("state");
     // As on a fresh machine (the demo's first call removes it anyway).
     let _ = std::fs::remove_dir_all("/tmp/baton-demo");
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .current_dir(root)
         .args([
             "run",

@@ -1,7 +1,6 @@
 //! Every `SPEC §N` (or `SPEC §N.M`) the code and docs cite names a section
 //! (or an item of a section's numbered list) that exists in docs/spec.md,
 //! so a citation always leads somewhere a reader can open.
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::path::{Path, PathBuf};
 

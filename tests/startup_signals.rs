@@ -5,16 +5,12 @@
 //! started") and `baton serve` must exit cleanly; both leave no process
 //! behind. Before, each of these cases killed Baton with no results.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/procs.rs"]
-mod procs;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use baton_test_support::procs;
 use serde_json::{json, Value};
 
 /// Generous: the slow parts sleep 600 s; the signal must not wait for them.
@@ -28,12 +24,8 @@ enum Phase {
 
 /// A marker no other test uses, in the slow process's command line; a
 /// valid `sleep` argument (digits only after `600.`).
-fn marker(tag: usize) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!("600.{}{nanos:09}{tag}", std::process::id())
+fn marker() -> String {
+    procs::marker("600.")
 }
 
 /// Settings and MCP files for `phase`; the slow process carries `marker`.
@@ -74,7 +66,7 @@ fn calls() -> Vec<Value> {
 }
 
 fn baton(dir: &Path, args: &[String]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
+    let mut cmd = crate::support::baton();
     cmd.args(args)
         .arg("--cwd")
         .arg(dir)
@@ -148,14 +140,12 @@ const PHASES: [Phase; 2] = [Phase::McpConnect, Phase::SessionStartHook];
 #[test]
 fn baton_run_answers_every_call_when_a_signal_comes_during_start_up() {
     let mut failures = Vec::new();
-    let mut case = 0;
     for phase in PHASES {
         for sig in SIGNALS {
             let what = format!("run, {phase:?}, SIG{sig}");
             let dir = tempfile::tempdir().unwrap();
             let dir: PathBuf = dir.path().canonicalize().unwrap();
-            let marker = marker(case);
-            case += 1;
+            let marker = marker();
             let message = dir.join("message.json");
             std::fs::write(
                 &message,
@@ -202,14 +192,12 @@ fn baton_run_answers_every_call_when_a_signal_comes_during_start_up() {
 #[test]
 fn baton_serve_ends_cleanly_when_a_signal_comes_during_start_up() {
     let mut failures = Vec::new();
-    let mut case = 0;
     for phase in PHASES {
         for sig in SIGNALS {
             let what = format!("serve, {phase:?}, SIG{sig}");
             let dir = tempfile::tempdir().unwrap();
             let dir: PathBuf = dir.path().canonicalize().unwrap();
-            let marker = marker(case);
-            case += 1;
+            let marker = marker();
             let mut args = vec!["serve".to_string()];
             args.extend(config(&dir, phase, &marker));
             let mut child = baton(&dir, &args).stdin(Stdio::piped()).spawn().unwrap();

@@ -7,7 +7,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 
@@ -73,7 +72,7 @@ fn old_sessions_are_pruned_by_count_and_size_and_a_running_one_stays() {
 
     let msg = message(dir.path(), vec![bash("c0", "echo hi")]);
     let run = |max_sessions: &str, max_bytes: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+        let out = crate::support::baton()
             .args(["run", "--cwd"])
             .arg(dir.path())
             .args(["--permission-mode", "bypassPermissions"])
@@ -136,7 +135,7 @@ fn results_that_cannot_be_spilled_are_cut_to_the_budget() {
         .map(|i| bash(&format!("c{i}"), "head -c 40000 /dev/zero | tr '\\0' a"))
         .collect();
     let msg = message(dir.path(), calls);
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["run", "--cwd"])
         .arg(dir.path())
         .args(["--permission-mode", "bypassPermissions", "--state-dir"])

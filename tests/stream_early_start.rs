@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use baton::engine::wire::{FnSink, StreamParser, WireFormat};
@@ -163,7 +163,7 @@ async fn through_the_rust_api_a_call_starts_before_the_stream_ends() {
 fn through_serve_stream_lines_a_call_starts_before_the_stream_ends() {
     let dir = tempfile::tempdir().unwrap();
     for format in WireFormat::ALL {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        let mut child = crate::support::baton()
             .args(["serve", "--cwd", dir.path().to_str().unwrap()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

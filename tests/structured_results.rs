@@ -1,13 +1,10 @@
 //! Structured facts beside the model's block (issue 24): `details` in serve
 //! `result` lines, in `baton run --events`, and on `CallResult`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
+
+use crate::support::BATON;
 
 fn results(lines: &[Value]) -> Vec<&Value> {
     lines.iter().filter(|l| l["type"] == "result").collect()
@@ -18,14 +15,17 @@ fn serve_results_carry_duration_files_written_and_the_spill_file() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path().canonicalize().unwrap();
     let state = cwd.join("state");
-    let mut s = Serve::start(&[
-        "--cwd",
-        cwd.to_str().unwrap(),
-        "--state-dir",
-        state.to_str().unwrap(),
-        "--permission-mode",
-        "bypassPermissions",
-    ]);
+    let mut s = Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            cwd.to_str().unwrap(),
+            "--state-dir",
+            state.to_str().unwrap(),
+            "--permission-mode",
+            "bypassPermissions",
+        ],
+    );
     let target = cwd.join("out.txt");
     // Bash bounds its own output; eight large outputs together pass the
     // per-message budget, so the largest are spilled to files.
@@ -81,7 +81,7 @@ fn run_events_and_call_results_carry_details() {
         .to_string(),
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args([
             "run",
             "--events",

@@ -1,21 +1,19 @@
 //! Background agents and worktree isolation (SPEC §15), with a scripted
 //! model loop and real processes and git.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-mod scripted;
-
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use baton::engine::subagent::{SubagentLimits, SubagentService};
 use baton::engine::{AllowAllUnsafe, Outcome};
 use baton::Engine;
+use baton_test_support::{procs, scripted};
 use common::{call, run_all};
 use futures::StreamExt;
 use scripted::*;
 use serde_json::json;
+
+use crate::common;
 
 fn setup(dir: &std::path::Path, cwd: &std::path::Path) -> (Engine, std::sync::Arc<Scripted>) {
     let runner = Scripted::new();
@@ -99,7 +97,7 @@ async fn shutdown_stops_background_agents_and_their_processes() {
     )
     .await;
     let deadline = Instant::now() + Duration::from_secs(10);
-    while pids(&pidfile).is_empty() {
+    while procs::pids_in(&pidfile).is_empty() {
         assert!(
             Instant::now() < deadline,
             "the background command never started"
@@ -119,7 +117,7 @@ async fn shutdown_stops_background_agents_and_their_processes() {
         }
     };
     assert!(note.data.is_some());
-    let left = survivors(&pids(&pidfile)).await;
+    let left = procs::survivors(&procs::pids_in(&pidfile)).await;
     assert!(left.is_empty(), "processes left: {left:?}");
 }
 

@@ -3,11 +3,6 @@
 //! (bash scripts that log their input as JSON lines) around the real Agent
 //! tool, driven by the scripted model loop.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-mod scripted;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,10 +11,13 @@ use baton::engine::hooks::config::{parse_hooks, HookSource};
 use baton::engine::subagent::{SubagentLimits, SubagentService};
 use baton::engine::{AllowAllUnsafe, HookRegistry, Outcome};
 use baton::Engine;
+use baton_test_support::{procs, scripted};
 use common::{call, run_all};
 use futures::StreamExt;
 use scripted::*;
 use serde_json::{json, Value};
+
+use crate::common;
 
 struct Setup {
     engine: Engine,
@@ -290,8 +288,9 @@ async fn background_agents_fire_start_and_stop() {
 async fn a_hanging_start_hook_yields_to_an_interrupt() {
     let marker = tempfile::tempdir().unwrap();
     let started = marker.path().join("started");
+    let sleep = procs::marker("623.");
     let s = setup(|log| {
-        let then = format!("touch '{}'; sleep 623", started.display());
+        let then = format!("touch '{}'; sleep {sleep}", started.display());
         json!({"SubagentStart": [{"hooks": [logging(log, &then)]}]})
     });
     let mut batch = s.engine.open_batch().await.unwrap();
@@ -320,9 +319,9 @@ async fn a_hanging_start_hook_yields_to_an_interrupt() {
         r.text()
     );
     assert_ne!(r.outcome, Outcome::Success, "{}", r.text());
-    let left = std::process::Command::new("pgrep")
-        .args(["-f", "sleep 623"])
-        .output()
-        .unwrap();
-    assert!(left.stdout.is_empty(), "the hook's sleep is still running");
+    assert_eq!(
+        procs::running(&sleep),
+        0,
+        "the hook's sleep is still running"
+    );
 }

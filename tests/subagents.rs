@@ -1,21 +1,19 @@
 //! Subagent trees driven by a scripted model loop (SPEC §15): real engines,
 //! real Bash processes, the Agent tool and the host's runner.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-mod scripted;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use baton::engine::subagent::{AgentDefinition, SubagentLimits, SubagentService};
 use baton::engine::{AllowAllUnsafe, Outcome, PermissionMode};
 use baton::{Engine, Event, InterruptKind};
+use baton_test_support::{procs, scripted};
 use baton_tools::agent::AgentCatalog;
 use common::{assert_in_order, call, drain, Run};
 use scripted::*;
 use serde_json::json;
+
+use crate::common;
 
 struct Setup {
     engine: Engine,
@@ -144,11 +142,11 @@ async fn a_depth_three_tree_is_cancelled_from_the_root() {
     batch.add(to_call(&agent("B", top("B")))).unwrap();
     batch.end();
     let deadline = Instant::now() + Duration::from_secs(20);
-    while pids(&pidfile).len() < 4 {
+    while procs::pids_in(&pidfile).len() < 4 {
         assert!(
             Instant::now() < deadline,
             "leaves did not start: {:?}",
-            pids(&pidfile)
+            procs::pids_in(&pidfile)
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -161,7 +159,7 @@ async fn a_depth_three_tree_is_cancelled_from_the_root() {
     for id in ["A", "B"] {
         assert!(run.result(id).is_error, "{}", run.result(id).text());
     }
-    let left = survivors(&pids(&pidfile)).await;
+    let left = procs::survivors(&procs::pids_in(&pidfile)).await;
     assert!(left.is_empty(), "processes left: {left:?}");
     let records = s.runner.all();
     assert_eq!(records.len(), 2 + 4 + 4);

@@ -2,30 +2,16 @@
 //! SIGKILL: a background shell, a plain and a PTY interactive session, and
 //! a monitor, all running; afterwards no process of theirs is left.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
+use std::time::Duration;
 
-#[path = "support/sleeping.rs"]
-mod sleeping;
-use sleeping::sleeping;
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
-use std::time::{Duration, Instant};
-
+use baton_test_support::procs::{self, sleeping};
+use baton_test_support::serve::Serve;
 use serde_json::json;
-use serve_child::Serve;
 
-fn wait_for(what: impl Fn() -> bool) -> bool {
-    let until = Instant::now() + Duration::from_secs(20);
-    while !what() {
-        if Instant::now() > until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    true
-}
+use crate::support::BATON;
+
+/// How long a process may take to start or to go.
+const PATIENCE: Duration = Duration::from_secs(20);
 
 fn call(id: &str, name: &str, input: serde_json::Value) -> serde_json::Value {
     json!({"type": "tool_use", "id": id, "name": name, "input": input})
@@ -33,15 +19,18 @@ fn call(id: &str, name: &str, input: serde_json::Value) -> serde_json::Value {
 
 #[test]
 fn tasks_of_every_kind_end_with_baton_whatever_the_signal() {
-    for (n, sig) in ["-TERM", "-HUP", "-KILL"].into_iter().enumerate() {
+    for sig in ["-TERM", "-HUP", "-KILL"] {
         let dir = tempfile::tempdir().unwrap();
-        let mut s = Serve::start(&[
-            "--cwd",
-            dir.path().to_str().unwrap(),
-            "--permission-mode",
-            "bypassPermissions",
-        ]);
-        let base = format!("1000.{}{n}", std::process::id());
+        let mut s = Serve::start(
+            BATON,
+            &[
+                "--cwd",
+                dir.path().to_str().unwrap(),
+                "--permission-mode",
+                "bypassPermissions",
+            ],
+        );
+        let base = procs::marker("1000.");
         let m = |k: u32| format!("{base}{k}");
         s.send(json!({"type": "message", "message": {"role": "assistant", "content": [
             call("a", "Bash", json!({"command": format!("sleep {}", m(1)), "run_in_background": true})),
@@ -56,7 +45,7 @@ fn tasks_of_every_kind_end_with_baton_whatever_the_signal() {
             assert_eq!(r["outcome"]["kind"], "success", "{r}");
         }
         assert!(
-            wait_for(|| sleeping(&base) == 4),
+            procs::eventually(PATIENCE, || sleeping(&base) == 4),
             "{sig}: {} running",
             sleeping(&base)
         );
@@ -67,7 +56,7 @@ fn tasks_of_every_kind_end_with_baton_whatever_the_signal() {
         assert!(status.success());
         let _ = s.child.wait();
         assert!(
-            wait_for(|| sleeping(&base) == 0),
+            procs::eventually(PATIENCE, || sleeping(&base) == 0),
             "{sig}: {} left running",
             sleeping(&base)
         );

@@ -1,11 +1,6 @@
 //! Deferred tools end to end (SPEC §10): the hint path, discovery across
 //! messages, the next request's tool list per format, the modes.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/mcp_like.rs"]
-mod mcp_like;
-
 use std::sync::Arc;
 
 use baton::engine::deferred::{ToolSearchMode, ToolSearchSettings};
@@ -16,6 +11,7 @@ use baton::engine::{
     ToolOutput, ToolPool,
 };
 use baton::{CallResult, Engine, Outcome, ToolUse};
+use baton_test_support::mcp_like;
 use serde_json::{json, Value};
 
 struct Created;

@@ -4,10 +4,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 fn serve(dir: &std::path::Path, log: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
+    let mut cmd = crate::support::baton();
     cmd.args(["serve", "--cwd", dir.to_str().unwrap()])
         .args(["--permission-mode", "bypassPermissions"])
         .env_remove("BATON_LOG")

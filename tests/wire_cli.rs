@@ -1,34 +1,15 @@
 //! Every wire format through `baton run` and `baton serve`, and the strict
 //! schemas of the built-in tools.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use baton::engine::wire::{WireFormat, WireTools};
 use baton::engine::AllowAllUnsafe;
+use baton_test_support::cli;
 use serde_json::{json, Value};
 
-fn baton() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_baton"))
-}
+use crate::support::baton;
 
 fn run(args: &[&str], stdin: &str) -> (Option<i32>, String, String) {
-    let mut child = baton()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = cli::with_stdin(baton().args(args), stdin);
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),

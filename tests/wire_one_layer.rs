@@ -6,17 +6,9 @@
 //! must follow the published name and strict-schema rules, and the
 //! requests `baton agent` sent must pass the official SDKs' types.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/sdk_check.rs"]
-mod sdk_check;
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use baton::engine::deferred::{ToolSearchMode, ToolSearchSettings};
@@ -26,8 +18,10 @@ use baton::engine::{
     ToolOutput, ToolPool,
 };
 use baton::Engine;
+use baton_test_support::serve::Serve;
 use serde_json::{json, Value};
-use serve_child::Serve;
+
+use crate::support::BATON;
 
 const MODES: [&str; 2] = ["false", "true"];
 
@@ -102,7 +96,7 @@ fn check_strict(schema: &Value, name: &str) {
 }
 
 fn baton_tools(dir: &Path, cfg: &Path, format: WireFormat, mode: &str) -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["tools", "--format", format.name(), "--tool-search", mode])
         .arg("--strict-mcp-config")
         .arg("--mcp-config")
@@ -121,19 +115,22 @@ fn baton_tools(dir: &Path, cfg: &Path, format: WireFormat, mode: &str) -> Vec<Va
 
 /// Serve's `tools` line, then the `subagent_request` of an Agent call.
 fn serve(dir: &Path, cfg: &Path, format: WireFormat, mode: &str) -> (Value, Value) {
-    let mut serve = Serve::start(&[
-        "--cwd",
-        dir.to_str().unwrap(),
-        "--state-dir",
-        dir.join("state").to_str().unwrap(),
-        "--strict-mcp-config",
-        "--mcp-config",
-        cfg.to_str().unwrap(),
-        "--tool-format",
-        format.name(),
-        "--tool-search",
-        mode,
-    ]);
+    let mut serve = Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            dir.to_str().unwrap(),
+            "--state-dir",
+            dir.join("state").to_str().unwrap(),
+            "--strict-mcp-config",
+            "--mcp-config",
+            cfg.to_str().unwrap(),
+            "--tool-format",
+            format.name(),
+            "--tool-search",
+            mode,
+        ],
+    );
     serve.send(json!({"type": "tools", "format": format.name()}));
     let tools = serve.next_of("tools");
     serve.send(
@@ -194,7 +191,7 @@ fn agent_request(dir: &Path, cfg: &Path, format: WireFormat, mode: &str) -> Valu
         WireFormat::Anthropic => base,
         _ => format!("{base}/v1"),
     };
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["agent", "--provider", format.name(), "--base-url", &base])
         .args(["--tool-search", mode, "--strict-mcp-config", "--mcp-config"])
         .arg(cfg)
@@ -272,7 +269,7 @@ fn every_entry_point_sends_the_same_tools_in_every_format() {
             }
             // Every name fits every format (Anthropic gets the same names).
             assert!(names.iter().all(|n| n.len() <= 64), "{what}: {names:?}");
-            sdk_check::sdk_check(format, std::slice::from_ref(&body));
+            baton_test_support::sdk_check::sdk_check(format.name(), std::slice::from_ref(&body));
         }
     }
 }

@@ -4,11 +4,6 @@
 //! message and for later messages, permission path checks follow it, and
 //! hooks get the new `cwd`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/serve_child.rs"]
-mod serve_child;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -18,6 +13,8 @@ use baton::engine::permission::RulePolicy;
 use baton::engine::{ApprovalRequest, Approver, PermissionMode};
 use baton::{Approval, Engine, ToolUse};
 use serde_json::{json, Value};
+
+use crate::support::BATON;
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
@@ -222,12 +219,15 @@ fn serve_moves_the_session_and_hooks_see_the_new_cwd() {
         .to_string(),
     )
     .unwrap();
-    let mut s = serve_child::Serve::start(&[
-        "--cwd",
-        repo.to_str().unwrap(),
-        "--settings",
-        settings.to_str().unwrap(),
-    ]);
+    let mut s = baton_test_support::serve::Serve::start(
+        BATON,
+        &[
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--settings",
+            settings.to_str().unwrap(),
+        ],
+    );
     let wt = repo.join(".claude/worktrees/review");
     s.send(message(vec![
         use_("p0", "Bash", json!({"command": "pwd"})),

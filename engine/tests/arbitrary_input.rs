@@ -1,14 +1,12 @@
 //! Arbitrary JSON never crashes the pipeline: every input yields either a
 //! successful call or an error result (SPEC §14).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use baton_engine::{Outcome, ToolUse};
 use common::Harness;
 use proptest::prelude::*;
 use serde_json::{Map, Value};
+
+use crate::common;
 
 fn json_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![

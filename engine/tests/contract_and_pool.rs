@@ -1,9 +1,5 @@
 //! Fail-closed defaults of the tool contract and the pool's assembly rules.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::sync::Arc;
 
 use baton_engine::permission::PermissionRequest;
@@ -13,6 +9,8 @@ use baton_engine::{
 };
 use common::{echo, EchoInput};
 use serde_json::{json, Value};
+
+use crate::common;
 
 fn named(name: &str) -> Tool {
     Tool::raw(

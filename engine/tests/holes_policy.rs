@@ -2,9 +2,6 @@
 //! policy in every permission mode, with `read_only` computed by the shell
 //! classifier as the Bash tool does.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -15,6 +12,8 @@ use baton_engine::permission::{
 };
 use baton_engine::{Context, Tool, ToolDef};
 use serde_json::json;
+
+use crate::common;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Want {

@@ -12,9 +12,6 @@
 //! - a line the policy allows without asking opens nothing outside `w/`;
 //! - a line allowed under `deny: Read(.env)` does not open `.env`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -29,6 +26,8 @@ use baton_engine::{Context, Tool, ToolDef};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
 use proptest::prelude::*;
 use serde_json::json;
+
+use crate::common;
 
 struct Scratch {
     _dir: tempfile::TempDir,

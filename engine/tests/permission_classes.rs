@@ -2,9 +2,6 @@
 //! where they apply, with `read_only` computed by the shell classifier as
 //! the Bash tool does. Each row was decided more loosely before the fix.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -14,6 +11,8 @@ use baton_engine::permission::{
 };
 use baton_engine::{Context, Tool, ToolDef};
 use serde_json::json;
+
+use crate::common;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Want {

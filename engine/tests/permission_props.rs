@@ -3,9 +3,6 @@
 //! - a deny rule that matches a call (on its own) denies it whatever the
 //!   other rules and the mode.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -16,6 +13,8 @@ use baton_engine::permission::{
 use baton_engine::{Context, Tool, ToolDef};
 use proptest::prelude::*;
 use serde_json::json;
+
+use crate::common;
 
 struct Dirs {
     _dir: tempfile::TempDir,

@@ -1,9 +1,5 @@
 //! One test per pipeline stage and per error class (SPEC §4).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::sync::Arc;
 
 use baton_engine::hooks::FnHook;
@@ -14,6 +10,8 @@ use baton_engine::{
 };
 use common::{echo, scripted, Harness};
 use serde_json::json;
+
+use crate::common;
 
 #[tokio::test]
 async fn successful_typed_call() {

@@ -6,9 +6,6 @@
 //! expansions: globs, braces, `$PWD`, `cd`) is resolved, symlinks included,
 //! from the directory that command ran in.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -20,6 +17,8 @@ use baton_engine::permission::{
 use baton_engine::{Context, Tool, ToolDef};
 use proptest::prelude::*;
 use serde_json::json;
+
+use crate::common;
 
 /// An entry of the workspace: a directory, a file, or a symlink to one of
 /// a few targets inside or outside.

@@ -1,6 +1,6 @@
 //! Trees stopped together share their scans of `/proc`, on a runtime with
-//! as few workers as this machine's cores. Its own test binary: it counts
-//! every scan the process takes.
+//! as few workers as this machine's cores. In a process of its own: it
+//! counts every scan the process takes.
 //!
 //! When a scan held a lock on a runtime worker, only as many trees as
 //! there were workers could ask at once, so each tree of an interrupt got
@@ -13,11 +13,23 @@ use std::time::{Duration, Instant};
 
 use baton_engine::process::scan::scans_begun;
 use baton_engine::process::{configure, Isolation, ProcessTree};
+use baton_test_support::own_process;
 
 const TREES: usize = 64;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn trees_stopped_together_share_their_scans() {
+#[test]
+fn trees_stopped_together_share_their_scans() {
+    own_process!(trees_stopped_together_share_their_scans, || {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime")
+            .block_on(stop_together())
+    });
+}
+
+async fn stop_together() {
     let mut shells = Vec::new();
     let mut trees = Vec::new();
     for _ in 0..TREES {

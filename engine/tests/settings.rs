@@ -1,13 +1,12 @@
 //! Loading and merging settings files from a real directory tree.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
 use std::path::Path;
 
 use baton_engine::permission::{PermissionMode, PermissionPolicy as _, RuleKind};
 use baton_engine::settings::Settings;
 use baton_engine::HookEvent;
+
+use crate::common;
 
 struct Tree {
     _dir: tempfile::TempDir,

@@ -1,12 +1,10 @@
 //! Anthropic and OpenAI wire formats.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use baton_engine::wire::{anthropic, openai_chat as openai, WireError};
 use baton_engine::{CallResult, ContentBlock, Outcome, ToolPool};
 use serde_json::json;
+
+use crate::common;
 
 #[test]
 fn parses_an_assistant_message_and_skips_other_blocks() {

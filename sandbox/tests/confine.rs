@@ -1,10 +1,5 @@
 //! Real processes under real policies: what they can and cannot touch.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/confined.rs"]
-mod confined;
-
 use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -12,6 +7,8 @@ use std::process::Command;
 
 use baton_sandbox::{enter, support, Network, Policy, Prepared};
 use confined::{run, stdout, usable};
+
+use crate::support::confined;
 
 struct Scene {
     _dir: tempfile::TempDir,

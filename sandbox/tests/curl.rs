@@ -1,13 +1,11 @@
 //! curl, a real client, through both proxies.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod support;
-
 use std::process::Stdio;
 
 use support::*;
 use tokio::process::Command;
+
+use crate::support;
 
 /// Runs curl with no proxy settings from the environment; returns its exit
 /// code, standard output and standard error.

@@ -3,16 +3,13 @@
 //! root host would pass on, and the host's own `/proc` entries. Each probe
 //! runs unconfined first where it can, to show that it works at all here.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-#[path = "support/confined.rs"]
-mod confined;
-
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
 use baton_sandbox::{support, Network, Policy};
 use confined::{run, run_unconfined, stdout, usable, Scene};
+
+use crate::support::confined;
 
 const PYTHON: &str = "/usr/bin/python3";
 

@@ -1,9 +1,5 @@
 //! Listeners handed in by the caller, bounded events, shutdown and drop.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod support;
-
 use std::time::Duration;
 
 use baton_sandbox::proxy::{DomainRules, Proxy};
@@ -11,6 +7,8 @@ use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixStream};
 use tokio::sync::mpsc;
+
+use crate::support;
 
 #[tokio::test]
 async fn extra_tcp_listeners_serve_both_protocols() {

@@ -1,10 +1,6 @@
 //! By default the proxy refuses every address local to the host, even for
 //! an allowed name and even for an IP literal a pattern names.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod support;
-
 use std::net::IpAddr;
 
 use baton_sandbox::proxy::{
@@ -12,6 +8,8 @@ use baton_sandbox::proxy::{
 };
 use support::*;
 use tokio::sync::mpsc;
+
+use crate::support;
 
 /// A non-loopback address of this host, if it has one.
 fn own_address() -> Option<IpAddr> {

@@ -9,11 +9,10 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-#[path = "support/confined.rs"]
-mod confined;
-
 use baton_sandbox::{support, Pinned, Policy, PrepareError, Prepared};
 use confined::{try_run as run, Scene};
+
+use crate::support::confined;
 
 /// Pinning needs the mount namespace, so user namespaces too.
 fn usable() -> bool {

@@ -1,13 +1,11 @@
 //! The SOCKS5 front end against a real origin server on 127.0.0.1.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod support;
-
 use baton_sandbox::proxy::{Protocol, Reason};
 use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+use crate::support;
 
 const CONNECT: u8 = 1;
 

@@ -111,7 +111,7 @@ fn the_cli_runs_with_such_a_file_and_prints_its_warnings() {
         .to_string(),
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["run", "--cwd"])
         .arg(&ws.root)
         .arg("--state-dir")
@@ -130,7 +130,7 @@ fn the_cli_runs_with_such_a_file_and_prints_its_warnings() {
         "{stderr}"
     );
     // bypassPermissions is refused with a clear message.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["run", "--permission-mode", "bypassPermissions", "--cwd"])
         .arg(&ws.root)
         .arg("--settings")

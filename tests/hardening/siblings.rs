@@ -2,8 +2,6 @@
 //! denial (rule, hook, approver, no approver) or a rejected input is a
 //! decision for the model to read.
 
-use std::process::Command;
-
 use serde_json::json;
 
 use super::*;
@@ -94,7 +92,7 @@ async fn a_command_that_ran_and_failed_still_cancels() {
 
 #[test]
 fn the_demo_without_its_settings_loses_no_call_to_a_denial() {
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+    let out = crate::support::baton()
         .args(["run", "examples/demo/message.json"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("HOME", std::env::temp_dir().join("baton-no-home"))

@@ -1,10 +1,8 @@
 //! `baton run` from tests: one message of `Bash` calls, as the sandbox
 //! tests use it (each call's result text and whether it was an error, in
-//! call order), and a message fed on stdin.
-#![allow(dead_code)]
+//! call order).
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 
@@ -30,7 +28,7 @@ pub fn bash_calls(
         json!({"role": "assistant", "content": calls}).to_string(),
     )
     .expect("message");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
+    let mut cmd = super::baton();
     cmd.args(["run", "--cwd"])
         .arg(work)
         .arg("--state-dir")
@@ -70,26 +68,6 @@ pub fn bash_calls(
             (text, r["is_error"].as_bool().unwrap_or(false))
         })
         .collect()
-}
-
-/// Runs `cmd` with `input` on its stdin (a message given as `-`); its
-/// whole output once it ends.
-pub fn with_stdin(cmd: &mut Command, input: &str) -> std::process::Output {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("baton starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("message written");
-    child.wait_with_output().expect("baton ends")
 }
 
 /// Whether the `sandbox` settings can confine here (Landlock, seccomp and

@@ -1,9 +1,9 @@
 //! What the fault-injection property tests share: the engine with faults
 //! chosen by call id, feeding a batch in chunks with an optional interrupt,
-//! reading its events to `done`, and the invariants every case must keep (one result per accepted call, in call
-//! order; calls added after an interrupt never start). Included with
-//! `#[path]` by `tests/fault_injection.rs` and `tests/fault_injection_nested.rs`.
-#![allow(dead_code)]
+//! reading its events to `done`, and the invariants every case must keep
+//! (one result per accepted call, in call order; calls added after an
+//! interrupt never start). Used by `fault_injection` and
+//! `fault_injection_nested`.
 
 use std::time::Duration;
 

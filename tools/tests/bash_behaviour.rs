@@ -1,17 +1,16 @@
 //! The Bash tool end to end, through the real pipeline and a real bash.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod bash_common;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bash_common::{count_marked, marker, next_task_note, settle, wait_started, Harness};
+use bash_common::{marker, next_task_note, Harness};
 use baton_engine::call::Outcome;
 use baton_engine::{CancelReason, ProgressSink, ToolUse};
+use baton_test_support::procs::{running, settle, wait_started};
 use baton_tools::bash::{self, BashConfig};
 use serde_json::json;
+
+use crate::bash_common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_a_command_and_merges_output_in_order() {
@@ -67,7 +66,7 @@ async fn a_backgrounded_grandchild_does_not_hold_the_call() {
     assert!(!r.is_error, "{}", r.text());
     assert!(r.text().starts_with("hi"), "{}", r.text());
     assert!(r.text().contains("still running"), "{}", r.text());
-    assert_eq!(count_marked(&m), 1);
+    assert_eq!(running(&m), 1);
     bash::stop_all(&h.session).await;
     assert_eq!(settle(&m, Duration::from_secs(10)).await, 0);
 }
@@ -378,7 +377,7 @@ async fn an_interrupted_wait_leaves_the_task_running() {
         .await;
     assert!(started.elapsed() < Duration::from_secs(20));
     assert_eq!(out.outcome, Outcome::Cancelled { started: true });
-    assert!(count_marked(&m) >= 1, "the task itself must keep running");
+    assert!(running(&m) >= 1, "the task itself must keep running");
     let stop = h
         .call("TaskStop", json!({"task_id": "shell-1"}), h.ctx("s"))
         .await;
@@ -423,10 +422,7 @@ async fn a_subagents_shells_end_with_it_and_only_its() {
 
     bash::stop_owned(&h.session, "agent-7").await;
     assert_eq!(settle(&child, Duration::from_secs(10)).await, 0);
-    assert!(
-        count_marked(&parent) >= 1,
-        "the parent's task keeps running"
-    );
+    assert!(running(&parent) >= 1, "the parent's task keeps running");
     bash::stop_all(&h.session).await;
     assert_eq!(settle(&parent, Duration::from_secs(10)).await, 0);
 }

@@ -1,16 +1,15 @@
 //! A foreground command going on in the background: at its time limit,
 //! on the host's word, and the background time limit that ends it.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod bash_common;
-
 use std::time::{Duration, Instant};
 
-use bash_common::{count_marked, marker, next_task_note, settle, wait_started, Harness};
+use bash_common::{marker, next_task_note, Harness};
 use baton_engine::CancelReason;
+use baton_test_support::procs::{running, settle, wait_started};
 use baton_tools::bash::{self, BashConfig};
 use serde_json::json;
+
+use crate::bash_common;
 
 /// The output file named in a result (`Output is being written to: P.`).
 fn output_file(text: &str) -> std::path::PathBuf {
@@ -65,7 +64,7 @@ async fn a_command_at_its_timeout_moves_to_the_background_and_goes_on() {
     let later = wait_for_file_text(&file, "after").await;
     assert!(later.contains("before\nafter"), "{later:?}");
     wait_started(&m, 1).await;
-    assert!(count_marked(&m) >= 1, "the command goes on");
+    assert!(running(&m) >= 1, "the command goes on");
 
     let peek = h
         .call(
@@ -168,7 +167,7 @@ async fn the_host_sends_a_running_call_to_the_background() {
     // An interrupt after the move does not reach the task.
     cancel.cancel(CancelReason::User);
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(count_marked(&m) >= 1, "the command goes on");
+    assert!(running(&m) >= 1, "the command goes on");
     // Nothing runs under that id any more.
     assert!(bash::send_to_background(&h.session, &["host-1".to_string()]).is_empty());
 

@@ -4,17 +4,16 @@
 //! and children that ignore SIGTERM. Each case counts the processes whose
 //! command line carries a unique marker.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod bash_common;
-
 use std::time::Duration;
 
-use bash_common::{count_marked, marker, settle, wait_started, Harness};
+use bash_common::{marker, Harness};
 use baton_engine::CancelReason;
+use baton_test_support::procs::{running, settle, wait_started};
 use baton_tools::bash;
 use proptest::prelude::*;
 use serde_json::json;
+
+use crate::bash_common;
 
 /// Command shapes; `{M}` is replaced by the marker.
 const SHAPES: &[&str] = &[
@@ -109,7 +108,7 @@ async fn background_tasks_and_lingering_groups_end_with_the_session() {
             .await;
         assert!(!r.is_error);
         wait_started(&m, 3).await;
-        assert!(count_marked(&m) >= 3);
+        assert!(running(&m) >= 3);
         // No stop_all: dropping the session (and its slots) must be enough.
     }
     assert_eq!(settle(&m, Duration::from_secs(15)).await, 0);

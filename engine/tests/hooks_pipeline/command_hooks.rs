@@ -1,43 +1,18 @@
 //! Process handling of command hooks: timeouts kill the whole process
 //! group, dropped hooks leave nothing behind, matching hooks run in parallel.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use baton_engine::hooks::{CommandHook, ToolNameMatcher};
 use baton_engine::{Hook, HookEvent, HookInput, Outcome};
+use baton_test_support::procs;
 use serde_json::json;
 
 use super::{quote, ran, Env};
 
-/// Processes whose command line contains `marker`, ignoring zombies.
-pub fn live_with_marker(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let pid = entry.file_name().to_string_lossy().to_string();
-        if !pid.chars().all(|c| c.is_ascii_digit()) {
-            continue;
-        }
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline).contains(marker) && !is_zombie(&pid) {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-fn is_zombie(pid: &str) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // The state follows the parenthesised command name.
-    stat.rsplit_once(") ")
-        .is_none_or(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X'))
-}
-
+/// Whether the process whose id a pid file held still runs.
 fn alive(pid: &str) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists() && !is_zombie(pid)
+    pid.parse().is_ok_and(procs::alive)
 }
 
 /// Waits (generously) for `check` to hold.
@@ -67,11 +42,7 @@ fn hanging_script(env: &Env, marker: &str) -> String {
 }
 
 fn unique_marker(tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("baton-test-{tag}-{}-{nanos}", std::process::id())
+    procs::marker(&format!("baton-test-{tag}-"))
 }
 
 #[tokio::test]
@@ -111,12 +82,12 @@ async fn a_hook_past_its_timeout_is_killed_with_its_group() {
     };
     let (shell, child) = (read("shell"), read("child"));
     assert!(
-        eventually(|| !alive(&shell) && !alive(&child) && live_with_marker(&marker).is_empty())
+        eventually(|| !alive(&shell) && !alive(&child) && procs::pids_with(&marker).is_empty())
             .await,
         "left behind: shell alive={} child alive={} marked={:?}",
         alive(&shell),
         alive(&child),
-        live_with_marker(&marker)
+        procs::pids_with(&marker)
     );
 }
 
@@ -146,7 +117,7 @@ async fn a_dropped_hook_leaves_no_process_behind() {
         extra: Default::default(),
     };
     // The caller gives up (its call was cancelled) while the hook hangs.
-    let marked = |m: &str| !live_with_marker(m).is_empty();
+    let marked = |m: &str| !procs::pids_with(m).is_empty();
     let mut run = Box::pin(hook.run(&input));
     let gave_up = tokio::time::timeout(Duration::from_secs(60), async {
         tokio::select! {
@@ -159,9 +130,9 @@ async fn a_dropped_hook_leaves_no_process_behind() {
     assert!(gave_up, "the hook finished although it should hang");
     drop(run);
     assert!(
-        eventually(|| live_with_marker(&marker).is_empty()).await,
+        eventually(|| procs::pids_with(&marker).is_empty()).await,
         "left behind: {:?}",
-        live_with_marker(&marker)
+        procs::pids_with(&marker)
     );
 }
 
@@ -261,7 +232,7 @@ async fn a_hook_that_answers_async_true_runs_on_in_the_background() {
     };
     let (shell, child) = (read("shell"), read("child"));
     assert!(
-        eventually(|| !alive(&shell) && !alive(&child) && live_with_marker(&marker).is_empty())
+        eventually(|| !alive(&shell) && !alive(&child) && procs::pids_with(&marker).is_empty())
             .await,
         "left behind after asyncTimeout: shell alive={} child alive={}",
         alive(&shell),

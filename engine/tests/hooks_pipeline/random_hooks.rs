@@ -4,6 +4,7 @@
 //! process survives.
 
 use baton_engine::Outcome;
+use baton_test_support::procs;
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -64,7 +65,7 @@ impl Behaviour {
 
 fn run_case(behaviours: &[Behaviour], case: usize) {
     let env = Env::new();
-    let marker = format!("baton-random-hook-{}-{case}", std::process::id());
+    let marker = procs::marker(&format!("baton-random-hook-{case}-"));
     let mut hooks = Vec::new();
     for (i, b) in behaviours.iter().enumerate() {
         let path = env.script(&format!("h{i}.sh"), &b.script(i, &marker));
@@ -129,7 +130,7 @@ fn run_case(behaviours: &[Behaviour], case: usize) {
     drop(rt);
     if behaviours.iter().any(|b| matches!(b, Hangs)) {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-        while !super::command_hooks::live_with_marker(&marker).is_empty() {
+        while !procs::pids_with(&marker).is_empty() {
             assert!(
                 std::time::Instant::now() < deadline,
                 "hook processes survived: {behaviours:?}"

@@ -1,6 +1,9 @@
 //! Shared pieces of the proxy tests: a tiny origin HTTP server on
-//! 127.0.0.1, proxies wired to a fixed resolver, and raw-socket clients.
+//! 127.0.0.1, proxies wired to a fixed resolver, and raw-socket clients;
+//! and running bash confined ([`confined`]) for the kernel's tests.
 #![allow(dead_code)]
+
+pub mod confined;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};

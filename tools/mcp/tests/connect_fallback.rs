@@ -4,10 +4,6 @@
 //! a hand-written one (servers/handmade.py, stdio and HTTP) and one on the
 //! official Python SDK, which speaks the new handshake.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -17,6 +13,8 @@ use std::time::{Duration, Instant};
 use baton_mcp::{ServerSpec, DISCOVER_PROBE};
 use common::*;
 use serde_json::json;
+
+use crate::common;
 
 /// The promise: the fallback never waits longer than this. Much
 /// more than the probe limit plus a Python start-up, and less than the

@@ -2,15 +2,13 @@
 //! reaches the server with its `default`. The server (servers/handmade.py)
 //! returns the raw `elicitation/create` result it received.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::sync::Arc;
 
 use baton_mcp::{ElicitResponse, FnElicitor, McpClients, ServerSpec};
 use common::*;
 use serde_json::{json, Value};
+
+use crate::common;
 
 fn handmade() -> ServerSpec {
     let script = workspace().join("tools/mcp/tests/servers/handmade.py");

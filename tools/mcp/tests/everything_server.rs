@@ -2,10 +2,6 @@
 //! over stdio and streamable HTTP, `server-filesystem` over stdio), installed
 //! pinned by `.ci/deps.d/30-mcp.sh`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::net::TcpListener;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -16,6 +12,8 @@ use baton_mcp::{McpClients, ServerSpec};
 use common::*;
 use parking_lot::Mutex;
 use serde_json::json;
+
+use crate::common;
 
 fn everything_stdio() -> ServerSpec {
     ServerSpec::stdio(

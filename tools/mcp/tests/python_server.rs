@@ -2,10 +2,6 @@
 //! parallel calls, timeouts, cancellation, progress, crashes and restarts,
 //! junk on stdout, huge output, elicitation, list_changed.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,6 +10,8 @@ use baton_mcp::{CallLimits, ElicitResponse, FnElicitor, McpClients, ServerState}
 use common::*;
 use parking_lot::Mutex;
 use serde_json::json;
+
+use crate::common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_are_named_hinted_and_described() {

@@ -2,10 +2,6 @@
 //! SDK (mcp 2.3.0): the legacy HTTP+SSE transport (`"type": "sse"`), and a
 //! remote server (SSE or streamable HTTP) that dies and comes back.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,6 +11,8 @@ use baton_mcp::{parse_servers, Scope, ServerSpec};
 use common::*;
 use parking_lot::Mutex;
 use serde_json::json;
+
+use crate::common;
 
 /// The Python test server on a remote transport, in its own process group.
 struct Remote {

@@ -2,15 +2,13 @@
 //! resources saved to a file (`blobSavedTo`), RefreshMcpTools and
 //! WaitForMcpServers, against a real server (servers/oversized.py).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod common;
-
 use std::time::Duration;
 
 use baton_mcp::ServerSpec;
 use common::*;
 use serde_json::{json, Value};
+
+use crate::common;
 
 fn json_of(out: &baton_engine::ToolOutput) -> Value {
     serde_json::from_str(&text(out)).unwrap_or_else(|e| panic!("{e}: {}", text(out)))

@@ -1,11 +1,10 @@
 //! Shared by the Bash integration tests: a session in a tempdir, calls
-//! through the real pipeline, and process counting by a unique marker.
-#![allow(dead_code)]
+//! through the real pipeline, and a `sleep` marker (counting the processes
+//! that carry it is `baton_test_support::procs`).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use baton_engine::call::CallResult;
 use baton_engine::{Context, Pipeline, Session, ToolContext, ToolPool, ToolUse};
@@ -70,68 +69,7 @@ impl Harness {
 
 /// A `sleep` argument no other process on the machine uses.
 pub fn marker() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!(
-        "1000.{}{}{:09}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed),
-        nanos
-    )
-}
-
-/// Live (non-zombie) processes whose command line contains `marker`.
-pub fn count_marked(marker: &str) -> usize {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .chars()
-                .all(|c| c.is_ascii_digit())
-        })
-        .filter(|e| {
-            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            if !text.contains(marker) {
-                return false;
-            }
-            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-            // Field 3, after the parenthesised name, is the state.
-            let state = stat
-                .rsplit(')')
-                .next()
-                .and_then(|s| s.split_whitespace().next());
-            !matches!(state, Some("Z") | Some("X") | None)
-        })
-        .count()
-}
-
-/// Waits (generously) for the marked processes to disappear; returns how
-/// many are left.
-pub async fn settle(marker: &str, within: Duration) -> usize {
-    let until = Instant::now() + within;
-    loop {
-        let n = count_marked(marker);
-        if n == 0 || Instant::now() >= until {
-            return n;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Waits until at least `n` marked processes exist (the command started).
-pub async fn wait_started(marker: &str, n: usize) {
-    let until = Instant::now() + Duration::from_secs(20);
-    while count_marked(marker) < n && Instant::now() < until {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    baton_test_support::procs::marker("1000.")
 }
 
 /// The next notification about a task's end, skipping the `tasks_changed`

@@ -1,8 +1,9 @@
-//! Helpers for the MCP client tests: paths to the real servers, a client
-//! set, and calling a pool tool the way the pipeline does.
-#![allow(dead_code)]
+//! Helpers for the MCP client tests: the test servers as server specs, a
+//! client set, and calling a pool tool the way the pipeline does. Their
+//! scripts' paths and the HTTP server child are shared with the root
+//! package's tests (`baton_test_support::mcp_servers`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,14 +13,13 @@ use baton_engine::{
 use baton_mcp::{ClientOptions, McpClients, ServerSpec};
 use serde_json::Value;
 
-pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+pub use baton_test_support::mcp_servers::HttpChild;
+pub use baton_test_support::procs::alive;
+pub use baton_test_support::workspace;
 
 /// The Python test server (official `mcp` SDK).
 pub fn python_server(args: &[&str]) -> ServerSpec {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/misbehaving.py");
-    let mut all = vec!["-u".to_string(), script.display().to_string()];
+    let mut all = vec!["-u".to_string(), script("misbehaving.py")];
     all.extend(args.iter().map(|s| s.to_string()));
     ServerSpec::stdio("py", "python3", all)
 }
@@ -101,19 +101,9 @@ pub fn ctx_with(dir: &Path, cancel: CancelScope, progress: ProgressSink) -> Tool
     c
 }
 
-/// Whether a process (group leader) with this pid still exists.
-pub fn alive(pid: i32) -> bool {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| s.contains(") Z "))
-            .unwrap_or(true)
-}
-
 /// A test server script under tests/servers.
 pub fn script(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/servers")
-        .join(name)
+    baton_test_support::mcp_servers::script(name)
         .display()
         .to_string()
 }
@@ -121,47 +111,6 @@ pub fn script(name: &str) -> String {
 /// servers/oversized.py over stdio, named `name`.
 pub fn oversized(name: &str) -> ServerSpec {
     ServerSpec::stdio(name, "python3", vec!["-u".into(), script("oversized.py")])
-}
-
-/// A Python test server serving HTTP on a free port it prints as
-/// `PORT <n>`; its process group is killed on drop.
-pub struct HttpChild {
-    child: std::process::Child,
-    pub url: String,
-}
-
-impl HttpChild {
-    pub fn start(script_name: &str, args: &[&str]) -> HttpChild {
-        use std::io::BufRead;
-        use std::os::unix::process::CommandExt;
-        let mut child = std::process::Command::new("python3")
-            .arg("-u")
-            .arg(script(script_name))
-            .args(args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .unwrap();
-        let port: u16 = line.trim().trim_start_matches("PORT ").parse().unwrap();
-        HttpChild {
-            child,
-            url: format!("http://127.0.0.1:{port}/mcp"),
-        }
-    }
-}
-
-impl Drop for HttpChild {
-    fn drop(&mut self) {
-        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
-        let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
-        let _ = self.child.wait();
-    }
 }
 
 /// The outcome of a call as text, error or not.

@@ -5,11 +5,6 @@
 //! symlinks between them. In rules and targets, `{W}`, `{H}`, `{O}` and `{E}`
 //! stand for the workspace, home, outside and extra directories.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-#![allow(missing_docs)]
-
-#[path = "../common/mod.rs"]
-mod common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -19,6 +14,8 @@ use baton_engine::permission::{
 };
 use baton_engine::{Context, Tool, ToolDef};
 use serde_json::json;
+
+use crate::common;
 
 struct Fixture {
     _dir: tempfile::TempDir,

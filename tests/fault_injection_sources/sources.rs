@@ -4,7 +4,6 @@
 //! (support/fault_mcp.py) with short call limits, and Bash on real
 //! `baton mcp serve --http` workers under its own name (`WorkerBash`), so
 //! one batch mixes local and remote shells.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -1,26 +1,27 @@
 //! Checks requests Baton sent against the official SDKs' types
 //! (`tests/sdk_check.py`, with the `anthropic` and `openai` packages that
-//! `.ci/deps` installs). Included with `#[path]` by `tests/agent.rs` and
-//! `tests/agent_nested.rs`.
+//! `.ci/deps` installs).
 
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use baton::engine::wire::WireFormat;
 use serde_json::Value;
 
-pub fn sdk_check(format: WireFormat, requests: &[Value]) {
+/// Fails unless the SDK of `format` (a wire format's name, such as
+/// `anthropic`) accepts every request.
+pub fn sdk_check(format: &str, requests: &[Value]) {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let path = std::env::temp_dir().join(format!(
         "baton-sdk-check-{}-{}-{}.json",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed),
-        format.name()
+        format
     ));
     std::fs::write(&path, serde_json::to_string(requests).unwrap()).unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk_check.py");
+    let script = crate::workspace().join("tests/sdk_check.py");
     let out = Command::new("python3")
-        .args([script, format.name()])
+        .arg(script)
+        .arg(format)
         .arg(&path)
         .output()
         .unwrap();

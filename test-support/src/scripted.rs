@@ -5,15 +5,14 @@
 //! `fail`). An Agent call inside a step carries the next level's script as
 //! its prompt, so one JSON value describes a whole tree. The runner records
 //! what each subagent was given and every result it saw, in arrival order,
-//! so tests can check the invariant at every level.
-#![allow(dead_code)]
+//! so tests can check the invariant at every level. A gated runner holds
+//! every subagent before its first step until the test lets it go.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use baton::engine::nesting::NestedEvent;
-use baton::engine::subagent::{StopVerdict, SubagentReport, SubagentRunner, SubagentTask};
-use baton::engine::{async_trait, Outcome, PermissionMode, ToolUse};
+use baton_engine::nesting::NestedEvent;
+use baton_engine::subagent::{StopVerdict, SubagentReport, SubagentRunner, SubagentTask};
+use baton_engine::{async_trait, Outcome, PermissionMode, ToolUse};
 use serde_json::{json, Value};
 use std::sync::Mutex as StdMutex;
 use tokio::sync::Semaphore;
@@ -182,36 +181,4 @@ impl SubagentRunner for Scripted {
             transcript: None,
         })
     }
-}
-
-/// Whether a process is still alive (not gone, not a zombie).
-pub fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
-/// Pids written one per line to `path`.
-pub fn pids(path: &std::path::Path) -> Vec<i32> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect()
-}
-
-/// Waits until every pid is gone (generous bound), returning the survivors.
-pub async fn survivors(pids: &[i32]) -> Vec<i32> {
-    for _ in 0..100 {
-        let left: Vec<i32> = pids.iter().copied().filter(|p| alive(*p)).collect();
-        if left.is_empty() {
-            return left;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    pids.iter().copied().filter(|p| alive(*p)).collect()
 }

@@ -3,7 +3,6 @@
 //! results are right for it: the normal result for a call no fault
 //! touched, an error for a faulted MCP call, and what an interrupt or a
 //! failing sibling may turn a result into.
-#![allow(dead_code)]
 
 use baton::engine::HookEvent;
 use baton::{CallResult, Outcome};
@@ -271,7 +270,7 @@ fn judge(case: &Case, i: usize, result: &CallResult) -> Result<(), String> {
 /// and PostToolBatch blocks change no result.
 fn blocked(case: &Case, call: Call, event: HookEvent, result: &CallResult) -> Result<(), String> {
     let text = result.text();
-    let name = crate::fault_sources::event_name(event);
+    let name = super::sources::event_name(event);
     let said = text.contains(&format!("blocked by the test's {name} hook"));
     let source_hit = match call.kind {
         Kind::Mcp(k) => case.mcp_server_lost() || k.is_fault(),

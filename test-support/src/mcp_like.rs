@@ -1,11 +1,10 @@
 //! Deterministic MCP-like tools for tests and benchmarks: names, prose and
 //! schemas shaped like those of real servers (GitHub, Slack, Jira, …), so
 //! that sizes and search behaviour are realistic.
-#![allow(dead_code)]
 
 use std::sync::Arc;
 
-use baton::engine::{
+use baton_engine::{
     async_trait, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOrigin, ToolOutput,
 };
 use serde_json::{json, Value};

@@ -202,7 +202,3 @@ pub const MODES: [PermissionMode; 4] = [
     PermissionMode::Plan,
     PermissionMode::DontAsk,
 ];
-
-pub fn exists(p: &Path) -> bool {
-    p.exists()
-}

@@ -232,7 +232,6 @@ pub fn sse(events: &[Value]) -> String {
 
 /// A turn of `text` with `calls` (id, name, input), for the agent tests
 /// that script a model.
-#[allow(dead_code)]
 pub fn turn(text: &str, calls: &[(&str, &str, Value)]) -> Scenario {
     Scenario {
         text: Some(text.into()),

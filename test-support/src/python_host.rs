@@ -5,13 +5,13 @@
 use std::path::Path;
 use std::process::Command;
 
-pub fn run(script: &str, dir: &Path) -> serde_json::Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/serve_host")
-        .join(script);
+/// Runs `tests/serve_host/<script>` with `bin` (the `baton` binary) and
+/// `dir`; the summary it printed.
+pub fn run(bin: &str, script: &str, dir: &Path) -> serde_json::Value {
+    let script = crate::workspace().join("tests/serve_host").join(script);
     let out = Command::new("python3")
         .arg(script)
-        .arg(env!("CARGO_BIN_EXE_baton"))
+        .arg(bin)
         .arg(dir)
         .output()
         .expect("python3 is needed (run ./.ci/deps)");

@@ -4,15 +4,12 @@
 //! the same calls in the same order, each at the right moment, and leave a
 //! message the non-streaming parser reads the same way.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
-
-mod scenario;
-
 use std::convert::Infallible;
 
 use baton_engine::wire::{anthropic, openai_chat, openai_responses};
 use baton_engine::wire::{Completed, StreamError, StreamParser, StreamSink, WireFormat};
 use baton_engine::ToolUse;
+use baton_test_support::scenario;
 use futures::StreamExt;
 use proptest::prelude::*;
 use scenario::{Call, Scenario};

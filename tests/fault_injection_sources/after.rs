@@ -1,26 +1,11 @@
 //! After a faulted batch of tests/fault_injection_sources.rs: the batches
-//! that show the session goes on, and the list of processes a case left.
-#![allow(dead_code)]
+//! that show the session goes on.
 
 use baton::{CallResult, Engine, Event, ToolUse};
 use serde_json::json;
 
-use crate::fault_verdict::Case;
-use crate::BOUND;
-
-/// The command lines of the processes `needle` finds, for the report.
-pub fn listing(needle: &str) -> String {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return String::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(needle))
-        .collect::<Vec<_>>()
-        .join(" | ")
-}
+use super::verdict::Case;
+use super::BOUND;
 
 /// One batch's results, in the order they came; `Err` if it stalled.
 async fn results_of(

@@ -1,8 +1,5 @@
 //! A live `baton serve` process for the protocol tests: JSON lines in,
-//! JSON lines out (read on a thread, so waits have timeouts). Included with
-//! `#[path]` by `tests/cli.rs`, `tests/serve_approvals.rs` and
-//! `tests/serve_protocol.rs`.
-#![allow(dead_code)]
+//! JSON lines out (read on a thread, so waits have timeouts).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
@@ -20,14 +17,14 @@ pub struct Serve {
 }
 
 impl Serve {
-    /// `baton serve` with `args`.
-    pub fn start(args: &[&str]) -> Serve {
-        Serve::start_with_env(args, &[])
+    /// `baton serve` with `args`; `bin` is the `baton` binary.
+    pub fn start(bin: &str, args: &[&str]) -> Serve {
+        Serve::start_with_env(bin, args, &[])
     }
 
     /// `baton serve` with `args` and the environment variables `env` added.
-    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Serve {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+    pub fn start_with_env(bin: &str, args: &[&str], env: &[(&str, &str)]) -> Serve {
+        let mut child = Command::new(bin)
             .arg("serve")
             .args(args)
             .envs(env.iter().copied())
