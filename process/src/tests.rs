@@ -1,7 +1,7 @@
 //! Shared scans of `/proc` stay exact: a scan used by a caller always began
 //! after the caller asked, however many threads ask at once; trees stopped
 //! together all end. (How scans leave out processes older than every tree
-//! is tested alone, in `engine/tests/scan_floor.rs`.)
+//! is tested in a process of its own, in `engine/tests/scan_floor.rs`.)
 
 use std::time::{Duration, Instant};
 
