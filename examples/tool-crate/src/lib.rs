@@ -2,7 +2,7 @@
 //! lines, words and characters of a text the model passes in. A host adds
 //! `line_stats()` to its pool beside Baton's built-ins.
 
-use baton_tool::schemars::{self, JsonSchema};
+use baton_tool::schemars::JsonSchema;
 use baton_tool::{async_trait, Tool, ToolContext, ToolDef, ToolError, ToolLogic, ToolOutput};
 use serde::Deserialize;
 
