@@ -4,7 +4,6 @@
 //! included, a tool a deny rule names whole left out.
 
 use std::path::Path;
-use std::process::Command;
 
 use baton::engine::wire::WireFormat;
 use baton::Engine;
@@ -50,19 +49,13 @@ fn by_name(defs: &[Value]) -> Vec<(String, Value)> {
 }
 
 fn cli_tools(project: &Path) -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(["tools", "--cwd"])
-        .arg(project)
-        .arg("--state-dir")
-        .arg(project.join(".state"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    baton_test_support::cli::json_stdout(
+        crate::support::baton()
+            .args(["tools", "--cwd"])
+            .arg(project)
+            .arg("--state-dir")
+            .arg(project.join(".state")),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

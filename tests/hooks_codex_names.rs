@@ -61,24 +61,18 @@ fn run_in(work: &Path, format: &str, mode: &str, message: Value) -> Value {
     let state = tempfile::tempdir().unwrap();
     let file = state.path().join("message.json");
     std::fs::write(&file, message.to_string()).unwrap();
-    let out = crate::support::baton()
-        .args(["run", "--tool-set", "codex", "--format", format])
-        .args(["--permission-mode", mode, "--cwd"])
-        .arg(work)
-        .arg("--state-dir")
-        .arg(state.path())
-        .arg("--settings")
-        .arg(settings(work))
-        .env("HOME", state.path())
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    baton_test_support::cli::json_stdout(
+        crate::support::baton()
+            .args(["run", "--tool-set", "codex", "--format", format])
+            .args(["--permission-mode", mode, "--cwd"])
+            .arg(work)
+            .arg("--state-dir")
+            .arg(state.path())
+            .arg("--settings")
+            .arg(settings(work))
+            .env("HOME", state.path())
+            .arg(&file),
+    )
 }
 
 fn log(work: &Path) -> Vec<Value> {

@@ -96,21 +96,15 @@ fn check_strict(schema: &Value, name: &str) {
 }
 
 fn baton_tools(dir: &Path, cfg: &Path, format: WireFormat, mode: &str) -> Vec<Value> {
-    let out = crate::support::baton()
-        .args(["tools", "--format", format.name(), "--tool-search", mode])
-        .arg("--strict-mcp-config")
-        .arg("--mcp-config")
-        .arg(cfg)
-        .arg("--cwd")
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    baton_test_support::cli::json_stdout(
+        crate::support::baton()
+            .args(["tools", "--format", format.name(), "--tool-search", mode])
+            .arg("--strict-mcp-config")
+            .arg("--mcp-config")
+            .arg(cfg)
+            .arg("--cwd")
+            .arg(dir),
+    )
 }
 
 /// Serve's `tools` line, then the `subagent_request` of an Agent call.

@@ -28,3 +28,15 @@ pub fn with_stdin(cmd: &mut Command, input: &str) -> Output {
         .expect("message written");
     child.wait_with_output().expect("baton ends")
 }
+
+/// Runs `cmd` to its end and reads its stdout as one JSON document; a
+/// failed run fails the test with the command's stderr.
+pub fn json_stdout<T: serde::de::DeserializeOwned>(cmd: &mut Command) -> T {
+    let out = cmd.output().expect("baton starts");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
