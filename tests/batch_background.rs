@@ -3,10 +3,10 @@
 //! order beside its siblings, its command goes on, an interrupt of the
 //! batch no longer reaches it, and the engine's shutdown ends it.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use baton::engine::AllowAllUnsafe;
-use baton::{Engine, Event, InterruptKind, Outcome};
+use crate::common::wait_for;
+use baton::{Event, InterruptKind, Outcome};
 use baton_test_support::procs;
 use baton_test_support::procs::sleeping;
 use common::call;
@@ -14,30 +14,12 @@ use serde_json::json;
 
 use crate::common;
 
-async fn wait_for(what: impl Fn() -> bool) -> bool {
-    let until = Instant::now() + Duration::from_secs(20);
-    while !what() {
-        if Instant::now() > until {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    true
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_sends_its_running_shell_to_the_background() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::builder(
-        baton::BuiltinConfig::default()
-            .pool(&AllowAllUnsafe)
-            .unwrap(),
-    )
-    .cwd(dir.path())
-    .state_dir(dir.path().join(".state"))
-    .allow_all_unsafe()
-    .build()
-    .unwrap();
+    let engine = crate::common::allow_all_builder(dir.path())
+        .build()
+        .unwrap();
     let m = procs::marker("1000.");
     let mut batch = engine.open_batch().await.unwrap();
     batch

@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Event, Outcome};
 use common::call;
 use futures::StreamExt;
@@ -12,16 +11,7 @@ use serde_json::json;
 use crate::common;
 
 fn engine(dir: &std::path::Path) -> Engine {
-    Engine::builder(
-        baton::BuiltinConfig::default()
-            .pool(&AllowAllUnsafe)
-            .unwrap(),
-    )
-    .cwd(dir)
-    .state_dir(dir.join(".state"))
-    .allow_all_unsafe()
-    .build()
-    .unwrap()
+    crate::common::allow_all_builder(dir).build().unwrap()
 }
 
 fn text(result: &baton::CallResult) -> String {

@@ -6,7 +6,6 @@
 
 use std::time::{Duration, Instant};
 
-use baton::engine::AllowAllUnsafe;
 use baton::{Engine, Outcome};
 use common::{call, run_all};
 use serde_json::json;
@@ -14,14 +13,7 @@ use serde_json::json;
 use crate::common;
 
 fn engine(dir: &std::path::Path, cap: Option<usize>) -> Engine {
-    let mut builder = Engine::builder(
-        baton::BuiltinConfig::default()
-            .pool(&AllowAllUnsafe)
-            .unwrap(),
-    )
-    .cwd(dir)
-    .state_dir(dir.join(".state"))
-    .allow_all_unsafe();
+    let mut builder = crate::common::allow_all_builder(dir);
     if let Some(n) = cap {
         builder = builder.max_concurrency(n);
     }

@@ -139,16 +139,9 @@ async fn an_interrupt_reaches_a_call_in_validate_input() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interrupting_running_shells_does_not_wait_for_zombies() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::builder(
-        baton::BuiltinConfig::default()
-            .pool(&AllowAllUnsafe)
-            .unwrap(),
-    )
-    .cwd(dir.path())
-    .state_dir(dir.path().join(".state"))
-    .allow_all_unsafe()
-    .build()
-    .unwrap();
+    let engine = crate::common::allow_all_builder(dir.path())
+        .build()
+        .unwrap();
     let m = procs::marker("");
     let mut batches = Vec::new();
     for i in 0..4 {

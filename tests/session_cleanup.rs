@@ -5,8 +5,8 @@
 
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
+use crate::common::wait_for;
 use baton::engine::cleanup::{SessionCleanup, Stopping};
 use baton::engine::AllowAllUnsafe;
 use baton::engine::{
@@ -73,17 +73,6 @@ fn watch_tool() -> Tool {
     let def = ToolDef::new("Watch", "Starts a process that runs on after the call.");
     let schema = json!({"type": "object", "properties": {"seconds": {"type": "string"}}});
     Tool::raw(def, schema, Watch).expect("the schema compiles")
-}
-
-async fn wait_for(what: impl Fn() -> bool) -> bool {
-    let until = Instant::now() + Duration::from_secs(20);
-    while !what() {
-        if Instant::now() > until {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    true
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

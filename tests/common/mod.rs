@@ -114,3 +114,27 @@ pub fn assert_in_order(run: &Run, n: usize) {
     let idx: Vec<usize> = run.results.iter().map(|r| r.0).collect();
     assert_eq!(idx, (0..n).collect::<Vec<_>>(), "results not in call order");
 }
+
+/// A builder over the built-in tools in `dir` (its state in `dir/.state`),
+/// every permission granted: the tests that need real tools without rules.
+pub fn allow_all_builder(dir: &std::path::Path) -> baton::EngineBuilder {
+    let pool = baton::BuiltinConfig::default()
+        .pool(&baton::engine::AllowAllUnsafe)
+        .unwrap();
+    Engine::builder(pool)
+        .cwd(dir)
+        .state_dir(dir.join(".state"))
+        .allow_all_unsafe()
+}
+
+/// Polls `what` every 25 ms for up to 20 s; whether it became true.
+pub async fn wait_for(what: impl Fn() -> bool) -> bool {
+    let until = Instant::now() + Duration::from_secs(20);
+    while !what() {
+        if Instant::now() > until {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    true
+}
