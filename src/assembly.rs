@@ -64,8 +64,6 @@ impl AssemblyOptions {
 pub struct Assembly {
     /// The merged settings, their warnings including the confinement ones.
     pub settings: Settings,
-    /// The built-in tools' configuration (agent types and skills loaded).
-    pub builtins: BuiltinConfig,
     /// Built-in tools (and the tool set's), remote ones already routed.
     pub tools: Vec<Arc<Tool>>,
     /// What could not be loaded, by source (`agents: …`, `skills: …`).
@@ -129,7 +127,6 @@ impl Engine {
             .map_err(ConfigError::Remote)?;
         Ok(Assembly {
             settings,
-            builtins,
             tools,
             diagnostics,
             cwd,
