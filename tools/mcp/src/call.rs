@@ -103,7 +103,15 @@ pub(crate) async fn call_tool(
     };
     let mut params = CallToolRequestParams::new(tool.to_string());
     params.arguments = arguments;
-    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+    let deadline = tokio::time::Instant::now() + limits.total;
+    // A server of protocol 2025-11-25 that runs this tool as a task gets the
+    // call as one, kept a while longer than the call may last, so that it
+    // is still there to be cancelled or read at the end (crate::tasks).
+    let request = if live.tasks.call_as_task(tool) {
+        crate::tasks::augmented_call(&params, limits.total + crate::tasks::TTL_MARGIN)
+    } else {
+        ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()))
+    };
     let peer = live.peer().clone();
     let handle = peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
@@ -143,10 +151,28 @@ pub(crate) async fn call_tool(
             }
         }
     };
-    live.handler().unwatch(&token);
     let last_progress = watch.last.lock().clone();
-    match outcome {
+    let result = match outcome {
         Outcome::Answer(Some(answer)) => {
+            guard.peer = None;
+            // A task goes on after this answer; progress notifications for
+            // the call's token stay valid while it runs.
+            if let Ok(answer) = answer.as_ref() {
+                if let Some((generation, task)) = crate::tasks::created(answer) {
+                    let following = crate::tasks::Following {
+                        server,
+                        display,
+                        ctx,
+                        watch: &watch,
+                        limits,
+                        deadline,
+                    };
+                    let outcome =
+                        crate::tasks::follow(following, Arc::clone(&live), generation, task).await;
+                    live.handler().unwatch(&token);
+                    return outcome;
+                }
+            }
             answered(
                 *answer,
                 server,
@@ -208,7 +234,9 @@ pub(crate) async fn call_tool(
                 progress_note(&last_progress)
             )))
         }
-    }
+    };
+    live.handler().unwatch(&token);
+    result
 }
 
 /// The server answered: a result, an `input_required` round, or an error.
@@ -267,7 +295,7 @@ enum Outcome {
     Limit(&'static str, Duration),
 }
 
-fn progress_note(last: &Option<String>) -> String {
+pub(crate) fn progress_note(last: &Option<String>) -> String {
     match last {
         Some(m) => format!(" Its last progress report: \"{m}\"."),
         None => " It had reported no progress.".into(),

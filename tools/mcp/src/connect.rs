@@ -20,6 +20,7 @@ use crate::handler::Handler;
 use crate::probe::{OnSilence, ProbeGuard, ProbeNote, ProbeRecord, DISCOVER_PROBE};
 use crate::process::ServerProcess;
 use crate::server::{with_tail, Live, Server};
+use crate::task_facts::TaskFacts;
 
 impl Server {
     /// Connects, choosing the protocol generation: `server/discover` first
@@ -162,6 +163,7 @@ impl Server {
         link: Option<&Arc<Link>>,
     ) -> Result<Live, Failure> {
         let handler = Handler::new(&self.spec.name, self.options().elicitor.clone());
+        let facts = Arc::new(TaskFacts::default());
         let (lifecycle, record, probe_limit) = match start {
             Start::Probe(record) => (
                 ClientLifecycleMode::Auto {
@@ -187,9 +189,14 @@ impl Server {
         };
         let (service, process) = match &self.spec.transport {
             TransportSpec::Stdio { command, args, env } => {
-                let (process, pipes) =
-                    ServerProcess::spawn(command, args, env, &self.options().project_dir)
-                        .map_err(|e| Failure::NotStarted(format!("cannot start {command}: {e}")))?;
+                let (process, pipes) = ServerProcess::spawn(
+                    command,
+                    args,
+                    env,
+                    &self.options().project_dir,
+                    Arc::clone(&facts),
+                )
+                .map_err(|e| Failure::NotStarted(format!("cannot start {command}: {e}")))?;
                 let transport = ProbeGuard::new(
                     IntoTransport::<RoleClient, std::io::Error, _>::into_transport(pipes),
                     preferred_versions(),
@@ -230,7 +237,10 @@ impl Server {
                     .custom_headers(map)
                     .max_concurrent_requests(256);
                 let transport = ProbeGuard::new(
-                    StreamableHttpClientTransport::with_client(Guarded::new(link.cloned()), config),
+                    StreamableHttpClientTransport::with_client(
+                        Guarded::new(link.cloned(), Arc::clone(&facts)),
+                        config,
+                    ),
                     preferred_versions(),
                     probe_limit,
                     OnSilence::GiveUp,
@@ -305,6 +315,7 @@ impl Server {
             process,
             protocol,
             since: Instant::now(),
+            tasks: facts,
         })
     }
 }

@@ -164,6 +164,8 @@ pub(crate) struct Filter {
     pub ring: Arc<StderrRing>,
     pub junk: Arc<AtomicU64>,
     pub in_flight: Arc<InFlight>,
+    /// Sees every answer before rmcp parses it (see [`crate::task_facts`]).
+    pub facts: Arc<crate::task_facts::TaskFacts>,
 }
 
 impl Filter {
@@ -322,6 +324,7 @@ impl Filter {
             if let Some(id) = id {
                 self.in_flight.remove(&id);
             }
+            self.facts.observe(line);
         }
         self.to_rmcp.write_all(line).await.is_ok() && self.to_rmcp.write_all(b"\n").await.is_ok()
     }

@@ -71,9 +71,13 @@ impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         // Declared even without a host: the server then hears "declined"
         // instead of failing the call for a missing capability.
-        let capabilities: ClientCapabilities =
-            serde_json::from_value(json!({"elicitation": {"form": {}, "url": {}}}))
-                .unwrap_or_default();
+        // The tasks extension (SEP-2663): a server may then answer a call
+        // with a task, which Baton follows (see crate::tasks).
+        let capabilities: ClientCapabilities = serde_json::from_value(json!({
+            "elicitation": {"form": {}, "url": {}},
+            "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}},
+        }))
+        .unwrap_or_default();
         ClientConfig::new(
             capabilities,
             Implementation::new("baton", env!("CARGO_PKG_VERSION")),
@@ -114,8 +118,16 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        Ok(self.elicit(request).await)
+    }
+}
+
+impl Handler {
+    /// Asks the host (a server's `elicitation/create`, or the same question
+    /// asked inside a task, see [`crate::tasks`]); declined without a host.
+    pub(crate) async fn elicit(&self, request: ElicitRequestParams) -> ElicitResult {
         let Some(elicitor) = self.0.elicitor.clone() else {
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
+            return ElicitResult::new(ElicitationAction::Decline);
         };
         let value = serde_json::to_value(&request).unwrap_or(Value::Null);
         let message = value["message"].as_str().unwrap_or_default().to_string();
@@ -138,7 +150,7 @@ impl ClientHandler for Handler {
                 mode,
             })
             .await;
-        Ok(match response {
+        match response {
             ElicitResponse::Accept(content) => {
                 // The one place every answer passes (terminal, serve host,
                 // library callback, hooks): fields left out get defaults.
@@ -154,6 +166,6 @@ impl ClientHandler for Handler {
             }
             ElicitResponse::Decline => ElicitResult::new(ElicitationAction::Decline),
             ElicitResponse::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-        })
+        }
     }
 }

@@ -34,6 +34,8 @@ mod result;
 pub mod sentence;
 mod server;
 mod sse;
+mod task_facts;
+mod tasks;
 mod tool;
 mod wait_tool;
 

@@ -160,12 +160,14 @@ pub(crate) fn start_tree(
 pub(crate) type Pipes = (DuplexStream, TrackedStdin);
 
 impl ServerProcess {
-    /// Starts `command args` with `env` added (see [`start_tree`]).
+    /// Starts `command args` with `env` added (see [`start_tree`]); its
+    /// answers are shown to `facts` on their way to rmcp.
     pub(crate) fn spawn(
         command: &str,
         args: &[String],
         env: &BTreeMap<String, String>,
         project_dir: &Path,
+        facts: Arc<crate::task_facts::TaskFacts>,
     ) -> std::io::Result<(ServerProcess, Pipes)> {
         let mut cmd = Command::new(command);
         cmd.args(args).envs(env).stdin(Stdio::piped());
@@ -196,6 +198,7 @@ impl ServerProcess {
             ring: Arc::clone(&ring),
             junk: Arc::clone(&junk),
             in_flight: Arc::clone(&in_flight),
+            facts,
         };
         tokio::spawn(filter.run(stdout));
         tokio::spawn(async move {

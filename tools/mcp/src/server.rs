@@ -113,6 +113,8 @@ pub(crate) struct Live {
     pub process: Option<ServerProcess>,
     pub protocol: String,
     pub since: Instant,
+    /// What the server said about tasks (2025-11-25) on this connection.
+    pub tasks: Arc<crate::task_facts::TaskFacts>,
 }
 
 impl Live {

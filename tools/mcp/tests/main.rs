@@ -18,3 +18,4 @@ mod python_server;
 mod remote_servers;
 mod resource_tools;
 mod size_limits;
+mod tasks_client;

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use futures::stream::BoxStream;
+use futures::StreamExt;
 use http::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::auth::{AuthClient, AuthError};
@@ -24,6 +25,7 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::{Error as SseError, Sse};
 
 use super::login::Authorizer;
+use crate::task_facts::TaskFacts;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
@@ -125,15 +127,35 @@ macro_rules! either {
 pub struct Guarded {
     plain: reqwest::Client,
     link: Option<Arc<Link>>,
+    facts: Arc<TaskFacts>,
 }
 
 impl Guarded {
-    /// A client that authorizes through `link` when there is one.
-    pub fn new(link: Option<Arc<Link>>) -> Guarded {
+    /// A client that authorizes through `link` when there is one; the
+    /// server's answers on event streams are shown to `facts` (see
+    /// [`crate::task_facts`]).
+    pub(crate) fn new(link: Option<Arc<Link>>, facts: Arc<TaskFacts>) -> Guarded {
         Guarded {
             plain: reqwest::Client::new(),
             link,
+            facts,
         }
+    }
+
+    /// `stream` with each event's data shown to the task facts first.
+    fn tapped(
+        &self,
+        stream: BoxStream<'static, Result<Sse, SseError>>,
+    ) -> BoxStream<'static, Result<Sse, SseError>> {
+        let facts = Arc::clone(&self.facts);
+        Box::pin(stream.inspect(move |event| {
+            if let Ok(Sse {
+                data: Some(data), ..
+            }) = event
+            {
+                facts.observe(data.as_bytes());
+            }
+        }))
     }
 
     async fn run<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
@@ -207,32 +229,39 @@ impl StreamableHttpClient for Guarded {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.run(|client| {
-            let (uri, message, session_id, auth_header, headers) = (
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-            );
-            let plain = self.plain.clone();
-            let client = client.cloned();
-            async move {
-                either!(
-                    client,
-                    plain,
-                    post_message_with_response_limits(
-                        uri,
-                        message,
-                        session_id,
-                        auth_header,
-                        headers,
-                        limits
+        let response = self
+            .run(|client| {
+                let (uri, message, session_id, auth_header, headers) = (
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    auth_header.clone(),
+                    custom_headers.clone(),
+                );
+                let plain = self.plain.clone();
+                let client = client.cloned();
+                async move {
+                    either!(
+                        client,
+                        plain,
+                        post_message_with_response_limits(
+                            uri,
+                            message,
+                            session_id,
+                            auth_header,
+                            headers,
+                            limits
+                        )
                     )
-                )
+                }
+            })
+            .await?;
+        Ok(match response {
+            StreamableHttpPostResponse::Sse(stream, session) => {
+                StreamableHttpPostResponse::Sse(self.tapped(stream), session)
             }
+            other => other,
         })
-        .await
     }
 
     async fn delete_session(
@@ -277,5 +306,6 @@ impl StreamableHttpClient for Guarded {
             }
         })
         .await
+        .map(|stream| self.tapped(stream))
     }
 }
