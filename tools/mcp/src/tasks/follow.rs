@@ -75,7 +75,7 @@ enum Stop {
 
 /// How one request to the server went.
 enum Asked {
-    Answer(ServerResult),
+    Answer(Box<ServerResult>),
     /// The server answered with a JSON-RPC error.
     Refused(ErrorData),
     /// No answer: the connection broke, or the request's limit ran out.
@@ -123,7 +123,9 @@ impl Follower<'_> {
                         stop = self.stopped() => return Ok(self.stop(stop, &state).await),
                     };
                     match asked {
-                        Asked::Answer(answer) => return Ok(self.result_of(answer, &state).await),
+                        Asked::Answer(answer) => {
+                            return Ok(self.result_of(*answer, &state).await);
+                        }
                         Asked::Refused(e) => return Ok(self.failed(&state, &e.message)),
                         Asked::Broken(why) => {
                             broken += 1;
@@ -199,7 +201,7 @@ impl Follower<'_> {
             Err(e) => return Asked::Broken(crate::sentence::describe(&e)),
         };
         match handle.await_response().await {
-            Ok(answer) => Asked::Answer(answer),
+            Ok(answer) => Asked::Answer(Box::new(answer)),
             Err(ServiceError::McpError(e)) => Asked::Refused(e),
             Err(e) => Asked::Broken(crate::sentence::describe(&e)),
         }
