@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use baton::mcp_server::http::{self, HttpOptions, DEFAULT_MAX_REQUEST_BYTES};
-use baton::mcp_server::{self, McpServer};
+use baton::mcp_server::{self, Journal, McpServer, ServerOptions};
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
@@ -59,9 +59,19 @@ pub(super) async fn serve(mut setup: Setup, args: ServeArgs) -> Result<(), CliEr
         // Before the engine starts, so its MCP servers' health is recorded.
         baton::metrics::install_prometheus().map_err(|e| CliError::Failed(e.to_string()))?;
     }
+    // Named calls are journaled in the state directory: a worker restarted
+    // on the same `--state-dir` answers for the calls of its previous life.
+    let journal_dir = setup.state_dir.join("journal");
+    let journal = Journal::open(&journal_dir, baton_journal::Limits::default())
+        .map_err(|e| CliError::Failed(e.to_string()))?;
     let engine = setup.engine()?;
-    let server =
-        McpServer::with_secret(engine.clone(), setup.pool.clone(), options.token.as_deref());
+    let server = McpServer::with_options(
+        engine.clone(),
+        setup.pool.clone(),
+        ServerOptions::default()
+            .secret(options.token.as_deref())
+            .journal(journal),
+    );
     let shutdown = CancellationToken::new();
     // A signal stops the running calls (and their processes) first, then the
     // transport; the client sees every call answered.

@@ -28,6 +28,22 @@ use baton_engine::Tool;
 
 pub use tool::RemoteError;
 
+/// The session's name in the workers' journals: the key plus what makes
+/// this session unique. Keys repeat (a directory and a process id recur, a
+/// host passes its own), and call ids repeat across sessions (the same
+/// message run twice), so a key alone could answer a new call with an old
+/// session's result.
+fn journal_session(session_key: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    format!("{session_key}#{}-{nanos}-{n}", std::process::id())
+}
+
 /// Which tools run where.
 #[derive(Clone, Debug, Default)]
 pub struct RemoteConfig {
@@ -66,6 +82,7 @@ pub fn route(
         config.workers.clone(),
         config.token.clone(),
         start,
+        journal_session(session_key),
     ));
     tools
         .into_iter()
