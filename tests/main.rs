@@ -64,6 +64,7 @@ mod own_tool;
 mod plan_mode;
 mod processes;
 mod remote;
+mod remote_durable;
 mod remote_hook_response;
 mod remote_stall;
 mod remote_workspace;

@@ -165,6 +165,7 @@ impl ToolLogic<Value> for Remote {
                                 &lease.url,
                                 name,
                                 &why,
+                                since.elapsed(),
                                 &call.follow,
                             )));
                         }
@@ -189,8 +190,9 @@ impl ToolLogic<Value> for Remote {
 
 impl Remote {
     /// A new connection to the worker at `url`, tried with growing pauses
-    /// until [`RETRY_WINDOW`] after the first break (a shorter one once the
-    /// call was interrupted); `None` if the worker stayed away.
+    /// until [`RETRY_WINDOW`] after the first break; an interrupted call
+    /// tries once, briefly (an interrupt never waits on a paused worker).
+    /// `None` if the worker stayed away.
     async fn reach_again(
         &self,
         url: &str,
@@ -200,24 +202,32 @@ impl Remote {
         let mut attempt = 0u32;
         loop {
             let window = if ctx.cancel.is_cancelled() {
-                CANCEL_GRACE
+                super::health::CANCEL_PROBE_TIMEOUT
             } else {
                 RETRY_WINDOW
             };
-            let left = window.checked_sub(since.elapsed())?;
-            attempt += 1;
-            let pause = Duration::from_millis(100 << attempt.min(5)).min(left);
-            tokio::select! {
-                _ = tokio::time::sleep(pause) => {}
-                _ = ctx.cancel.cancelled(), if !ctx.cancel.is_cancelled() => {}
+            if attempt > 0 {
+                let left = window.checked_sub(since.elapsed())?;
+                let pause = Duration::from_millis(100 << attempt.min(5)).min(left);
+                tokio::select! {
+                    _ = tokio::time::sleep(pause) => {}
+                    _ = ctx.cancel.cancelled(), if !ctx.cancel.is_cancelled() => {}
+                }
             }
-            let left = window.checked_sub(since.elapsed())?;
+            attempt += 1;
+            let left = window
+                .checked_sub(since.elapsed())
+                .filter(|_| attempt == 1 || !ctx.cancel.is_cancelled())
+                .unwrap_or(super::health::CANCEL_PROBE_TIMEOUT);
             if let Ok(c) = self
                 .workers
                 .reconnect(url, left.min(RECONNECT_TIMEOUT))
                 .await
             {
                 return Some(c);
+            }
+            if window.checked_sub(since.elapsed()).is_none() || ctx.cancel.is_cancelled() {
+                return None;
             }
         }
     }
@@ -258,12 +268,12 @@ impl Named<'_> {
 }
 
 /// The error of a call whose worker could not be reached again.
-fn lost_text(url: &str, tool: &str, why: &str, follow: &Follow) -> String {
+fn lost_text(url: &str, tool: &str, why: &str, tried: Duration, follow: &Follow) -> String {
     let mut text = format!(
         "The Baton worker {url} failed while running {tool}: {why}. It could not be reached \
-         again within {} s, so what became of the call is not known: it may have run in part \
-         or to its end. Later calls go to another worker.",
-        RETRY_WINDOW.as_secs()
+         again (tried for {} s), so what became of the call is not known: it may have run in \
+         part or to its end. Later calls go to another worker.",
+        tried.as_secs()
     );
     let (_, last) = follow.seen();
     if !last.is_empty() {
