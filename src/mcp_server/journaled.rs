@@ -22,7 +22,7 @@
 use std::sync::Arc;
 
 use baton_engine::{Outcome, ToolUse};
-use baton_journal::{Begin, CallKey, Ended, Join, JournalError, Update};
+use baton_journal::{Begin, CallKey, Ended, Join, JournalError, Runner, Update};
 use rmcp::model::{CallToolResponse, CallToolResult, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
@@ -104,38 +104,43 @@ pub(super) async fn run(
         Ok(Begin::Join(join)) => follow(join, &named.key, &context).await,
         Ok(Begin::Run(runner)) => {
             let join = runner.join(named.after);
-            let shared = shared.clone();
             let call = ToolUse::new(named.key.id.clone(), name, input);
-            tokio::spawn(async move {
-                let cancel = runner.cancel_token();
-                let response =
-                    execute(&shared, call, &asking, &Report::Journal(&runner), &cancel).await;
-                // Journaled calls are never asked in rounds (see `run`), so
-                // the answer is a result.
-                let result = match response {
-                    CallToolResponse::Complete(r) => r,
-                    _ => results::server_error(
-                        "Baton could not ask the question this call needs.".into(),
-                        Outcome::Denied,
-                    ),
-                };
-                let value = serde_json::to_value(result);
-                match value {
-                    Ok(v) => {
-                        // A journal that cannot write still shows the result
-                        // to the request that follows the call.
-                        let _ = runner.finish(v).await;
-                    }
-                    Err(e) => {
-                        let _ = runner
-                            .lose(format!("its result could not be encoded: {e}"))
-                            .await;
-                    }
-                }
-            });
+            spawn(shared, runner, call, asking);
             follow(join, &named.key, &context).await
         }
     }
+}
+
+/// Runs `call` detached from any request: its output and result go to the
+/// journal through `runner`, readers follow it with [`Join`]s. (MCP tasks
+/// start their calls this way too.)
+pub(super) fn spawn(shared: &Arc<Shared>, runner: Runner, call: ToolUse, asking: Asking) {
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        let cancel = runner.cancel_token();
+        let response = execute(&shared, call, &asking, &Report::Journal(&runner), &cancel).await;
+        // Journaled calls are never asked in rounds (see `run`), so the
+        // answer is a result.
+        let result = match response {
+            CallToolResponse::Complete(r) => r,
+            _ => results::server_error(
+                "Baton could not ask the question this call needs.".into(),
+                Outcome::Denied,
+            ),
+        };
+        match serde_json::to_value(result) {
+            // A journal that cannot write still shows the result to the
+            // requests that follow the call.
+            Ok(v) => {
+                let _ = runner.finish(v).await;
+            }
+            Err(e) => {
+                let _ = runner
+                    .lose(format!("its result could not be encoded: {e}"))
+                    .await;
+            }
+        }
+    });
 }
 
 /// Follows a running call: its output as numbered progress, then its end.
