@@ -65,6 +65,7 @@ mod plan_mode;
 mod processes;
 mod remote;
 mod remote_durable;
+mod remote_durable_prop;
 mod remote_hook_response;
 mod remote_stall;
 mod remote_workspace;
