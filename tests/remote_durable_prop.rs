@@ -88,11 +88,9 @@ async fn run(engine: &Engine, calls: &[ToolUse]) -> Vec<(String, String, bool)> 
         .expect("a batch hung")
     {
         match e {
-            Event::Result { result, .. } => out.push((
-                result.call_id.to_string(),
-                result.text(),
-                result.is_error,
-            )),
+            Event::Result { result, .. } => {
+                out.push((result.call_id.to_string(), result.text(), result.is_error))
+            }
             Event::Done(_) => break,
             _ => {}
         }
