@@ -31,6 +31,12 @@ use serde_json::{json, Value};
 use super::call::{execute, Asking, Report};
 use super::{results, Shared};
 
+/// The experimental capability a server that journals named calls
+/// declares (`{"version": 1}`). A host retries a call whose connection
+/// broke only on a server that declares it: elsewhere a retry could run it
+/// twice.
+pub const JOURNAL_CAPABILITY: &str = "baton/journal";
+
 /// `_meta` key naming a journaled call.
 pub const CALL_META_KEY: &str = "dev.baton/call";
 

@@ -49,7 +49,7 @@ use crate::Engine;
 
 pub use baton_journal::Journal;
 pub use catalog::{annotations_for, mcp_tool};
-pub use journaled::{CALL_META_KEY, CANCEL_METHOD, JOURNAL_META_KEY};
+pub use journaled::{CALL_META_KEY, CANCEL_METHOD, JOURNAL_CAPABILITY, JOURNAL_META_KEY};
 pub use results::{
     outcome_from_meta, views_from_meta, ToolViews, OUTCOME_META_KEY, VIEWS_META_KEY,
 };
@@ -149,10 +149,18 @@ impl ServerHandler for McpServer {
         // Hosts judge the paths of the calls they send here against this
         // workspace, not their own (see `crate::remote::workspace`).
         let context = self.shared.engine.runtime().context();
-        caps.experimental = Some(std::collections::BTreeMap::from([(
-            crate::remote::workspace::CAPABILITY.to_string(),
-            crate::remote::workspace::WorkerWorkspace::report(&context),
-        )]));
+        caps.experimental = Some(std::collections::BTreeMap::from([
+            (
+                crate::remote::workspace::CAPABILITY.to_string(),
+                crate::remote::workspace::WorkerWorkspace::report(&context),
+            ),
+            // Named calls are journaled here: a host may send a call again
+            // after a broken connection without running it twice.
+            (
+                JOURNAL_CAPABILITY.to_string(),
+                serde_json::Map::from_iter([("version".to_string(), serde_json::json!(1))]),
+            ),
+        ]));
         let mut info = ServerConfig::new(caps);
         info.server_info = Implementation::new("baton", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(

@@ -156,10 +156,15 @@ impl ToolLogic<Value> for Remote {
                     let since = broke.get_or_insert_with(|| (Instant::now(), why)).0;
                     // The same call again, on the same worker: its journal
                     // answers (result, join, or lost), it never runs twice.
-                    match self.reach_again(&lease.url, since, &ctx).await {
+                    // A worker without a journal is not asked again.
+                    let again = match connection.journaled {
+                        true => self.reach_again(&lease.url, since, &ctx).await,
+                        false => None,
+                    };
+                    match again {
                         Some(c) => connection = c,
                         None => {
-                            self.workers.failed(&lease.connection).await;
+                            self.workers.failed(&connection).await;
                             let why = broke.map(|(_, why)| why).unwrap_or_default();
                             return Err(ToolError::new(lost_text(
                                 &lease.url,

@@ -125,6 +125,9 @@ pub(super) struct Connection {
     pub(super) routes: ProgressRoutes,
     /// The workspace the worker reported when this connection opened.
     pub(super) workspace: Option<super::workspace::WorkerWorkspace>,
+    /// Whether the worker journals named calls (then a call whose
+    /// connection broke is sent again; elsewhere that could run it twice).
+    pub(super) journaled: bool,
     // Held so the connection stays open; dropping it closes the transport.
     _service: RunningService<RoleClient, Handler>,
 }
@@ -327,14 +330,19 @@ async fn connect(url: &str, token: Option<&str>) -> Result<Connection, String> {
         .await
         .map_err(|_| format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()))?
         .map_err(|e| baton_mcp::sentence::describe_start(&e))?;
-    let workspace = service
-        .peer()
-        .peer_info()
+    let info = service.peer().peer_info();
+    let workspace = info
+        .as_ref()
         .and_then(|info| super::workspace::WorkerWorkspace::from_capabilities(&info.capabilities));
+    let journaled = info
+        .as_ref()
+        .and_then(|info| info.capabilities.experimental.as_ref())
+        .is_some_and(|e| e.contains_key(crate::mcp_server::JOURNAL_CAPABILITY));
     Ok(Connection {
         peer: service.peer().clone(),
         routes,
         workspace,
+        journaled,
         _service: service,
     })
 }
