@@ -15,6 +15,7 @@
 //! with `--permission-mode bypassPermissions` inside its sandbox: the host
 //! already decided.
 
+pub mod files;
 mod health;
 mod tool;
 mod worker;

@@ -12,20 +12,18 @@
 //! folded and links followed. That resolved path is what the transfer then
 //! opens, without following any link (`baton_tools::files::open`), so a link
 //! swapped onto the path after the judgement makes the open fail instead of
-//! redirecting it. The engine resolves against the disk as it is; where an
-//! entry of a directory is judged at a path that the disk resolves
-//! elsewhere (a link on the way), the judgement is not about the place the
-//! entry would land in, and the entry is refused (see [`Judge::write_at`]).
+//! redirecting it. The entries of a directory are created (or removed) by
+//! handle at their lexical place below the judged directory, so each is
+//! judged on exactly that place ([`Judge::write_at`]), not on where a link
+//! of the tree being replaced would lead.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use baton_engine::pipeline::judge::{Judgement, Verdict};
-use baton_engine::permission::{FileAccess, PermissionRequest};
-use baton_engine::{
-    Context, PermissionDecision, PermissionTarget, Pipeline, Session, ToolContext, ToolUse,
-};
+use baton_engine::permission::FileAccess;
+use baton_engine::{Context, PermissionTarget, Pipeline, Session, ToolContext, ToolUse};
 use serde_json::json;
 
 use super::TransferError;
@@ -33,34 +31,26 @@ use super::TransferError;
 /// Judges paths for one transfer. Its methods block (they are called from
 /// the blocking code that walks directories and extracts archives).
 pub(crate) trait Judge: Send + Sync {
-    /// The path to act on for writing (or removing) `path` (absolute),
-    /// or why not.
+    /// The path to act on for writing (or removing) `path` (absolute):
+    /// `path` as the engine resolved it (links followed), or why not.
     fn write(&self, path: &Path) -> Result<PathBuf, TransferError>;
-    /// The path to act on for reading `path` (absolute), or why not.
+    /// The same for reading `path`.
     fn read(&self, path: &Path) -> Result<PathBuf, TransferError>;
-    /// Whether the link at `path` itself may be removed. A link is judged
-    /// like any path, followed to its target; its own place must be
-    /// writable too.
-    fn remove_link(&self, path: &Path) -> Result<(), TransferError>;
+    /// Whether `path` itself, the place an entry is created at (or
+    /// removed from) by handle, without following anything, may be
+    /// written: judged on that place as spelled (the rules also look at
+    /// where links on it lead, which can only refuse more).
+    fn write_at(&self, path: &Path) -> Result<(), TransferError>;
+    /// Whether the link at `path` itself may be removed: a `Write` of its
+    /// path (which the engine follows to the target) and of its own
+    /// place.
+    fn remove_link(&self, path: &Path) -> Result<(), TransferError> {
+        self.write(path)?;
+        self.write_at(path)
+    }
     /// Whether `path` (resolved) is a workspace root, which a transfer
     /// never replaces or removes.
     fn is_root(&self, path: &Path) -> bool;
-
-    /// [`Judge::write`] for a path that will be reached by handle, without
-    /// following anything: the judgement counts only if it is about that
-    /// very place.
-    fn write_at(&self, path: &Path) -> Result<(), TransferError> {
-        let judged = self.write(path)?;
-        if judged == path {
-            return Ok(());
-        }
-        Err(TransferError::Refused(format!(
-            "`{}` leads through a symbolic link on disk (to `{}`), so its judgement is not \
-             about the place this transfer would write; remove the link first",
-            path.display(),
-            judged.display()
-        )))
-    }
 }
 
 /// The engine's judgement, as it stands when the transfer starts.
@@ -109,7 +99,12 @@ impl EngineJudge {
         ctx
     }
 
-    fn judge(&self, access: FileAccess, path: &Path) -> Result<PathBuf, TransferError> {
+    fn judge(
+        &self,
+        access: FileAccess,
+        path: &Path,
+        on_place: bool,
+    ) -> Result<PathBuf, TransferError> {
         let (tool, verb) = match access {
             FileAccess::Write => ("Write", "writing"),
             FileAccess::Read => ("Read", "reading"),
@@ -137,7 +132,13 @@ impl EngineJudge {
         );
         let ctx = self.call_context(&id);
         let call = ToolUse::new(id, tool, input);
-        let judged = self.handle.block_on(self.pipeline.judge(call, ctx.clone()));
+        let on = on_place.then(|| PermissionTarget::Path {
+            path: path.to_path_buf(),
+            access,
+        });
+        let judged = self
+            .handle
+            .block_on(self.pipeline.judge(call, ctx.clone(), on));
         // The tool never runs to take what the judgement kept for it.
         baton_tools::files::forget_judged(path, &ctx);
         let Judgement { verdict, target } = judged.map_err(|text| {
@@ -179,40 +180,15 @@ impl EngineJudge {
 
 impl Judge for EngineJudge {
     fn write(&self, path: &Path) -> Result<PathBuf, TransferError> {
-        self.judge(FileAccess::Write, path)
+        self.judge(FileAccess::Write, path, false)
     }
 
     fn read(&self, path: &Path) -> Result<PathBuf, TransferError> {
-        self.judge(FileAccess::Read, path)
+        self.judge(FileAccess::Read, path, false)
     }
 
-    fn remove_link(&self, path: &Path) -> Result<(), TransferError> {
-        self.write(path)?;
-        let Some(tool) = self.pipeline.pool().get("Write") else {
-            return Err(TransferError::Refused("this worker offers no `Write` tool".into()));
-        };
-        let input = json!({"file_path": path.to_string_lossy(), "content": ""});
-        let target = PermissionTarget::Path {
-            path: path.to_path_buf(),
-            access: FileAccess::Write,
-        };
-        let request = PermissionRequest {
-            tool,
-            input: &input,
-            target: &target,
-            read_only: false,
-            context: &self.context,
-            caller: None,
-        };
-        match self.pipeline.policy().decide(&request) {
-            PermissionDecision::Allow => Ok(()),
-            PermissionDecision::Ask { reason, .. } | PermissionDecision::Deny { reason } => {
-                Err(TransferError::Refused(format!(
-                    "removing the link `{}` is not allowed: {reason}",
-                    path.display()
-                )))
-            }
-        }
+    fn write_at(&self, path: &Path) -> Result<(), TransferError> {
+        self.judge(FileAccess::Write, path, true).map(drop)
     }
 
     fn is_root(&self, path: &Path) -> bool {
@@ -237,7 +213,7 @@ impl Judge for Unjudged {
         Ok(path.to_path_buf())
     }
 
-    fn remove_link(&self, _path: &Path) -> Result<(), TransferError> {
+    fn write_at(&self, _path: &Path) -> Result<(), TransferError> {
         Ok(())
     }
 

@@ -30,11 +30,12 @@
 //!   devices and the like refuse the whole archive.
 
 mod api;
-mod bridge;
+pub(crate) mod bridge;
 pub mod digest;
 mod error;
 mod judge;
 mod listing;
+pub(crate) mod local;
 mod pack;
 mod place;
 pub mod routes;

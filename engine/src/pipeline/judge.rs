@@ -9,6 +9,12 @@
 //! runs no hook (a PreToolUse hook expects a call the model made, and its
 //! answer would be about that call), asks nobody and runs nothing: a
 //! verdict of "ask" is the caller's to refuse or to put to someone.
+//!
+//! A caller that acts on a place of its own may name it: the rules then
+//! judge that target instead of the one the tool would report. A file
+//! tool reports its path with links followed; a caller that creates an
+//! entry by handle at a lexical place (an archive's member, below a
+//! directory the tool's own target was judged for) judges that place.
 
 use super::{permission, validate, CallState, Early, Pipeline};
 use crate::permission::PermissionTarget;
@@ -48,11 +54,17 @@ pub struct Judgement {
 
 impl Pipeline {
     /// Judges `call` in `ctx` as the stages before its tool would, hooks
-    /// left out (see the module's documentation). `Err` carries the text
+    /// left out (see the module's documentation), on the target `on` when
+    /// given, else on the one the tool reports. `Err` carries the text
     /// the call's result would have had if it never reached the
     /// permission stage: an unknown tool, an input that fails the schema
     /// or the tool's `validate_input`.
-    pub async fn judge(&self, call: ToolUse, ctx: ToolContext) -> Result<Judgement, String> {
+    pub async fn judge(
+        &self,
+        call: ToolUse,
+        ctx: ToolContext,
+        on: Option<PermissionTarget>,
+    ) -> Result<Judgement, String> {
         let mut prepared = self.prepare(call);
         let tool = prepared.tool.take();
         let parsed = prepared.parsed.take();
@@ -71,7 +83,7 @@ impl Pipeline {
             let tool = validate::lookup(&state, tool)?;
             state.parsed = Some(validate::schema(&state, &tool, parsed, &self.pool)?);
             validate::validate_input(&state, &tool).await?;
-            permission::verdict(self, &mut state, &tool).await
+            permission::verdict(self, &mut state, &tool, on).await
         }
         .await;
         let (verdict, target) = judged.map_err(|Early(result)| result.text())?;
