@@ -19,6 +19,7 @@ mod descriptors_vs_bash;
 mod holes_classes;
 mod holes_policy;
 mod holes_vs_bash;
+mod judge_only;
 mod hooks_pipeline;
 mod launch;
 mod launch_descriptors;

@@ -83,7 +83,12 @@ impl Pipeline {
             let tool = validate::lookup(&state, tool)?;
             state.parsed = Some(validate::schema(&state, &tool, parsed, &self.pool)?);
             validate::validate_input(&state, &tool).await?;
-            permission::verdict(self, &mut state, &tool, on).await
+            let target = match (on, state.parsed.as_ref()) {
+                (Some(target), _) => target,
+                (None, Some(parsed)) => tool.permission_target(parsed, &state.ctx),
+                (None, None) => PermissionTarget::None,
+            };
+            permission::verdict(self, &mut state, &tool, target).await
         }
         .await;
         let (verdict, target) = judged.map_err(|Early(result)| result.text())?;

@@ -94,7 +94,14 @@ pub(super) enum Verdict {
 }
 
 pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &Tool) -> Flow {
-    let (verdict, target) = verdict(pipeline, state, tool, None).await?;
+    let Some(parsed) = state.parsed.as_ref() else {
+        return Err(deny(
+            state,
+            messages::internal("no parsed input at permission time"),
+        ));
+    };
+    let target = tool.permission_target(parsed, &state.ctx);
+    let (verdict, target) = verdict(pipeline, state, tool, target).await?;
     // A denial and a question are boxed: inline, their hooks, the
     // approver's future and the answer's checks would grow every call's
     // future (which is moved whole, into its box and maybe a task), though
@@ -116,24 +123,20 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
 }
 
 /// The verdict on the call as it now is (rules, the tool's own view, the
-/// hooks' decision, the mode), and the target it was judged on; nobody is
-/// asked and nothing is run. Also what [`Pipeline::judge`] answers, which
-/// may name the target (`on`) instead of asking the tool for it.
+/// hooks' decision, the mode) when it touches `target`, given back with
+/// it; nobody is asked and nothing is run. Also what [`Pipeline::judge`]
+/// answers.
 pub(super) async fn verdict(
     pipeline: &Pipeline,
     state: &mut CallState,
     tool: &Tool,
-    on: Option<PermissionTarget>,
+    target: PermissionTarget,
 ) -> Flow<(Verdict, PermissionTarget)> {
     let Some(parsed) = state.parsed.as_ref() else {
         return Err(deny(
             state,
             messages::internal("no parsed input at permission time"),
         ));
-    };
-    let target = match on {
-        Some(target) => target,
-        None => tool.permission_target(parsed, &state.ctx),
     };
     let (policy, mode) = rules_decision(pipeline, state, tool, parsed, &target);
     // A call touching several paths (a patch) is judged on each of them.
