@@ -16,7 +16,8 @@ use crate::support::files_worker::{leftovers, tree, FilesWorker};
 
 /// Reads under `private/` and writes under `secret/` are denied; the rest
 /// of the workspace is writable (acceptEdits).
-pub const SETTINGS: &str = r#"{"permissions": {"deny": ["Edit(//{work}/secret/**)", "Read(//{work}/private/**)"]}}"#;
+pub const SETTINGS: &str =
+    r#"{"permissions": {"deny": ["Edit(//{work}/secret/**)", "Read(//{work}/private/**)"]}}"#;
 
 /// `len` bytes that do not repeat (xorshift), different for each `seed`.
 pub fn noise(len: usize, seed: u64) -> Vec<u8> {
@@ -75,7 +76,10 @@ async fn a_20_mb_file_round_trips_byte_for_byte_and_is_written_as_it_arrives() {
         wait_for(|| temporary_size(&dir) >= 1024 * 1024).await,
         "nothing of the first half reached the disk"
     );
-    assert!(!dir.join("big.bin").exists(), "placed before the body ended");
+    assert!(
+        !dir.join("big.bin").exists(),
+        "placed before the body ended"
+    );
     socket.write_all(&data[half..]).unwrap();
     let mut answer = Vec::new();
     socket.read_to_end(&mut answer).unwrap();
@@ -112,7 +116,11 @@ async fn a_directory_of_2000_files_round_trips_byte_for_byte() {
     for i in 0..2000u64 {
         let dir = src.join(format!("d{:02}/e{}", i % 40, i % 3));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(format!("f{i}.txt")), noise((i * 37 % 5000) as usize, i)).unwrap();
+        std::fs::write(
+            dir.join(format!("f{i}.txt")),
+            noise((i * 37 % 5000) as usize, i),
+        )
+        .unwrap();
     }
     std::fs::create_dir_all(src.join("empty")).unwrap();
     std::os::unix::fs::symlink("d00/e0/f0.txt", src.join("link")).unwrap();
@@ -121,7 +129,10 @@ async fn a_directory_of_2000_files_round_trips_byte_for_byte() {
     files.upload_dir(&src, "tree").await.unwrap();
     let original = tree(&src);
     assert_eq!(original.len(), 2000 + 40 + 120 + 2);
-    assert!(tree(&worker.work.join("tree")) == original, "the worker's copy differs");
+    assert!(
+        tree(&worker.work.join("tree")) == original,
+        "the worker's copy differs"
+    );
 
     let back = worker.outside.join("back");
     files.download_dir("tree", &back).await.unwrap();
@@ -202,7 +213,11 @@ fn a_checksum_mismatch_places_nothing() {
 
     let answer = worker.call("PUT", "notes.txt", &[&other], &body);
     assert_eq!(answer.status, 400, "{}", answer.text());
-    assert!(answer.text().contains("CHECKSUM_MISMATCH"), "{}", answer.text());
+    assert!(
+        answer.text().contains("CHECKSUM_MISMATCH"),
+        "{}",
+        answer.text()
+    );
     assert!(!worker.work.join("notes.txt").exists());
 
     // A file already there stays as it was.
@@ -221,7 +236,9 @@ fn a_checksum_mismatch_places_nothing() {
     let mut header = tar::Header::new_gnu();
     header.set_size(body.len() as u64);
     header.set_mode(0o644);
-    archive.append_data(&mut header, "a.txt", &body[..]).unwrap();
+    archive
+        .append_data(&mut header, "a.txt", &body[..])
+        .unwrap();
     let archive = archive.into_inner().unwrap();
     let tar = "Content-Type: application/x-tar";
     let answer = worker.call("PUT", "dir", &[tar, &other], &archive);
@@ -232,7 +249,10 @@ fn a_checksum_mismatch_places_nothing() {
     let right = digest_header(&body);
     let answer = worker.call("PUT", "notes.txt", &[&right], &body);
     assert_eq!(answer.status, 204, "{}", answer.text());
-    assert_eq!(answer.header("repr-digest"), Some(sha256(&body).header_value()));
+    assert_eq!(
+        answer.header("repr-digest"),
+        Some(sha256(&body).header_value())
+    );
     assert_eq!(std::fs::read(worker.work.join("notes.txt")).unwrap(), body);
     assert!(leftovers(&worker.work).is_empty());
 }
@@ -247,7 +267,10 @@ fn head_and_delete_work() {
     assert_eq!(head.status, 200);
     assert_eq!(head.header("content-length").as_deref(), Some("1000"));
     assert_eq!(head.header("baton-entry-type").as_deref(), Some("file"));
-    assert_eq!(head.header("repr-digest"), Some(sha256(&body).header_value()));
+    assert_eq!(
+        head.header("repr-digest"),
+        Some(sha256(&body).header_value())
+    );
     let dir = worker.call("HEAD", "a", &[], b"");
     assert_eq!(dir.status, 200);
     assert_eq!(dir.header("baton-entry-type").as_deref(), Some("directory"));
@@ -295,5 +318,8 @@ fn uploads_over_the_limit_are_refused_and_place_nothing() {
     assert!(!worker.work.join("big.bin").exists());
     assert!(leftovers(&worker.work).is_empty());
 
-    assert_eq!(worker.call("PUT", "ok.bin", &[], &noise(1000, 2)).status, 204);
+    assert_eq!(
+        worker.call("PUT", "ok.bin", &[], &noise(1000, 2)).status,
+        204
+    );
 }

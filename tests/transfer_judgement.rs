@@ -21,7 +21,13 @@ fn assert_refused(answer: &crate::support::files_worker::Answer, status: u16, co
 fn protected_and_denied_paths_are_refused_and_nothing_is_written() {
     let worker = FilesWorker::start(SETTINGS, &[]);
     let work = &worker.work;
-    for path in [".git/config", ".git/hooks/pre-commit", ".claude/settings.json", ".bashrc", "secret/key"] {
+    for path in [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        ".claude/settings.json",
+        ".bashrc",
+        "secret/key",
+    ] {
         let answer = worker.call("PUT", path, &[], b"payload");
         assert_refused(&answer, 403, "PERMISSION_DENIED");
         assert!(!work.join(path).exists(), "{path} was written");
@@ -33,18 +39,32 @@ fn protected_and_denied_paths_are_refused_and_nothing_is_written() {
     // An archive judged entry by entry: one protected entry refuses it all.
     let protected = archive(&[
         ("ok.txt", tar::EntryType::Regular, "", b"fine"),
-        (".git/hooks/post-checkout", tar::EntryType::Regular, "", b"#!/bin/sh\n"),
+        (
+            ".git/hooks/post-checkout",
+            tar::EntryType::Regular,
+            "",
+            b"#!/bin/sh\n",
+        ),
     ]);
     let answer = worker.call("PUT", "pkg", &[TAR], &protected);
     assert_refused(&answer, 403, "PERMISSION_DENIED");
     assert!(!work.join("pkg").exists());
-    let answer = worker.call("PUT", "secret", &[TAR], &archive(&[("a", tar::EntryType::Regular, "", b"a")]));
+    let answer = worker.call(
+        "PUT",
+        "secret",
+        &[TAR],
+        &archive(&[("a", tar::EntryType::Regular, "", b"a")]),
+    );
     assert_refused(&answer, 403, "PERMISSION_DENIED");
 
     // Removing is writing: refused where writing is, the file stays.
     std::fs::create_dir_all(work.join("secret")).unwrap();
     std::fs::write(work.join("secret/key"), b"k").unwrap();
-    assert_refused(&worker.call("DELETE", "secret/key", &[], b""), 403, "PERMISSION_DENIED");
+    assert_refused(
+        &worker.call("DELETE", "secret/key", &[], b""),
+        403,
+        "PERMISSION_DENIED",
+    );
     assert!(work.join("secret/key").exists());
     // ...and a directory holding a denied path is not removed at all.
     std::fs::write(work.join("secret/../other"), b"o").unwrap();
@@ -85,16 +105,27 @@ fn paths_outside_the_workspace_are_refused() {
     // Reads and removals outside are refused the same way.
     std::fs::write(outside.join("theirs.txt"), b"theirs").unwrap();
     let theirs = encoded(&outside.join("theirs.txt"));
-    assert_refused(&worker.call("GET", &theirs, &[], b""), 403, "PERMISSION_DENIED");
-    assert_refused(&worker.call("DELETE", &theirs, &[], b""), 403, "PERMISSION_DENIED");
+    assert_refused(
+        &worker.call("GET", &theirs, &[], b""),
+        403,
+        "PERMISSION_DENIED",
+    );
+    assert_refused(
+        &worker.call("DELETE", &theirs, &[], b""),
+        403,
+        "PERMISSION_DENIED",
+    );
     assert!(outside.join("theirs.txt").exists());
 }
 
 const TAR: &str = "Content-Type: application/x-tar";
 
+/// An archive member: its name, kind, link target and content.
+type Member<'a> = (&'a str, tar::EntryType, &'a str, &'a [u8]);
+
 /// A tar archive written header by header, so that it can say what a
 /// well-behaved writer refuses to (`..`, absolute names, devices).
-fn archive(entries: &[(&str, tar::EntryType, &str, &[u8])]) -> Vec<u8> {
+fn archive(entries: &[Member<'_>]) -> Vec<u8> {
     let mut out = Vec::new();
     for (name, kind, link, data) in entries {
         let mut header = tar::Header::new_gnu();
@@ -119,20 +150,42 @@ fn archive(entries: &[(&str, tar::EntryType, &str, &[u8])]) -> Vec<u8> {
 fn hostile_archives_are_refused_whole() {
     use tar::EntryType::{Block, Char, Directory, Fifo, Link, Regular, Symlink};
     let worker = FilesWorker::start(SETTINGS, &[]);
-    let ok: (&str, tar::EntryType, &str, &[u8]) = ("fine.txt", Regular, "", b"fine");
-    let cases: Vec<(&str, Vec<(&str, tar::EntryType, &str, &[u8])>)> = vec![
-        ("a parent step", vec![ok, ("../escaped.txt", Regular, "", b"x")]),
-        ("a parent step inside", vec![ok, ("a/../../escaped.txt", Regular, "", b"x")]),
-        ("an absolute path", vec![ok, ("/tmp/absolute.txt", Regular, "", b"x")]),
+    let ok: Member<'_> = ("fine.txt", Regular, "", b"fine");
+    let cases: Vec<(&str, Vec<Member<'_>>)> = vec![
+        (
+            "a parent step",
+            vec![ok, ("../escaped.txt", Regular, "", b"x")],
+        ),
+        (
+            "a parent step inside",
+            vec![ok, ("a/../../escaped.txt", Regular, "", b"x")],
+        ),
+        (
+            "an absolute path",
+            vec![ok, ("/tmp/absolute.txt", Regular, "", b"x")],
+        ),
         ("a link out", vec![ok, ("out", Symlink, "../../..", b"")]),
         ("an absolute link", vec![ok, ("etc", Symlink, "/etc", b"")]),
         (
             "a write through a link",
-            vec![("sub", Directory, "", b""), ("lnk", Symlink, "sub", b""), ("lnk/x.txt", Regular, "", b"x")],
+            vec![
+                ("sub", Directory, "", b""),
+                ("lnk", Symlink, "sub", b""),
+                ("lnk/x.txt", Regular, "", b"x"),
+            ],
         ),
-        ("a hard link out", vec![ok, ("passwd", Link, "/etc/passwd", b"")]),
-        ("a hard link up", vec![ok, ("up", Link, "../outside/x", b"")]),
-        ("a hard link to nothing extracted", vec![ok, ("h", Link, "later.txt", b"")]),
+        (
+            "a hard link out",
+            vec![ok, ("passwd", Link, "/etc/passwd", b"")],
+        ),
+        (
+            "a hard link up",
+            vec![ok, ("up", Link, "../outside/x", b"")],
+        ),
+        (
+            "a hard link to nothing extracted",
+            vec![ok, ("h", Link, "later.txt", b"")],
+        ),
         ("a character device", vec![ok, ("null", Char, "", b"")]),
         ("a block device", vec![ok, ("disk", Block, "", b"")]),
         ("a FIFO", vec![ok, ("pipe", Fifo, "", b"")]),
@@ -141,9 +194,19 @@ fn hostile_archives_are_refused_whole() {
     for (what, entries) in cases {
         let answer = worker.call("PUT", "unpacked", &[TAR], &archive(&entries));
         assert_eq!(answer.status, 400, "{what}: {}", answer.text());
-        assert!(answer.text().contains("UNSAFE_ARCHIVE"), "{what}: {}", answer.text());
-        assert!(!worker.work.join("unpacked").exists(), "{what}: something was placed");
-        assert!(leftovers(&worker.work).is_empty(), "{what}: a temporary is left");
+        assert!(
+            answer.text().contains("UNSAFE_ARCHIVE"),
+            "{what}: {}",
+            answer.text()
+        );
+        assert!(
+            !worker.work.join("unpacked").exists(),
+            "{what}: something was placed"
+        );
+        assert!(
+            leftovers(&worker.work).is_empty(),
+            "{what}: a temporary is left"
+        );
     }
     assert!(!worker.outside.join("escaped.txt").exists());
     assert!(std::fs::read_dir(&worker.outside).unwrap().next().is_none());
@@ -158,8 +221,14 @@ fn hostile_archives_are_refused_whole() {
     ]);
     let answer = worker.call("PUT", "unpacked", &[TAR], &safe);
     assert_eq!(answer.status, 204, "{}", answer.text());
-    assert_eq!(std::fs::read(worker.work.join("unpacked/lnk")).unwrap(), b"a");
-    assert_eq!(std::fs::read(worker.work.join("unpacked/hard")).unwrap(), b"a");
+    assert_eq!(
+        std::fs::read(worker.work.join("unpacked/lnk")).unwrap(),
+        b"a"
+    );
+    assert_eq!(
+        std::fs::read(worker.work.join("unpacked/hard")).unwrap(),
+        b"a"
+    );
 }
 
 const TOKEN: &str = "transfer-test-token-0123456789abcdef";
@@ -172,7 +241,12 @@ fn beyond_loopback_the_token_host_and_origin_are_required() {
 
     let answer = worker.call("PUT", "x.bin", &[], &body);
     assert_eq!(answer.status, 401, "{}", answer.text());
-    let answer = worker.call("PUT", "x.bin", &["Authorization: Bearer wrong-token"], &body);
+    let answer = worker.call(
+        "PUT",
+        "x.bin",
+        &["Authorization: Bearer wrong-token"],
+        &body,
+    );
     assert_eq!(answer.status, 401);
     assert!(!worker.work.join("x.bin").exists());
     std::fs::write(worker.work.join("there.txt"), b"there").unwrap();
@@ -190,7 +264,12 @@ fn beyond_loopback_the_token_host_and_origin_are_required() {
     .into_bytes();
     rebound.extend_from_slice(&body);
     assert_eq!(worker.raw(&rebound, false).status, 403);
-    let from_page = worker.call("PUT", "x.bin", &[&auth, "Origin: https://attacker.example"], &body);
+    let from_page = worker.call(
+        "PUT",
+        "x.bin",
+        &[&auth, "Origin: https://attacker.example"],
+        &body,
+    );
     assert_eq!(from_page.status, 403);
     assert!(!worker.work.join("x.bin").exists());
 
@@ -198,5 +277,8 @@ fn beyond_loopback_the_token_host_and_origin_are_required() {
     assert_eq!(answer.status, 204, "{}", answer.text());
     assert_eq!(std::fs::read(worker.work.join("x.bin")).unwrap(), body);
     let answer = worker.call("GET", "there.txt", &[&auth], b"");
-    assert_eq!((answer.status, answer.body.as_slice()), (200, &b"there"[..]));
+    assert_eq!(
+        (answer.status, answer.body.as_slice()),
+        (200, &b"there"[..])
+    );
 }

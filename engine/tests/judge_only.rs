@@ -86,7 +86,10 @@ async fn rules_protected_paths_roots_and_the_mode_decide_and_nothing_runs() {
     let root = j.root.clone();
     let edits = PermissionMode::AcceptEdits;
 
-    assert_eq!(j.judge(edits, &root.join("src/a.rs"), None).await, Verdict::Allow);
+    assert_eq!(
+        j.judge(edits, &root.join("src/a.rs"), None).await,
+        Verdict::Allow
+    );
     let denied = j.judge(edits, &root.join("secret/key"), None).await;
     assert!(
         matches!(&denied, Verdict::Deny { reason } if reason.contains("secret")),
@@ -100,9 +103,13 @@ async fn rules_protected_paths_roots_and_the_mode_decide_and_nothing_runs() {
         "{outside:?}"
     );
     // Default mode: a write inside asks; dontAsk turns that into a denial.
-    let asks = j.judge(PermissionMode::Default, &root.join("a.rs"), None).await;
+    let asks = j
+        .judge(PermissionMode::Default, &root.join("a.rs"), None)
+        .await;
     assert!(matches!(asks, Verdict::Ask { .. }), "{asks:?}");
-    let dont = j.judge(PermissionMode::DontAsk, &root.join("a.rs"), None).await;
+    let dont = j
+        .judge(PermissionMode::DontAsk, &root.join("a.rs"), None)
+        .await;
     assert!(matches!(dont, Verdict::Deny { .. }), "{dont:?}");
 }
 
@@ -114,7 +121,10 @@ async fn a_named_target_is_judged_instead_of_the_tools() {
     let edits = PermissionMode::AcceptEdits;
     let on_denied = j.judge(edits, &allowed, Some(&denied)).await;
     assert!(matches!(on_denied, Verdict::Deny { .. }), "{on_denied:?}");
-    assert_eq!(j.judge(edits, &denied, Some(&allowed)).await, Verdict::Allow);
+    assert_eq!(
+        j.judge(edits, &denied, Some(&allowed)).await,
+        Verdict::Allow
+    );
 }
 
 #[tokio::test]
@@ -122,7 +132,11 @@ async fn what_never_reaches_the_permission_stage_is_an_error() {
     let j = Judging::new(&[]);
     let ctx = ToolContext::standalone("c1", Context::new(&j.root), j.session.clone());
     let unknown = ToolUse::new("c1", "Nope", json!({}));
-    let err = j.pipeline.judge(unknown, ctx.clone(), None).await.unwrap_err();
+    let err = j
+        .pipeline
+        .judge(unknown, ctx.clone(), None)
+        .await
+        .unwrap_err();
     assert!(err.contains("`Nope`"), "{err}");
     let relative = ToolUse::new("c1", "Put", json!({"file_path": "rel"}));
     let err = j.pipeline.judge(relative, ctx, None).await.unwrap_err();

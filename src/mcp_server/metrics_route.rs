@@ -38,11 +38,7 @@ pub(super) fn router(guard: Guard, token: Option<Arc<str>>) -> axum::Router {
 
 /// `routes` behind the guards `/mcp` has: `Host` and `Origin` first, then
 /// the token. For every route outside rmcp (this one, `/v1/files`).
-pub(super) fn guarded(
-    routes: axum::Router,
-    guard: Guard,
-    token: Option<Arc<str>>,
-) -> axum::Router {
+pub(super) fn guarded(routes: axum::Router, guard: Guard, token: Option<Arc<str>>) -> axum::Router {
     routes
         .layer(axum::middleware::from_fn_with_state(
             token,

@@ -91,7 +91,11 @@ impl WorkerFiles {
 
     /// Uploads the local file `local` to `remote`; returns its checksum,
     /// which the worker confirmed.
-    pub async fn upload_file(&self, local: &Path, remote: &str) -> Result<Sha256Digest, TransferError> {
+    pub async fn upload_file(
+        &self,
+        local: &Path,
+        remote: &str,
+    ) -> Result<Sha256Digest, TransferError> {
         let path = local.to_path_buf();
         let (digest, size) = on_thread(move || local::file_digest(&path)).await?;
         let file = tokio::fs::File::open(local)
@@ -112,7 +116,11 @@ impl WorkerFiles {
     /// archive is made twice, once to learn its checksum and length and
     /// once to send it, so a tree that changes in between fails the
     /// worker's check and places nothing.
-    pub async fn upload_dir(&self, local: &Path, remote: &str) -> Result<Sha256Digest, TransferError> {
+    pub async fn upload_dir(
+        &self,
+        local: &Path,
+        remote: &str,
+    ) -> Result<Sha256Digest, TransferError> {
         let root = local::resolve(local);
         let measured = root.clone();
         let (digest, size) = on_thread(move || local::archive_digest(&measured)).await?;
@@ -154,7 +162,11 @@ impl WorkerFiles {
 
     /// Downloads the file `remote` to the local path `local` (replacing a
     /// file there); returns its checksum, checked.
-    pub async fn download_file(&self, remote: &str, local: &Path) -> Result<Sha256Digest, TransferError> {
+    pub async fn download_file(
+        &self,
+        remote: &str,
+        local: &Path,
+    ) -> Result<Sha256Digest, TransferError> {
         let response = send(self.request(reqwest::Method::GET, self.url(remote))).await?;
         let Some(digest) = announced(response.headers())? else {
             return Err(TransferError::Io(format!(
@@ -172,7 +184,11 @@ impl WorkerFiles {
     /// Downloads the directory `remote` to the local path `local` (which
     /// must not exist, or be a directory, which is replaced); returns the
     /// archive's checksum, checked.
-    pub async fn download_dir(&self, remote: &str, local: &Path) -> Result<Sha256Digest, TransferError> {
+    pub async fn download_dir(
+        &self,
+        remote: &str,
+        local: &Path,
+    ) -> Result<Sha256Digest, TransferError> {
         let request = self
             .request(reqwest::Method::GET, self.url(remote))
             .header(reqwest::header::ACCEPT, TAR)
@@ -262,7 +278,9 @@ fn announced(headers: &reqwest::header::HeaderMap) -> Result<Option<Sha256Digest
     match headers.get(DIGEST_HEADER).map(|v| v.to_str()) {
         None => Ok(None),
         Some(Ok(value)) => Sha256Digest::from_header(value).map_err(TransferError::Io),
-        Some(Err(_)) => Err(TransferError::Io("the worker's Repr-Digest is not text".into())),
+        Some(Err(_)) => Err(TransferError::Io(
+            "the worker's Repr-Digest is not text".into(),
+        )),
     }
 }
 
@@ -332,4 +350,3 @@ async fn on_thread<T: Send + 'static>(
         .await
         .map_err(|e| TransferError::Io(format!("the transfer's thread failed: {e}")))?
 }
-

@@ -119,7 +119,9 @@ impl Download {
                         .map_err(|e| TransferError::io("the download's destination", e))?;
                 }
                 Err(frame) => {
-                    let trailer = frame.trailers_ref().and_then(|t| t.get(digest::DIGEST_HEADER));
+                    let trailer = frame
+                        .trailers_ref()
+                        .and_then(|t| t.get(digest::DIGEST_HEADER));
                     if let Some(value) = trailer.and_then(|v| v.to_str().ok()) {
                         announced = Sha256Digest::from_header(value).map_err(TransferError::Io)?;
                     }
@@ -249,7 +251,11 @@ fn stat_at(target: &std::path::Path) -> Result<Stat, TransferError> {
     use std::os::unix::fs::PermissionsExt;
     let shown = |e| TransferError::io(target.display(), e);
     let (kind, meta, digest) = match find(target)? {
-        Found::File(file, meta) => (EntryKind::File, meta, Some(digest::of_reader(file).map_err(shown)?)),
+        Found::File(file, meta) => (
+            EntryKind::File,
+            meta,
+            Some(digest::of_reader(file).map_err(shown)?),
+        ),
         Found::Dir => {
             let meta = open::Dir::open(target)
                 .and_then(|d| d.metadata(std::ffi::OsStr::new(".")))
@@ -261,7 +267,11 @@ fn stat_at(target: &std::path::Path) -> Result<Stat, TransferError> {
     Ok(Stat {
         kind,
         path: target.to_path_buf(),
-        size: if kind == EntryKind::File { meta.len() } else { 0 },
+        size: if kind == EntryKind::File {
+            meta.len()
+        } else {
+            0
+        },
         digest,
         mode: meta.permissions().mode() & 0o7777,
         modified: meta.modified().ok(),

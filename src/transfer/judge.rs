@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use baton_engine::pipeline::judge::{Judgement, Verdict};
 use baton_engine::permission::FileAccess;
+use baton_engine::pipeline::judge::{Judgement, Verdict};
 use baton_engine::{Context, PermissionTarget, Pipeline, Session, ToolContext, ToolUse};
 use serde_json::json;
 

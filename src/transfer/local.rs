@@ -30,9 +30,17 @@ pub(crate) fn file_digest(path: &Path) -> Result<(Sha256Digest, u64), TransferEr
     let shown = |e| TransferError::io(target.display(), e);
     let (parent, name) = match baton_tools::files::open::parent_and_name(&target) {
         Ok(Some(pair)) => pair,
-        _ => return Err(TransferError::Invalid(format!("`{}` is not a file", target.display()))),
+        _ => {
+            return Err(TransferError::Invalid(format!(
+                "`{}` is not a file",
+                target.display()
+            )))
+        }
     };
-    match Dir::open(parent).and_then(|dir| dir.find(name)).map_err(shown)? {
+    match Dir::open(parent)
+        .and_then(|dir| dir.find(name))
+        .map_err(shown)?
+    {
         Found::File(file, meta) => Ok((digest::of_reader(file).map_err(shown)?, meta.len())),
         Found::Missing => Err(TransferError::NotFound(format!(
             "nothing is at `{}`",

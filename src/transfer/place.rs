@@ -41,7 +41,8 @@ pub(crate) fn file(
     mode: Option<u32>,
 ) -> Result<Placed, TransferError> {
     let (parent, name) = parent_and_name(target)?;
-    let (dir, made) = Dir::create_all(parent).map_err(|e| TransferError::io(parent.display(), e))?;
+    let (dir, made) =
+        Dir::create_all(parent).map_err(|e| TransferError::io(parent.display(), e))?;
     let placed = file_in(&dir, name, target, body, expect, mode);
     if placed.is_err() {
         made.undo();
@@ -57,7 +58,10 @@ fn file_in(
     expect: &Expected,
     mode: Option<u32>,
 ) -> Result<Placed, TransferError> {
-    let keep = match dir.find(name).map_err(|e| TransferError::io(target.display(), e))? {
+    let keep = match dir
+        .find(name)
+        .map_err(|e| TransferError::io(target.display(), e))?
+    {
         Found::Missing => None,
         Found::File(_, meta) => Some(meta.permissions()),
         Found::Dir => {
@@ -76,8 +80,8 @@ fn file_in(
     };
     let (temp, file) = Temp::file(dir, name)?;
     let mut writer = HashingWriter::new(file);
-    let bytes = io::copy(&mut { body }, &mut writer)
-        .map_err(|e| TransferError::io(target.display(), e))?;
+    let bytes =
+        io::copy(&mut { body }, &mut writer).map_err(|e| TransferError::io(target.display(), e))?;
     let (mut file, digest) = writer.finish();
     expect.check(digest)?;
     let perms = mode.map(Permissions::from_mode).or(keep);
@@ -116,7 +120,8 @@ pub(crate) fn dir(
         )));
     }
     let (parent, name) = parent_and_name(target)?;
-    let (dir, made) = Dir::create_all(parent).map_err(|e| TransferError::io(parent.display(), e))?;
+    let (dir, made) =
+        Dir::create_all(parent).map_err(|e| TransferError::io(parent.display(), e))?;
     let placed = dir_in(&dir, name, target, body, expect, judge);
     if placed.is_err() {
         made.undo();
@@ -132,7 +137,10 @@ fn dir_in(
     expect: &Expected,
     judge: &dyn Judge,
 ) -> Result<Placed, TransferError> {
-    let replaces = match dir.find(name).map_err(|e| TransferError::io(target.display(), e))? {
+    let replaces = match dir
+        .find(name)
+        .map_err(|e| TransferError::io(target.display(), e))?
+    {
         Found::Missing => false,
         Found::Dir => true,
         Found::File(..) | Found::Other => {
@@ -154,8 +162,14 @@ fn dir_in(
         let old = dir.child(name).map_err(shown)?;
         walk::judge_removal(&old, target, judge)?;
         dir.confirm().map_err(shown)?;
-        renameat2(dir, temp.name.as_os_str(), dir, name, RenameFlags::RENAME_EXCHANGE)
-            .map_err(|e| shown(e.into()))?;
+        renameat2(
+            dir,
+            temp.name.as_os_str(),
+            dir,
+            name,
+            RenameFlags::RENAME_EXCHANGE,
+        )
+        .map_err(|e| shown(e.into()))?;
         // The old tree now has the temporary name: removing it is the
         // guard's job, done here to report a failure.
         let leftover = temp.name.clone();
@@ -169,8 +183,14 @@ fn dir_in(
         })?;
     } else {
         dir.confirm().map_err(shown)?;
-        renameat2(dir, temp.name.as_os_str(), dir, name, RenameFlags::RENAME_NOREPLACE)
-            .map_err(|e| shown(e.into()))?;
+        renameat2(
+            dir,
+            temp.name.as_os_str(),
+            dir,
+            name,
+            RenameFlags::RENAME_NOREPLACE,
+        )
+        .map_err(|e| shown(e.into()))?;
         temp.keep();
     }
     Ok(Placed {
@@ -223,10 +243,7 @@ impl<'a> Temp<'a> {
         let stem = name.to_string_lossy();
         for _ in 0..100 {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let tmp = OsString::from(format!(
-                ".{stem}.{}-{n}.baton-transfer",
-                std::process::id()
-            ));
+            let tmp = OsString::from(format!(".{stem}.{}-{n}.baton-transfer", std::process::id()));
             match make(&tmp) {
                 Ok(made) => {
                     let temp = Temp {

@@ -72,7 +72,7 @@ fn param<'a>(query: &'a Option<String>, name: &str) -> Option<&'a str> {
         .map(|(_, value)| value)
 }
 
-fn header_str<'a>(headers: &'a HeaderMap, name: impl header::AsHeaderName) -> Option<&'a str> {
+fn header_str(headers: &HeaderMap, name: impl header::AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -114,7 +114,9 @@ async fn upload_inner(
     let expect = match header_str(headers, DIGEST_HEADER) {
         Some(value) => Sha256Digest::from_header(value).map_err(TransferError::Invalid)?,
         None if headers.contains_key(DIGEST_HEADER) => {
-            return Err(TransferError::Invalid("the Repr-Digest field is not text".into()))
+            return Err(TransferError::Invalid(
+                "the Repr-Digest field is not text".into(),
+            ))
         }
         None => None,
     };
@@ -122,8 +124,11 @@ async fn upload_inner(
         None => None,
         Some(text) => Some(parse_mode(text)?),
     };
-    let archive = header_str(headers, header::CONTENT_TYPE)
-        .is_some_and(|t| t.split(';').next().is_some_and(|t| t.trim().eq_ignore_ascii_case(TAR)));
+    let archive = header_str(headers, header::CONTENT_TYPE).is_some_and(|t| {
+        t.split(';')
+            .next()
+            .is_some_and(|t| t.trim().eq_ignore_ascii_case(TAR))
+    });
     if archive && mode.is_some() {
         return Err(TransferError::Invalid(
             "`mode` applies to a file; an archive carries the modes of its entries".into(),
@@ -194,7 +199,10 @@ async fn download(
                 // The checksum follows the archive, for a client that can
                 // read trailers (RFC 9110 §6.5).
                 let te = header_str(&headers, header::TE).unwrap_or("");
-                if te.split(',').any(|t| t.trim().eq_ignore_ascii_case("trailers")) {
+                if te
+                    .split(',')
+                    .any(|t| t.trim().eq_ignore_ascii_case("trailers"))
+                {
                     answer = answer.header(header::TRAILER, DIGEST_HEADER);
                 }
                 answer

@@ -236,7 +236,8 @@ fn chmod_dir(parent: &Dir, name: &OsStr, mode: u32, rel: &Path) -> Result<(), Tr
             },
         )
     })?;
-    fchmod(&fd, Mode::from_bits_truncate(mode)).map_err(|e| TransferError::io(rel.display(), e.into()))
+    fchmod(&fd, Mode::from_bits_truncate(mode))
+        .map_err(|e| TransferError::io(rel.display(), e.into()))
 }
 
 /// Creating the entry `rel` failed: a name already there is the archive
@@ -300,4 +301,3 @@ fn bad(err: io::Error) -> TransferError {
         other => other,
     }
 }
-

@@ -53,7 +53,12 @@ impl FilesWorker {
     }
 
     /// A worker bound to `bind`, with `token` if given.
-    pub fn start_on(bind: &str, token: Option<&str>, settings: &str, extra: &[&str]) -> FilesWorker {
+    pub fn start_on(
+        bind: &str,
+        token: Option<&str>,
+        settings: &str,
+        extra: &[&str],
+    ) -> FilesWorker {
         let root = tempfile::tempdir().unwrap();
         let base = root.path().canonicalize().unwrap();
         let work = base.join("work");
