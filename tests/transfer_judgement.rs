@@ -57,6 +57,19 @@ fn protected_and_denied_paths_are_refused_and_nothing_is_written() {
     );
     assert_refused(&answer, 403, "PERMISSION_DENIED");
 
+    // Replacing a directory removes what it holds: judged too.
+    std::fs::create_dir_all(work.join("proj/.git")).unwrap();
+    std::fs::write(work.join("proj/.git/config"), b"[core]").unwrap();
+    let plain = archive(&[("a.txt", tar::EntryType::Regular, "", b"a")]);
+    let answer = worker.call("PUT", "proj", &[TAR], &plain);
+    assert_refused(&answer, 403, "PERMISSION_DENIED");
+    assert!(answer.text().contains(".git"), "{}", answer.text());
+    assert_eq!(
+        std::fs::read(work.join("proj/.git/config")).unwrap(),
+        b"[core]"
+    );
+    assert!(!work.join("proj/a.txt").exists());
+
     // Removing is writing: refused where writing is, the file stays.
     std::fs::create_dir_all(work.join("secret")).unwrap();
     std::fs::write(work.join("secret/key"), b"k").unwrap();

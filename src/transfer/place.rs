@@ -22,7 +22,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use baton_tools::files::open::{self, Dir, Found};
+use baton_tools::files::open::{self, Dir};
 use nix::fcntl::{renameat2, RenameFlags};
 use nix::sys::stat::{mkdirat, Mode};
 
@@ -58,20 +58,17 @@ fn file_in(
     expect: &Expected,
     mode: Option<u32>,
 ) -> Result<Placed, TransferError> {
-    let keep = match dir
-        .find(name)
-        .map_err(|e| TransferError::io(target.display(), e))?
-    {
-        Found::Missing => None,
-        Found::File(_, meta) => Some(meta.permissions()),
-        Found::Dir => {
+    let keep = match existing(dir, name, target)? {
+        None => None,
+        Some(meta) if meta.is_file() => Some(meta.permissions()),
+        Some(meta) if meta.is_dir() => {
             return Err(TransferError::Conflict(format!(
                 "`{}` is a directory; a file cannot replace it (send a tar archive, with \
                  Content-Type: application/x-tar, to replace a directory)",
                 target.display()
             )))
         }
-        Found::Other => {
+        Some(_) => {
             return Err(TransferError::Conflict(format!(
                 "`{}` is not a regular file (a device, socket or FIFO)",
                 target.display()
@@ -137,13 +134,10 @@ fn dir_in(
     expect: &Expected,
     judge: &dyn Judge,
 ) -> Result<Placed, TransferError> {
-    let replaces = match dir
-        .find(name)
-        .map_err(|e| TransferError::io(target.display(), e))?
-    {
-        Found::Missing => false,
-        Found::Dir => true,
-        Found::File(..) | Found::Other => {
+    let replaces = match existing(dir, name, target)? {
+        None => false,
+        Some(meta) if meta.is_dir() => true,
+        Some(_) => {
             return Err(TransferError::Conflict(format!(
                 "`{}` is not a directory; an archive does not replace it (DELETE it first)",
                 target.display()
@@ -159,8 +153,10 @@ fn dir_in(
     expect.check(digest)?;
     let shown = |e: io::Error| TransferError::io(target.display(), e);
     if replaces {
+        // Judged as late as can be, just before it goes: what is removed
+        // is what was judged (entries added to it since stay, with it).
         let old = dir.child(name).map_err(shown)?;
-        walk::judge_removal(&old, target, judge)?;
+        let judged = walk::judge_removal(&old, target, judge)?;
         dir.confirm().map_err(shown)?;
         renameat2(
             dir,
@@ -170,10 +166,11 @@ fn dir_in(
             RenameFlags::RENAME_EXCHANGE,
         )
         .map_err(|e| shown(e.into()))?;
-        // The old tree now has the temporary name: removing it is the
-        // guard's job, done here to report a failure.
+        // The old tree now has the temporary name, and `old` still holds
+        // it by handle.
         let leftover = temp.name.clone();
-        temp.remove().map_err(|e| {
+        temp.keep();
+        walk::remove_walked(dir, &leftover, &old, &judged).map_err(|e| {
             TransferError::Io(format!(
                 "the new `{}` is in place, but the directory it replaced could not be removed \
                  ({e}); it is left at `{}`",
@@ -205,6 +202,25 @@ fn parent_and_name(target: &Path) -> Result<(&Path, &OsStr), TransferError> {
         Ok(Some(pair)) => Ok(pair),
         Ok(None) => Err(TransferError::Conflict("`/` cannot be replaced".into())),
         Err(e) => Err(TransferError::Invalid(e.to_string())),
+    }
+}
+
+/// The metadata of what is at `name` in `dir` (its own: a link is not
+/// followed, and one there now was not there when the path was judged);
+/// `None` when nothing is.
+fn existing(
+    dir: &Dir,
+    name: &OsStr,
+    target: &Path,
+) -> Result<Option<std::fs::Metadata>, TransferError> {
+    match dir.metadata(name) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(TransferError::Conflict(format!(
+            "`{}` became a symbolic link after it was judged; nothing was placed",
+            target.display()
+        ))),
+        Ok(meta) => Ok(Some(meta)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(TransferError::io(target.display(), e)),
     }
 }
 
@@ -240,7 +256,9 @@ impl<'a> Temp<'a> {
         make: impl Fn(&OsStr) -> io::Result<T>,
     ) -> Result<(Temp<'a>, T), TransferError> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let stem = name.to_string_lossy();
+        // Short enough that the temporary's name fits where the target's
+        // did (names are at most 255 bytes).
+        let stem: String = name.to_string_lossy().chars().take(64).collect();
         for _ in 0..100 {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
             let tmp = OsString::from(format!(".{stem}.{}-{n}.baton-transfer", std::process::id()));
@@ -266,12 +284,6 @@ impl<'a> Temp<'a> {
     /// It took the target's name: nothing to remove.
     fn keep(mut self) {
         self.kept = true;
-    }
-
-    /// Removes it now, reporting a failure.
-    fn remove(mut self) -> io::Result<()> {
-        self.kept = true;
-        walk::remove_all(self.dir, &self.name)
     }
 }
 
