@@ -323,3 +323,50 @@ fn uploads_over_the_limit_are_refused_and_place_nothing() {
         204
     );
 }
+
+/// A worker that answers one `GET` with `head` and `body`, then closes.
+fn fake_worker(head: String, body: Vec<u8>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let (mut socket, _) = listener.accept().unwrap();
+        let mut request = [0u8; 4096];
+        let _ = socket.read(&mut request);
+        let _ = socket.write_all(head.as_bytes());
+        let _ = socket.write_all(&body);
+    });
+    format!("http://127.0.0.1:{port}/mcp")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_places_a_download_only_when_it_is_whole_and_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().canonicalize().unwrap().join("got.bin");
+    let data = noise(1000, 4);
+
+    // Half the body, then the connection closes.
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nRepr-Digest: {}\r\n\r\n",
+        data.len(),
+        sha256(&data).header_value()
+    );
+    let files = WorkerFiles::new(&fake_worker(head, data[..500].to_vec()), None).unwrap();
+    let err = files.download_file("got.bin", &local).await.unwrap_err();
+    assert!(!local.exists(), "a partial download was placed: {err}");
+    assert!(leftovers(dir.path()).is_empty());
+
+    // Whole, but not what its checksum says.
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nRepr-Digest: {}\r\n\r\n",
+        data.len(),
+        sha256(b"other").header_value()
+    );
+    let files = WorkerFiles::new(&fake_worker(head, data.clone()), None).unwrap();
+    let err = files.download_file("got.bin", &local).await.unwrap_err();
+    assert!(
+        matches!(err, baton::transfer::TransferError::ChecksumMismatch { .. }),
+        "{err}"
+    );
+    assert!(!local.exists());
+    assert!(leftovers(dir.path()).is_empty());
+}
