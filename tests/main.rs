@@ -108,6 +108,8 @@ mod subagents;
 mod task_leftovers;
 mod tool_search;
 mod tracing_log;
+mod transfer;
+mod transfer_judgement;
 mod wire_cli;
 mod wire_one_layer;
 mod worktree;

@@ -34,6 +34,10 @@ pub(super) struct ServeArgs {
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_REQUEST_BYTES)]
     max_request_bytes: usize,
+    /// Largest upload to /v1/files (a file, or a directory's tar archive),
+    /// in bytes.
+    #[arg(long, default_value_t = baton::transfer::DEFAULT_MAX_BYTES)]
+    max_transfer_bytes: u64,
 }
 
 impl ServeArgs {
@@ -53,6 +57,7 @@ pub(super) async fn serve(mut setup: Setup, args: ServeArgs) -> Result<(), CliEr
         allowed_hosts: args.allowed_hosts.clone(),
         allowed_origins: args.allowed_origins.clone(),
         max_request_bytes: args.max_request_bytes,
+        max_transfer_bytes: args.max_transfer_bytes,
     };
     if let Some(addr) = args.http {
         http::check(addr, &options).map_err(|e| CliError::Usage(e.to_string()))?;

@@ -14,7 +14,11 @@
 //! and everything the tool does with the file system. The worker should run
 //! with `--permission-mode bypassPermissions` inside its sandbox: the host
 //! already decided.
+//!
+//! Files move to and from a worker outside tool calls through its
+//! `/v1/files` routes ([`files`], the client of `crate::transfer`).
 
+pub mod files;
 mod health;
 mod tool;
 mod worker;
