@@ -74,6 +74,7 @@ mod tasks;
 pub mod tool_changes;
 mod tool_search;
 pub mod tool_set;
+pub mod transfer;
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};

@@ -20,6 +20,7 @@ mod holes_classes;
 mod holes_policy;
 mod holes_vs_bash;
 mod hooks_pipeline;
+mod judge_only;
 mod launch;
 mod launch_descriptors;
 mod orphans_below;

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use baton::mcp_server::http::{self, HttpOptions, DEFAULT_MAX_REQUEST_BYTES};
-use baton::mcp_server::{self, McpServer};
+use baton::mcp_server::{self, Journal, McpServer, ServerOptions};
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
@@ -34,6 +34,10 @@ pub(super) struct ServeArgs {
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_REQUEST_BYTES)]
     max_request_bytes: usize,
+    /// Largest upload to /v1/files (a file, or a directory's tar archive),
+    /// in bytes.
+    #[arg(long, default_value_t = baton::transfer::DEFAULT_MAX_BYTES)]
+    max_transfer_bytes: u64,
 }
 
 impl ServeArgs {
@@ -53,15 +57,26 @@ pub(super) async fn serve(mut setup: Setup, args: ServeArgs) -> Result<(), CliEr
         allowed_hosts: args.allowed_hosts.clone(),
         allowed_origins: args.allowed_origins.clone(),
         max_request_bytes: args.max_request_bytes,
+        max_transfer_bytes: args.max_transfer_bytes,
     };
     if let Some(addr) = args.http {
         http::check(addr, &options).map_err(|e| CliError::Usage(e.to_string()))?;
         // Before the engine starts, so its MCP servers' health is recorded.
         baton::metrics::install_prometheus().map_err(|e| CliError::Failed(e.to_string()))?;
     }
+    // Named calls are journaled in the state directory: a worker restarted
+    // on the same `--state-dir` answers for the calls of its previous life.
+    let journal_dir = setup.state_dir.join("journal");
+    let journal = Journal::open(&journal_dir, baton_journal::Limits::default())
+        .map_err(|e| CliError::Failed(e.to_string()))?;
     let engine = setup.engine()?;
-    let server =
-        McpServer::with_secret(engine.clone(), setup.pool.clone(), options.token.as_deref());
+    let server = McpServer::with_options(
+        engine.clone(),
+        setup.pool.clone(),
+        ServerOptions::default()
+            .secret(options.token.as_deref())
+            .journal(journal),
+    );
     let shutdown = CancellationToken::new();
     // A signal stops the running calls (and their processes) first, then the
     // transport; the client sees every call answered.

@@ -1,6 +1,8 @@
-//! One `tools/call`: gate, a batch of one call, events to MCP, the result.
+//! One `tools/call`: gate, a batch of one call, events to MCP (or to the
+//! journal), the result.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use baton_actors::{Event, InterruptKind, PermissionPrompt};
 use baton_engine::{Approval, ApprovalRequest, CallResult, Outcome, ToolUse};
@@ -11,44 +13,135 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
 
 use super::{results, rounds, Shared};
 
 /// Runs the requested call through the engine and answers with its result,
 /// or, for a 2026-07-28 client whose call needs approval, with the question
-/// (see [`super::rounds`]). Never fails: every problem becomes an error
-/// result the client can read.
+/// (see [`super::rounds`]). A call that names itself in
+/// `_meta["dev.baton/call"]` is journaled ([`super::journaled`]). Never
+/// fails: every problem becomes an error result the client can read.
 pub(super) async fn run(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     request: CallToolRequestParams,
     context: RequestContext<RoleServer>,
 ) -> CallToolResponse {
-    // Clients of 2026-07-28 cannot be sent requests; they are asked in the
-    // answer instead.
-    let in_rounds = context
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-    // Declared per request (or at `initialize`); a form question needs a
-    // form-capable client (no mode named means form). Decides for both
-    // protocol generations.
-    let can_be_asked = context
-        .client_capabilities()
-        .and_then(|caps| caps.elicitation)
-        .is_some_and(|e| e.form.is_some() || e.url.is_none());
-    let retry_state = request.request_state.clone();
-    let retry_answers = request.input_responses.clone();
+    let mut asking = Asking::of(&context, &request);
     let input = request
         .arguments
         .map(Value::Object)
         .unwrap_or_else(|| json!({}));
-    let call = ToolUse::new(call_id(&context), request.name.to_string(), input);
+    let name = request.name.to_string();
+    match super::journaled::named(&context) {
+        Ok(Some(named)) => {
+            // Runs beyond this request, which cannot carry its questions.
+            asking.in_rounds = false;
+            asking.can_be_asked &= !asking.protocol_in_rounds;
+            return super::journaled::run(shared, named, name, input, asking, context).await;
+        }
+        Ok(None) => {}
+        Err(why) => return results::server_error(why, Outcome::InvalidInput).into(),
+    }
+    let call = ToolUse::new(call_id(&context), name, input);
+    let report = Report::Client {
+        peer: &context.peer,
+        token: context.meta.get_progress_token(),
+        steps: AtomicU64::new(0),
+    };
+    execute(shared, call, &asking, &report, &context.ct).await
+}
+
+/// How questions of one call may be asked.
+pub(super) struct Asking {
+    peer: Peer<RoleServer>,
+    /// The client speaks 2026-07-28 (no server-to-client requests).
+    protocol_in_rounds: bool,
+    /// Questions end this round with `input_required`.
+    in_rounds: bool,
+    can_be_asked: bool,
+    retry_state: Option<String>,
+    retry_answers: Option<rmcp::model::InputResponses>,
+}
+
+impl Asking {
+    fn of(context: &RequestContext<RoleServer>, request: &CallToolRequestParams) -> Asking {
+        // Clients of 2026-07-28 cannot be sent requests; they are asked in
+        // the answer instead.
+        let in_rounds = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        // Declared per request (or at `initialize`); a form question needs a
+        // form-capable client (no mode named means form). Decides for both
+        // protocol generations.
+        let can_be_asked = context
+            .client_capabilities()
+            .and_then(|caps| caps.elicitation)
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        Asking {
+            peer: context.peer.clone(),
+            protocol_in_rounds: in_rounds,
+            in_rounds,
+            can_be_asked,
+            retry_state: request.request_state.clone(),
+            retry_answers: request.input_responses.clone(),
+        }
+    }
+}
+
+/// Where a call's progress goes: to the MCP client that asked (numbered
+/// 1, 2, 3 …), or into the journal, whose readers number it the same way.
+pub(super) enum Report<'a> {
+    Client {
+        peer: &'a Peer<RoleServer>,
+        token: Option<ProgressToken>,
+        steps: AtomicU64,
+    },
+    Journal(&'a baton_journal::Runner),
+}
+
+impl Report<'_> {
+    async fn progress(&self, message: String) {
+        match self {
+            Report::Client { peer, token, steps } => {
+                if let Some(token) = token {
+                    let n = steps.fetch_add(1, Ordering::Relaxed) + 1;
+                    notify_progress(peer, token, n, message).await;
+                }
+            }
+            Report::Journal(runner) => {
+                runner.output(message);
+            }
+        }
+    }
+
+    /// Called right before the call is handed to the engine: from here on
+    /// hooks and the tool may act. A journaled call's start is on disk
+    /// first, so a crash after it reports the call as lost *while running*.
+    async fn starting(&self) -> Result<(), String> {
+        match self {
+            Report::Client { .. } => Ok(()),
+            Report::Journal(runner) => runner.started().await.map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// Runs `call` through the engine, behind the gate, stopping it when
+/// `cancel` fires. Never fails: every problem is an error result.
+pub(super) async fn execute(
+    shared: &Shared,
+    call: ToolUse,
+    asking: &Asking,
+    report: &Report<'_>,
+    cancel: &CancellationToken,
+) -> CallToolResponse {
     let safe = concurrency_safe(shared, &call);
 
     // A cancel that arrives while the call waits for its turn ends it there:
     // it never started, so nothing needs stopping.
     let _pass = tokio::select! {
         pass = shared.gate.enter(safe) => pass,
-        _ = context.ct.cancelled() => {
+        _ = cancel.cancelled() => {
             return results::server_error(
                 format!("The call {} was cancelled by the client before it started.", call.name),
                 Outcome::Cancelled { started: false },
@@ -68,6 +161,13 @@ pub(super) async fn run(
         }
     };
     let name = call.name.clone();
+    if let Err(why) = report.starting().await {
+        return results::server_error(
+            format!("Baton did not run {name}: its start could not be journaled ({why})."),
+            Outcome::Internal,
+        )
+        .into();
+    }
     if let Err(e) = batch.add(call) {
         return results::server_error(
             format!("Baton could not run {name}: {e}"),
@@ -77,15 +177,13 @@ pub(super) async fn run(
     }
     batch.end();
 
-    let progress = context.meta.get_progress_token();
-    let steps = AtomicU64::new(0);
     let mut result: Option<CallResult> = None;
     let mut cancelled = false;
     let mut question = None;
     loop {
         let event = tokio::select! {
             event = batch.next_event() => event,
-            _ = context.ct.cancelled(), if !cancelled => {
+            _ = cancel.cancelled(), if !cancelled => {
                 // Stop this call and its processes; keep reading so the
                 // result (with what the call printed so far) is still built.
                 cancelled = true;
@@ -94,22 +192,19 @@ pub(super) async fn run(
             }
         };
         match event {
-            Some(Event::Progress { progress: p, .. }) => {
-                if let Some(token) = &progress {
-                    let n = steps.fetch_add(1, Ordering::Relaxed) + 1;
-                    notify_progress(&context.peer, token, n, p.message).await;
-                }
+            Some(Event::Progress { progress: p, .. }) => report.progress(progress_text(p)).await,
+            Some(Event::PermissionRequest(prompt)) if !asking.can_be_asked => {
+                let why = if asking.protocol_in_rounds && !asking.in_rounds {
+                    "a journaled call outlives its request and cannot be asked in rounds"
+                } else {
+                    "it does not support elicitation"
+                };
+                prompt.answer(cannot_ask(&prompt.request, why));
             }
-            Some(Event::PermissionRequest(prompt)) if !can_be_asked => {
-                prompt.answer(cannot_ask(
-                    &prompt.request,
-                    "it does not support elicitation",
-                ));
-            }
-            Some(Event::PermissionRequest(prompt)) if in_rounds => {
+            Some(Event::PermissionRequest(prompt)) if asking.in_rounds => {
                 let answer = shared.rounds.answer(
-                    retry_state.as_deref(),
-                    retry_answers.as_ref(),
+                    asking.retry_state.as_deref(),
+                    asking.retry_answers.as_ref(),
                     &prompt.request,
                 );
                 match answer {
@@ -127,7 +222,7 @@ pub(super) async fn run(
             Some(Event::PermissionRequest(prompt)) => {
                 // Asking the client can take as long as a human does; the
                 // event loop keeps running (progress, cancellation) meanwhile.
-                tokio::spawn(ask_client(context.peer.clone(), *prompt));
+                tokio::spawn(ask_client(asking.peer.clone(), *prompt));
             }
             Some(Event::Result { result: r, .. }) => result = Some(*r),
             Some(Event::Done(_)) | None => break,
@@ -145,6 +240,24 @@ pub(super) async fn run(
         )
         .into(),
     }
+}
+
+/// A progress update as MCP text: its message, then the last lines of
+/// output when the tool gave them (MCP progress has no structured part, and
+/// what a command printed last is what a client, or a host whose worker
+/// was lost, wants to see).
+fn progress_text(progress: baton_engine::Progress) -> String {
+    let lines: Vec<&str> = progress
+        .data
+        .as_ref()
+        .and_then(|d| d.get("last_lines"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if lines.is_empty() {
+        return progress.message;
+    }
+    format!("{}\n{}", progress.message, lines.join("\n"))
 }
 
 /// The denial text when the client cannot be asked, and why.
@@ -174,7 +287,7 @@ fn concurrency_safe(shared: &Shared, call: &ToolUse) -> bool {
 
 /// A call id unique in the session: the request id, tagged with a process-wide
 /// sequence number because clients reuse ids across connections.
-fn call_id(context: &RequestContext<RoleServer>) -> String {
+pub(super) fn call_id(context: &RequestContext<RoleServer>) -> String {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let n = SEQ.fetch_add(1, Ordering::Relaxed);
     format!("mcp_{n}_{}", context.id)

@@ -8,6 +8,8 @@
 //! too: a page served from this machine can only come from its own user);
 //! request bodies are capped. `/healthz` answers without
 //! a token so that orchestrators' probes work, and says nothing but "ok".
+//! File transfer (`/v1/files`, [`crate::transfer`]) sits behind the same
+//! token, `Host` and `Origin` checks, with its own size limit.
 //!
 //! Both protocol generations are served on `/mcp`: 2026-07-28 clients are
 //! handled statelessly (any replica behind a load balancer can answer), older
@@ -44,6 +46,9 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Largest accepted request body, in bytes.
     pub max_request_bytes: usize,
+    /// Largest upload to `/v1/files` (crate::transfer), in bytes; the
+    /// MCP body cap above does not apply there.
+    pub max_transfer_bytes: u64,
 }
 
 impl Default for HttpOptions {
@@ -53,6 +58,7 @@ impl Default for HttpOptions {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            max_transfer_bytes: crate::transfer::DEFAULT_MAX_BYTES,
         }
     }
 }
@@ -148,23 +154,28 @@ pub async fn serve(
     config = config
         .enforce_origin_validation()
         .with_allowed_origins(allowed_origins(addr, &options));
+    let engine = server.engine().clone();
     let service: StreamableHttpService<McpServer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.clone()), Default::default(), config);
     let token = options.token.clone().map(Arc::<str>::from);
     let mcp = axum::Router::new().nest_service("/mcp", service).layer(
         axum::middleware::from_fn_with_state(token.clone(), authenticate),
     );
-    let metrics = super::metrics_route::router(
-        super::metrics_route::Guard {
-            hosts,
-            origins: allowed_origins(addr, &options),
-        },
-        token,
+    let guard = super::metrics_route::Guard {
+        hosts,
+        origins: allowed_origins(addr, &options),
+    };
+    let files = super::metrics_route::guarded(
+        crate::transfer::routes::router(engine, options.max_transfer_bytes),
+        guard.clone(),
+        token.clone(),
     );
+    let metrics = super::metrics_route::router(guard, token);
     let app = axum::Router::new()
         .route("/healthz", axum::routing::get(|| async { "ok" }))
         .merge(mcp)
-        .merge(metrics);
+        .merge(metrics)
+        .merge(files);
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
         .await?;

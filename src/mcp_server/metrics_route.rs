@@ -1,5 +1,6 @@
 //! `/metrics` beside `/mcp`: the engine's metrics in the Prometheus text
-//! format, behind the same guards as the MCP endpoint.
+//! format, behind the same guards as the MCP endpoint (which
+//! [`guarded`] also puts in front of the file-transfer routes).
 //!
 //! Counts of calls by tool say what a worker is being used for, so the
 //! endpoint is no more open than `/mcp`: the bearer token when one is set,
@@ -28,8 +29,17 @@ pub(super) struct Guard {
 
 /// The `/metrics` route with its guards; `token` as for `/mcp`.
 pub(super) fn router(guard: Guard, token: Option<Arc<str>>) -> axum::Router {
-    axum::Router::new()
-        .route("/metrics", axum::routing::get(render))
+    guarded(
+        axum::Router::new().route("/metrics", axum::routing::get(render)),
+        guard,
+        token,
+    )
+}
+
+/// `routes` behind the guards `/mcp` has: `Host` and `Origin` first, then
+/// the token. For every route outside rmcp (this one, `/v1/files`).
+pub(super) fn guarded(routes: axum::Router, guard: Guard, token: Option<Arc<str>>) -> axum::Router {
+    routes
         .layer(axum::middleware::from_fn_with_state(
             token,
             super::http::authenticate,

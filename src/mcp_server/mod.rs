@@ -29,6 +29,7 @@ mod call;
 mod catalog;
 mod gate;
 pub mod http;
+mod journaled;
 mod metrics_route;
 mod results;
 mod rounds;
@@ -46,7 +47,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::Engine;
 
+pub use baton_journal::Journal;
 pub use catalog::{annotations_for, mcp_tool};
+pub use journaled::{CALL_META_KEY, CANCEL_METHOD, JOURNAL_CAPABILITY, JOURNAL_META_KEY};
 pub use results::{
     outcome_from_meta, views_from_meta, ToolViews, OUTCOME_META_KEY, VIEWS_META_KEY,
 };
@@ -68,6 +71,36 @@ struct Shared {
     tools: Vec<rmcp::model::Tool>,
     /// Approval rounds for 2026-07-28 clients.
     rounds: rounds::Rounds,
+    /// Calls that named themselves, run at most once ([`journaled`]).
+    journal: Journal,
+}
+
+/// How a server is set up besides its engine and pool.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct ServerOptions {
+    /// The secret (the HTTP bearer token) that workers behind one load
+    /// balancer share: approval rounds of 2026-07-28 clients are sealed with
+    /// a key derived from it, so a retry may reach any of them. Without one
+    /// the key is random per process.
+    pub secret: Option<String>,
+    /// The journal of named calls; without one, a journal in memory (retries
+    /// within this process are answered, nothing survives it).
+    pub journal: Option<Journal>,
+}
+
+impl ServerOptions {
+    /// The options with `secret`.
+    pub fn secret(mut self, secret: Option<&str>) -> Self {
+        self.secret = secret.map(str::to_string);
+        self
+    }
+
+    /// The options with `journal`.
+    pub fn journal(mut self, journal: Journal) -> Self {
+        self.journal = Some(journal);
+        self
+    }
 }
 
 impl McpServer {
@@ -83,14 +116,23 @@ impl McpServer {
     /// 2026-07-28 clients are sealed with a key derived from it, so a retry
     /// may reach any of them. Without one the key is random per process.
     pub fn with_secret(engine: Engine, pool: ToolPool, secret: Option<&str>) -> Self {
+        Self::with_options(engine, pool, ServerOptions::default().secret(secret))
+    }
+
+    /// As [`McpServer::new`], with `options`.
+    pub fn with_options(engine: Engine, pool: ToolPool, options: ServerOptions) -> Self {
         let tools = pool.tools().map(catalog::mcp_tool).collect();
+        let journal = options
+            .journal
+            .unwrap_or_else(|| Journal::in_memory(baton_journal::Limits::default()));
         McpServer {
             shared: Arc::new(Shared {
                 engine,
                 pool,
                 gate: gate::Gate::default(),
                 tools,
-                rounds: rounds::Rounds::new(secret),
+                rounds: rounds::Rounds::new(options.secret.as_deref()),
+                journal,
             }),
         }
     }
@@ -107,10 +149,18 @@ impl ServerHandler for McpServer {
         // Hosts judge the paths of the calls they send here against this
         // workspace, not their own (see `crate::remote::workspace`).
         let context = self.shared.engine.runtime().context();
-        caps.experimental = Some(std::collections::BTreeMap::from([(
-            crate::remote::workspace::CAPABILITY.to_string(),
-            crate::remote::workspace::WorkerWorkspace::report(&context),
-        )]));
+        caps.experimental = Some(std::collections::BTreeMap::from([
+            (
+                crate::remote::workspace::CAPABILITY.to_string(),
+                crate::remote::workspace::WorkerWorkspace::report(&context),
+            ),
+            // Named calls are journaled here: a host may send a call again
+            // after a broken connection without running it twice.
+            (
+                JOURNAL_CAPABILITY.to_string(),
+                serde_json::Map::from_iter([("version".to_string(), serde_json::json!(1))]),
+            ),
+        ]));
         let mut info = ServerConfig::new(caps);
         info.server_info = Implementation::new("baton", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(
@@ -136,6 +186,24 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         Ok(call::run(&self.shared, request, context).await)
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        if request.method != CANCEL_METHOD {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        let params = request.params.unwrap_or(serde_json::Value::Null);
+        journaled::cancel(&self.shared, &params)
+            .map(rmcp::model::CustomResult)
+            .map_err(|why| ErrorData::invalid_params(why, None))
     }
 }
 

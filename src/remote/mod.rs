@@ -14,7 +14,11 @@
 //! and everything the tool does with the file system. The worker should run
 //! with `--permission-mode bypassPermissions` inside its sandbox: the host
 //! already decided.
+//!
+//! Files move to and from a worker outside tool calls through its
+//! `/v1/files` routes ([`files`], the client of `crate::transfer`).
 
+pub mod files;
 mod health;
 mod tool;
 mod worker;
@@ -27,6 +31,22 @@ use std::sync::Arc;
 use baton_engine::Tool;
 
 pub use tool::RemoteError;
+
+/// The session's name in the workers' journals: the key plus what makes
+/// this session unique. Keys repeat (a directory and a process id recur, a
+/// host passes its own), and call ids repeat across sessions (the same
+/// message run twice), so a key alone could answer a new call with an old
+/// session's result.
+fn journal_session(session_key: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    format!("{session_key}#{}-{nanos}-{n}", std::process::id())
+}
 
 /// Which tools run where.
 #[derive(Clone, Debug, Default)]
@@ -66,6 +86,7 @@ pub fn route(
         config.workers.clone(),
         config.token.clone(),
         start,
+        journal_session(session_key),
     ));
     tools
         .into_iter()

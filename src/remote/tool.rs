@@ -8,14 +8,15 @@ use baton_engine::content::ContentBlock;
 use baton_engine::permission::{PermissionTarget, ToolPermission};
 use baton_engine::{Outcome, Tool, ToolContext, ToolError, ToolLogic, ToolOutput};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, CustomRequest,
+    RequestMetaObject, ServerResult,
 };
 use rmcp::service::PeerRequestOptions;
-use serde_json::Value;
+use serde_json::{json, Value};
+use std::time::Instant;
 
-use super::worker::{Connection, Workers};
-use crate::mcp_server::{outcome_from_meta, views_from_meta};
+use super::worker::{Connection, Follow, Workers};
+use crate::mcp_server::{outcome_from_meta, views_from_meta, CALL_META_KEY, CANCEL_METHOD};
 
 /// How long a cancelled call waits for the worker's final answer (with the
 /// output printed so far) before giving up on it.
@@ -139,26 +140,45 @@ impl ToolLogic<Value> for Remote {
         let lease = self.workers.lease().await.map_err(|e| {
             ToolError::new(format!("{} could not run remotely: {e}", self.local.name()))
         })?;
-        let outcome = call_on(
-            &lease.connection,
-            &lease.url,
-            self.local.name(),
-            input,
-            &ctx,
-        )
-        .await;
-        let mut output = match outcome {
-            Ok(result) => to_output(result),
-            Err(e) => {
-                self.workers.failed(&lease.connection).await;
-                return Err(ToolError::new(format!(
-                    "The Baton worker {} failed while running {}: {e}. The call's result is \
-                     lost; later calls go to another worker.",
-                    lease.url,
-                    self.local.name()
-                )));
+        let name = self.local.name();
+        let call = Named {
+            session: &self.workers.journal_session,
+            id: &ctx.call_id,
+            follow: Follow::new(ctx.progress.clone()),
+        };
+        let mut connection = lease.connection.clone();
+        // When the connection first broke, and why.
+        let mut broke: Option<(Instant, String)> = None;
+        let result = loop {
+            match call_on(&connection, &lease.url, name, &input, &ctx, &call).await {
+                Ok(result) => break result,
+                Err(why) => {
+                    let since = broke.get_or_insert_with(|| (Instant::now(), why)).0;
+                    // The same call again, on the same worker: its journal
+                    // answers (result, join, or lost), it never runs twice.
+                    // A worker without a journal is not asked again.
+                    let again = match connection.journaled {
+                        true => self.reach_again(&lease.url, since, &ctx).await,
+                        false => None,
+                    };
+                    match again {
+                        Some(c) => connection = c,
+                        None => {
+                            self.workers.failed(&connection).await;
+                            let why = broke.map(|(_, why)| why).unwrap_or_default();
+                            return Err(ToolError::new(lost_text(
+                                &lease.url,
+                                name,
+                                &why,
+                                since.elapsed(),
+                                &call.follow,
+                            )));
+                        }
+                    }
+                }
             }
         };
+        let mut output = to_output(result);
         if let Some(old) = lease.moved_from {
             output.content.insert(
                 0,
@@ -173,29 +193,132 @@ impl ToolLogic<Value> for Remote {
     }
 }
 
+impl Remote {
+    /// A new connection to the worker at `url`, tried with growing pauses
+    /// until [`RETRY_WINDOW`] after the first break; an interrupted call
+    /// tries once, briefly (an interrupt never waits on a paused worker).
+    /// `None` if the worker stayed away.
+    async fn reach_again(
+        &self,
+        url: &str,
+        since: Instant,
+        ctx: &ToolContext,
+    ) -> Option<Arc<Connection>> {
+        let mut attempt = 0u32;
+        loop {
+            let window = if ctx.cancel.is_cancelled() {
+                super::health::CANCEL_PROBE_TIMEOUT
+            } else {
+                RETRY_WINDOW
+            };
+            if attempt > 0 {
+                let left = window.checked_sub(since.elapsed())?;
+                let pause = Duration::from_millis(100 << attempt.min(5)).min(left);
+                tokio::select! {
+                    _ = tokio::time::sleep(pause) => {}
+                    _ = ctx.cancel.cancelled(), if !ctx.cancel.is_cancelled() => {}
+                }
+            }
+            attempt += 1;
+            let left = window
+                .checked_sub(since.elapsed())
+                .filter(|_| attempt == 1 || !ctx.cancel.is_cancelled())
+                .unwrap_or(super::health::CANCEL_PROBE_TIMEOUT);
+            if let Ok(c) = self
+                .workers
+                .reconnect(url, left.min(RECONNECT_TIMEOUT))
+                .await
+            {
+                return Some(c);
+            }
+            if window.checked_sub(since.elapsed()).is_none() || ctx.cancel.is_cancelled() {
+                return None;
+            }
+        }
+    }
+}
+
+/// How long a call whose connection broke keeps trying to reach its worker
+/// again before it is reported lost.
+const RETRY_WINDOW: Duration = Duration::from_secs(20);
+
+/// How long one reconnection may take.
+const RECONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A call's name in the worker's journal, and what the host saw of it.
+struct Named<'a> {
+    session: &'a str,
+    id: &'a str,
+    follow: Arc<Follow>,
+}
+
+impl Named<'_> {
+    /// The request's `_meta`: the call's name and the last output number
+    /// seen, so a retry gets only what followed.
+    fn meta(&self) -> RequestMetaObject {
+        let mut meta = RequestMetaObject::default();
+        meta.0.insert(
+            CALL_META_KEY.to_string(),
+            json!({"session": self.session, "id": self.id, "after": self.follow.seen().0}),
+        );
+        meta
+    }
+
+    fn cancel_request(&self) -> ClientRequest {
+        ClientRequest::CustomRequest(CustomRequest::new(
+            CANCEL_METHOD,
+            Some(json!({"session": self.session, "id": self.id})),
+        ))
+    }
+}
+
+/// The error of a call whose worker could not be reached again.
+fn lost_text(url: &str, tool: &str, why: &str, tried: Duration, follow: &Follow) -> String {
+    let mut text = format!(
+        "The Baton worker {url} failed while running {tool}: {why}. It could not be reached \
+         again (tried for {} s), so what became of the call is not known: it may have run in \
+         part or to its end. Later calls go to another worker.",
+        tried.as_secs()
+    );
+    let (_, last) = follow.seen();
+    if !last.is_empty() {
+        text.push_str("\nOutput seen before the worker was lost:\n");
+        text.push_str(&last);
+    }
+    text
+}
+
 /// Sends the call and waits for its result, forwarding progress and
-/// cancellation. `Err` means the connection failed, not the tool.
+/// cancellation. `Err` means the connection failed, not the tool: the call
+/// may be sent again, with the same name.
 async fn call_on(
     connection: &Arc<Connection>,
     url: &str,
     name: &str,
-    input: Value,
+    input: &Value,
     ctx: &ToolContext,
+    call: &Named<'_>,
 ) -> Result<CallToolResult, String> {
     let arguments = match input {
-        Value::Object(map) => map,
+        Value::Object(map) => map.clone(),
         _ => Default::default(),
     };
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(
         CallToolRequestParams::new(name.to_string()).with_arguments(arguments),
     ));
+    let mut options = PeerRequestOptions::no_options();
+    options.meta = Some(call.meta());
     let mut handle = connection
         .peer
-        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .send_request_with_option(request, options)
         .await
         .map_err(|e| baton_mcp::sentence::describe(&e))?;
     let token = handle.progress_token.clone();
-    connection.routes.add(token.clone(), ctx.progress.clone());
+    connection.routes.add(token.clone(), call.follow.clone());
+    let _route = RouteGuard {
+        connection,
+        token: &token,
+    };
     // The transport may close without answering the calls in flight (the
     // worker died); check it while waiting so such a call fails promptly.
     let closed = async {
@@ -208,43 +331,22 @@ async fn call_on(
     };
     let answer = tokio::select! {
         answer = &mut handle.rx => answer,
-        _ = closed => {
-            connection.routes.remove(&token);
-            return Err("the connection to the worker closed".into());
-        }
+        _ = closed => return Err("the connection to the worker closed".into()),
         // A paused or cut-off worker closes nothing (see `health`).
-        why = super::health::stops_answering(url) => {
-            connection.routes.remove(&token);
-            return Err(why);
-        }
+        why = super::health::stops_answering(url) => return Err(why),
         _ = tokio::time::sleep(super::health::TOTAL_LIMIT) => {
-            connection.routes.remove(&token);
-            let _ = connection
-                .peer
-                .notify_cancelled(CancelledNotificationParam::new(
-                    Some(handle.id.clone()),
-                    Some("the remote call limit was reached".into()),
-                ))
-                .await;
+            send_cancel(connection, call);
             return Ok(CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
                 "The call was stopped: remote calls may take at most {} minutes.",
                 super::health::TOTAL_LIMIT.as_secs() / 60
             ))]));
         }
         _ = ctx.cancel.cancelled() => {
-            // Cancel this request only; keep waiting a while for the
-            // worker's result, which carries what the call printed so far,
-            // but only while the worker shows it is alive: an interrupt
-            // never waits on a paused one. (The notice itself is bounded
-            // too: a paused worker may not read it.)
-            let peer = connection.peer.clone();
-            let notice = CancelledNotificationParam::new(
-                Some(handle.id.clone()),
-                ctx.cancel.reason().map(|r| format!("{r:?}")),
-            );
-            tokio::spawn(async move {
-                let _ = tokio::time::timeout(CANCEL_GRACE, peer.notify_cancelled(notice)).await;
-            });
+            // Stop the call on the worker; keep waiting a while for its
+            // result, which carries what the call printed so far, but only
+            // while the worker shows it is alive: an interrupt never waits
+            // on a paused one.
+            send_cancel(connection, call);
             let final_answer = async {
                 let alive = super::health::answers(url, super::health::CANCEL_PROBE_TIMEOUT);
                 tokio::pin!(alive);
@@ -257,12 +359,8 @@ async fn call_on(
             };
             match final_answer.await {
                 Ok(Some(answer)) => answer,
-                Err(why) => {
-                    connection.routes.remove(&token);
-                    return Err(why);
-                }
+                Err(why) => return Err(why),
                 Ok(None) => {
-                    connection.routes.remove(&token);
                     return Ok(CallToolResult::error(vec![rmcp::model::ContentBlock::text(
                         "The call was stopped; the worker did not report its output in time.",
                     )]));
@@ -270,13 +368,47 @@ async fn call_on(
             }
         }
     };
-    connection.routes.remove(&token);
     match answer {
         Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
         Ok(Ok(other)) => Err(format!("unexpected answer {other:?}")),
+        // The worker answered with an error: that is its answer, not a
+        // broken connection.
+        Ok(Err(rmcp::ServiceError::McpError(e))) => Ok(CallToolResult::error(vec![
+            rmcp::model::ContentBlock::text(format!("The worker refused the call: {}", e.message)),
+        ])),
         Ok(Err(e)) => Err(baton_mcp::sentence::describe(&e)),
         Err(_) => Err("the connection closed".into()),
     }
+}
+
+/// Removes a call's progress route however its wait ends.
+struct RouteGuard<'a> {
+    connection: &'a Arc<Connection>,
+    token: &'a rmcp::model::ProgressToken,
+}
+
+impl Drop for RouteGuard<'_> {
+    fn drop(&mut self) {
+        self.connection.routes.remove(self.token);
+    }
+}
+
+/// Asks the worker to stop the call, without waiting on it (a paused worker
+/// may never read it; the notice is bounded).
+fn send_cancel(connection: &Arc<Connection>, call: &Named<'_>) {
+    let peer = connection.peer.clone();
+    let request = call.cancel_request();
+    tokio::spawn(async move {
+        let _ = tokio::time::timeout(CANCEL_GRACE, async {
+            if let Ok(handle) = peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await
+            {
+                let _ = handle.rx.await;
+            }
+        })
+        .await;
+    });
 }
 
 /// The worker's result as the local tool's output. An outcome other than

@@ -26,12 +26,62 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Where progress notifications of running calls go, by progress token.
 #[derive(Clone, Default)]
 pub(super) struct ProgressRoutes {
-    routes: Arc<std::sync::Mutex<HashMap<ProgressToken, ProgressSink>>>,
+    routes: Arc<Routes>,
+}
+
+/// One call's progress: where it goes, and what was seen last. A journaled
+/// call's progress is numbered by the worker (`progress` is the output's
+/// number), so after a broken connection the retry asks for what followed.
+pub(super) struct Follow {
+    sink: ProgressSink,
+    seen: std::sync::Mutex<(u64, String)>,
+}
+
+impl Follow {
+    pub(super) fn new(sink: ProgressSink) -> Arc<Follow> {
+        Arc::new(Follow {
+            sink,
+            seen: std::sync::Mutex::new((0, String::new())),
+        })
+    }
+
+    /// The number and text of the last output seen.
+    pub(super) fn seen(&self) -> (u64, String) {
+        self.seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn deliver(&self, number: f64, message: String) {
+        {
+            let mut seen = self
+                .seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            // Numbers only grow; a replay of what was seen is not passed on
+            // twice.
+            let n = if number.is_finite() && number > 0.0 {
+                number as u64
+            } else {
+                0
+            };
+            if n != 0 && n <= seen.0 {
+                return;
+            }
+            seen.0 = seen.0.max(n);
+            seen.1.clone_from(&message);
+        }
+        self.sink.send(Progress {
+            message,
+            data: None,
+        });
+    }
 }
 
 impl ProgressRoutes {
-    pub(super) fn add(&self, token: ProgressToken, sink: ProgressSink) {
-        lock(&self.routes).insert(token, sink);
+    pub(super) fn add(&self, token: ProgressToken, follow: Arc<Follow>) {
+        lock(&self.routes).insert(token, follow);
     }
 
     pub(super) fn remove(&self, token: &ProgressToken) {
@@ -39,10 +89,10 @@ impl ProgressRoutes {
     }
 }
 
-type Routes = std::sync::Mutex<HashMap<ProgressToken, ProgressSink>>;
+type Routes = std::sync::Mutex<HashMap<ProgressToken, Arc<Follow>>>;
 
 /// The map behind the lock; a panic elsewhere never poisons progress.
-fn lock(routes: &Routes) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, ProgressSink>> {
+fn lock(routes: &Routes) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, Arc<Follow>>> {
     routes
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -60,14 +110,11 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let sink = lock(&self.routes.routes)
+        let follow = lock(&self.routes.routes)
             .get(&params.progress_token)
             .cloned();
-        if let Some(sink) = sink {
-            sink.send(Progress {
-                message: params.message.unwrap_or_default(),
-                data: None,
-            });
+        if let Some(follow) = follow {
+            follow.deliver(params.progress, params.message.unwrap_or_default());
         }
     }
 }
@@ -78,12 +125,18 @@ pub(super) struct Connection {
     pub(super) routes: ProgressRoutes,
     /// The workspace the worker reported when this connection opened.
     pub(super) workspace: Option<super::workspace::WorkerWorkspace>,
+    /// Whether the worker journals named calls (then a call whose
+    /// connection broke is sent again; elsewhere that could run it twice).
+    pub(super) journaled: bool,
     // Held so the connection stays open; dropping it closes the transport.
     _service: RunningService<RoleClient, Handler>,
 }
 
 /// The workers of one session, with the one it currently uses.
 pub(super) struct Workers {
+    /// The host session's name in the workers' journals: unique per
+    /// session, so call ids of another session never meet its results.
+    pub(super) journal_session: String,
     urls: Vec<String>,
     token: Option<String>,
     state: AsyncMutex<State>,
@@ -113,9 +166,15 @@ pub(super) struct Lease {
 
 impl Workers {
     /// `start` picks the first worker tried (spreading sessions over them).
-    pub(super) fn new(urls: Vec<String>, token: Option<String>, start: usize) -> Self {
+    pub(super) fn new(
+        urls: Vec<String>,
+        token: Option<String>,
+        start: usize,
+        journal_session: String,
+    ) -> Self {
         let n = urls.len().max(1);
         Workers {
+            journal_session,
             state: AsyncMutex::new(State {
                 current: start % n,
                 connection: None,
@@ -206,6 +265,26 @@ impl Workers {
         }
     }
 
+    /// A fresh connection to the worker `url` alone (a call retried after
+    /// its connection broke must reach the worker that ran it: only that
+    /// one's journal knows it). Replaces the session's connection when that
+    /// is still the one to `url`.
+    pub(super) async fn reconnect(
+        &self,
+        url: &str,
+        within: Duration,
+    ) -> Result<Arc<Connection>, String> {
+        let c = tokio::time::timeout(within, connect(url, self.token.as_deref()))
+            .await
+            .map_err(|_| format!("no answer within {} s", within.as_secs()))??;
+        let c = Arc::new(c);
+        let mut state = self.state.lock().await;
+        if self.urls[state.current] == url {
+            state.connection = Some(c.clone());
+        }
+        Ok(c)
+    }
+
     /// Called when a call's connection broke under it: the next lease moves.
     pub(super) async fn failed(&self, connection: &Arc<Connection>) {
         let mut state = self.state.lock().await;
@@ -251,14 +330,19 @@ async fn connect(url: &str, token: Option<&str>) -> Result<Connection, String> {
         .await
         .map_err(|_| format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()))?
         .map_err(|e| baton_mcp::sentence::describe_start(&e))?;
-    let workspace = service
-        .peer()
-        .peer_info()
+    let info = service.peer().peer_info();
+    let workspace = info
+        .as_ref()
         .and_then(|info| super::workspace::WorkerWorkspace::from_capabilities(&info.capabilities));
+    let journaled = info
+        .as_ref()
+        .and_then(|info| info.capabilities.experimental.as_ref())
+        .is_some_and(|e| e.contains_key(crate::mcp_server::JOURNAL_CAPABILITY));
     Ok(Connection {
         peer: service.peer().clone(),
         routes,
         workspace,
+        journaled,
         _service: service,
     })
 }

@@ -30,6 +30,7 @@ pub mod mcp_servers;
 pub mod model_server;
 pub mod own_process;
 pub mod procs;
+pub mod proxy;
 pub mod python_host;
 pub mod scenario;
 #[cfg(feature = "engine")]

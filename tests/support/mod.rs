@@ -5,6 +5,7 @@
 
 pub mod baton_run;
 pub mod fault_feed;
+pub mod files_worker;
 pub mod routed;
 
 use std::process::Command;

@@ -16,6 +16,7 @@ mod approval;
 pub mod batch_hooks;
 mod hook_views;
 mod invoke;
+pub mod judge;
 pub mod messages;
 mod permission;
 mod permission_hooks;

@@ -82,7 +82,9 @@ pub(super) fn update_session(state: &CallState, updates: &[Value]) -> Vec<String
     SessionPermissions::of(&state.ctx.session).apply(updates, home.as_deref(), &project)
 }
 
-enum Verdict {
+/// What the rules, the tool and the hooks make of a call, before anyone is
+/// asked.
+pub(super) enum Verdict {
     Allow,
     Ask {
         reason: String,
@@ -99,6 +101,43 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
         ));
     };
     let target = tool.permission_target(parsed, &state.ctx);
+    let (verdict, target) = verdict(pipeline, state, tool, target).await?;
+    // A denial and a question are boxed: inline, their hooks, the
+    // approver's future and the answer's checks would grow every call's
+    // future (which is moved whole, into its box and maybe a task), though
+    // most calls are simply allowed.
+    // Each box is bound by its own statement before it is awaited: a
+    // temporary lives to the end of its statement, so one made in the
+    // awaiting expression itself would keep its full size in this future.
+    match verdict {
+        Verdict::Allow => Ok(()),
+        Verdict::Deny(reason) => {
+            let refusal = Box::pin(refuse(pipeline, state, tool, reason));
+            refusal.await
+        }
+        Verdict::Ask { reason, suggestion } => {
+            let question = Box::pin(ask(pipeline, state, tool, target, reason, suggestion));
+            question.await
+        }
+    }
+}
+
+/// The verdict on the call as it now is (rules, the tool's own view, the
+/// hooks' decision, the mode) when it touches `target`, given back with
+/// it; nobody is asked and nothing is run. Also what [`Pipeline::judge`]
+/// answers.
+pub(super) async fn verdict(
+    pipeline: &Pipeline,
+    state: &mut CallState,
+    tool: &Tool,
+    target: PermissionTarget,
+) -> Flow<(Verdict, PermissionTarget)> {
+    let Some(parsed) = state.parsed.as_ref() else {
+        return Err(deny(
+            state,
+            messages::internal("no parsed input at permission time"),
+        ));
+    };
     let (policy, mode) = rules_decision(pipeline, state, tool, parsed, &target);
     // A call touching several paths (a patch) is judged on each of them.
     let policy = tool
@@ -188,25 +227,7 @@ pub(super) async fn decide(pipeline: &Pipeline, state: &mut CallState, tool: &To
         )),
         other => other,
     };
-
-    // A denial and a question are boxed: inline, their hooks, the
-    // approver's future and the answer's checks would grow every call's
-    // future (which is moved whole, into its box and maybe a task), though
-    // most calls are simply allowed.
-    // Each box is bound by its own statement before it is awaited: a
-    // temporary lives to the end of its statement, so one made in the
-    // awaiting expression itself would keep its full size in this future.
-    match verdict {
-        Verdict::Allow => Ok(()),
-        Verdict::Deny(reason) => {
-            let refusal = Box::pin(refuse(pipeline, state, tool, reason));
-            refusal.await
-        }
-        Verdict::Ask { reason, suggestion } => {
-            let question = Box::pin(ask(pipeline, state, tool, target, reason, suggestion));
-            question.await
-        }
-    }
+    Ok((verdict, target))
 }
 
 /// The call is denied: PermissionDenied hooks may add a retry hint.

@@ -20,7 +20,7 @@ mod lines;
 mod missing;
 mod notebook;
 pub(crate) mod notebook_cells;
-pub(crate) mod open;
+pub mod open;
 pub(crate) mod paths;
 mod read;
 pub mod read_state;
@@ -38,6 +38,14 @@ pub use edit::{edit_tool, try_edit_tool, EditInput};
 pub use notebook::{notebook_edit_tool, try_notebook_edit_tool, NotebookEditInput};
 pub use read::{read_tool, read_tool_with, try_read_tool, ReadInput, ReadLimits};
 pub use write::{try_write_tool, write_tool, WriteInput};
+
+/// Forgets what judging `path` (absolute) for the call `ctx` kept in the
+/// session (see [`judged`]): for a caller that judged a file tool's call
+/// with [`baton_engine::Pipeline::judge`] and acts on the judged target
+/// itself, so the tool never runs to take it.
+pub fn forget_judged(path: &std::path::Path, ctx: &baton_engine::ToolContext) {
+    judged::forget(path, ctx);
+}
 
 /// All four file tools with default settings.
 ///

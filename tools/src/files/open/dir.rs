@@ -26,7 +26,7 @@ const FIND_ATTEMPTS: usize = 16;
 
 /// An open directory (`O_PATH`), and the judged path it was opened at.
 #[derive(Debug)]
-pub(crate) struct Dir {
+pub struct Dir {
     fd: OwnedFd,
     path: PathBuf,
     method: Method,
@@ -36,12 +36,12 @@ pub(crate) struct Dir {
 /// they were made for fails.
 #[derive(Debug, Default)]
 #[must_use = "directories made for a failed write are removed with `undo`"]
-pub(crate) struct Made(Vec<(Dir, OsString)>);
+pub struct Made(Vec<(Dir, OsString)>);
 
 impl Made {
     /// Removes the directories made, innermost first (each only if still
     /// empty), relative to the handle of its parent.
-    pub(crate) fn undo(self) {
+    pub fn undo(self) {
         for (parent, name) in self.0.into_iter().rev() {
             let _ = unlinkat(&parent.fd, name.as_os_str(), UnlinkatFlags::RemoveDir);
         }
@@ -50,7 +50,7 @@ impl Made {
 
 impl Dir {
     /// Opens the judged directory `path` (absolute), following no link.
-    pub(crate) fn open(path: &Path) -> io::Result<Dir> {
+    pub fn open(path: &Path) -> io::Result<Dir> {
         Dir::open_by(path, Method::Best)
     }
 
@@ -68,7 +68,7 @@ impl Dir {
     /// Opens `path`, first making the directories it lacks: each one with
     /// `mkdirat` in the handle of its parent, then opened from that handle
     /// without following a link. Returns the directories it made.
-    pub(crate) fn create_all(path: &Path) -> io::Result<(Dir, Made)> {
+    pub fn create_all(path: &Path) -> io::Result<(Dir, Made)> {
         Dir::create_all_by(path, Method::Best)
     }
 
@@ -108,12 +108,12 @@ impl Dir {
     }
 
     /// The judged path this directory was opened at.
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// The directory `name` in this one.
-    pub(crate) fn child(&self, name: &OsStr) -> io::Result<Dir> {
+    pub fn child(&self, name: &OsStr) -> io::Result<Dir> {
         let path = self.path.join(name);
         let flags = OFlag::O_PATH | OFlag::O_DIRECTORY;
         let fd = kernel::open(
@@ -139,7 +139,7 @@ impl Dir {
     /// in between (an editor's or a parallel Edit's atomic rename): still
     /// the judged path, reached without a link, so the lookup is made
     /// again, a bounded number of times.
-    pub(crate) fn find(&self, name: &OsStr) -> io::Result<Found> {
+    pub fn find(&self, name: &OsStr) -> io::Result<Found> {
         for _ in 1..FIND_ATTEMPTS {
             match self.find_once(name)? {
                 Some(found) => return Ok(found),
@@ -182,7 +182,7 @@ impl Dir {
     }
 
     /// The metadata of `name` itself (a link's own, not its target's).
-    pub(crate) fn metadata(&self, name: &OsStr) -> io::Result<Metadata> {
+    pub fn metadata(&self, name: &OsStr) -> io::Result<Metadata> {
         File::from(self.open_name(name, OFlag::O_PATH)?).metadata()
     }
 
@@ -199,7 +199,7 @@ impl Dir {
 
     /// Creates `name` as a new file (never through anything already there,
     /// a link included) with `mode` before the umask, open for writing.
-    pub(crate) fn create_new(&self, name: &OsStr, mode: u32) -> io::Result<File> {
+    pub fn create_new(&self, name: &OsStr, mode: u32) -> io::Result<File> {
         let flags =
             OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
         let fd = nix::fcntl::openat(&self.fd, name, flags, Mode::from_bits_truncate(mode))?;
@@ -208,18 +208,18 @@ impl Dir {
 
     /// Renames `from` to `to`, both in this directory; `to` is replaced
     /// atomically (a link there is replaced, not followed).
-    pub(crate) fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
+    pub fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
         Ok(renameat(&self.fd, from, &self.fd, to)?)
     }
 
     /// Removes the file (or link) `name` from this directory.
-    pub(crate) fn remove(&self, name: &OsStr) -> io::Result<()> {
+    pub fn remove(&self, name: &OsStr) -> io::Result<()> {
         Ok(unlinkat(&self.fd, name, UnlinkatFlags::NoRemoveDir)?)
     }
 
     /// Up to `max` names in this directory, in the order the file system
     /// gives them.
-    pub(crate) fn names(&self, max: usize) -> io::Result<Vec<OsString>> {
+    pub fn names(&self, max: usize) -> io::Result<Vec<OsString>> {
         use std::os::unix::ffi::OsStrExt;
         let fd = nix::fcntl::openat(
             &self.fd,
@@ -246,7 +246,7 @@ impl Dir {
     /// directory, following no link on the way: how a search reads a file
     /// its walk found by name. A link, a step out, or anything but a
     /// regular file is an error.
-    pub(crate) fn open_file_beneath(&self, rel: &Path) -> io::Result<File> {
+    pub fn open_file_beneath(&self, rel: &Path) -> io::Result<File> {
         let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
         let fd = self.open_beneath(rel, flags)?;
         let _ = fcntl(&fd, FcntlArg::F_SETFL(OFlag::empty()));
@@ -261,7 +261,7 @@ impl Dir {
     }
 
     /// The directory at `rel` below this one, reached without a link.
-    pub(crate) fn dir_beneath(&self, rel: &Path) -> io::Result<Dir> {
+    pub fn dir_beneath(&self, rel: &Path) -> io::Result<Dir> {
         let flags = OFlag::O_PATH | OFlag::O_DIRECTORY;
         Ok(Dir {
             fd: self.open_beneath(rel, flags)?,
@@ -283,7 +283,16 @@ impl Dir {
 
     /// Checks, just before a write lands, that this directory is still at
     /// its judged path.
-    pub(crate) fn confirm(&self) -> io::Result<()> {
+    pub fn confirm(&self) -> io::Result<()> {
         kernel::confirm(&self.fd, &self.path, &self.path)
+    }
+}
+
+/// The handle, for what this type does not offer (`mkdirat`, `symlinkat`,
+/// `linkat`, …): whatever is done with it must name single components and
+/// follow no link, as everything here does.
+impl AsFd for Dir {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
     }
 }

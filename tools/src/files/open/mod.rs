@@ -33,7 +33,7 @@ use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
-pub(crate) use dir::Dir;
+pub use dir::{Dir, Made};
 
 /// The path is not the one judged: a link appeared on it, or the object
 /// opened is no longer at it. Carried inside an [`io::Error`]; see
@@ -65,17 +65,20 @@ impl std::fmt::Display for Changed {
 
 impl std::error::Error for Changed {}
 
-/// Whether `err` is a [`Changed`].
-pub(crate) fn is_changed(err: &io::Error) -> bool {
+/// Whether `err` says the path is not the one judged: a link appeared on
+/// it, or the object opened is no longer at it.
+pub fn is_changed(err: &io::Error) -> bool {
     err.get_ref().is_some_and(|inner| inner.is::<Changed>())
 }
 
 /// What is at a judged path.
 #[derive(Debug)]
-pub(crate) enum Found {
+pub enum Found {
+    /// Nothing is there (or its directory is missing).
     Missing,
     /// A regular file, open for reading, and its metadata.
     File(File, Metadata),
+    /// A directory.
     Dir,
     /// A device, socket or FIFO: never opened beyond a bare handle.
     Other,
@@ -131,7 +134,7 @@ pub(crate) fn remove_file(path: &Path) -> io::Result<()> {
 
 /// `path`'s directory and last name; `None` for `/`. Judged paths are
 /// absolute and folded (no `.` or `..`), so anything else is refused.
-pub(crate) fn parent_and_name(path: &Path) -> io::Result<Option<(&Path, &std::ffi::OsStr)>> {
+pub fn parent_and_name(path: &Path) -> io::Result<Option<(&Path, &std::ffi::OsStr)>> {
     let folded = path
         .components()
         .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));

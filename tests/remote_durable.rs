@@ -1,0 +1,245 @@
+//! Durable remote calls, with real workers and a real network in between
+//! that breaks on purpose: a TCP proxy that cuts connections or swallows
+//! the worker's replies, and workers that are SIGKILLed and restarted on
+//! their state directory. Every tool run on a worker is counted by a
+//! PreToolUse hook of the worker's, so a call run twice shows.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use baton::{Engine, Event, ToolUse};
+use baton_test_support::proxy::{addr_of, Proxy};
+use baton_test_support::worker::Worker;
+use serde_json::json;
+
+use crate::support::BATON;
+
+const TOKEN: &str = "durable-test-token";
+
+/// A worker whose every tool run appends the tool's name to `runs.log`.
+fn counted_worker(dir: &Path) -> Worker {
+    let claude = dir.join(".claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let log = dir.join("runs.log");
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": format!("jq -r .tool_name >> {}", log.display())}
+    ]}]}});
+    std::fs::write(claude.join("settings.json"), settings.to_string()).unwrap();
+    Worker::start(BATON, dir, TOKEN)
+}
+
+fn runs(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("runs.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn engine(local: &Path, url: &str) -> Engine {
+    crate::support::routed::engine_on_urls(
+        local,
+        &[url.to_string()],
+        "durable",
+        TOKEN,
+        &["Bash", "Read", "Write"],
+    )
+}
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    worker: Worker,
+    proxy: Proxy,
+    engine: Engine,
+}
+
+async fn setup() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let worker = counted_worker(&root.join("worker"));
+    let proxy = Proxy::start(addr_of(&worker.url)).await;
+    let local = root.join("host");
+    std::fs::create_dir_all(&local).unwrap();
+    let engine = engine(&local, &proxy.url_for(&worker.url));
+    // Connect (and warm up) before the network is broken.
+    let warm = run(&engine, vec![bash("warm", "true")]).await;
+    assert!(!warm[0].is_error, "{}", warm[0].text());
+    Setup {
+        _dir: dir,
+        worker,
+        proxy,
+        engine,
+    }
+}
+
+fn bash(id: &str, command: &str) -> ToolUse {
+    ToolUse::new(id, "Bash", json!({ "command": command }))
+}
+
+async fn run(engine: &Engine, calls: Vec<ToolUse>) -> Vec<baton::CallResult> {
+    let mut batch = engine.open_batch().await.unwrap();
+    for c in calls {
+        batch.add(c).unwrap();
+    }
+    batch.end();
+    let mut results = Vec::new();
+    while let Some(e) = batch.next_event().await {
+        match e {
+            Event::Result { result, .. } => results.push(*result),
+            Event::Done(_) => break,
+            _ => {}
+        }
+    }
+    results
+}
+
+/// Waits until `check` holds (at most `limit`).
+async fn until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !check() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn journal_says_finished(worker_dir: &Path, id: &str) -> bool {
+    let text =
+        std::fs::read_to_string(worker_dir.join(".state/journal/journal.log")).unwrap_or_default();
+    text.lines().any(|l| {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap_or_default();
+        v["t"] == "finished" && v["id"] == id
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_whose_result_died_with_its_worker_is_answered_after_restart_and_written_once() {
+    let mut s = setup().await;
+    let wdir = s.worker.dir.clone();
+    let file = wdir.join("out.txt");
+    // The worker's answers are swallowed: the Write runs and finishes there,
+    // and its result never reaches the host.
+    s.proxy.mute_replies(true);
+    let engine = s.engine.clone();
+    let f = file.to_str().unwrap().to_string();
+    let call = tokio::spawn(async move {
+        run(
+            &engine,
+            vec![ToolUse::new(
+                "w1",
+                "Write",
+                json!({"file_path": f, "content": "once\n"}),
+            )],
+        )
+        .await
+    });
+    until(
+        Duration::from_secs(30),
+        "the journal to hold the Write's result",
+        || journal_says_finished(&wdir, "w1"),
+    )
+    .await;
+    // The worker dies with the result undelivered, and comes back on its
+    // state directory.
+    s.worker.kill();
+    let again = counted_worker(&wdir);
+    s.proxy.set_upstream(addr_of(&again.url));
+    s.proxy.mute_replies(false);
+    s.proxy.cut();
+    let out = tokio::time::timeout(Duration::from_secs(60), call)
+        .await
+        .expect("no result")
+        .unwrap();
+    assert_eq!(out.len(), 1);
+    assert!(!out[0].is_error, "{}", out[0].text());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "once\n");
+    assert_eq!(
+        runs(&wdir),
+        ["Bash", "Write"],
+        "the Write ran more than once"
+    );
+    drop(again);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_connection_cut_mid_call_is_joined_again_for_a_writer_and_a_reader() {
+    let s = setup().await;
+    let wdir = s.worker.dir.clone();
+    std::fs::write(wdir.join("data.txt"), "payload\n").unwrap();
+    // A writer (it appends) and a reader, each cut once while it runs.
+    for (id, command, want) in [
+        (
+            "writer",
+            "echo ran >> side.txt; sleep 2; echo written",
+            "written",
+        ),
+        ("reader", "sleep 2; cat data.txt", "payload"),
+    ] {
+        let engine = s.engine.clone();
+        let call = tokio::spawn(async move { run(&engine, vec![bash(id, command)]).await });
+        // Cut once the call runs there (its PreToolUse hook has counted it).
+        until(
+            Duration::from_secs(20),
+            "the call to start on the worker",
+            || runs(&wdir).len() >= 2,
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        s.proxy.cut();
+        let out = tokio::time::timeout(Duration::from_secs(60), call)
+            .await
+            .expect("no result")
+            .unwrap();
+        assert!(!out[0].is_error, "{id}: {}", out[0].text());
+        assert!(out[0].text().contains(want), "{id}: {}", out[0].text());
+        assert_eq!(runs(&wdir).len(), 2, "{id} ran twice: {:?}", runs(&wdir));
+        // Reset the count for the next call: the warm-up and this one.
+        std::fs::write(wdir.join("runs.log"), "Bash\n").unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(wdir.join("side.txt")).unwrap(),
+        "ran\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_worker_killed_mid_call_and_not_restarted_gives_lost_with_the_output_seen() {
+    let mut s = setup().await;
+    let engine = s.engine.clone();
+    let mut batch = engine.open_batch().await.unwrap();
+    batch
+        .add(bash("long", "echo compiling-step-1; sleep 60"))
+        .unwrap();
+    batch.end();
+    let mut seen_progress = false;
+    let mut result = None;
+    let start = Instant::now();
+    while let Some(e) = tokio::time::timeout(Duration::from_secs(90), batch.next_event())
+        .await
+        .expect("hung")
+    {
+        match e {
+            Event::Progress { progress, .. }
+                if progress.message.contains("compiling-step-1") && !seen_progress =>
+            {
+                seen_progress = true;
+                s.worker.kill();
+            }
+            Event::Result { result: r, .. } => result = Some(*r),
+            Event::Done(_) => break,
+            _ => {}
+        }
+    }
+    let r = result.expect("a result");
+    assert!(seen_progress, "no progress came before the kill");
+    assert!(r.is_error);
+    let text = r.text();
+    assert!(
+        text.contains("could not be reached again") && text.contains("compiling-step-1"),
+        "{text}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        start.elapsed()
+    );
+}
