@@ -58,6 +58,7 @@ mod mcp_oauth;
 mod mcp_plugin_servers;
 mod mcp_serve_guard;
 mod mcp_server;
+mod mcp_tasks;
 mod metrics_http;
 mod nesting_race;
 mod own_tool;

@@ -139,7 +139,7 @@ fn kind(item: &Value) -> &'static str {
 }
 
 /// `2026-11-26T02:41:46.123Z`.
-fn rfc3339(at: SystemTime) -> String {
+pub(crate) fn rfc3339(at: SystemTime) -> String {
     let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
     let (days, rest) = (secs / 86_400, secs % 86_400);

@@ -65,6 +65,15 @@ pub(super) struct Asking {
 }
 
 impl Asking {
+    /// For a call that runs detached from its request (an MCP task): it
+    /// cannot ask in rounds, so a 2026-07-28 client cannot be asked at all.
+    pub(super) fn detached(context: &RequestContext<RoleServer>) -> Asking {
+        let mut asking = Asking::of(context, &CallToolRequestParams::new(""));
+        asking.in_rounds = false;
+        asking.can_be_asked &= !asking.protocol_in_rounds;
+        asking
+    }
+
     fn of(context: &RequestContext<RoleServer>, request: &CallToolRequestParams) -> Asking {
         // Clients of 2026-07-28 cannot be sent requests; they are asked in
         // the answer instead.

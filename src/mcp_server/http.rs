@@ -158,9 +158,17 @@ pub async fn serve(
     let service: StreamableHttpService<McpServer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.clone()), Default::default(), config);
     let token = options.token.clone().map(Arc::<str>::from);
-    let mcp = axum::Router::new().nest_service("/mcp", service).layer(
-        axum::middleware::from_fn_with_state(token.clone(), authenticate),
-    );
+    // Inside the token check: the 2025-11-25 task adapter (super::task_wire).
+    let mcp = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(
+            options.max_request_bytes,
+            super::task_wire::http::adapt,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            token.clone(),
+            authenticate,
+        ));
     let guard = super::metrics_route::Guard {
         hosts,
         origins: allowed_origins(addr, &options),

@@ -193,7 +193,7 @@ async fn follow(
 }
 
 /// The answer for a call that ended.
-fn answer(key: &CallKey, ended: Ended) -> CallToolResult {
+pub(super) fn answer(key: &CallKey, ended: Ended) -> CallToolResult {
     match ended {
         Ended::Finished(value) => {
             match serde_json::from_value::<CallToolResult>((*value).clone()) {

@@ -33,6 +33,8 @@ mod journaled;
 mod metrics_route;
 mod results;
 mod rounds;
+mod task_wire;
+pub mod tasks;
 pub mod token_strength;
 
 use std::sync::Arc;
@@ -73,6 +75,8 @@ struct Shared {
     rounds: rounds::Rounds,
     /// Calls that named themselves, run at most once ([`journaled`]).
     journal: Journal,
+    /// MCP tasks asked to stop ([`tasks`]; the tasks are journal entries).
+    tasks: tasks::Tasks,
 }
 
 /// How a server is set up besides its engine and pool.
@@ -133,6 +137,7 @@ impl McpServer {
                 tools,
                 rounds: rounds::Rounds::new(options.secret.as_deref()),
                 journal,
+                tasks: tasks::Tasks::default(),
             }),
         }
     }
@@ -145,7 +150,12 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let mut caps = ServerCapabilities::builder().enable_tools().build();
+        // Tasks (see [`tasks`]): the SEP-2663 extension here; the
+        // 2025-11-25 capability is added to `initialize` by [`task_wire`].
+        let mut caps = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tasks()
+            .build();
         // Hosts judge the paths of the calls they send here against this
         // workspace, not their own (see `crate::remote::workspace`).
         let context = self.shared.engine.runtime().context();
@@ -185,14 +195,20 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if tasks::offered(&context) {
+            return Ok(tasks::call_or_task(&self.shared, request, context).await);
+        }
         Ok(call::run(&self.shared, request, context).await)
     }
 
     async fn on_custom_request(
         &self,
         request: rmcp::model::CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        if let Some(answer) = tasks::custom(&self.shared, &request, &context).await {
+            return answer.map(rmcp::model::CustomResult);
+        }
         if request.method != CANCEL_METHOD {
             return Err(ErrorData::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
@@ -214,13 +230,16 @@ pub async fn serve_stdio(
     shutdown: tokio_util::sync::CancellationToken,
 ) -> std::io::Result<()> {
     use rmcp::ServiceExt;
+    // Through the 2025-11-25 task adapter (see [`task_wire`]).
+    let adapted = task_wire::stdio::adapt(tokio::io::stdin(), tokio::io::stdout());
     let running = server
-        .serve_with_ct((tokio::io::stdin(), tokio::io::stdout()), shutdown)
+        .serve_with_ct((adapted.input, adapted.output), shutdown)
         .await
         .map_err(|e| std::io::Error::other(format!("MCP handshake failed: {e}")))?;
-    running
+    let ended = running
         .waiting()
         .await
-        .map_err(|e| std::io::Error::other(format!("MCP session ended with an error: {e}")))?;
-    Ok(())
+        .map_err(|e| std::io::Error::other(format!("MCP session ended with an error: {e}")));
+    adapted.pump.flushed().await;
+    ended.map(|_| ())
 }

@@ -158,7 +158,8 @@ fn random_key() -> Option<Vec<u8>> {
     Some(key)
 }
 
-fn nonce() -> Option<String> {
+/// 16 random bytes as hex (MCP task ids use it too).
+pub(super) fn nonce() -> Option<String> {
     let bytes = random_key()?;
     Some(bytes[..16].iter().map(|b| format!("{b:02x}")).collect())
 }
