@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use baton_engine::{Progress, ToolContext, ToolError, ToolOutput};
+use futures::future::BoxFuture;
 use rmcp::model::{ClientRequest, ElicitRequestParams, ErrorData, InputResponses, ServerResult};
 use rmcp::service::{PeerRequestOptions, RoleClient};
 use rmcp::{Peer, ServiceError};
@@ -100,40 +101,16 @@ struct Follower<'a> {
 impl Follower<'_> {
     async fn run(&mut self, mut state: TaskState) -> Outcome {
         let mut broken = 0u32;
+        // 2025-11-25: `tasks/result` answers the moment the task is over
+        // (and carries the server's questions while it waits for input), so
+        // it is asked at once and kept open; polls only bring status.
+        let mut waiting: Option<BoxFuture<'static, Asked>> = None;
         loop {
             self.report(&state);
             match (self.generation, state.status) {
                 (_, Status::Cancelled) => return Ok(self.cancelled_on_server(&state)),
                 (Generation::Extension, Status::Completed | Status::Failed) => {
                     return Ok(self.inline_outcome(&state));
-                }
-                (
-                    Generation::Spec2025,
-                    Status::Completed | Status::Failed | Status::InputRequired,
-                ) => {
-                    // Over: answered at once. Waiting for input: blocks until
-                    // the task is over, the server asking on the way.
-                    let bound = if state.status.is_terminal() {
-                        self.call.limits.idle
-                    } else {
-                        self.left()
-                    };
-                    let asked = tokio::select! {
-                        asked = self.ask(wire::result(&state.id), bound) => asked,
-                        stop = self.stopped() => return Ok(self.stop(stop, &state).await),
-                    };
-                    match asked {
-                        Asked::Answer(answer) => {
-                            return Ok(self.result_of(*answer, &state).await);
-                        }
-                        Asked::Refused(e) => return Ok(self.failed(&state, &e.message)),
-                        Asked::Broken(why) => {
-                            broken += 1;
-                            if let Err(out) = self.recover(&state, &why, broken).await {
-                                return out;
-                            }
-                        }
-                    }
                 }
                 (Generation::Extension, Status::InputRequired) => {
                     if let Err(why) = self.answer_inputs(&state).await {
@@ -144,18 +121,43 @@ impl Follower<'_> {
                         )));
                     }
                 }
-                (_, Status::Working) => {}
+                (Generation::Spec2025, _) if waiting.is_none() => {
+                    let peer = self.live.peer().clone();
+                    waiting = Some(Box::pin(ask(peer, wire::result(&state.id), self.left())));
+                }
+                _ => {}
             }
             let pause = state
                 .poll
                 .unwrap_or(POLL_DEFAULT)
                 .clamp(POLL_FLOOR, POLL_CEILING);
-            tokio::select! {
-                _ = tokio::time::sleep(pause) => {}
+            let result = async {
+                match waiting.as_mut() {
+                    Some(result) => result.await,
+                    None => std::future::pending().await,
+                }
+            };
+            let asked = tokio::select! {
+                asked = result => Some(asked),
+                _ = tokio::time::sleep(pause) => None,
                 stop = self.stopped() => return Ok(self.stop(stop, &state).await),
+            };
+            if let Some(asked) = asked {
+                waiting = None;
+                match asked {
+                    Asked::Answer(answer) => return Ok(self.result_of(*answer, &state).await),
+                    Asked::Refused(e) => return Ok(self.refused_result(&state, &e.message).await),
+                    Asked::Broken(why) => {
+                        broken += 1;
+                        if let Err(out) = self.recover(&state, &why, broken).await {
+                            return out;
+                        }
+                        continue;
+                    }
+                }
             }
             let asked = tokio::select! {
-                asked = self.ask(wire::get(&state.id), self.call.limits.idle) => asked,
+                asked = ask(self.live.peer().clone(), wire::get(&state.id), self.call.limits.idle) => asked,
                 stop = self.stopped() => return Ok(self.stop(stop, &state).await),
             };
             match asked {
@@ -188,22 +190,19 @@ impl Follower<'_> {
         }
     }
 
-    /// Sends `request` on the current connection; waits up to `bound`.
-    async fn ask(&self, request: ClientRequest, bound: Duration) -> Asked {
-        let options = PeerRequestOptions::with_timeout(bound.max(Duration::from_millis(1)));
-        let handle = match self
-            .live
-            .peer()
-            .send_request_with_option(request, options)
-            .await
-        {
-            Ok(handle) => handle,
-            Err(e) => return Asked::Broken(crate::sentence::describe(&e)),
-        };
-        match handle.await_response().await {
-            Ok(answer) => Asked::Answer(Box::new(answer)),
-            Err(ServiceError::McpError(e)) => Asked::Refused(e),
-            Err(e) => Asked::Broken(crate::sentence::describe(&e)),
+    /// `tasks/result` answered with an error: the task's own (a tool that
+    /// failed with a JSON-RPC error), unless the server no longer knows the
+    /// task at all.
+    async fn refused_result(&mut self, state: &TaskState, said: &str) -> ToolOutput {
+        let asked = ask(
+            self.live.peer().clone(),
+            wire::get(&state.id),
+            self.call.limits.idle,
+        )
+        .await;
+        match asked {
+            Asked::Refused(e) => self.lost(state, &e.message),
+            _ => self.failed(state, said),
         }
     }
 
@@ -272,7 +271,7 @@ impl Follower<'_> {
         if self.generation == Generation::Spec2025 && !self.live.tasks.can_cancel() {
             return Err("the server does not offer tasks/cancel".into());
         }
-        match self.ask(wire::cancel(id), CANCEL_WAIT).await {
+        match ask(self.live.peer().clone(), wire::cancel(id), CANCEL_WAIT).await {
             Asked::Answer(_) => Ok(()),
             Asked::Refused(e) => Err(e.message.to_string()),
             Asked::Broken(why) => Err(why),
@@ -317,7 +316,13 @@ impl Follower<'_> {
         if value.get("content").is_some() || value.get("structuredContent").is_some() {
             return crate::result::map_result(&value);
         }
-        let last = match self.ask(wire::get(&state.id), self.call.limits.idle).await {
+        let last = match ask(
+            self.live.peer().clone(),
+            wire::get(&state.id),
+            self.call.limits.idle,
+        )
+        .await
+        {
             Asked::Answer(answer) => wire::state_of(&answer).unwrap_or_else(|| state.clone()),
             _ => state.clone(),
         };
@@ -426,9 +431,12 @@ impl Follower<'_> {
             return Ok(());
         }
         let keys: Vec<String> = answers.keys().cloned().collect();
-        match self
-            .ask(wire::update(&state.id, answers), self.call.limits.idle)
-            .await
+        match ask(
+            self.live.peer().clone(),
+            wire::update(&state.id, answers),
+            self.call.limits.idle,
+        )
+        .await
         {
             Asked::Answer(_) => {
                 self.answered.extend(keys);
@@ -438,6 +446,20 @@ impl Follower<'_> {
             // Asked again at the next poll, which shows whether it arrived.
             Asked::Broken(_) => Ok(()),
         }
+    }
+}
+
+/// Sends `request` on `peer`'s connection; waits up to `bound`.
+async fn ask(peer: Peer<RoleClient>, request: ClientRequest, bound: Duration) -> Asked {
+    let options = PeerRequestOptions::with_timeout(bound.max(Duration::from_millis(1)));
+    let handle = match peer.send_request_with_option(request, options).await {
+        Ok(handle) => handle,
+        Err(e) => return Asked::Broken(crate::sentence::describe(&e)),
+    };
+    match handle.await_response().await {
+        Ok(answer) => Asked::Answer(Box::new(answer)),
+        Err(ServiceError::McpError(e)) => Asked::Refused(e),
+        Err(e) => Asked::Broken(crate::sentence::describe(&e)),
     }
 }
 

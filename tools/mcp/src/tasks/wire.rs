@@ -58,10 +58,6 @@ impl Status {
         })
     }
 
-    pub(crate) fn is_terminal(self) -> bool {
-        matches!(self, Status::Completed | Status::Failed | Status::Cancelled)
-    }
-
     pub(crate) fn label(self) -> &'static str {
         match self {
             Status::Working => "working",
