@@ -58,7 +58,12 @@ impl Pending {
 /// the bytes as they are. Ids of `initialize` and `tools/list` requests go
 /// to `pending`.
 pub(super) fn lift(bytes: &[u8], pending: &Pending) -> Option<Vec<u8>> {
-    let named = ["\"tasks/", "\"tools/call\"", "\"initialize\"", "\"tools/list\""];
+    let named = [
+        "\"tasks/",
+        "\"tools/call\"",
+        "\"initialize\"",
+        "\"tools/list\"",
+    ];
     if !named.iter().any(|n| contains(bytes, n.as_bytes())) {
         return None;
     }
@@ -80,7 +85,13 @@ fn lift_one(message: &mut Value, pending: &Pending) -> bool {
         return false;
     };
     let renamed = match method {
-        "tools/call" if message.pointer("/params/task").is_some_and(Value::is_object) => CALL,
+        "tools/call"
+            if message
+                .pointer("/params/task")
+                .is_some_and(Value::is_object) =>
+        {
+            CALL
+        }
         "tasks/get" => GET,
         "tasks/cancel" => CANCEL,
         "initialize" | "tools/list" => {
@@ -107,7 +118,10 @@ pub(super) fn annotate(bytes: &[u8], pending: &Pending) -> Option<Vec<u8>> {
         return None;
     }
     let result = message.get_mut("result")?;
-    if let Some(capabilities) = result.get_mut("capabilities").and_then(Value::as_object_mut) {
+    if let Some(capabilities) = result
+        .get_mut("capabilities")
+        .and_then(Value::as_object_mut)
+    {
         capabilities.insert(
             "tasks".into(),
             json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
@@ -172,14 +186,19 @@ mod tests {
         let out: Value =
             serde_json::from_slice(&annotate(init.to_string().as_bytes(), &pending).unwrap())
                 .unwrap();
-        assert!(out.pointer("/result/capabilities/tasks/requests/tools/call").is_some());
+        assert!(out
+            .pointer("/result/capabilities/tasks/requests/tools/call")
+            .is_some());
         let other = json!({"jsonrpc": "2.0", "id": 9, "result": {"tools": [{"name": "x"}]}});
         assert!(annotate(other.to_string().as_bytes(), &pending).is_none());
         let list = json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "x"}]}});
         let out: Value =
             serde_json::from_slice(&annotate(list.to_string().as_bytes(), &pending).unwrap())
                 .unwrap();
-        assert_eq!(out["result"]["tools"][0]["execution"]["taskSupport"], "optional");
+        assert_eq!(
+            out["result"]["tools"][0]["execution"]["taskSupport"],
+            "optional"
+        );
         assert!(pending.is_empty());
     }
 }

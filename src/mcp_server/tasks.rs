@@ -148,7 +148,10 @@ pub(super) async fn call_or_task(
     request: CallToolRequestParams,
     context: RequestContext<RoleServer>,
 ) -> CallToolResponse {
-    let input = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
+    let input = request
+        .arguments
+        .map(Value::Object)
+        .unwrap_or_else(|| json!({}));
     let (id, join) = match start(shared, request.name.to_string(), input, &context).await {
         Ok(started) => started,
         Err(e) => return results::server_error(e.message.to_string(), Outcome::Internal).into(),
@@ -199,7 +202,12 @@ async fn create(
     let input = match params.get("arguments") {
         None | Some(Value::Null) => json!({}),
         Some(v @ Value::Object(_)) => v.clone(),
-        Some(_) => return Err(ErrorData::invalid_params("`arguments` must be an object", None)),
+        Some(_) => {
+            return Err(ErrorData::invalid_params(
+                "`arguments` must be an object",
+                None,
+            ))
+        }
     };
     let (id, _) = start(shared, name.to_string(), input, context).await?;
     let status = shared
@@ -247,7 +255,12 @@ fn list(shared: &Shared, params: &Value, gen: Generation) -> Result<Value, Error
         Some(Value::String(c)) => c
             .parse::<usize>()
             .map_err(|_| ErrorData::invalid_params(format!("unknown cursor {c:?}"), None))?,
-        Some(_) => return Err(ErrorData::invalid_params("the cursor must be a string", None)),
+        Some(_) => {
+            return Err(ErrorData::invalid_params(
+                "the cursor must be a string",
+                None,
+            ))
+        }
     };
     let all = shared.journal.list(SESSION);
     let page: Vec<Value> = all
@@ -314,7 +327,10 @@ fn describe(shared: &Shared, status: &Status, gen: Generation) -> Value {
     let mut payload = None;
     let (state, message) = match &status.ended {
         None if cancelled => ("cancelled", Some("cancelled by request".to_string())),
-        None => ("working", Some(status.last_output.1.clone()).filter(|m| !m.is_empty())),
+        None => (
+            "working",
+            Some(status.last_output.1.clone()).filter(|m| !m.is_empty()),
+        ),
         Some(Ended::Finished(result)) => {
             let meta = result.get("_meta").and_then(Value::as_object);
             let stopped = matches!(
@@ -334,7 +350,9 @@ fn describe(shared: &Shared, status: &Status, gen: Generation) -> Value {
         }
         Some(ended @ (Ended::Lost(_) | Ended::Pruned)) => {
             let answer = journaled::answer(&status.key, ended.clone());
-            let text = serde_json::to_value(&answer).ok().and_then(|v| first_text(&v));
+            let text = serde_json::to_value(&answer)
+                .ok()
+                .and_then(|v| first_text(&v));
             let message = text.unwrap_or_else(|| "the task ended without a result".into());
             payload = Some(("error", json!({"code": -32603, "message": message})));
             ("failed", Some(message))
@@ -347,7 +365,10 @@ fn describe(shared: &Shared, status: &Status, gen: Generation) -> Value {
         task.insert("statusMessage".into(), json!(cut(&message, 1000)));
     }
     let created = UNIX_EPOCH + Duration::from_millis(status.received_at);
-    task.insert("createdAt".into(), json!(crate::host::transcript::rfc3339(created)));
+    task.insert(
+        "createdAt".into(),
+        json!(crate::host::transcript::rfc3339(created)),
+    );
     task.insert("lastUpdatedAt".into(), json!(rfc3339_now()));
     match gen {
         Generation::Spec2025 => {

@@ -75,7 +75,9 @@ fn events(body: Body, pending: Pending) -> Body {
             let line: Vec<u8> = rest.drain(..=end).collect();
             let text = line.strip_suffix(b"\n").unwrap_or(&line);
             let text = text.strip_suffix(b"\r").unwrap_or(text);
-            let data = text.strip_prefix(b"data:").map(|d| d.strip_prefix(b" ").unwrap_or(d));
+            let data = text
+                .strip_prefix(b"data:")
+                .map(|d| d.strip_prefix(b" ").unwrap_or(d));
             match data.and_then(|d| annotate(d, &pending)) {
                 Some(new) => {
                     out.extend_from_slice(b"data: ");

@@ -52,6 +52,10 @@ pub(crate) fn adapt(
     }
 }
 
+/// Longest line held to be looked at (rmcp's own limit for one message):
+/// a longer one passes through as it comes, unread, and rmcp refuses it.
+const HELD: usize = 16 << 20;
+
 /// Copies newline-delimited messages from `from` to `to`, each through
 /// `rewrite` (`None`: as it was), until `from` ends or `to` fails.
 async fn pump(
@@ -61,19 +65,78 @@ async fn pump(
 ) {
     let mut reader = BufReader::new(from);
     let mut line = Vec::new();
+    let mut passing = false;
     loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let body = line.strip_suffix(b"\n").unwrap_or(&line);
-        let written = match rewrite(body) {
-            Some(new) => to.write_all(&new).await.and(to.write_all(b"\n").await),
-            None => to.write_all(&line).await,
+        let available = match reader.fill_buf().await {
+            Ok([]) | Err(_) => {
+                let _ = to.write_all(&line).await;
+                return;
+            }
+            Ok(available) => available,
         };
-        if written.and(to.flush().await).is_err() {
+        let (chunk, end) = match available.iter().position(|b| *b == b'\n') {
+            Some(i) => (&available[..=i], true),
+            None => (available, false),
+        };
+        let used = chunk.len();
+        let written = if passing {
+            to.write_all(chunk).await
+        } else if line.len() + used > HELD {
+            passing = true;
+            let held = std::mem::take(&mut line);
+            to.write_all(&held).await.and(to.write_all(chunk).await)
+        } else {
+            line.extend_from_slice(chunk);
+            Ok(())
+        };
+        reader.consume(used);
+        if written.is_err() {
             return;
         }
+        if !end {
+            continue;
+        }
+        let sent = if passing {
+            passing = false;
+            Ok(())
+        } else {
+            let whole = std::mem::take(&mut line);
+            let body = whole.strip_suffix(b"\n").unwrap_or(&whole);
+            match rewrite(body) {
+                Some(new) => to.write_all(&new).await.and(to.write_all(b"\n").await),
+                None => to.write_all(&whole).await,
+            }
+        };
+        if sent.and(to.flush().await).is_err() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn lines_are_rewritten_and_an_overlong_one_passes_unread() {
+        let long = vec![b'x'; HELD + 10];
+        let mut input = b"a\n".to_vec();
+        input.extend_from_slice(&long);
+        input.extend_from_slice(b"\nb\nlast without newline");
+        let mut out = Vec::new();
+        pump(&input[..], &mut out, |l| {
+            assert!(l.len() <= HELD, "an overlong line was held");
+            (l == b"a").then(|| b"A".to_vec())
+        })
+        .await;
+        let mut want = b"A\n".to_vec();
+        want.extend_from_slice(&long);
+        want.extend_from_slice(b"\nb\nlast without newline");
+        assert!(
+            out == want,
+            "{} bytes out, {} expected",
+            out.len(),
+            want.len()
+        );
     }
 }
