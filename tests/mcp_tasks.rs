@@ -10,14 +10,19 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use baton::engine::{CancelScope, Context, ProgressSink, Session, ToolContext};
-use baton::mcp::{ClientOptions, McpClients, ServerSpec};
+use baton::engine::{CancelScope, Context, Progress, ProgressSink, Session, ToolContext};
+use baton::mcp::{
+    ClientOptions, ElicitRequest, ElicitResponse, Elicitor, FnElicitor, McpClients, ServerSpec,
+};
 use baton_test_support::procs;
 use serde_json::json;
 
 use crate::support::BATON;
 
-const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_server/tasks_client.py");
+const CLIENT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/mcp_server/tasks_client.py"
+);
 
 /// The venv with the tasks-capable Python SDK; fails (never skips) when
 /// missing.
@@ -60,7 +65,10 @@ impl Served {
             .unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
         let port = loop {
-            let line = lines.next().expect("the server exited before listening").unwrap();
+            let line = lines
+                .next()
+                .expect("the server exited before listening")
+                .unwrap();
             if let Some(rest) = line.split("http://127.0.0.1:").nth(1) {
                 break rest.trim_end_matches("/mcp").parse().unwrap();
             }
@@ -158,7 +166,10 @@ fn tasks_cancel_stops_the_command_and_its_process() {
     let pid: i32 = value(&said, "pid").parse().unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     while procs::alive(pid) {
-        assert!(Instant::now() < deadline, "the command's process {pid} still runs");
+        assert!(
+            Instant::now() < deadline,
+            "the command's process {pid} still runs"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -196,19 +207,23 @@ fn tasks_are_answered_after_a_server_restart() {
     let server = Served::start(&work);
     let said = client(&server.url(), &work, &["show", &done], &[]);
     assert_eq!(value(&said, "status"), "completed", "{said:?}");
-    assert!(value(&said, "result").contains("kept from the first life"), "{said:?}");
+    assert!(
+        value(&said, "result").contains("kept from the first life"),
+        "{said:?}"
+    );
     let said = client(&server.url(), &work, &["show", &running], &[]);
     assert_eq!(value(&said, "status"), "failed", "{said:?}");
     assert!(value(&said, "result").contains("was lost"), "{said:?}");
     assert_eq!(runs(&work, "count-lost"), 1, "not run again");
 }
 
-/// Baton's own MCP client declares the SEP-2663 extension; a call that
-/// takes longer than the server's grace is answered with a task handle,
-/// which the client follows to the result.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn batons_client_follows_a_slow_call_as_an_extension_task() {
-    let (_dir, work) = workdir();
+/// `baton mcp serve` on stdio in `work` with `settings`, as a server of
+/// Baton's own MCP client.
+async fn baton_client_of(
+    work: &Path,
+    settings: String,
+    elicitor: Option<Arc<dyn Elicitor>>,
+) -> McpClients {
     let spec = ServerSpec::stdio(
         "b",
         BATON,
@@ -218,34 +233,94 @@ async fn batons_client_follows_a_slow_call_as_an_extension_task() {
             "--cwd".into(),
             work.display().to_string(),
             "--settings".into(),
-            settings(&work),
+            settings,
             "--state-dir".into(),
             work.join(".state").display().to_string(),
         ],
     );
-    let mut options = ClientOptions::from_env(&work, &|_| None);
+    let mut options = ClientOptions::from_env(work, &|_| None);
     options.connect_timeout = Duration::from_secs(120);
+    options.elicitor = elicitor;
     let clients = McpClients::start(vec![spec], options).await;
-    assert!(clients.diagnostics().is_empty(), "{:?}", clients.diagnostics());
+    assert!(
+        clients.diagnostics().is_empty(),
+        "{:?}",
+        clients.diagnostics()
+    );
+    clients
+}
+
+/// Calls the server's Bash with `command`; the output, whether it is an
+/// error, and the progress reports.
+async fn bash(clients: &McpClients, work: &Path, command: &str) -> (String, bool, Vec<Progress>) {
     let (tools, _) = clients.tools();
     let bash = tools.iter().find(|t| t.name() == "mcp__b__Bash").unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let mut ctx = ToolContext::standalone("t1", Context::new(&work), Session::new("s", work.join("s")));
+    let mut ctx =
+        ToolContext::standalone("t1", Context::new(work), Session::new("s", work.join("s")));
     ctx.cancel = CancelScope::new();
     ctx.progress = {
         let seen = Arc::clone(&seen);
         ProgressSink::new(move |p| seen.lock().unwrap().push(p))
     };
-    let command = json!({"command": "echo begun >> count-ext; sleep 3; echo slow answer"});
-    let out = bash.call(bash.parse(&command).unwrap(), ctx).await.unwrap();
+    let input = json!({"command": command});
+    let out = bash.call(bash.parse(&input).unwrap(), ctx).await.unwrap();
     let text = baton::engine::content::joined_text(&out.content);
-    assert!(!out.is_error && text.contains("slow answer"), "{text}");
     let seen = seen.lock().unwrap().clone();
-    assert!(
-        seen.iter()
-            .any(|p| p.data.as_ref().is_some_and(|d| d["taskId"].is_string())),
-        "followed as a task: {seen:?}"
-    );
+    (text, out.is_error, seen)
+}
+
+fn as_task(seen: &[Progress]) -> bool {
+    seen.iter()
+        .any(|p| p.data.as_ref().is_some_and(|d| d["taskId"].is_string()))
+}
+
+/// Baton's own MCP client declares the SEP-2663 extension; a call that
+/// takes longer than the server's grace is answered with a task handle,
+/// which the client follows to the result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batons_client_follows_a_slow_call_as_an_extension_task() {
+    let (_dir, work) = workdir();
+    let clients = baton_client_of(&work, settings(&work), None).await;
+    let command = "echo begun >> count-ext; sleep 3; echo slow answer";
+    let (text, is_error, seen) = bash(&clients, &work, command).await;
+    assert!(!is_error && text.contains("slow answer"), "{text}");
+    assert!(as_task(&seen), "followed as a task: {seen:?}");
     assert_eq!(runs(&work, "count-ext"), 1, "ran once");
+    // A quick call is answered as before, without a task.
+    let (text, _, seen) = bash(&clients, &work, "echo quick").await;
+    assert!(text.contains("quick") && !as_task(&seen), "{text} {seen:?}");
+    clients.shutdown().await;
+}
+
+/// A call that needs approval inside an extension task: the task asks
+/// (`input_required`), Baton's client asks its host and answers with
+/// `tasks/update`, the call runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extension_task_asks_for_approval_and_goes_on() {
+    let (_dir, work) = workdir();
+    let only_echo = work.join("only-echo.json");
+    std::fs::write(
+        &only_echo,
+        r#"{"permissions": {"allow": ["Bash(echo:*)"]}}"#,
+    )
+    .unwrap();
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let elicitor: Arc<dyn Elicitor> = {
+        let asked = Arc::clone(&asked);
+        Arc::new(FnElicitor(move |request: ElicitRequest| {
+            asked.lock().unwrap().push(request.message.clone());
+            async { ElicitResponse::Accept(json!({"allow": true})) }
+        }))
+    };
+    let clients = baton_client_of(&work, only_echo.display().to_string(), Some(elicitor)).await;
+    let command = "sleep 2; touch approved-file; echo done";
+    let (text, is_error, seen) = bash(&clients, &work, command).await;
+    assert!(!is_error && text.contains("done"), "{text}");
+    assert!(work.join("approved-file").exists());
+    assert!(as_task(&seen), "{seen:?}");
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].contains("Allow Bash"), "{asked:?}");
     clients.shutdown().await;
 }

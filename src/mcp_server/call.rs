@@ -62,6 +62,8 @@ pub(super) struct Asking {
     can_be_asked: bool,
     retry_state: Option<String>,
     retry_answers: Option<rmcp::model::InputResponses>,
+    /// A SEP-2663 task's questions wait in the task for `tasks/update`.
+    in_task: Option<super::tasks::Questions>,
 }
 
 impl Asking {
@@ -71,6 +73,18 @@ impl Asking {
         let mut asking = Asking::of(context, &CallToolRequestParams::new(""));
         asking.in_rounds = false;
         asking.can_be_asked &= !asking.protocol_in_rounds;
+        asking
+    }
+
+    /// For a SEP-2663 task: its questions are put to the client in the
+    /// task (`input_required`), answered with `tasks/update`.
+    pub(super) fn in_task(
+        context: &RequestContext<RoleServer>,
+        questions: super::tasks::Questions,
+    ) -> Asking {
+        let mut asking = Asking::of(context, &CallToolRequestParams::new(""));
+        asking.in_rounds = false;
+        asking.in_task = Some(questions);
         asking
     }
 
@@ -94,6 +108,7 @@ impl Asking {
             can_be_asked,
             retry_state: request.request_state.clone(),
             retry_answers: request.input_responses.clone(),
+            in_task: None,
         }
     }
 }
@@ -209,6 +224,11 @@ pub(super) async fn execute(
                     "it does not support elicitation"
                 };
                 prompt.answer(cannot_ask(&prompt.request, why));
+            }
+            Some(Event::PermissionRequest(prompt)) if asking.in_task.is_some() => {
+                if let Some(questions) = &asking.in_task {
+                    questions.ask(*prompt);
+                }
             }
             Some(Event::PermissionRequest(prompt)) if asking.in_rounds => {
                 let answer = shared.rounds.answer(

@@ -201,6 +201,14 @@ impl ServerHandler for McpServer {
         Ok(call::run(&self.shared, request, context).await)
     }
 
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::update(&self.shared, request)
+    }
+
     async fn on_custom_request(
         &self,
         request: rmcp::model::CustomRequest,

@@ -21,19 +21,26 @@
 //!   within [`GRACE`] as usual, and a task handle (`resultType: "task"`)
 //!   for one that takes longer; `tasks/get` carries the result inline.
 //!
+//! A SEP-2663 task whose call needs approval goes `input_required`: the
+//! question is in the task's `inputRequests` (a form elicitation), and the
+//! client's `tasks/update` answers it ([`Questions`]). A 2025-11-25 task's
+//! question goes to the client as an elicitation request while its
+//! connection lasts.
+//!
 //! `ttl` is answered as unlimited: tasks are kept within the journal's own
 //! bounds (its oldest results are pruned, never by age). A cancelled task
 //! reads `cancelled` from the moment `tasks/cancel` is answered.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use baton_actors::PermissionPrompt;
 use baton_engine::{Outcome, ToolUse};
 use baton_journal::{Begin, CallKey, Ended, Join, Status};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CreateTaskResult, CustomRequest, ErrorCode,
-    ProtocolVersion, Task, TaskStatus,
+    ProtocolVersion, Task, TaskStatus, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -62,13 +69,81 @@ const MAX_CANCELLED: usize = 10_000;
 
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
-/// The tasks asked to stop.
+/// The tasks asked to stop, and the open questions of running ones.
 #[derive(Debug, Default)]
 pub(super) struct Tasks {
     cancelled: Mutex<(HashSet<String>, VecDeque<String>)>,
+    questions: Mutex<HashMap<String, Questions>>,
+}
+
+/// The approval questions of one SEP-2663 task that wait for the client.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Questions(Arc<Mutex<(u64, BTreeMap<String, PermissionPrompt>)>>);
+
+impl Questions {
+    /// Puts `prompt` to the client (in the task's `inputRequests`).
+    pub(super) fn ask(&self, prompt: PermissionPrompt) {
+        let mut guard = self.lock();
+        let (next, open) = &mut *guard;
+        *next += 1;
+        open.insert(format!("approval-{next}"), prompt);
+    }
+
+    /// The open questions as `inputRequests`; `None` when there are none.
+    fn requests(&self) -> Option<Value> {
+        let guard = self.lock();
+        let open: Map<String, Value> = guard
+            .1
+            .iter()
+            .map(|(key, prompt)| {
+                let params = super::rounds::question_params(&prompt.request);
+                (
+                    key.clone(),
+                    json!({"method": "elicitation/create", "params": params}),
+                )
+            })
+            .collect();
+        (!open.is_empty()).then_some(Value::Object(open))
+    }
+
+    /// Answers question `key` with the client's elicitation result; false
+    /// for a key that is not open (answered before, or never asked).
+    fn answer(&self, key: &str, response: &Value) -> bool {
+        let Some(prompt) = self.lock().1.remove(key) else {
+            return false;
+        };
+        let action = response.get("action").and_then(Value::as_str).unwrap_or("");
+        let content = response.get("content").cloned().unwrap_or(Value::Null);
+        prompt.answer(super::call::approval_from(
+            action,
+            &content,
+            &prompt.request,
+        ));
+        true
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, (u64, BTreeMap<String, PermissionPrompt>)> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl Tasks {
+    fn questions(&self, id: &str) -> Option<Questions> {
+        self.questions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    fn set_questions(&self, id: &str, questions: Option<Questions>) {
+        let mut map = self.questions.lock().unwrap_or_else(|e| e.into_inner());
+        match questions {
+            Some(q) => map.insert(id.to_string(), q),
+            None => map.remove(id),
+        };
+    }
+
     fn cancelled(&self, id: &str) -> bool {
         self.lock().0.contains(id)
     }
@@ -152,12 +227,25 @@ pub(super) async fn call_or_task(
         .arguments
         .map(Value::Object)
         .unwrap_or_else(|| json!({}));
-    let (id, join) = match start(shared, request.name.to_string(), input, &context).await {
+    let questions = Questions::default();
+    let asking = Asking::in_task(&context, questions.clone());
+    let started = start(shared, request.name.to_string(), input, asking).await;
+    let (id, join) = match started {
         Ok(started) => started,
         Err(e) => return results::server_error(e.message.to_string(), Outcome::Internal).into(),
     };
+    shared.tasks.set_questions(&id, Some(questions));
     if let Ok(ended) = tokio::time::timeout(GRACE, join.ended()).await {
+        shared.tasks.set_questions(&id, None);
         return journaled::answer(&CallKey::new(SESSION, &id), ended).into();
+    }
+    // Its questions are forgotten when it ends, whether anyone asks or not.
+    if let Some(join) = shared.journal.join(&CallKey::new(SESSION, &id), 0) {
+        let (shared, id) = (Arc::clone(shared), id.clone());
+        tokio::spawn(async move {
+            join.ended().await;
+            shared.tasks.set_questions(&id, None);
+        });
     }
     let now = rfc3339_now();
     let task = Task::new(&id, TaskStatus::Working, now.clone(), now).with_poll_interval_ms(POLL_MS);
@@ -169,7 +257,7 @@ async fn start(
     shared: &Arc<Shared>,
     name: String,
     input: Value,
-    context: &RequestContext<RoleServer>,
+    asking: Asking,
 ) -> Result<(String, Join), ErrorData> {
     let id = super::rounds::nonce()
         .ok_or_else(|| ErrorData::internal_error("no randomness for a task id", None))?;
@@ -178,7 +266,7 @@ async fn start(
         Ok(Begin::Run(runner)) => {
             let join = runner.join(0);
             let call = ToolUse::new(id.clone(), name, input);
-            journaled::spawn(shared, runner, call, Asking::detached(context));
+            journaled::spawn(shared, runner, call, asking);
             Ok((id, join))
         }
         Ok(_) => Err(ErrorData::internal_error("a new task id was taken", None)),
@@ -209,7 +297,8 @@ async fn create(
             ))
         }
     };
-    let (id, _) = start(shared, name.to_string(), input, context).await?;
+    let asking = Asking::detached(context);
+    let (id, _) = start(shared, name.to_string(), input, asking).await?;
     let status = shared
         .journal
         .status(&CallKey::new(SESSION, &id))
@@ -301,6 +390,22 @@ fn cancel(shared: &Shared, id: &str, gen: Generation) -> Result<Value, ErrorData
     Ok(describe(shared, &status, gen))
 }
 
+/// SEP-2663 `tasks/update`: the client's answers to the task's questions.
+pub(super) fn update(shared: &Shared, params: UpdateTaskParams) -> Result<(), ErrorData> {
+    let status = known(shared, &params.task_id)?;
+    let Some(questions) = shared.tasks.questions(&params.task_id) else {
+        return Err(ErrorData::invalid_params(
+            format!("task {} asks no questions", status.key.id),
+            None,
+        ));
+    };
+    // Keys not open (answered already) are ignored, as the extension asks.
+    for (key, response) in &params.input_responses {
+        questions.answer(key, response);
+    }
+    Ok(())
+}
+
 fn task_id(params: &Value) -> Result<String, ErrorData> {
     params
         .get("taskId")
@@ -324,13 +429,28 @@ fn not_found(id: &str) -> ErrorData {
 fn describe(shared: &Shared, status: &Status, gen: Generation) -> Value {
     let id = &status.key.id;
     let cancelled = shared.tasks.cancelled(id);
+    if status.ended.is_some() {
+        shared.tasks.set_questions(id, None);
+    }
     let mut payload = None;
     let (state, message) = match &status.ended {
         None if cancelled => ("cancelled", Some("cancelled by request".to_string())),
-        None => (
-            "working",
-            Some(status.last_output.1.clone()).filter(|m| !m.is_empty()),
-        ),
+        None => {
+            let asked = match gen {
+                Generation::Extension => shared.tasks.questions(id).and_then(|q| q.requests()),
+                Generation::Spec2025 => None,
+            };
+            match asked {
+                Some(requests) => {
+                    payload = Some(("inputRequests", requests));
+                    ("input_required", Some("waiting for approval".to_string()))
+                }
+                None => (
+                    "working",
+                    Some(status.last_output.1.clone()).filter(|m| !m.is_empty()),
+                ),
+            }
+        }
         Some(Ended::Finished(result)) => {
             let meta = result.get("_meta").and_then(Value::as_object);
             let stopped = matches!(
