@@ -31,20 +31,18 @@
 //! bounds (its oldest results are pruned, never by age). A cancelled task
 //! reads `cancelled` from the moment `tasks/cancel` is answered.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::Duration;
 
-use baton_actors::PermissionPrompt;
 use baton_engine::{Outcome, ToolUse};
-use baton_journal::{Begin, CallKey, Ended, Join, Status};
+use baton_journal::{Begin, CallKey, Join, Status};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CreateTaskResult, CustomRequest, ErrorCode,
-    ProtocolVersion, Task, TaskStatus, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CreateTaskResult, CustomRequest, ErrorCode, Task,
+    TaskStatus, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::call::Asking;
 use super::task_wire::{CALL, CANCEL, GET};
@@ -63,126 +61,13 @@ pub(super) const GRACE: Duration = Duration::from_secs(1);
 /// Tasks per `tasks/list` page.
 const PAGE: usize = 100;
 
-/// Cancelled tasks remembered (to read `cancelled` even when the call
-/// finished anyway).
-const MAX_CANCELLED: usize = 10_000;
+mod registry;
+mod state;
 
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
-/// The tasks asked to stop, and the open questions of running ones.
-#[derive(Debug, Default)]
-pub(super) struct Tasks {
-    cancelled: Mutex<(HashSet<String>, VecDeque<String>)>,
-    questions: Mutex<HashMap<String, Questions>>,
-}
-
-/// The approval questions of one SEP-2663 task that wait for the client.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Questions(Arc<Mutex<(u64, BTreeMap<String, PermissionPrompt>)>>);
-
-impl Questions {
-    /// Puts `prompt` to the client (in the task's `inputRequests`).
-    pub(super) fn ask(&self, prompt: PermissionPrompt) {
-        let mut guard = self.lock();
-        let (next, open) = &mut *guard;
-        *next += 1;
-        open.insert(format!("approval-{next}"), prompt);
-    }
-
-    /// The open questions as `inputRequests`; `None` when there are none.
-    fn requests(&self) -> Option<Value> {
-        let guard = self.lock();
-        let open: Map<String, Value> = guard
-            .1
-            .iter()
-            .map(|(key, prompt)| {
-                let params = super::rounds::question_params(&prompt.request);
-                (
-                    key.clone(),
-                    json!({"method": "elicitation/create", "params": params}),
-                )
-            })
-            .collect();
-        (!open.is_empty()).then_some(Value::Object(open))
-    }
-
-    /// Answers question `key` with the client's elicitation result; false
-    /// for a key that is not open (answered before, or never asked).
-    fn answer(&self, key: &str, response: &Value) -> bool {
-        let Some(prompt) = self.lock().1.remove(key) else {
-            return false;
-        };
-        let action = response.get("action").and_then(Value::as_str).unwrap_or("");
-        let content = response.get("content").cloned().unwrap_or(Value::Null);
-        prompt.answer(super::call::approval_from(
-            action,
-            &content,
-            &prompt.request,
-        ));
-        true
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, (u64, BTreeMap<String, PermissionPrompt>)> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl Tasks {
-    fn questions(&self, id: &str) -> Option<Questions> {
-        self.questions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(id)
-            .cloned()
-    }
-
-    fn set_questions(&self, id: &str, questions: Option<Questions>) {
-        let mut map = self.questions.lock().unwrap_or_else(|e| e.into_inner());
-        match questions {
-            Some(q) => map.insert(id.to_string(), q),
-            None => map.remove(id),
-        };
-    }
-
-    fn cancelled(&self, id: &str) -> bool {
-        self.lock().0.contains(id)
-    }
-
-    fn cancel(&self, id: &str) {
-        let mut guard = self.lock();
-        let (set, order) = &mut *guard;
-        if set.insert(id.to_string()) {
-            order.push_back(id.to_string());
-            while order.len() > MAX_CANCELLED {
-                if let Some(old) = order.pop_front() {
-                    set.remove(&old);
-                }
-            }
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, (HashSet<String>, VecDeque<String>)> {
-        self.cancelled.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// Which shape an answer takes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Generation {
-    Spec2025,
-    Extension,
-}
-
-fn generation(context: &RequestContext<RoleServer>) -> Generation {
-    let modern = context
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-    if modern {
-        Generation::Extension
-    } else {
-        Generation::Spec2025
-    }
-}
+pub(crate) use registry::{Questions, Tasks};
+use state::{describe, generation, rfc3339_now, Generation};
 
 /// Answers a task request (`None`: `request` is none).
 pub(super) async fn custom(
@@ -423,114 +308,4 @@ fn known(shared: &Shared, id: &str) -> Result<Status, ErrorData> {
 
 fn not_found(id: &str) -> ErrorData {
     ErrorData::invalid_params(format!("Task not found: {id}"), None)
-}
-
-/// A task as `tasks/get` and `tasks/list` show it, in `gen`'s shape.
-fn describe(shared: &Shared, status: &Status, gen: Generation) -> Value {
-    let id = &status.key.id;
-    let cancelled = shared.tasks.cancelled(id);
-    if status.ended.is_some() {
-        shared.tasks.set_questions(id, None);
-    }
-    let mut payload = None;
-    let (state, message) = match &status.ended {
-        None if cancelled => ("cancelled", Some("cancelled by request".to_string())),
-        None => {
-            let asked = match gen {
-                Generation::Extension => shared.tasks.questions(id).and_then(|q| q.requests()),
-                Generation::Spec2025 => None,
-            };
-            match asked {
-                Some(requests) => {
-                    payload = Some(("inputRequests", requests));
-                    ("input_required", Some("waiting for approval".to_string()))
-                }
-                None => (
-                    "working",
-                    Some(status.last_output.1.clone()).filter(|m| !m.is_empty()),
-                ),
-            }
-        }
-        Some(Ended::Finished(result)) => {
-            let meta = result.get("_meta").and_then(Value::as_object);
-            let stopped = matches!(
-                results::outcome_from_meta(meta),
-                Some(Outcome::Cancelled { .. })
-            );
-            let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
-            if cancelled || stopped {
-                ("cancelled", first_text(result))
-            } else if is_error && gen == Generation::Spec2025 {
-                // 2025-11-25 counts a tool's error result as a failed task.
-                ("failed", first_text(result))
-            } else {
-                payload = Some(("result", without_result_type(result)));
-                ("completed", None)
-            }
-        }
-        Some(ended @ (Ended::Lost(_) | Ended::Pruned)) => {
-            let answer = journaled::answer(&status.key, ended.clone());
-            let text = serde_json::to_value(&answer)
-                .ok()
-                .and_then(|v| first_text(&v));
-            let message = text.unwrap_or_else(|| "the task ended without a result".into());
-            payload = Some(("error", json!({"code": -32603, "message": message})));
-            ("failed", Some(message))
-        }
-    };
-    let mut task = Map::new();
-    task.insert("taskId".into(), json!(id));
-    task.insert("status".into(), json!(state));
-    if let Some(message) = message {
-        task.insert("statusMessage".into(), json!(cut(&message, 1000)));
-    }
-    let created = UNIX_EPOCH + Duration::from_millis(status.received_at);
-    task.insert(
-        "createdAt".into(),
-        json!(crate::host::transcript::rfc3339(created)),
-    );
-    task.insert("lastUpdatedAt".into(), json!(rfc3339_now()));
-    match gen {
-        Generation::Spec2025 => {
-            task.insert("ttl".into(), Value::Null);
-            task.insert("pollInterval".into(), json!(POLL_MS));
-        }
-        Generation::Extension => {
-            task.insert("resultType".into(), json!("complete"));
-            task.insert("ttlMs".into(), Value::Null);
-            task.insert("pollIntervalMs".into(), json!(POLL_MS));
-            if let Some((key, value)) = payload {
-                task.insert(key.into(), value);
-            }
-        }
-    }
-    Value::Object(task)
-}
-
-fn first_text(result: &Value) -> Option<String> {
-    result
-        .get("content")?
-        .as_array()?
-        .iter()
-        .find_map(|c| c.get("text").and_then(Value::as_str))
-        .map(str::to_string)
-}
-
-fn without_result_type(result: &Value) -> Value {
-    let mut result = result.clone();
-    if let Some(object) = result.as_object_mut() {
-        object.remove("resultType");
-    }
-    result
-}
-
-fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_string(),
-    }
-}
-
-fn rfc3339_now() -> String {
-    crate::host::transcript::rfc3339(SystemTime::now())
 }
