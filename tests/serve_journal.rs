@@ -239,7 +239,10 @@ fn another_input_under_a_known_id_is_refused() {
     let got = results(&s);
     assert_eq!(got[0]["outcome"]["kind"], "invalid_input", "{got:?}");
     assert!(text(&got[0]).contains("already used"), "{got:?}");
-    assert!(!place.work.join("other.txt").exists(), "the other input ran");
+    assert!(
+        !place.work.join("other.txt").exists(),
+        "the other input ran"
+    );
     assert_eq!(place.lines_of("log.txt"), ["first"]);
     s.finish();
 }

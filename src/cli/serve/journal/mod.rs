@@ -89,7 +89,6 @@ impl SessionJournal {
             }
         });
         let started = futures::future::join_all(starts).await;
-        drop(runners);
         let mut out = Vec::with_capacity(decisions.len());
         for (decision, started) in decisions.into_iter().zip(started) {
             out.push(match (decision, started) {
@@ -143,7 +142,9 @@ fn answer_ended(call: &ToolUse, ended: Ended) -> Decision {
                 Ok(result) => Decision::Answer(result, tag),
                 Err(e) => answer(
                     call,
-                    wrap(&format!("The journaled result of {id} could not be read: {e}")),
+                    wrap(&format!(
+                        "The journaled result of {id} could not be read: {e}"
+                    )),
                     Outcome::Internal,
                     tag,
                 ),

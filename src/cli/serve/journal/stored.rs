@@ -89,7 +89,12 @@ fn details(kept: &Value) -> CallDetails {
     let paths = |key: &str| -> Vec<PathBuf> {
         kept.get(key)
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(PathBuf::from).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(PathBuf::from)
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let shell = kept
@@ -97,7 +102,10 @@ fn details(kept: &Value) -> CallDetails {
         .and_then(|_| serde_json::from_value::<ShellDetails>(kept.clone()).ok());
     CallDetails {
         duration_ms: kept.get("duration_ms").and_then(Value::as_u64),
-        spilled: kept.get("spilled").and_then(Value::as_str).map(PathBuf::from),
+        spilled: kept
+            .get("spilled")
+            .and_then(Value::as_str)
+            .map(PathBuf::from),
         files_written: paths("files_written"),
         shell,
     }

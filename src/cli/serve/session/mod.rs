@@ -302,7 +302,9 @@ impl Session {
         let journal = super::journal::BatchJournal::default();
         let tagged = move |event| (Some(id), event);
         match &self.journal {
-            Some(_) => self.streams.push(journal.follow(events).map(tagged).boxed()),
+            Some(_) => self
+                .streams
+                .push(journal.follow(events).map(tagged).boxed()),
             None => self.streams.push(events.map(tagged).boxed()),
         }
         self.batches.insert(
