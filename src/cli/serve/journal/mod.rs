@@ -222,24 +222,32 @@ impl BatchJournal {
     /// The message's events, with each running call's progress and result
     /// written to the journal on the way: a result only leaves once it is
     /// on disk, so a host never sees one the journal could not give again.
+    /// Events leave in their order, but the writes of results that follow
+    /// each other are awaited side by side (up to [`SYNCS_AT_ONCE`]), so
+    /// they share the journal's syncs instead of taking one each in turn.
     pub(super) fn follow<S>(&self, events: S) -> impl Stream<Item = Event> + Send + 'static
     where
         S: Stream<Item = Event> + Send + 'static,
     {
         let runners = self.runners.clone();
-        events.then(move |event| {
-            // Everything taken from the event before waiting: it holds a
-            // result, which is not `Sync`.
-            let finish = record(&runners, &event);
-            async move {
-                if let Some(finish) = finish {
-                    finish.await;
+        events
+            .map(move |event| {
+                // Taken from the event now, in order (it holds a result,
+                // which is not `Sync`, so it is not borrowed while waiting).
+                let finish = record(&runners, &event);
+                async move {
+                    if let Some(finish) = finish {
+                        finish.await;
+                    }
+                    event
                 }
-                event
-            }
-        })
+            })
+            .buffered(SYNCS_AT_ONCE)
     }
 }
+
+/// Results of one message whose journal writes are awaited together.
+const SYNCS_AT_ONCE: usize = 256;
 
 /// Writes a running call's progress to the journal; for its result, the
 /// write to wait for before the result leaves.
