@@ -581,9 +581,10 @@ fn replay(state: &mut State, reader: impl BufRead) -> std::io::Result<()> {
                 started: f.started,
                 output: f.output.clone(),
                 why: if f.started {
-                    "the worker stopped while the call ran".into()
+                    "the process running it stopped while the call ran".into()
                 } else {
-                    "the worker stopped before the call started; nothing of it ran".into()
+                    "the process running it stopped before the call started; nothing of it ran"
+                        .into()
                 },
             })
         });
