@@ -60,6 +60,7 @@ pub mod assembly;
 pub mod blocking;
 mod builder;
 pub mod host;
+pub mod journal_text;
 pub mod jsonl;
 pub mod jsonl_direct;
 mod mcp_elicit;

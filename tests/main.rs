@@ -83,6 +83,7 @@ mod serve_approvals;
 mod serve_background;
 mod serve_engine_tools;
 mod serve_hook_event;
+mod serve_journal;
 mod serve_model_hooks;
 mod serve_native;
 mod serve_protocol;

@@ -12,28 +12,14 @@ use baton_test_support::proxy::{addr_of, Proxy};
 use baton_test_support::worker::Worker;
 use serde_json::json;
 
-use crate::support::BATON;
-
 const TOKEN: &str = "durable-test-token";
 
-/// A worker whose every tool run appends the tool's name to `runs.log`.
 fn counted_worker(dir: &Path) -> Worker {
-    let claude = dir.join(".claude");
-    std::fs::create_dir_all(&claude).unwrap();
-    let log = dir.join("runs.log");
-    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
-        {"type": "command", "command": format!("jq -r .tool_name >> {}", log.display())}
-    ]}]}});
-    std::fs::write(claude.join("settings.json"), settings.to_string()).unwrap();
-    Worker::start(BATON, dir, TOKEN)
+    crate::support::routed::counted_worker(dir, TOKEN, "tool_name")
 }
 
 fn runs(dir: &Path) -> Vec<String> {
-    std::fs::read_to_string(dir.join("runs.log"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect()
+    crate::support::routed::counted_runs(dir)
 }
 
 fn engine(local: &Path, url: &str) -> Engine {
@@ -77,20 +63,8 @@ fn bash(id: &str, command: &str) -> ToolUse {
 }
 
 async fn run(engine: &Engine, calls: Vec<ToolUse>) -> Vec<baton::CallResult> {
-    let mut batch = engine.open_batch().await.unwrap();
-    for c in calls {
-        batch.add(c).unwrap();
-    }
-    batch.end();
-    let mut results = Vec::new();
-    while let Some(e) = batch.next_event().await {
-        match e {
-            Event::Result { result, .. } => results.push(*result),
-            Event::Done(_) => break,
-            _ => {}
-        }
-    }
-    results
+    let run = crate::common::run_all(engine, calls).await;
+    run.results.into_iter().map(|(_, r, _)| r).collect()
 }
 
 /// Waits until `check` holds (at most `limit`).

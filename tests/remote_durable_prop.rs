@@ -6,13 +6,11 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
-use baton::{Engine, Event, ToolUse};
+use baton::{Engine, ToolUse};
 use baton_test_support::proxy::{addr_of, Proxy};
 use baton_test_support::worker::Worker;
 use proptest::prelude::*;
 use serde_json::json;
-
-use crate::support::BATON;
 
 const TOKEN: &str = "durable-prop-token";
 
@@ -56,14 +54,7 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 fn counted_worker(dir: &Path) -> Worker {
-    let claude = dir.join(".claude");
-    std::fs::create_dir_all(&claude).unwrap();
-    let log = dir.join("runs.log");
-    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
-        {"type": "command", "command": format!("jq -r .tool_use_id >> {}", log.display())}
-    ]}]}});
-    std::fs::write(claude.join("settings.json"), settings.to_string()).unwrap();
-    Worker::start(BATON, dir, TOKEN)
+    crate::support::routed::counted_worker(dir, TOKEN, "tool_use_id")
 }
 
 fn call(id: &str, kind: &Kind) -> ToolUse {
@@ -74,28 +65,14 @@ fn call(id: &str, kind: &Kind) -> ToolUse {
     ToolUse::new(id, "Bash", json!({ "command": command }))
 }
 
-/// Runs `calls` as one batch; returns each result's id and text, in the
-/// order they came.
+/// Runs `calls` as one batch; returns each result's id, text and error
+/// flag, in the order they came.
 async fn run(engine: &Engine, calls: &[ToolUse]) -> Vec<(String, String, bool)> {
-    let mut batch = engine.open_batch().await.unwrap();
-    for c in calls {
-        batch.add(c.clone()).unwrap();
-    }
-    batch.end();
-    let mut out = Vec::new();
-    while let Some(e) = tokio::time::timeout(Duration::from_secs(120), batch.next_event())
-        .await
-        .expect("a batch hung")
-    {
-        match e {
-            Event::Result { result, .. } => {
-                out.push((result.call_id.to_string(), result.text(), result.is_error))
-            }
-            Event::Done(_) => break,
-            _ => {}
-        }
-    }
-    out
+    let run = crate::common::run_all(engine, calls.to_vec()).await;
+    run.results
+        .into_iter()
+        .map(|(_, r, _)| (r.call_id.clone(), r.text(), r.is_error))
+        .collect()
 }
 
 async fn check(steps: Vec<Step>) {

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use baton_engine::{CancelScope, ToolUse};
+use baton_engine::{CallResult, CancelScope, ToolUse};
 use ractor::ActorRef;
 
 use crate::config::InterruptKind;
@@ -84,6 +84,27 @@ impl BatchHandle {
         // Made before the lock, which the coordinator's cleanup shares.
         let id: Arc<str> = Arc::from(call.id.as_str());
         if inner.mailbox.post(CoordMsg::Add(call, id)) {
+            Ok(())
+        } else {
+            Err(BatchError::Gone)
+        }
+    }
+
+    /// Adds a call the host has answered itself, without running it (a
+    /// call it knows the result of from its own journal): the call, named
+    /// by `result.call_id` and `result.tool_name`, takes its place in the
+    /// message and `result` leaves in its turn among the results of the
+    /// calls that run. Nothing of it runs: no scheduling, permission,
+    /// hooks, sibling cancellation, nor context change (the result's
+    /// modifier is dropped). It is answered so even after an interrupt. A
+    /// later call with its id is refused as a duplicate, as usual.
+    pub fn add_answered(&self, result: CallResult) -> Result<(), BatchError> {
+        let inner = &*self.inner;
+        if inner.ended.load(Ordering::Acquire) {
+            return Err(BatchError::Ended);
+        }
+        let id: Arc<str> = Arc::from(result.call_id.as_str());
+        if inner.mailbox.post(CoordMsg::Answered(Box::new(result), id)) {
             Ok(())
         } else {
             Err(BatchError::Gone)

@@ -58,7 +58,7 @@ impl Intake {
         if book.closed {
             return false;
         }
-        if let CoordMsg::Add(_, id) = &msg {
+        if let CoordMsg::Add(_, id) | CoordMsg::Answered(_, id) = &msg {
             book.ids.push(id.clone());
         }
         let first = book.waiting.is_empty();

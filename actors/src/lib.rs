@@ -29,7 +29,7 @@ mod nesting;
 mod ordering;
 mod quiescence;
 mod runtime;
-#[cfg(feature = "testkit")]
+#[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 mod trace;
 

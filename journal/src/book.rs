@@ -490,6 +490,31 @@ fn replay(state: &mut State, reader: impl BufRead) -> std::io::Result<()> {
         output: String,
         ended: Option<Ended>,
     }
+    impl Found {
+        fn new(tool: String, digest: String, at: u64, ended: Option<Ended>) -> Found {
+            Found {
+                tool,
+                digest,
+                at,
+                started: false,
+                output: String::new(),
+                ended,
+            }
+        }
+    }
+    /// A receipt (or a pruned call's record): a call the file knows, kept
+    /// in the order first seen.
+    fn note(
+        found: &mut HashMap<CallKey, Found>,
+        order: &mut VecDeque<CallKey>,
+        key: CallKey,
+        f: Found,
+    ) {
+        if !found.contains_key(&key) {
+            order.push_back(key.clone());
+        }
+        found.insert(key, f);
+    }
     let mut found: HashMap<CallKey, Found> = HashMap::new();
     for line in reader.split(b'\n') {
         let line = line?;
@@ -503,39 +528,19 @@ fn replay(state: &mut State, reader: impl BufRead) -> std::io::Result<()> {
         match record {
             Record::Received {
                 tool, digest, at, ..
-            } => {
-                if !found.contains_key(&key) {
-                    state.order.push_back(key.clone());
-                }
-                found.insert(
-                    key,
-                    Found {
-                        tool,
-                        digest,
-                        at,
-                        started: false,
-                        output: String::new(),
-                        ended: None,
-                    },
-                );
-            }
+            } => note(
+                &mut found,
+                &mut state.order,
+                key,
+                Found::new(tool, digest, at, None),
+            ),
             Record::Pruned {
                 tool, digest, at, ..
             } => {
-                if !found.contains_key(&key) {
-                    state.order.push_back(key.clone());
-                }
-                found.insert(
-                    key,
-                    Found {
-                        tool,
-                        digest,
-                        at,
-                        started: true,
-                        output: String::new(),
-                        ended: Some(Ended::Pruned),
-                    },
-                );
+                // A pruned call had finished: whatever it did, it did.
+                let mut f = Found::new(tool, digest, at, Some(Ended::Pruned));
+                f.started = true;
+                note(&mut found, &mut state.order, key, f);
             }
             Record::Started { .. } => {
                 if let Some(f) = found.get_mut(&key) {
@@ -576,9 +581,10 @@ fn replay(state: &mut State, reader: impl BufRead) -> std::io::Result<()> {
                 started: f.started,
                 output: f.output.clone(),
                 why: if f.started {
-                    "the worker stopped while the call ran".into()
+                    "the process running it stopped while the call ran".into()
                 } else {
-                    "the worker stopped before the call started; nothing of it ran".into()
+                    "the process running it stopped before the call started; nothing of it ran"
+                        .into()
                 },
             })
         });

@@ -79,7 +79,7 @@ pub struct Lost {
     pub started: bool,
     /// The last output the call showed.
     pub output: String,
-    /// Why: the worker stopped while it ran, …
+    /// Why: its process stopped while it ran, …
     pub why: String,
 }
 
@@ -171,7 +171,7 @@ pub struct Journal {
 impl Journal {
     /// A journal kept in `dir` (created if missing), answering for whatever
     /// a previous journal left there: its running calls are recorded as
-    /// lost ("the worker stopped while it ran").
+    /// lost ("the process running it stopped while the call ran").
     pub fn open(dir: &Path, limits: Limits) -> Result<Journal, JournalError> {
         Ok(Journal {
             book: Arc::new(Book::open(dir, limits)?),

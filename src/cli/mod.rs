@@ -72,6 +72,11 @@ enum Command {
         /// loaded tools, task records (see docs/serve-protocol.md).
         #[arg(long, value_name = "ID")]
         resume: Option<String>,
+        /// Journal every call in the state directory: a call id sent again
+        /// (also after `--resume ID --journal`) is answered with what became
+        /// of it, never run twice (see docs/serve-protocol.md).
+        #[arg(long)]
+        journal: bool,
     },
     /// Baton and the Model Context Protocol.
     Mcp {
@@ -263,6 +268,7 @@ pub(crate) fn main(cli: Cli) -> Result<(), CliError> {
             mut common,
             format,
             resume,
+            journal,
         } => {
             early_signals::install();
             signals::guard_against_sudden_death();
@@ -270,7 +276,7 @@ pub(crate) fn main(cli: Cli) -> Result<(), CliError> {
             let prepared = serve::resume::prepare(&mut common, resume.as_deref())?;
             let mut setup = Setup::load(&common, true)?;
             serve::resume::apply(&mut setup, prepared)?;
-            on_worker(&runtime, serve::serve(setup, format))
+            on_worker(&runtime, serve::serve(setup, format, journal))
         }
         Command::Mcp {
             command: McpCommand::Serve { common, args },

@@ -216,7 +216,11 @@ pub(super) async fn execute(
             }
         };
         match event {
-            Some(Event::Progress { progress: p, .. }) => report.progress(progress_text(p)).await,
+            Some(Event::Progress { progress: p, .. }) => {
+                report
+                    .progress(crate::journal_text::progress_text(&p))
+                    .await
+            }
             Some(Event::PermissionRequest(prompt)) if !asking.can_be_asked => {
                 let why = if asking.protocol_in_rounds && !asking.in_rounds {
                     "a journaled call outlives its request and cannot be asked in rounds"
@@ -269,24 +273,6 @@ pub(super) async fn execute(
         )
         .into(),
     }
-}
-
-/// A progress update as MCP text: its message, then the last lines of
-/// output when the tool gave them (MCP progress has no structured part, and
-/// what a command printed last is what a client, or a host whose worker
-/// was lost, wants to see).
-fn progress_text(progress: baton_engine::Progress) -> String {
-    let lines: Vec<&str> = progress
-        .data
-        .as_ref()
-        .and_then(|d| d.get("last_lines"))
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    if lines.is_empty() {
-        return progress.message;
-    }
-    format!("{}\n{}", progress.message, lines.join("\n"))
 }
 
 /// The denial text when the client cannot be asked, and why.

@@ -205,30 +205,14 @@ pub(super) fn answer(key: &CallKey, ended: Ended) -> CallToolResult {
             }
         }
         Ended::Lost(lost) => {
-            let mut text = format!("The call {} was lost: {}.", key.id, lost.why);
-            text.push_str(if lost.started {
-                " It had started, so some of its effects may have happened; it was not run again."
-            } else {
-                " It had not started: nothing of it ran."
-            });
-            if !lost.output.is_empty() {
-                text.push_str("\nOutput seen before it was lost:\n");
-                text.push_str(&lost.output);
-            }
+            let text = crate::journal_text::lost(&key.id, &lost);
             with_journal_meta(
                 results::server_error(text, Outcome::Internal),
                 json!({"state": "lost", "started": lost.started}),
             )
         }
         Ended::Pruned => with_journal_meta(
-            results::server_error(
-                format!(
-                    "The call {} finished earlier, but its result was dropped to keep the \
-                     journal within its bounds; it was not run again.",
-                    key.id
-                ),
-                Outcome::Internal,
-            ),
+            results::server_error(crate::journal_text::pruned(&key.id), Outcome::Internal),
             json!({"state": "pruned", "started": true}),
         ),
     }

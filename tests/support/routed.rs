@@ -50,3 +50,26 @@ pub fn engine_on_urls(
         .build()
         .expect("the engine builds")
 }
+
+/// A worker in `dir` accepting `token` whose PreToolUse hook appends the
+/// field `field` of every call's hook input (`tool_name`, `tool_use_id`) to
+/// `dir/runs.log`: every run of a tool there is counted, across restarts.
+pub fn counted_worker(dir: &Path, token: &str, field: &str) -> Worker {
+    let claude = dir.join(".claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let log = dir.join("runs.log");
+    let settings = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": format!("jq -r .{field} >> {}", log.display())}
+    ]}]}});
+    std::fs::write(claude.join("settings.json"), settings.to_string()).unwrap();
+    Worker::start(crate::support::BATON, dir, token)
+}
+
+/// The lines [`counted_worker`]'s hook wrote, oldest first.
+pub fn counted_runs(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("runs.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}

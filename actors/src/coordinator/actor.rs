@@ -65,6 +65,7 @@ fn handle_one(myself: &ActorRef<CoordMsg>, msg: CoordMsg, state: &mut BatchState
     match msg {
         CoordMsg::Wake => {}
         CoordMsg::Add(call, id) => state.add(myself, call, id),
+        CoordMsg::Answered(result, id) => state.add_answered(myself, result, id),
         CoordMsg::End => {
             state.ended = true;
             state.maybe_finish(myself);

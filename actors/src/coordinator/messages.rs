@@ -15,6 +15,9 @@ pub(crate) enum CoordMsg {
     Wake,
     /// A call streamed in, with its id as noted in the intake.
     Add(ToolUse, Arc<str>),
+    /// A call the host answered itself (see `coordinator::answered`), with
+    /// its id as noted in the intake.
+    Answered(Box<baton_engine::CallResult>, Arc<str>),
     /// The message ended: no more calls will come.
     End,
     Interrupt(InterruptKind),

@@ -3,10 +3,13 @@
 //! - [`scheduler`]: which queued call may start now (plain logic, tested alone);
 //! - [`state`]: the batch as the coordinator owns it, call by call;
 //! - [`control`]: interrupts, sibling cancellation, context modifiers;
+//! - [`over_limit`], [`answered`]: calls settled on arrival (past the call
+//!   limit; answered by the host);
 //! - [`actor`]: the ractor plumbing around the state;
 //! - [`messages`]: what the host tells a coordinator.
 
 mod actor;
+mod answered;
 mod batch_hooks;
 mod cancel_one;
 mod control;

@@ -84,7 +84,7 @@ pub(crate) struct BatchState {
     pub slots: Vec<Slot>,
     /// The call ids seen so far: a repeated id is refused (see
     /// `PreparedCall::reject_duplicate_id`).
-    ids: HashSet<Arc<str>>,
+    pub(super) ids: HashSet<Arc<str>>,
     pub(super) lifecycle: crate::lifecycle::Lifecycle,
     pub scheduler: Scheduler,
     pub ordering: Ordering,

@@ -68,17 +68,7 @@ impl Pipeline {
         let mut prepared = self.prepare(call);
         let tool = prepared.tool.take();
         let parsed = prepared.parsed.take();
-        let mut state = CallState {
-            call: prepared.call.clone(),
-            parsed: None,
-            ctx,
-            extra_context: Vec::new(),
-            diagnostics: Vec::new(),
-            stop_turn: None,
-            system_messages: Vec::new(),
-            hook_verdict: Default::default(),
-            read_only: prepared.read_only,
-        };
+        let mut state = CallState::new(prepared.call.clone(), ctx, prepared.read_only);
         let judged = async {
             let tool = validate::lookup(&state, tool)?;
             state.parsed = Some(validate::schema(&state, &tool, parsed, &self.pool)?);

@@ -361,6 +361,21 @@ pub(crate) struct CallState {
 }
 
 impl CallState {
+    /// The state of `call` before any stage ran.
+    pub(crate) fn new(call: ToolUse, ctx: ToolContext, read_only: bool) -> CallState {
+        CallState {
+            call,
+            parsed: None,
+            ctx,
+            extra_context: Vec::new(),
+            diagnostics: Vec::new(),
+            stop_turn: None,
+            system_messages: Vec::new(),
+            hook_verdict: Default::default(),
+            read_only,
+        }
+    }
+
     /// The permission question for this call as `parsed` (the call's own
     /// input, or a view of it) touching `target`, in the call's context.
     pub(crate) fn permission_request<'a>(

@@ -89,17 +89,7 @@ fn job(call: PreparedCall, ctx: ToolContext) -> Box<Job> {
             start_at,
             queued,
         },
-        state: CallState {
-            call,
-            parsed: None,
-            ctx,
-            extra_context: Vec::new(),
-            diagnostics: Vec::new(),
-            stop_turn: None,
-            system_messages: Vec::new(),
-            hook_verdict: Default::default(),
-            read_only,
-        },
+        state: CallState::new(call, ctx, read_only),
     })
 }
 

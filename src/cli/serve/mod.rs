@@ -10,7 +10,9 @@
 //!   each kind of line does;
 //! - [`output`]: the lines Baton writes;
 //! - [`wire`]: calls in any wire format, raw stream events, answers in
-//!   the format the calls came in.
+//!   the format the calls came in;
+//! - [`journal`]: `--journal`, calls answered for after a crash, never run
+//!   twice.
 
 mod approve;
 mod ask;
@@ -18,6 +20,7 @@ mod background;
 mod elicit;
 mod hook_event;
 mod input;
+mod journal;
 mod model_hooks;
 pub(super) mod oauth;
 mod output;
@@ -47,10 +50,20 @@ const DRAIN_IDLE: std::time::Duration = std::time::Duration::from_millis(300);
 /// long run without waiting for the whole of it.
 const READY_AT_ONCE: usize = 512;
 
-pub(super) async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Result<(), CliError> {
+pub(super) async fn serve(
+    mut setup: Setup,
+    format: Option<WireFormat>,
+    journaled: bool,
+) -> Result<(), CliError> {
     let agents = subagent::Agents::default();
     setup.builder = setup.builder.take().map(|b| b.subagents(agents.runner()));
     let engine = setup.engine()?;
+    // Opened before anything is said: a journal that cannot be kept is a
+    // failed start, not a session that would run calls twice.
+    let journal = match journaled {
+        true => Some(journal::SessionJournal::open(&engine)?),
+        false => None,
+    };
     resume::announce(&engine)?;
     let mut save_warned = false;
     resume::save(&engine, &mut save_warned);
@@ -91,6 +104,7 @@ pub(super) async fn serve(mut setup: Setup, format: Option<WireFormat>) -> Resul
     let mut wire = wire::Wire::new(setup.pool.clone(), format);
     wire.set = setup.tool_set;
     let mut session = Session::new(engine, wire, agents);
+    session.journal = journal;
     // Prompt and agent hooks ask the host's model.
     setup
         .model_hooks

@@ -50,9 +50,18 @@ impl Session {
             _ => None,
         };
         let label = batch.map(|id| self.label(id));
-        let tags: &[(&str, &Value)] = match &label {
-            Some(label) => &[("batch", label)],
-            None => &[],
+        // A call answered from the journal says so on its result line.
+        let journal = match &event {
+            Event::Result { index, .. } => batch
+                .and_then(|id| self.batches.get_mut(&id))
+                .and_then(|b| b.journal.take_tag(*index)),
+            _ => None,
+        };
+        let tags: &[(&str, &Value)] = match (&label, &journal) {
+            (Some(label), Some(journal)) => &[("batch", label), ("journal", journal)],
+            (Some(label), None) => &[("batch", label)],
+            (None, Some(journal)) => &[("journal", journal)],
+            (None, None) => &[],
         };
         // The lines of every call (three lifecycle lines and the result)
         // are written straight from the event (`jsonl_direct`), the rest

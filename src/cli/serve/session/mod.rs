@@ -6,12 +6,13 @@ use std::collections::HashMap;
 
 use baton::engine::deferred::Mark;
 use baton::engine::wire::WireFormat;
-use baton::engine::{Approval, CallResult, ToolUse};
+use baton::engine::{Approval, CallResult};
 use baton::{BatchHandle, Engine, Event, InterruptKind, PermissionPrompt};
 use futures::stream::{BoxStream, SelectAll};
 use futures::StreamExt;
 use serde_json::{json, Value};
 
+mod adding;
 mod emit;
 mod targets;
 
@@ -50,6 +51,8 @@ pub(super) struct Session {
     pub model_hooks: super::model_hooks::ModelHooks,
     /// Host-loop events (`hook_event` lines) whose hooks are running.
     pub hook_events: super::hook_event::HookEvents,
+    /// `--journal`: the session's calls go through the call journal.
+    pub journal: Option<super::journal::SessionJournal>,
 }
 
 struct Running {
@@ -67,6 +70,8 @@ struct Running {
     calls: Vec<String>,
     /// The message's native Responses items, for the answer's output types.
     native: Vec<Value>,
+    /// Its journaled calls (in a session with `--journal`).
+    journal: super::journal::BatchJournal,
 }
 
 impl Session {
@@ -91,6 +96,7 @@ impl Session {
             agents,
             model_hooks: Default::default(),
             hook_events: Default::default(),
+            journal: None,
         }
     }
 
@@ -186,7 +192,7 @@ impl Session {
                         }
                         if self.ensure_open(host_id).await?.is_some() {
                             let deadline = msg.get("timeout_ms").and_then(Value::as_u64);
-                            self.add_timed(format, call, deadline)?;
+                            self.add_timed(format, call, deadline).await?;
                         }
                     }
                     Err(e) => self.error(e)?,
@@ -214,9 +220,7 @@ impl Session {
                         }
                         self.keep_noted();
                         self.set_format(format);
-                        for call in calls {
-                            self.add(format, call)?;
-                        }
+                        self.add_all(format, calls, None).await?;
                         self.end_open();
                     }
                     Err(e) => self.error(e)?,
@@ -295,8 +299,14 @@ impl Session {
         // Polled by the session loop itself (`next_batch_event`): a task
         // forwarding them through a second channel woke two threads per
         // event, a tenth of serve's CPU on a message of no-op calls.
-        self.streams
-            .push(events.map(move |event| (Some(id), event)).boxed());
+        let journal = super::journal::BatchJournal::default();
+        let tagged = move |event| (Some(id), event);
+        match &self.journal {
+            Some(_) => self
+                .streams
+                .push(journal.follow(events).map(tagged).boxed()),
+            None => self.streams.push(events.map(tagged).boxed()),
+        }
         self.batches.insert(
             id,
             Running {
@@ -307,6 +317,7 @@ impl Session {
                 loaded_mark: self.engine.loaded_mark(),
                 calls: Vec::new(),
                 native: Vec::new(),
+                journal,
             },
         );
         if let Some(host) = host_id {
@@ -325,38 +336,6 @@ impl Session {
         }
     }
 
-    /// Adds `call` to the open message (opened by the caller).
-    fn add(&mut self, format: WireFormat, call: ToolUse) -> Result<(), CliError> {
-        self.add_timed(format, call, None)
-    }
-
-    /// Adds `call`, with the host's deadline for it in milliseconds.
-    fn add_timed(
-        &mut self,
-        format: WireFormat,
-        call: ToolUse,
-        deadline_ms: Option<u64>,
-    ) -> Result<(), CliError> {
-        let Some(id) = self.open else {
-            return Ok(());
-        };
-        self.set_format(format);
-        let call_id = call.id.clone();
-        if let Some(b) = self.batches.get_mut(&id) {
-            let added = match deadline_ms {
-                Some(ms) => b
-                    .handle
-                    .add_with_deadline(call, std::time::Duration::from_millis(ms)),
-                None => b.handle.add(call),
-            };
-            match added {
-                Ok(()) => b.calls.push(call_id),
-                Err(e) => self.error(e.to_string())?,
-            }
-        }
-        Ok(())
-    }
-
     /// A raw stream event: calls it completes start at once; the stream's
     /// final event ends the message.
     async fn stream_line(&mut self, msg: &Value) -> Result<(), CliError> {
@@ -369,9 +348,7 @@ impl Session {
                 }
                 self.keep_noted();
                 self.set_format(step.format);
-                for call in step.calls {
-                    self.add(step.format, call)?;
-                }
+                self.add_all(step.format, step.calls, None).await?;
                 if let Some(done) = step.finished {
                     write_line(&wire::stream_done_line(self.open, &done))?;
                     self.end_open();
@@ -396,9 +373,7 @@ impl Session {
     /// Ends a stream the host stopped feeding (`end`, end of input).
     pub(super) async fn end_stream(&mut self) -> Result<(), CliError> {
         if let Some((format, calls, done)) = self.wire.end_stream() {
-            for call in calls {
-                self.add(format, call)?;
-            }
+            self.add_all(format, calls, None).await?;
             write_line(&wire::stream_done_line(self.open, &done))?;
         }
         Ok(())
