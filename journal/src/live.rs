@@ -189,7 +189,8 @@ impl Join {
     fn peek(&mut self) -> Option<Update> {
         let ring = self.live.ring();
         if let Some(&(oldest, _)) = ring.kept.front() {
-            if oldest > self.cursor + 1 {
+            // `after` comes from the client: any number, u64::MAX included.
+            if oldest > self.cursor.saturating_add(1) {
                 let first = self.cursor + 1;
                 self.cursor = oldest - 1;
                 return Some(Update::Dropped {

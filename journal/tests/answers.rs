@@ -188,3 +188,20 @@ async fn status_and_list_say_where_calls_stand() {
     assert!(j.status(&key("zz")).is_none());
     assert!(j.list("other").is_empty());
 }
+
+#[tokio::test]
+async fn a_reader_past_every_number_waits_for_the_end_and_does_not_overflow() {
+    let j = Journal::in_memory(Limits::default());
+    let Begin::Run(runner) = j.begin(&key("t1"), "Bash", &json!({}), 0).await.unwrap() else {
+        panic!()
+    };
+    runner.output("one".into());
+    let mut join = runner.join(u64::MAX);
+    let waiter = tokio::spawn(async move { join.next().await });
+    tokio::task::yield_now().await;
+    runner.finish(json!("done")).await.unwrap();
+    assert_eq!(
+        waiter.await.unwrap(),
+        Update::Ended(Ended::Finished(Arc::new(json!("done"))))
+    );
+}
