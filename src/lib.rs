@@ -72,6 +72,7 @@ pub mod session_hooks;
 pub mod session_state;
 pub mod settings;
 mod tasks;
+mod timestamp;
 pub mod tool_changes;
 mod tool_search;
 pub mod tool_set;

@@ -84,7 +84,7 @@ impl Transcript {
                 "type": kind(item),
                 "message": item,
                 "uuid": uuid,
-                "timestamp": rfc3339(SystemTime::now()),
+                "timestamp": crate::timestamp::millis(SystemTime::now()),
             });
             out.push_str(&line.to_string());
             out.push('\n');
@@ -138,43 +138,9 @@ fn kind(item: &Value) -> &'static str {
     }
 }
 
-/// `2026-11-26T02:41:46.123Z`.
-pub(crate) fn rfc3339(at: SystemTime) -> String {
-    let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs();
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rest / 3_600,
-        rest % 3_600 / 60,
-        rest % 60,
-        since.subsec_millis()
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn timestamps_are_rfc3339() {
-        let at = UNIX_EPOCH + Duration::from_millis(1_795_660_906_123);
-        assert_eq!(rfc3339(at), "2026-11-26T02:41:46.123Z");
-        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400);
-        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00.000Z");
-    }
 
     #[test]
     fn lines_chain_and_only_new_items_are_written() {

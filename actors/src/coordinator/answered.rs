@@ -13,11 +13,11 @@
 
 use std::sync::Arc;
 
-use baton_engine::{CallResult, InterruptBehavior, WorkKind};
+use baton_engine::CallResult;
 use ractor::ActorRef;
 
 use super::messages::CoordMsg;
-use super::state::{BatchState, Phase, Slot};
+use super::state::BatchState;
 
 impl BatchState {
     /// Settles the call `call_id` at once with `result`.
@@ -27,28 +27,13 @@ impl BatchState {
         mut result: Box<CallResult>,
         call_id: Arc<str>,
     ) {
-        let index = self.slots.len();
         // What the result would do to the batch belongs to a run.
         result.modifier = None;
         result.batch_record = None;
         // A later call under the same id is refused, as for any call.
         self.ids.insert(call_id.clone());
-        self.slots.push(Slot {
-            call_id: call_id.clone(),
-            name: Arc::from(result.tool_name.as_str()),
-            label: String::new(),
-            safe: false,
-            work: WorkKind::Process,
-            read_only: false,
-            interrupt: InterruptBehavior::Block,
-            cancels_siblings: false,
-            phase: Phase::Settled,
-        });
-        let slot = &self.slots[index];
-        self.lifecycle
-            .queued(&self.sink, index, &call_id, &slot.name);
-        self.lifecycle
-            .finished(&self.sink, index, &call_id, &result.outcome);
+        let name = Arc::from(result.tool_name.as_str());
+        let index = self.settled_slot(&call_id, name, &result.outcome);
         self.ordering.complete(index, result, &self.sink);
         self.maybe_finish(myself);
     }

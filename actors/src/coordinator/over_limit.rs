@@ -11,11 +11,11 @@
 
 use std::sync::Arc;
 
-use baton_engine::{InterruptBehavior, Outcome, ToolUse, WorkKind};
+use baton_engine::{Outcome, ToolUse};
 use ractor::ActorRef;
 
 use super::messages::CoordMsg;
-use super::state::{BatchState, Phase, Slot};
+use super::state::BatchState;
 
 impl BatchState {
     /// Settles call `call` (past the limit of `max` calls) at once.
@@ -26,25 +26,10 @@ impl BatchState {
         call_id: Arc<str>,
         max: usize,
     ) {
-        let index = self.slots.len();
         let ToolUse { name, .. } = call;
-        self.slots.push(Slot {
-            call_id: call_id.clone(),
-            name: Arc::from(name),
-            label: String::new(),
-            safe: false,
-            work: WorkKind::Process,
-            read_only: false,
-            interrupt: InterruptBehavior::Block,
-            cancels_siblings: false,
-            phase: Phase::Settled,
-        });
-        let slot = &self.slots[index];
-        self.lifecycle
-            .queued(&self.sink, index, &call_id, &slot.name);
-        self.lifecycle
-            .finished(&self.sink, index, &call_id, &Outcome::InvalidInput);
-        let name = slot.name.to_string();
+        let name: Arc<str> = Arc::from(name);
+        let index = self.settled_slot(&call_id, name.clone(), &Outcome::InvalidInput);
+        let name = name.to_string();
         self.ordering
             .refuse_over_limit(index, call_id, name, max, &self.sink);
         self.maybe_finish(myself);

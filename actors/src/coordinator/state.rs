@@ -53,6 +53,36 @@ pub(crate) struct Slot {
     pub phase: Phase,
 }
 
+impl BatchState {
+    /// Gives the call `call_id` of tool `name` a slot that is settled from
+    /// the start (it will not run here: refused past the call limit, or
+    /// answered by the host), and says it was queued and finished with
+    /// `outcome`. Returns its index.
+    pub(crate) fn settled_slot(
+        &mut self,
+        call_id: &Arc<str>,
+        name: Arc<str>,
+        outcome: &baton_engine::Outcome,
+    ) -> usize {
+        let index = self.slots.len();
+        self.slots.push(Slot {
+            call_id: call_id.clone(),
+            name,
+            label: String::new(),
+            safe: false,
+            work: WorkKind::Process,
+            read_only: false,
+            interrupt: InterruptBehavior::Block,
+            cancels_siblings: false,
+            phase: Phase::Settled,
+        });
+        let name = &self.slots[index].name;
+        self.lifecycle.queued(&self.sink, index, call_id, name);
+        self.lifecycle.finished(&self.sink, index, call_id, outcome);
+        index
+    }
+}
+
 /// Everything needed to start a batch.
 pub(crate) struct BatchSpec {
     pub runtime: Arc<RuntimeInner>,

@@ -91,10 +91,7 @@ pub(super) fn describe(shared: &Shared, status: &Status, gen: Generation) -> Val
         task.insert("statusMessage".into(), json!(cut(&message, 1000)));
     }
     let created = UNIX_EPOCH + Duration::from_millis(status.received_at);
-    task.insert(
-        "createdAt".into(),
-        json!(crate::host::transcript::rfc3339(created)),
-    );
+    task.insert("createdAt".into(), json!(crate::timestamp::millis(created)));
     task.insert("lastUpdatedAt".into(), json!(rfc3339_now()));
     match gen {
         Generation::Spec2025 => {
@@ -138,5 +135,5 @@ fn cut(text: &str, max: usize) -> String {
 }
 
 pub(super) fn rfc3339_now() -> String {
-    crate::host::transcript::rfc3339(SystemTime::now())
+    crate::timestamp::millis(SystemTime::now())
 }
