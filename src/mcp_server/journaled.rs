@@ -196,7 +196,7 @@ async fn follow(
 pub(super) fn answer(key: &CallKey, ended: Ended) -> CallToolResult {
     match ended {
         Ended::Finished(value) => {
-            match serde_json::from_value::<CallToolResult>((*value).clone()) {
+            match <CallToolResult as serde::Deserialize>::deserialize(&*value) {
                 Ok(result) => result,
                 Err(e) => results::server_error(
                     format!("The journaled result of {} could not be read: {e}", key.id),
