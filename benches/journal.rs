@@ -6,8 +6,10 @@
 //!
 //! Two loads: one call at a time (each call pays its syncs alone) and 32 in
 //! flight (group commit shares a sync among the calls that finish
-//! together). Prints the median time per call of each and the ratio
-//! named/plain.
+//! together), and two journals: the default (a call's start and its result
+//! synced) and `--journal-sync results` (only the result synced), each on a
+//! worker of its own. Prints the median time per call of each and the
+//! ratio named/plain on the same worker.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
@@ -81,11 +83,8 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 4)]
-async fn main() {
-    let dir = tempfile::tempdir().unwrap();
-    let worker = Worker::start(env!("CARGO_BIN_EXE_baton"), &dir.path().join("w"), TOKEN);
-    let config = StreamableHttpClientTransportConfig::with_uri(worker.url.clone())
+async fn client(url: &str) -> Arc<RunningService<RoleClient, ()>> {
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
         .auth_header(TOKEN.to_string())
         .max_concurrent_requests(1024);
     let client = Arc::new(
@@ -96,25 +95,46 @@ async fn main() {
     // Warm both paths.
     round(&client, false, 100, 8).await;
     round(&client, true, 100, 8).await;
+    client
+}
 
-    for (label, calls, in_flight) in [
-        ("one call at a time", SERIAL_CALLS, 1),
-        ("32 calls in flight", CONCURRENT_CALLS, IN_FLIGHT),
+#[tokio::main(flavor = "multi_thread", worker_threads = 4)]
+async fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_baton");
+    let all = Worker::start(bin, &dir.path().join("all"), TOKEN);
+    let results = Worker::start_with(
+        bin,
+        &dir.path().join("results"),
+        TOKEN,
+        &["--journal-sync", "results"],
+        &[],
+    );
+    for (sync, worker) in [
+        ("start and result synced", &all),
+        ("result synced", &results),
     ] {
-        let (mut plain, mut named) = (Vec::new(), Vec::new());
-        for _ in 0..ROUNDS {
-            plain.push(round(&client, false, calls, in_flight).await);
-            named.push(round(&client, true, calls, in_flight).await);
+        let client = client(&worker.url).await;
+        for (label, calls, in_flight) in [
+            ("one call at a time", SERIAL_CALLS, 1),
+            ("32 calls in flight", CONCURRENT_CALLS, IN_FLIGHT),
+        ] {
+            let (mut plain, mut named) = (Vec::new(), Vec::new());
+            for _ in 0..ROUNDS {
+                plain.push(round(&client, false, calls, in_flight).await);
+                named.push(round(&client, true, calls, in_flight).await);
+            }
+            let (p, n) = (median(plain), median(named));
+            println!(
+                "journal ({sync})/{label}: plain {:.1} µs/call, journaled {:.1} µs/call, \
+                 ratio {:.2}x",
+                p * 1e6,
+                n * 1e6,
+                n / p
+            );
         }
-        let (p, n) = (median(plain), median(named));
-        println!(
-            "journal/{label}: plain {:.1} µs/call, journaled {:.1} µs/call, ratio {:.2}x",
-            p * 1e6,
-            n * 1e6,
-            n / p
-        );
     }
-    drop(client);
-    drop(worker);
+    drop(all);
+    drop(results);
     tokio::time::sleep(Duration::from_millis(10)).await;
 }

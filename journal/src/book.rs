@@ -158,15 +158,16 @@ impl Book {
     }
 
     pub(crate) async fn started(&self, key: &CallKey) -> Result<(), JournalError> {
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut state = self.state();
-            let record = Record::Started {
-                s: key.session.clone(),
-                id: key.id.clone(),
-            };
-            self.append(&mut state, &record, Some(tx));
+        let record = Record::Started {
+            s: key.session.clone(),
+            id: key.id.clone(),
+        };
+        if !self.limits.sync_start {
+            self.append(&mut self.state(), &record, None);
+            return Ok(());
         }
+        let (tx, rx) = oneshot::channel();
+        self.append(&mut self.state(), &record, Some(tx));
         self.synced(rx).await
     }
 

@@ -136,9 +136,15 @@ pub enum JournalError {
     },
 }
 
-/// Bounds on what the journal keeps.
+/// Bounds on what the journal keeps, and when it waits for the disk.
 #[derive(Clone, Debug)]
 pub struct Limits {
+    /// Whether a call's start is synced to disk before the call runs
+    /// (default), or only written. Written is enough when the process
+    /// dies (the page cache outlives it) but not when the machine does:
+    /// then a call that had started may be unknown to the journal after the
+    /// reboot, and a retry would run it again. Results are always synced.
+    pub sync_start: bool,
     /// Size the file may reach before it is rewritten with only what is
     /// still needed (and results beyond half of it pruned).
     pub max_bytes: u64,
@@ -154,6 +160,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
+            sync_start: true,
             max_bytes: 256 << 20,
             max_calls: 100_000,
             output_bytes: 1 << 20,

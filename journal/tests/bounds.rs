@@ -171,3 +171,43 @@ async fn beyond_max_calls_the_oldest_ended_calls_are_forgotten() {
     assert!(j.status(&CallKey::new("s", "c29")).is_some());
     drop(running);
 }
+
+#[tokio::test]
+async fn a_start_written_without_sync_is_still_in_the_file_for_the_next_life() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        sync_start: false,
+        ..Limits::default()
+    };
+    {
+        let j = Journal::open(dir.path(), limits.clone()).unwrap();
+        let Begin::Run(r) = j
+            .begin(&CallKey::new("s", "a"), "Bash", &json!({}), 0)
+            .await
+            .unwrap()
+        else {
+            panic!()
+        };
+        r.started().await.unwrap();
+        // A result is always synced, and the file is in order: the start
+        // before it is on disk with it.
+        let Begin::Run(done) = j
+            .begin(&CallKey::new("s", "b"), "Read", &json!({}), 0)
+            .await
+            .unwrap()
+        else {
+            panic!()
+        };
+        done.finish(json!("read")).await.unwrap();
+        std::mem::forget(r);
+    }
+    let j = Journal::open(dir.path(), limits).unwrap();
+    match j
+        .begin(&CallKey::new("s", "a"), "Bash", &json!({}), 0)
+        .await
+        .unwrap()
+    {
+        Begin::Ended(Ended::Lost(lost)) => assert!(lost.started, "{lost:?}"),
+        other => panic!("{other:?}"),
+    }
+}

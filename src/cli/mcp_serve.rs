@@ -31,6 +31,11 @@ pub(super) struct ServeArgs {
     /// loopback (localhost, 127.0.0.1, [::1]) are accepted too.
     #[arg(long = "allowed-origin", value_name = "ORIGIN")]
     allowed_origins: Vec<String>,
+    /// When the call journal waits for the disk: `all` (a call's start and
+    /// its result) or `results` (the start is only written: it survives a
+    /// crash of the worker, not of its machine).
+    #[arg(long, value_name = "WHEN", default_value = "all", value_parser = ["all", "results"])]
+    journal_sync: String,
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_REQUEST_BYTES)]
     max_request_bytes: usize,
@@ -67,8 +72,12 @@ pub(super) async fn serve(mut setup: Setup, args: ServeArgs) -> Result<(), CliEr
     // Named calls are journaled in the state directory: a worker restarted
     // on the same `--state-dir` answers for the calls of its previous life.
     let journal_dir = setup.state_dir.join("journal");
-    let journal = Journal::open(&journal_dir, baton_journal::Limits::default())
-        .map_err(|e| CliError::Failed(e.to_string()))?;
+    let limits = baton_journal::Limits {
+        sync_start: args.journal_sync == "all",
+        ..baton_journal::Limits::default()
+    };
+    let journal =
+        Journal::open(&journal_dir, limits).map_err(|e| CliError::Failed(e.to_string()))?;
     let engine = setup.engine()?;
     let server = McpServer::with_options(
         engine.clone(),

@@ -24,9 +24,22 @@ impl Worker {
 
     /// [`Worker::start`] with `env` added to the worker's environment.
     pub fn start_with_env(bin: &str, dir: &Path, token: &str, env: &[(&str, &str)]) -> Worker {
+        Worker::start_with(bin, dir, token, &[], env)
+    }
+
+    /// [`Worker::start`] with `args` added to `mcp serve`'s and `env` to
+    /// the worker's environment.
+    pub fn start_with(
+        bin: &str,
+        dir: &Path,
+        token: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Worker {
         std::fs::create_dir_all(dir).unwrap();
         let mut child = Command::new(bin)
             .args(["mcp", "serve", "--http", "127.0.0.1:0"])
+            .args(args)
             .args(["--permission-mode", "bypassPermissions", "--cwd"])
             .arg(dir)
             .arg("--state-dir")
