@@ -217,3 +217,56 @@ async fn a_worker_killed_mid_call_and_not_restarted_gives_lost_with_the_output_s
         start.elapsed()
     );
 }
+
+/// `baton/callStatus` says where a named call stands (a host whose answer
+/// went missing asks it), and `baton/cancelCall` stops a running one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_worker_says_where_a_named_call_stands_and_stops_it_on_request() {
+    use rmcp::model::{CallToolRequestParams, ClientRequest, CustomRequest, RequestMetaObject};
+    use rmcp::service::PeerRequestOptions;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::ServiceExt;
+
+    let dir = tempfile::tempdir().unwrap();
+    let worker = counted_worker(&dir.path().canonicalize().unwrap().join("w"));
+    let config = StreamableHttpClientTransportConfig::with_uri(worker.url.clone())
+        .auth_header(TOKEN.to_string());
+    let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    let ask = |method: &str, id: &str| {
+        let request = ClientRequest::CustomRequest(CustomRequest::new(
+            method,
+            Some(json!({"session": "s", "id": id})),
+        ));
+        let peer = client.peer().clone();
+        async move {
+            let handle = peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await
+                .unwrap();
+            serde_json::to_value(handle.rx.await.unwrap().unwrap()).unwrap()
+        }
+    };
+    assert_eq!(ask("baton/callStatus", "c1").await["state"], "unknown");
+    let mut params = CallToolRequestParams::new("Bash")
+        .with_arguments(json!({"command": "sleep 30"}).as_object().unwrap().clone());
+    let mut meta = RequestMetaObject::default();
+    meta.0
+        .insert("dev.baton/call".into(), json!({"session": "s", "id": "c1"}));
+    params.meta = Some(meta);
+    let peer = client.peer().clone();
+    let call = tokio::spawn(async move { peer.call_tool(params).await });
+    assert!(
+        crate::common::wait_for(|| runs(&worker.dir).len() == 1).await,
+        "the call never started"
+    );
+    assert_eq!(ask("baton/callStatus", "c1").await["state"], "running");
+    assert_eq!(ask("baton/cancelCall", "c1").await["cancelled"], true);
+    let result = tokio::time::timeout(Duration::from_secs(20), call)
+        .await
+        .expect("the cancelled call did not end")
+        .unwrap()
+        .unwrap();
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(ask("baton/callStatus", "c1").await["state"], "ended");
+}

@@ -48,6 +48,13 @@ pub const JOURNAL_META_KEY: &str = "dev.baton/journal";
 /// answer `{"cancelled": bool}` (false: it does not run).
 pub const CANCEL_METHOD: &str = "baton/cancelCall";
 
+/// The method a host asks where a named call stands with: params
+/// `{session, id}`, answer `{"state": "unknown" | "running" | "ended"}`.
+/// A host whose request for a call is still open while the worker says the
+/// call ended (or never heard of it) knows the answer was lost on the way,
+/// and asks again.
+pub const STATUS_METHOD: &str = "baton/callStatus";
+
 /// A call that named itself.
 pub(super) struct Named {
     key: CallKey,
@@ -225,15 +232,31 @@ fn with_journal_meta(mut result: CallToolResult, value: Value) -> CallToolResult
     result
 }
 
-/// `baton/cancelCall`: stops the named call if it runs.
-pub(super) fn cancel(shared: &Shared, params: &Value) -> Result<Value, String> {
+/// The call a `baton/cancelCall` or `baton/callStatus` names.
+fn key_of(params: &Value, method: &str) -> Result<CallKey, String> {
     let field = |f: &str| {
         params
             .get(f)
             .and_then(Value::as_str)
             .map(str::to_string)
-            .ok_or_else(|| format!("{CANCEL_METHOD} needs a string `{f}`"))
+            .ok_or_else(|| format!("{method} needs a string `{f}`"))
     };
-    let key = CallKey::new(field("session")?, field("id")?);
+    Ok(CallKey::new(field("session")?, field("id")?))
+}
+
+/// `baton/cancelCall`: stops the named call if it runs.
+pub(super) fn cancel(shared: &Shared, params: &Value) -> Result<Value, String> {
+    let key = key_of(params, CANCEL_METHOD)?;
     Ok(json!({"cancelled": shared.journal.cancel(&key)}))
+}
+
+/// `baton/callStatus`: where the named call stands.
+pub(super) fn status(shared: &Shared, params: &Value) -> Result<Value, String> {
+    let key = key_of(params, STATUS_METHOD)?;
+    let state = match shared.journal.status(&key) {
+        None => "unknown",
+        Some(s) if s.ended.is_some() => "ended",
+        Some(_) => "running",
+    };
+    Ok(json!({"state": state}))
 }

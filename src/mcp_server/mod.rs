@@ -51,7 +51,9 @@ use crate::Engine;
 
 pub use baton_journal::Journal;
 pub use catalog::{annotations_for, mcp_tool};
-pub use journaled::{CALL_META_KEY, CANCEL_METHOD, JOURNAL_CAPABILITY, JOURNAL_META_KEY};
+pub use journaled::{
+    CALL_META_KEY, CANCEL_METHOD, JOURNAL_CAPABILITY, JOURNAL_META_KEY, STATUS_METHOD,
+};
 pub use results::{
     outcome_from_meta, views_from_meta, ToolViews, OUTCOME_META_KEY, VIEWS_META_KEY,
 };
@@ -217,15 +219,19 @@ impl ServerHandler for McpServer {
         if let Some(answer) = tasks::custom(&self.shared, &request, &context).await {
             return answer.map(rmcp::model::CustomResult);
         }
-        if request.method != CANCEL_METHOD {
-            return Err(ErrorData::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                request.method,
-                None,
-            ));
-        }
+        let answer = match request.method.as_str() {
+            CANCEL_METHOD => journaled::cancel,
+            STATUS_METHOD => journaled::status,
+            _ => {
+                return Err(ErrorData::new(
+                    rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                    request.method,
+                    None,
+                ))
+            }
+        };
         let params = request.params.unwrap_or(serde_json::Value::Null);
-        journaled::cancel(&self.shared, &params)
+        answer(&self.shared, &params)
             .map(rmcp::model::CustomResult)
             .map_err(|why| ErrorData::invalid_params(why, None))
     }

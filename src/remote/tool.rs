@@ -16,7 +16,9 @@ use serde_json::{json, Value};
 use std::time::Instant;
 
 use super::worker::{Connection, Follow, Workers};
-use crate::mcp_server::{outcome_from_meta, views_from_meta, CALL_META_KEY, CANCEL_METHOD};
+use crate::mcp_server::{
+    outcome_from_meta, views_from_meta, CALL_META_KEY, CANCEL_METHOD, STATUS_METHOD,
+};
 
 /// How long a cancelled call waits for the worker's final answer (with the
 /// output printed so far) before giving up on it.
@@ -334,6 +336,10 @@ async fn call_on(
         _ = closed => return Err("the connection to the worker closed".into()),
         // A paused or cut-off worker closes nothing (see `health`).
         why = super::health::stops_answering(url) => return Err(why),
+        // A response stream that broke and was "resumed" onto a worker
+        // that has no answer for it (a restarted worker behind the same
+        // address) stays open and silent: ask the journal.
+        why = answer_lost(connection, call) => return Err(why),
         _ = tokio::time::sleep(super::health::TOTAL_LIMIT) => {
             send_cancel(connection, call);
             return Ok(CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
@@ -380,6 +386,50 @@ async fn call_on(
         Err(_) => Err("the connection closed".into()),
     }
 }
+
+/// Resolves once the worker's journal says the call ended, or never heard
+/// of it, while its answer has not come: the answer was lost on the way,
+/// and the call is to be sent again (the journal then answers it). Never
+/// resolves for a worker without a journal, or while the call runs.
+async fn answer_lost(connection: &Arc<Connection>, call: &Named<'_>) -> String {
+    if !connection.journaled {
+        return std::future::pending().await;
+    }
+    loop {
+        tokio::time::sleep(super::health::PROBE_EVERY).await;
+        let request = ClientRequest::CustomRequest(CustomRequest::new(
+            STATUS_METHOD,
+            Some(json!({"session": call.session, "id": call.id})),
+        ));
+        let asked = async {
+            let handle = connection
+                .peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await
+                .ok()?;
+            // Read as JSON: rmcp may file a small custom answer under
+            // another of its result types.
+            let answer = serde_json::to_value(handle.rx.await.ok()?.ok()?).ok()?;
+            answer
+                .get("state")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let state = tokio::time::timeout(super::health::PROBE_TIMEOUT, asked).await;
+        if let Ok(Some(state)) = state {
+            if state == "ended" || state == "unknown" {
+                // An answer in flight right now gets a moment to land.
+                tokio::time::sleep(ANSWER_GRACE).await;
+                return format!(
+                    "the worker's journal says the call is {state}, but its answer did not come"
+                );
+            }
+        }
+    }
+}
+
+/// How long an answer the worker's journal says exists may take to arrive.
+const ANSWER_GRACE: Duration = Duration::from_secs(2);
 
 /// Removes a call's progress route however its wait ends.
 struct RouteGuard<'a> {
