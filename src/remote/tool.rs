@@ -149,17 +149,19 @@ impl ToolLogic<Value> for Remote {
             follow: Follow::new(ctx.progress.clone()),
         };
         let mut connection = lease.connection.clone();
-        // When the connection first broke, and why.
-        let mut broke: Option<(Instant, String)> = None;
+        // Connections that broke under this call so far.
+        let mut breaks = 0;
         let result = loop {
             match call_on(&connection, &lease.url, name, &input, &ctx, &call).await {
                 Ok(result) => break result,
                 Err(why) => {
-                    let since = broke.get_or_insert_with(|| (Instant::now(), why)).0;
+                    let since = Instant::now();
+                    breaks += 1;
                     // The same call again, on the same worker: its journal
                     // answers (result, join, or lost), it never runs twice.
-                    // A worker without a journal is not asked again.
-                    let again = match connection.journaled {
+                    // A worker without a journal is not asked again, nor
+                    // one whose connections keep breaking.
+                    let again = match connection.journaled && breaks <= MAX_BREAKS {
                         true => self.reach_again(&lease.url, since, &ctx).await,
                         false => None,
                     };
@@ -167,7 +169,6 @@ impl ToolLogic<Value> for Remote {
                         Some(c) => connection = c,
                         None => {
                             self.workers.failed(&connection).await;
-                            let why = broke.map(|(_, why)| why).unwrap_or_default();
                             return Err(ToolError::new(lost_text(
                                 &lease.url,
                                 name,
@@ -241,8 +242,12 @@ impl Remote {
 }
 
 /// How long a call whose connection broke keeps trying to reach its worker
-/// again before it is reported lost.
+/// again (after each break) before it is reported lost.
 const RETRY_WINDOW: Duration = Duration::from_secs(20);
+
+/// Broken connections one call survives (each followed by a new one that
+/// worked) before it is given up as lost.
+const MAX_BREAKS: u32 = 8;
 
 /// How long one reconnection may take.
 const RECONNECT_TIMEOUT: Duration = Duration::from_secs(5);
