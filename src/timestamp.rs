@@ -25,22 +25,29 @@ pub(crate) fn seconds(at: SystemTime) -> String {
 /// `YYYY-MM-DDTHH:MM:SS` for `secs` since 1970-01-01 UTC.
 fn civil(secs: i64) -> String {
     let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = date(days);
     format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
         rest / 3_600,
         rest % 3_600 / 60,
         rest % 60
     )
+}
+
+/// Year, month, day of the day `days` after 1970-01-01 (proleptic
+/// Gregorian; Howard Hinnant's algorithm: eras of 400 years, March-based
+/// years).
+pub(crate) fn date(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    // In range by construction: day 1..=31, month 1..=12.
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
 #[cfg(test)]
