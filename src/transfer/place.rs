@@ -40,10 +40,21 @@ pub(crate) fn file(
     expect: &Expected,
     mode: Option<u32>,
 ) -> Result<Placed, TransferError> {
+    in_parent(target, |dir, name| {
+        file_in(dir, name, target, body, expect, mode)
+    })
+}
+
+/// Runs `place` in `target`'s parent directory (made as needed); the
+/// directories made for it are removed again when it fails.
+fn in_parent(
+    target: &Path,
+    place: impl FnOnce(&Dir, &OsStr) -> Result<Placed, TransferError>,
+) -> Result<Placed, TransferError> {
     let (parent, name) = parent_and_name(target)?;
     let (dir, made) =
         Dir::create_all(parent).map_err(|e| TransferError::io(parent.display(), e))?;
-    let placed = file_in(&dir, name, target, body, expect, mode);
+    let placed = place(&dir, name);
     if placed.is_err() {
         made.undo();
     }
@@ -116,14 +127,9 @@ pub(crate) fn dir(
             target.display()
         )));
     }
-    let (parent, name) = parent_and_name(target)?;
-    let (dir, made) =
-        Dir::create_all(parent).map_err(|e| TransferError::io(parent.display(), e))?;
-    let placed = dir_in(&dir, name, target, body, expect, judge);
-    if placed.is_err() {
-        made.undo();
-    }
-    placed
+    in_parent(target, |dir, name| {
+        dir_in(dir, name, target, body, expect, judge)
+    })
 }
 
 fn dir_in(
