@@ -173,14 +173,11 @@ impl Book {
 
     pub(crate) fn output(&self, key: &CallKey, live: &Live, text: String) -> u64 {
         let mut state = self.state();
-        let mut cut = text.clone();
-        if cut.len() > self.limits.output_record_bytes {
-            let mut end = self.limits.output_record_bytes;
-            while !cut.is_char_boundary(end) {
-                end -= 1;
-            }
-            cut.truncate(end);
+        let mut end = text.len().min(self.limits.output_record_bytes);
+        while !text.is_char_boundary(end) {
+            end -= 1;
         }
+        let cut = text[..end].to_string();
         let seq = live.push(text);
         let record = Record::Output {
             s: key.session.clone(),
@@ -365,7 +362,7 @@ fn end_record(key: &CallKey, started: bool, ended: &Ended) -> Record {
         Ended::Finished(result) => Record::Finished {
             s,
             id,
-            result: (**result).clone(),
+            result: result.clone(),
         },
         Ended::Lost(lost) => Record::Lost {
             s,
@@ -555,7 +552,7 @@ fn replay(state: &mut State, reader: impl BufRead) -> std::io::Result<()> {
             }
             Record::Finished { result, .. } => {
                 if let Some(f) = found.get_mut(&key) {
-                    f.ended = Some(Ended::Finished(Arc::new(result)));
+                    f.ended = Some(Ended::Finished(result));
                 }
             }
             Record::Lost {

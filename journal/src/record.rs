@@ -3,6 +3,8 @@
 //! One JSON object per line, appended. A line cut short by a crash is the
 //! last one, and is ignored (and cut off) when the journal is opened again.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -30,11 +32,12 @@ pub(crate) enum Record {
         seq: u64,
         text: String,
     },
-    /// The call's result.
+    /// The call's result (shared with the journal's state: writing it
+    /// copies nothing).
     Finished {
         s: String,
         id: String,
-        result: Value,
+        result: Arc<Value>,
     },
     /// The call ended without a result (its worker died, or whatever ran it
     /// went away).
@@ -99,6 +102,8 @@ pub fn digest(tool: &str, input: &Value) -> String {
 
 /// Feeds `value` with object keys in sorted order: serde_json keeps
 /// insertion order when any crate in the build turns on `preserve_order`.
+/// Leaves are written straight into the hasher (an input may hold a file's
+/// content: no copy of it is made).
 fn feed(hasher: &mut Sha256, value: &Value) {
     match value {
         Value::Object(map) => {
@@ -106,7 +111,7 @@ fn feed(hasher: &mut Sha256, value: &Value) {
             keys.sort();
             hasher.update(b"{");
             for k in keys {
-                hasher.update(serde_json::to_vec(k).unwrap_or_default());
+                write(hasher, k);
                 hasher.update(b":");
                 feed(hasher, &map[k]);
                 hasher.update(b",");
@@ -121,8 +126,24 @@ fn feed(hasher: &mut Sha256, value: &Value) {
             }
             hasher.update(b"]");
         }
-        other => hasher.update(serde_json::to_vec(other).unwrap_or_default()),
+        other => write(hasher, other),
     }
+}
+
+/// `value`'s JSON, into the hasher.
+fn write(hasher: &mut Sha256, value: &impl Serialize) {
+    struct Into<'a>(&'a mut Sha256);
+    impl std::io::Write for Into<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.update(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    // Writing into a hasher cannot fail.
+    let _ = serde_json::to_writer(Into(hasher), value);
 }
 
 #[cfg(test)]
