@@ -1,6 +1,7 @@
-//! A TCP proxy the tests put between a host and a worker, to break the
-//! network on purpose: cut every connection, swallow the worker's replies
-//! while passing the host's requests on, or point at another worker.
+//! A TCP proxy the tests put between a client and a server, to break the
+//! network on purpose: cut every connection, refuse new ones for a while,
+//! swallow the server's replies while passing the client's requests on, or
+//! point at another server.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +20,8 @@ pub struct Proxy {
 struct Shared {
     upstream: Mutex<SocketAddr>,
     mute: AtomicBool,
+    /// While set, new connections are closed as soon as they come.
+    down: AtomicBool,
     connections: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -31,12 +34,17 @@ impl Proxy {
         let shared = Arc::new(Shared {
             upstream: Mutex::new(upstream),
             mute: AtomicBool::new(false),
+            down: AtomicBool::new(false),
             connections: Mutex::new(Vec::new()),
         });
         let accept = {
             let shared = shared.clone();
             tokio::spawn(async move {
                 while let Ok((client, _)) = listener.accept().await {
+                    if shared.down.load(Ordering::SeqCst) {
+                        drop(client);
+                        continue;
+                    }
                     let task = tokio::spawn(relay(client, shared.clone()));
                     shared.connections.lock().unwrap().push(task);
                 }
@@ -67,11 +75,25 @@ impl Proxy {
         self.shared.mute.store(on, Ordering::SeqCst);
     }
 
-    /// Closes every open connection (both sides see it end).
-    pub fn cut(&self) {
-        for task in self.shared.connections.lock().unwrap().drain(..) {
+    /// Closes every open connection (both sides see it end); says how
+    /// many were open.
+    pub fn cut(&self) -> usize {
+        let tasks = std::mem::take(&mut *self.shared.connections.lock().unwrap());
+        let open = tasks.iter().filter(|t| !t.is_finished()).count();
+        for task in tasks {
             task.abort();
         }
+        open
+    }
+
+    /// Cuts every connection and refuses new ones for `outage`, as a
+    /// network outage would; says how many were open.
+    pub async fn cut_for(&self, outage: std::time::Duration) -> usize {
+        self.shared.down.store(true, Ordering::SeqCst);
+        let open = self.cut();
+        tokio::time::sleep(outage).await;
+        self.shared.down.store(false, Ordering::SeqCst);
+        open
     }
 }
 

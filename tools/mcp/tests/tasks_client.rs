@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use baton_engine::{CancelReason, CancelScope, Progress, ProgressSink};
 use baton_mcp::ServerSpec;
+use baton_test_support::proxy::Proxy;
 use common::*;
 use parking_lot::Mutex;
 use serde_json::json;
-use tokio::net::{TcpListener, TcpStream};
 
 use crate::common;
 
@@ -344,81 +344,13 @@ impl Drop for HttpServer {
     }
 }
 
-/// A TCP proxy in front of a server that can drop every connection and
-/// refuse new ones for a while, as a network outage would.
-struct CutProxy {
-    port: u16,
-    links: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
-    /// While set, new connections are closed as soon as they come.
-    down: Arc<std::sync::atomic::AtomicBool>,
-    accept: tokio::task::JoinHandle<()>,
-}
-
-impl CutProxy {
-    async fn start(to: u16) -> CutProxy {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let links: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>> = Arc::default();
-        let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let accept = {
-            let (links, down) = (Arc::clone(&links), Arc::clone(&down));
-            tokio::spawn(async move {
-                while let Ok((mut client, _)) = listener.accept().await {
-                    if down.load(std::sync::atomic::Ordering::Acquire) {
-                        drop(client);
-                        continue;
-                    }
-                    let link = tokio::spawn(async move {
-                        if let Ok(mut server) = TcpStream::connect(("127.0.0.1", to)).await {
-                            let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
-                        }
-                    });
-                    links.lock().push(link);
-                }
-            })
-        };
-        CutProxy {
-            port,
-            links,
-            down,
-            accept,
-        }
-    }
-
-    /// Drops every connection open now and refuses new ones for `outage`;
-    /// says how many were open.
-    async fn cut_for(&self, outage: Duration) -> usize {
-        self.down.store(true, std::sync::atomic::Ordering::Release);
-        let open = self.cut();
-        tokio::time::sleep(outage).await;
-        self.down.store(false, std::sync::atomic::Ordering::Release);
-        open
-    }
-
-    fn cut(&self) -> usize {
-        let links = std::mem::take(&mut *self.links.lock());
-        let open = links.iter().filter(|l| !l.is_finished()).count();
-        for link in links {
-            link.abort();
-        }
-        open
-    }
-}
-
-impl Drop for CutProxy {
-    fn drop(&mut self) {
-        self.accept.abort();
-        self.cut();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_survives_a_dropped_connection_without_running_twice() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
     let server = HttpServer::start(&log);
-    let proxy = CutProxy::start(server.port).await;
-    let url = format!("http://127.0.0.1:{}/mcp", proxy.port);
+    let proxy = Proxy::start(([127, 0, 0, 1], server.port).into()).await;
+    let url = format!("http://{}/mcp", proxy.addr);
     let clients = start(vec![ServerSpec::http("tk", url)], dir.path()).await;
     assert!(
         clients.diagnostics().is_empty(),
