@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -81,19 +81,8 @@ impl HttpServer {
             cmd.env("BATON_MCP_TOKEN", t);
         }
         let mut child = cmd.spawn().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let mut lines = BufReader::new(stderr).lines();
-        let port = loop {
-            let line = lines
-                .next()
-                .expect("the server exited before listening")
-                .unwrap();
-            if let Some(rest) = line.split("http://127.0.0.1:").nth(1) {
-                break rest.trim_end_matches("/mcp").parse().unwrap();
-            }
-        };
-        // Keep draining stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
+        let url = baton_test_support::worker::listening_url(child.stderr.take().unwrap());
+        let port = baton_test_support::worker::port_of(&url);
         HttpServer { child, port }
     }
 

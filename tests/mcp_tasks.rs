@@ -4,7 +4,6 @@
 //! the server on the same state directory, and Baton's own MCP client,
 //! which gets a task handle (the SEP-2663 extension) for a slow call.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -63,17 +62,8 @@ impl Served {
             .env_remove("BATON_MCP_TOKEN")
             .spawn()
             .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let port = loop {
-            let line = lines
-                .next()
-                .expect("the server exited before listening")
-                .unwrap();
-            if let Some(rest) = line.split("http://127.0.0.1:").nth(1) {
-                break rest.trim_end_matches("/mcp").parse().unwrap();
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
+        let url = baton_test_support::worker::listening_url(child.stderr.take().unwrap());
+        let port = baton_test_support::worker::port_of(&url);
         Served { child, port }
     }
 

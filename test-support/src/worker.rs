@@ -51,15 +51,7 @@ impl Worker {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let url = loop {
-            let line = lines.next().expect("worker exited early").unwrap();
-            if let Some(i) = line.find("http://") {
-                break line[i..].trim().to_string();
-            }
-        };
-        // Keep draining stderr so the worker never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
+        let url = listening_url(child.stderr.take().unwrap());
         Worker {
             child,
             url,
@@ -72,6 +64,29 @@ impl Worker {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The URL `baton mcp serve --http` says it listens on, read from its
+/// stderr; the rest of stderr is drained on a thread so the server never
+/// blocks on a full pipe.
+pub fn listening_url(stderr: std::process::ChildStderr) -> String {
+    let mut lines = BufReader::new(stderr).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("the server exited before listening")
+            .unwrap();
+        if let Some(i) = line.find("http://") {
+            break line[i..].trim().to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    url
+}
+
+/// The port of a URL such as `http://127.0.0.1:4321/mcp`.
+pub fn port_of(url: &str) -> u16 {
+    crate::proxy::addr_of(url).port()
 }
 
 impl Drop for Worker {
